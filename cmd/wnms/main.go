@@ -1,0 +1,63 @@
+// Command wnms is the wireless network management server: one binary with
+// the subcommands serve, apikey, migrate, backup and version.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "wnms:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: wnms <command> [flags]
+
+commands:
+  serve                     run the server (API on --listen, analytics on --analytics-listen)
+  apikey create --login NAME --role ROLE [--customer ID]
+                            create an API user if needed and a key for it; prints {"keyId","keyValue"}
+  apikey list               list keys (never their values)
+  apikey revoke KEYID       revoke a key and end its sessions
+  migrate                   apply pending schema migrations and exit
+  backup                    write a consistent copy of the SQLite store to <data>/backups
+  version                   print the version
+
+Every flag has an environment twin: --database-url is WNMS_DATABASE_URL, and so on.
+Run "wnms <command> -h" for the flags of a command.
+`
+
+// run is the whole program, so tests can boot the real server in-process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("no command given")
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:], getenv, stdout, stderr, nil)
+	case "apikey":
+		return runAPIKey(ctx, args[1:], getenv, stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, args[1:], getenv, stdout, stderr)
+	case "backup":
+		return runBackup(ctx, args[1:], getenv, stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintf(stdout, "wnms %s (build %s)\n", Version, Build)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/wnms/wnms/internal/analytics"
+	"github.com/wnms/wnms/internal/api"
+	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// serveConfig is everything `wnms serve` is told.
+type serveConfig struct {
+	storeFlags
+	listen          string
+	analyticsListen string
+	tlsMode         string
+	tlsCert         string
+	tlsKey          string
+	logLevel        string
+	serverID        int
+	serverURL       string
+	shutdownTimeout time.Duration
+	bootstrapKeyID  string
+	bootstrapValue  string
+}
+
+// listening tells a test where the listeners ended up.
+type listening struct {
+	API       string
+	Analytics string
+	TLS       bool
+}
+
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(listening)) error {
+	fs := newFlagSet("serve", stderr)
+	var c serveConfig
+	c.storeFlags.register(fs)
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address of the API listener")
+	fs.StringVar(&c.analyticsListen, "analytics-listen", "127.0.0.1:8081", "address of the analytics listener")
+	fs.StringVar(&c.tlsMode, "tls", "off", "off, or auto: make and keep a self-signed certificate in --data")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key turns TLS on")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key file (PEM)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug (logs every request), info, warn or error")
+	fs.IntVar(&c.serverID, "server-id", 1, "serverID of this server (system info, analytics server_id)")
+	fs.StringVar(&c.serverURL, "server-url", "", "public URL of this server, shown in system info")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for requests to drain")
+	fs.StringVar(&c.bootstrapKeyID, "bootstrap-key-id", "", "key id of the first admin key (with --bootstrap-key-value)")
+	fs.StringVar(&c.bootstrapValue, "bootstrap-key-value", "", "key value of the first admin key")
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	secret, err := auth.LoadSecret(ctx, st)
+	if err != nil {
+		return err
+	}
+	a := auth.NewService(st, secret)
+	a.OnUserLocked = func(u *wnms.User) {
+		log.Warn("user locked after failed logins", "user_id", u.UserID, "login_id", u.LoginID)
+	}
+	if err := bootstrap(ctx, st, a, c, stdout, log); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+
+	tlsConf, err := c.tlsConfig()
+	if err != nil {
+		return err
+	}
+	reg := metrics.NewRegistry()
+	m := api.NewMetrics(reg)
+	reg.GaugeFunc("wnms_active_sessions", "Sessions not yet expired.", func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, err := st.ActiveSessions(ctx)
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	})
+	hostname, _ := os.Hostname()
+	info := api.Info{Version: Version, Build: Build, ServerID: c.serverID, DataDir: c.data,
+		ServerURL: c.serverURL, Hostname: hostname, TLS: tlsConf != nil, StartedAt: time.Now()}
+	apiSrv := api.New(st, a, log, info, m)
+	anSrv := analytics.New(st, a, log)
+
+	apiLn, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", c.listen, err)
+	}
+	anLn, err := net.Listen("tcp", c.analyticsListen)
+	if err != nil {
+		apiLn.Close()
+		return fmt.Errorf("listen %s: %w", c.analyticsListen, err)
+	}
+	servers := []*http.Server{newHTTPServer(apiSrv, tlsConf, log), newHTTPServer(anSrv, tlsConf, log)}
+	lns := []net.Listener{apiLn, anLn}
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func(srv *http.Server, ln net.Listener) {
+			var err error
+			if tlsConf != nil {
+				err = srv.ServeTLS(ln, "", "")
+			} else {
+				err = srv.Serve(ln)
+			}
+			if !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+				return
+			}
+			errc <- nil
+		}(srv, lns[i])
+	}
+	log.Info("wnms serving", "version", Version, "api", apiLn.Addr().String(), "analytics", anLn.Addr().String(),
+		"store", string(st.Dialect()), "tls", tlsConf != nil)
+	if ready != nil {
+		ready(listening{API: apiLn.Addr().String(), Analytics: anLn.Addr().String(), TLS: tlsConf != nil})
+	}
+
+	bg, stopBG := context.WithCancel(context.Background())
+	defer stopBG()
+	go housekeeping(bg, st, log)
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	log.Info("shutting down", "drain_timeout", c.shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+	defer cancel()
+	for _, srv := range servers {
+		if err := srv.Shutdown(sctx); err != nil && serveErr == nil {
+			serveErr = err
+		}
+	}
+	return serveErr
+}
+
+func newHTTPServer(h http.Handler, tlsConf *tls.Config, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		TLSConfig:         tlsConf,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// housekeeping purges expired sessions and old login failures.
+func housekeeping(ctx context.Context, st *store.Store, log *slog.Logger) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := st.PurgeExpired(ctx, time.Now().Add(-10*time.Minute).UnixMilli()); err != nil && ctx.Err() == nil {
+				log.Warn("purge failed", "error", err.Error())
+			}
+		}
+	}
+}
+
+// bootstrap creates the SUPERUSER admin and its first key on an empty
+// store: the pair from the environment, or a new one printed once to
+// stdout and written to <data>/bootstrap-key.json (mode 0600). The key
+// value never goes to the log.
+func bootstrap(ctx context.Context, st *store.Store, a *auth.Service, c serveConfig, stdout io.Writer, log *slog.Logger) error {
+	n, err := st.CountUsers(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	u, err := ensureAPIUser(ctx, st, "admin", string(wnms.SuperUser), wnms.OnPremCustomer)
+	if wnms.ErrorCode(err) == wnms.DuplicateEntity {
+		return nil // another replica bootstrapped first
+	}
+	if err != nil {
+		return err
+	}
+	if (c.bootstrapKeyID == "") != (c.bootstrapValue == "") {
+		return errors.New("set both WNMS_BOOTSTRAP_KEY_ID and WNMS_BOOTSTRAP_KEY_VALUE, or neither")
+	}
+	if c.bootstrapKeyID != "" {
+		if err := a.CreateKeyWithValue(ctx, u, c.bootstrapKeyID, c.bootstrapValue); err != nil {
+			return err
+		}
+		log.Info("bootstrap admin key installed from the environment", "key_id", c.bootstrapKeyID)
+		return nil
+	}
+	k, value, err := a.NewKey(ctx, u)
+	if err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(map[string]string{"keyId": k.KeyID, "keyValue": value}, "", "  ")
+	if err := os.MkdirAll(c.data, 0o700); err != nil {
+		return err
+	}
+	path := filepath.Join(c.data, "bootstrap-key.json")
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wnms: created SUPERUSER \"admin\" with this API key (shown once; also in %s):\n%s\n", path, b)
+	log.Info("bootstrap admin key created", "key_id", k.KeyID, "file", path)
+	return nil
+}
+
+// tlsConfig loads the certificate, or makes one under --tls=auto.
+func (c *serveConfig) tlsConfig() (*tls.Config, error) {
+	switch {
+	case c.tlsCert != "" || c.tlsKey != "":
+		if c.tlsCert == "" || c.tlsKey == "" {
+			return nil, errors.New("--tls-cert and --tls-key go together")
+		}
+	case strings.EqualFold(c.tlsMode, "auto"):
+		dir := filepath.Join(c.data, "tls")
+		c.tlsCert, c.tlsKey = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+		if err := ensureSelfSigned(dir, c.tlsCert, c.tlsKey); err != nil {
+			return nil, err
+		}
+	case c.tlsMode == "" || strings.EqualFold(c.tlsMode, "off"):
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("--tls must be off or auto, not %q", c.tlsMode)
+	}
+	cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+	if err != nil {
+		return nil, fmt.Errorf("load TLS certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}

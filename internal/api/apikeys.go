@@ -1,0 +1,76 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// listAPIKeys is GET /apikeys: the keys of the caller's customer, never
+// their values.
+func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
+	ks, err := s.Store.APIKeys(r.Context(), wnms.CallerFrom(r.Context()).CustomerID())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, ks)
+	return nil
+}
+
+// newKey is the answer that shows a key value, once.
+type newKey struct {
+	KeyID    string `json:"keyId"`
+	KeyValue string `json:"keyValue"`
+	UserID   int64  `json:"userId"`
+}
+
+// createAPIKey is PUT /apikeys {userId}: a new key for a user of userType
+// API that the caller may manage.
+func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
+	c := wnms.CallerFrom(r.Context())
+	var b struct {
+		UserID *int64 `json:"userId"`
+	}
+	if err := decodeJSON(w, r, &b, MaxJSONBody); err != nil {
+		return err
+	}
+	if b.UserID == nil {
+		return wnms.Invalid("userId", "required")
+	}
+	u, err := s.Store.User(r.Context(), c.CustomerID(), *b.UserID)
+	if err != nil {
+		return err
+	}
+	if err := s.checkManage(r.Context(), c, u); err != nil {
+		return err
+	}
+	k, value, err := s.Auth.NewKey(r.Context(), u)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newKey{KeyID: k.KeyID, KeyValue: value, UserID: u.UserID})
+	return nil
+}
+
+// deleteAPIKey is DELETE /apikeys/{keyId}: the key and its sessions end.
+func (s *Server) deleteAPIKey(w http.ResponseWriter, r *http.Request) error {
+	c := wnms.CallerFrom(r.Context())
+	k, err := s.Store.APIKey(r.Context(), r.PathValue("keyId"))
+	if err != nil {
+		return err
+	}
+	if k.CustomerID != c.CustomerID() {
+		return wnms.NotFound("no key %q", r.PathValue("keyId"))
+	}
+	u, err := s.Store.User(r.Context(), c.CustomerID(), k.UserID)
+	if err != nil {
+		return err
+	}
+	if err := s.checkManage(r.Context(), c, u); err != nil {
+		return err
+	}
+	if err := s.Store.DeleteAPIKey(r.Context(), c.CustomerID(), k.KeyID); err != nil {
+		return err
+	}
+	return noContent(w)
+}

@@ -1,0 +1,39 @@
+package api
+
+// routes lists every call of the main listener, in the order of
+// interface.md, then our extensions. Paths are below the base path and the
+// version segment (any of V1–V7, any case).
+func (s *Server) routes() {
+	// Users.
+	s.handle("GET /users", anyRole, s.listUsers)
+	s.handle("GET /users/customfields", anyRole, s.listCustomFields)
+	s.handle("GET /users/current", selfOnly, s.currentUser)
+	s.handle("GET /users/features", anyRole, s.features)
+	s.handle("PUT /users", suAdOp, s.createUser)
+	s.handle("POST /users", suAdOp, s.modifyUser)
+	s.handle("POST /users/ownpassword", access{roles: roleOP | roleAD | roleSU, pwChange: true}, s.changeOwnPassword)
+	s.handle("DELETE /users/{userid}", suAdOp, s.deleteUser)
+
+	// Session and system.
+	s.handle("POST /login/key/{clientidentifier}/{timeout}", public, s.loginKey)
+	s.handle("POST /logout", selfOnly, s.logout)
+	s.handle("POST /login/keepsessionalive", selfOnly, s.keepAlive)
+	s.handle("GET /login/keepsessionalive", selfOnly, s.keepAlive)
+	s.handle("GET /system/version", public, s.version)
+	s.handle("GET /system/apiversion", public, s.apiVersion)
+	s.handle("GET /system/timezoneids", public, s.timeZoneIDs)
+	s.handle("GET /system/timestamp", anyRole, s.timestamp)
+	s.handle("GET /system/info", suAd, s.systemInfo)
+
+	// Extensions (decisions.md §2, §5, §6).
+	s.handle("POST /login/{clientidentifier}/{timeout}", public, s.login)
+	s.handle("PUT /users/customfields", suAd, s.createCustomField)
+	s.handle("GET /locations/tree", anyRole, s.locationTree)
+	s.handle("PUT /locations", suAd, s.createLocation)
+	s.handle("POST /locations", suAd, s.modifyLocation)
+	s.handle("DELETE /locations/{id}", suAd, s.deleteLocation)
+	s.handle("GET /apikeys", suAd, s.listAPIKeys)
+	s.handle("PUT /apikeys", suAd, s.createAPIKey)
+	s.handle("DELETE /apikeys/{keyId}", suAd, s.deleteAPIKey)
+	s.handle("GET /openapi.json", public, s.openAPI)
+}

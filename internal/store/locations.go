@@ -1,0 +1,228 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+const locationColumns = `id, customer_id, parent_id, type, name, timezone_id, location_tag, path FROM locations`
+
+func scanLocation(sc scanner) (*wnms.Location, error) {
+	var l wnms.Location
+	var id int64
+	var customer, parent sql.NullInt64
+	var tag sql.NullString
+	if err := sc.Scan(&id, &customer, &parent, &l.Type, &l.Name, &l.TimezoneID, &tag, &l.Path); err != nil {
+		return nil, err
+	}
+	l.ID = wnms.LocalID(id)
+	l.CustomerID = customer.Int64
+	if parent.Valid {
+		p := wnms.LocalID(parent.Int64)
+		l.ParentID = &p
+	}
+	if tag.Valid {
+		l.LocationTag = &tag.String
+	}
+	l.DefaultLocation = id == wnms.UnknownLocation
+	return &l, nil
+}
+
+// Locations lists the locations a customer can have: its own and the
+// shared root and unknown locations, in tree order (by path, then id).
+// Folders carry their children.
+func (s *Store) Locations(ctx context.Context, customerID int64) ([]*wnms.Location, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+locationColumns+
+		` WHERE customer_id IS NULL OR customer_id = $1 ORDER BY path, id`, customerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*wnms.Location
+	byID := map[int64]*wnms.Location{}
+	for rows.Next() {
+		l, err := scanLocation(rows)
+		if err != nil {
+			return nil, err
+		}
+		if l.IsFolder() {
+			l.Children = &[]wnms.LocationID{}
+		}
+		out = append(out, l)
+		byID[l.ID.ID] = l
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, l := range out {
+		if l.ParentID != nil {
+			if p := byID[l.ParentID.ID]; p != nil && p.Children != nil {
+				*p.Children = append(*p.Children, l.ID)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Location reads one location with its children. An unknown id is
+// RESOURCE_NOT_FOUND.
+func (s *Store) Location(ctx context.Context, id int64) (*wnms.Location, error) {
+	l, err := scanLocation(s.r.QueryRowContext(ctx, `SELECT `+locationColumns+` WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, wnms.NotFound("no location %d", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if l.IsFolder() {
+		kids := []wnms.LocationID{}
+		rows, err := s.r.QueryContext(ctx, `SELECT id FROM locations WHERE parent_id = $1 ORDER BY id`, id)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k int64
+			if err := rows.Scan(&k); err != nil {
+				return nil, err
+			}
+			kids = append(kids, wnms.LocalID(k))
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		l.Children = &kids
+	}
+	return l, nil
+}
+
+// LocationPaths returns the materialized paths of the given location ids
+// that exist; unknown ids are left out.
+func (s *Store) LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(ids))
+	for _, id := range ids {
+		var p string
+		err := s.r.QueryRowContext(ctx, `SELECT path FROM locations WHERE id = $1`, id).Scan(&p)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[id] = p
+	}
+	return out, nil
+}
+
+// CreateLocation stores a new location under l.ParentID and fills l.ID and
+// l.Path. A sibling with the same name is DUPLICATE_ENTITY.
+func (s *Store) CreateLocation(ctx context.Context, l *wnms.Location) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var parentPath, parentType string
+		err := tx.QueryRowContext(ctx, `SELECT path, type FROM locations WHERE id = $1`, l.ParentID.ID).Scan(&parentPath, &parentType)
+		if errors.Is(err, sql.ErrNoRows) {
+			return wnms.Invalid("parentLocation", "no location %d", l.ParentID.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if parentType != wnms.FolderLocation {
+			return wnms.Invalid("parentLocation", "location %d is a floor; floors have no children", l.ParentID.ID)
+		}
+		var id int64
+		err = tx.QueryRowContext(ctx, `INSERT INTO locations (customer_id, parent_id, type, name, timezone_id, location_tag, path, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, '', $7) RETURNING id`,
+			l.CustomerID, l.ParentID.ID, l.Type, l.Name, l.TimezoneID, l.LocationTag, s.nowMS()).Scan(&id)
+		if err != nil {
+			return err
+		}
+		l.ID = wnms.LocalID(id)
+		l.Path = wnms.PathOf(parentPath, id)
+		_, err = tx.ExecContext(ctx, `UPDATE locations SET path = $1 WHERE id = $2`, l.Path, id)
+		return err
+	})
+	if isUnique(err) {
+		return wnms.Errorf(wnms.DuplicateEntity, "a location named %q exists under location %d", l.Name, l.ParentID.ID)
+	}
+	return err
+}
+
+// UpdateLocation renames, re-tags, re-zones or moves a location; a move
+// carries its subtree along. Moving a location under itself is
+// VALIDATION_FAILED.
+func (s *Store) UpdateLocation(ctx context.Context, l *wnms.Location) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var oldPath string
+		var oldParent sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT path, parent_id FROM locations WHERE id = $1`, l.ID.ID).Scan(&oldPath, &oldParent)
+		if errors.Is(err, sql.ErrNoRows) {
+			return wnms.NotFound("no location %d", l.ID.ID)
+		}
+		if err != nil {
+			return err
+		}
+		newPath := oldPath
+		if l.ParentID != nil && l.ParentID.ID != oldParent.Int64 {
+			var parentPath, parentType string
+			err := tx.QueryRowContext(ctx, `SELECT path, type FROM locations WHERE id = $1`, l.ParentID.ID).Scan(&parentPath, &parentType)
+			if errors.Is(err, sql.ErrNoRows) {
+				return wnms.Invalid("parentId", "no location %d", l.ParentID.ID)
+			}
+			if err != nil {
+				return err
+			}
+			if parentType != wnms.FolderLocation {
+				return wnms.Invalid("parentId", "location %d is a floor; floors have no children", l.ParentID.ID)
+			}
+			if wnms.Under(parentPath, oldPath) {
+				return wnms.Invalid("parentId", "cannot move a location under itself")
+			}
+			newPath = wnms.PathOf(parentPath, l.ID.ID)
+			if _, err := tx.ExecContext(ctx, `UPDATE locations SET path = $1 || substr(path, $2) WHERE path LIKE $3 || '%'`,
+				newPath, len(oldPath)+1, oldPath); err != nil {
+				return err
+			}
+		}
+		parent := oldParent.Int64
+		if l.ParentID != nil {
+			parent = l.ParentID.ID
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE locations SET name = $1, timezone_id = $2, location_tag = $3, parent_id = $4
+			WHERE id = $5`, l.Name, l.TimezoneID, l.LocationTag, parent, l.ID.ID)
+		l.Path = newPath
+		return err
+	})
+	if isUnique(err) {
+		return wnms.Errorf(wnms.DuplicateEntity, "a sibling named %q exists", l.Name)
+	}
+	return err
+}
+
+// DeleteLocation removes a location that has no children and nothing
+// attached (CONFLICT otherwise).
+func (s *Store) DeleteLocation(ctx context.Context, id int64) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM locations WHERE parent_id = $1`, id).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return wnms.Errorf(wnms.Conflict, "location %d has %d children", id, n)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM locations WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return wnms.NotFound("no location %d", id)
+		}
+		return nil
+	})
+	if isForeignKey(err) {
+		return wnms.Errorf(wnms.Conflict, "location %d still has layouts, devices or templates", id)
+	}
+	return err
+}

@@ -1,0 +1,337 @@
+// Package store is the one SQL store of wnms, over embedded SQLite or
+// PostgreSQL. Both engines run the same SQL text wherever they can ($N
+// placeholders bind on both); the few dialect-specific statements sit side
+// by side in dialect.go. The store knows nothing of HTTP.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Dialect names an SQL engine.
+type Dialect string
+
+// The supported engines.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// Store is the SQL store. It is safe for concurrent use.
+type Store struct {
+	dialect Dialect
+	// r serves reads; w serves writes. On SQLite w is a single connection
+	// whose transactions begin IMMEDIATE, so writers queue in Go instead of
+	// failing with "database is locked"; on PostgreSQL both are one pool.
+	r, w *sql.DB
+	// Path is the SQLite file, empty on PostgreSQL.
+	Path string
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// Config says where the store lives.
+type Config struct {
+	// DatabaseURL selects PostgreSQL when set (postgres://...).
+	DatabaseURL string
+	// DataDir holds the SQLite file when DatabaseURL is empty.
+	DataDir string
+}
+
+// Open opens the store and applies pending migrations. It refuses a schema
+// newer than this binary knows.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	s, err := OpenNoMigrate(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenNoMigrate opens the store without touching its schema.
+func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
+	s := &Store{Now: time.Now}
+	if cfg.DatabaseURL != "" {
+		if !strings.HasPrefix(cfg.DatabaseURL, "postgres://") && !strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
+			return nil, errors.New("database URL must start with postgres://")
+		}
+		db, err := sql.Open("pgx", cfg.DatabaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		db.SetMaxOpenConns(32)
+		db.SetMaxIdleConns(32)
+		db.SetConnMaxIdleTime(5 * time.Minute)
+		s.dialect, s.r, s.w = Postgres, db, db
+	} else {
+		dir := cfg.DataDir
+		if dir == "" {
+			dir = "wnms-data"
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create data directory: %w", err)
+		}
+		s.Path = filepath.Join(dir, "wnms.db")
+		pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+		dsn := "file:" + (&url.URL{Path: s.Path}).EscapedPath() + "?" + pragmas
+		w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		w.SetMaxOpenConns(1)
+		w.SetMaxIdleConns(1)
+		w.SetConnMaxLifetime(0)
+		w.SetConnMaxIdleTime(0)
+		r, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		r.SetMaxOpenConns(8)
+		r.SetMaxIdleConns(8)
+		r.SetConnMaxIdleTime(0)
+		r.SetConnMaxLifetime(0)
+		s.dialect, s.r, s.w = SQLite, r, w
+	}
+	if err := s.w.PingContext(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("connect to %s: %w", s.dialect, err)
+	}
+	return s, nil
+}
+
+// Dialect is the engine behind the store.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Close releases the connections.
+func (s *Store) Close() error {
+	err := s.w.Close()
+	if s.r != s.w {
+		if e := s.r.Close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// Ping checks that the database answers and that its schema is the one
+// this binary knows.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.r.PingContext(ctx); err != nil {
+		return err
+	}
+	have, err := s.schemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if want := latestVersion(s.dialect); have != want {
+		return fmt.Errorf("schema version %d, binary knows %d", have, want)
+	}
+	return nil
+}
+
+func (s *Store) nowMS() int64 { return s.Now().UnixMilli() }
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations(d Dialect) []migration {
+	dir := "migrations/" + string(d)
+	entries, err := fs.ReadDir(migrations, dir)
+	if err != nil {
+		panic(err)
+	}
+	var out []migration
+	for _, e := range entries {
+		n, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(n)
+		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		b, err := migrations.ReadFile(dir + "/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out
+}
+
+func latestVersion(d Dialect) int {
+	ms := loadMigrations(d)
+	if len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].version
+}
+
+// ErrSchemaTooNew is returned when the database was migrated by a newer
+// binary.
+var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
+
+func (s *Store) schemaVersion(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	err := s.r.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v)
+	if err != nil {
+		return 0, err
+	}
+	return int(v.Int64), nil
+}
+
+// Migrate applies the pending embedded migrations, each in a transaction of
+// its own, and records them. Concurrent replicas serialize on a lock.
+func (s *Store) Migrate(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	ms := loadMigrations(s.dialect)
+	latest := latestVersion(s.dialect)
+	for _, m := range ms {
+		done, err := s.applyMigration(ctx, m, latest)
+		if err != nil {
+			return err
+		}
+		_ = done
+	}
+	have, err := s.schemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if have > latest {
+		return fmt.Errorf("%w: schema %d, binary knows %d", ErrSchemaTooNew, have, latest)
+	}
+	return nil
+}
+
+func (s *Store) applyMigration(ctx context.Context, m migration, latest int) (bool, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	if s.dialect == Postgres {
+		if _, err := tx.ExecContext(ctx, `LOCK TABLE schema_migrations IN EXCLUSIVE MODE`); err != nil {
+			return false, err
+		}
+	}
+	var have sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&have); err != nil {
+		return false, err
+	}
+	if int(have.Int64) > latest {
+		return false, fmt.Errorf("%w: schema %d, binary knows %d", ErrSchemaTooNew, have.Int64, latest)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = $1`, m.version).Scan(&n); err != nil {
+		return false, err
+	}
+	if n > 0 {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return false, fmt.Errorf("migration %s: %w", m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
+		m.version, m.name, time.Now().UnixMilli()); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}
+
+// isUnique reports whether err is a unique-constraint violation.
+func isUnique(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "23505"
+	}
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// isForeignKey reports whether err is a foreign-key violation.
+func isForeignKey(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "23503"
+	}
+	return err != nil && strings.Contains(err.Error(), "FOREIGN KEY constraint failed")
+}
+
+// tx runs f in a write transaction, committing when f returns nil.
+func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Setting reads a named setting; ok is false when unset.
+func (s *Store) Setting(ctx context.Context, name string) (value string, ok bool, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = $1`, name).Scan(&value)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return value, err == nil, err
+}
+
+// SettingOrInit returns the named setting, storing init() first if it is
+// unset. Concurrent callers all see the one value that won.
+func (s *Store) SettingOrInit(ctx context.Context, name string, init func() string) (string, error) {
+	if v, ok, err := s.Setting(ctx, name); err != nil || ok {
+		return v, err
+	}
+	_, err := s.w.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, init())
+	if err != nil {
+		return "", err
+	}
+	v, _, err := s.Setting(ctx, name)
+	return v, err
+}
+
+// PutSetting stores a named setting.
+func (s *Store) PutSetting(ctx context.Context, name, value string) error {
+	_, err := s.w.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, name, value)
+	return err
+}
+
+// Backup writes a consistent copy of an SQLite store to path.
+func (s *Store) Backup(ctx context.Context, path string) error {
+	if s.dialect != SQLite {
+		return errors.New("backup is for the SQLite store; use pg_dump for PostgreSQL")
+	}
+	_, err := s.w.ExecContext(ctx, `VACUUM INTO $1`, path)
+	return err
+}

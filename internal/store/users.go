@@ -1,0 +1,300 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+const userColumns = `u.id, u.customer_id, u.login_id, u.first_name, u.last_name, u.email, u.role, u.user_type,
+	u.time_zone, u.tz_offset, u.font_pref, u.passwd_settings, u.logout_interval, u.allowed_locations,
+	u.allow_access_mgmt, u.allow_security_mgmt, u.service_user, u.default_password, u.password_change_enforced,
+	u.user_defined_fields, u.password_set_at, u.manual_lock, u.locked_until, u.failed_logins, c.locked`
+
+const userFrom = ` FROM users u JOIN customers c ON c.id = u.customer_id`
+
+type scanner interface{ Scan(...any) error }
+
+func scanUser(sc scanner, extra ...any) (*wnms.User, error) {
+	var u wnms.User
+	var passwd, allowed string
+	var udf sql.NullString
+	dest := []any{&u.UserID, &u.CustomerID, &u.LoginID, &u.FirstName, &u.LastName, &u.Email, &u.Role, &u.UserType,
+		&u.TimeZone, &u.TimeZoneOffsetInMins, &u.FontPref, &passwd, &u.LogoutInterval, &allowed,
+		&u.AllowAccessMgmt, &u.AllowSecurityMgmt, &u.ServiceOrSupportUser, &u.DefaultPassword, &u.PasswordChangeEnforced,
+		&udf, &u.PasswordSetAt, &u.ManualLock, &u.LockedUntil, &u.FailedLogins, &u.CustomerLocked}
+	if err := sc.Scan(append(dest, extra...)...); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(passwd), &u.PasswdSettings); err != nil {
+		return nil, fmt.Errorf("user %d passwd_settings: %w", u.UserID, err)
+	}
+	if err := json.Unmarshal([]byte(allowed), &u.AllowedLocations); err != nil {
+		return nil, fmt.Errorf("user %d allowed_locations: %w", u.UserID, err)
+	}
+	if udf.Valid {
+		if err := json.Unmarshal([]byte(udf.String), &u.UserDefinedFields); err != nil {
+			return nil, fmt.Errorf("user %d user_defined_fields: %w", u.UserID, err)
+		}
+	}
+	return &u, nil
+}
+
+func userArgs(u *wnms.User) ([]any, error) {
+	passwd, err := json.Marshal(u.PasswdSettings)
+	if err != nil {
+		return nil, err
+	}
+	allowed := u.AllowedLocations
+	if allowed == nil {
+		allowed = []wnms.LocationID{}
+	}
+	al, err := json.Marshal(allowed)
+	if err != nil {
+		return nil, err
+	}
+	var udf any
+	if u.UserDefinedFields != nil {
+		b, err := json.Marshal(u.UserDefinedFields)
+		if err != nil {
+			return nil, err
+		}
+		udf = string(b)
+	}
+	return []any{u.LoginID, u.FirstName, u.LastName, u.Email, string(u.Role), u.UserType,
+		u.TimeZone, u.TimeZoneOffsetInMins, u.FontPref, string(passwd), u.LogoutInterval, string(al),
+		u.AllowAccessMgmt, u.AllowSecurityMgmt, u.ServiceOrSupportUser, u.DefaultPassword, u.PasswordChangeEnforced,
+		udf, u.ManualLock, u.LockedUntil}, nil
+}
+
+// Users lists the users of a customer, ordered by id.
+func (s *Store) Users(ctx context.Context, customerID int64) ([]wnms.User, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+userColumns+userFrom+` WHERE u.customer_id = $1 ORDER BY u.id`, customerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []wnms.User{}
+	now := s.Now()
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, err
+		}
+		u.Derive(now)
+		out = append(out, *u)
+	}
+	return out, rows.Err()
+}
+
+// User reads one user of a customer; customerID 0 matches any customer.
+// It returns RESOURCE_NOT_FOUND when there is no such user.
+func (s *Store) User(ctx context.Context, customerID, userID int64) (*wnms.User, error) {
+	u, err := scanUser(s.r.QueryRowContext(ctx, `SELECT `+userColumns+userFrom+
+		` WHERE u.id = $1 AND ($2 = 0 OR u.customer_id = $2)`, userID, customerID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, wnms.NotFound("no user %d", userID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	u.Derive(s.Now())
+	return u, nil
+}
+
+// UserByLogin reads a user by login id (case-insensitive) with its
+// password hash. It returns RESOURCE_NOT_FOUND when there is none.
+func (s *Store) UserByLogin(ctx context.Context, loginID string) (*wnms.User, string, error) {
+	var hash string
+	u, err := scanUser(s.r.QueryRowContext(ctx, `SELECT `+userColumns+`, u.password_hash`+userFrom+
+		` WHERE lower(u.login_id) = lower($1)`, loginID), &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", wnms.NotFound("no user %q", loginID)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	u.Derive(s.Now())
+	return u, hash, nil
+}
+
+// PasswordHash returns the stored password hash of a user ("" if none).
+func (s *Store) PasswordHash(ctx context.Context, userID int64) (string, error) {
+	var h string
+	err := s.r.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE id = $1`, userID).Scan(&h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", wnms.NotFound("no user %d", userID)
+	}
+	return h, err
+}
+
+// CreateUser stores a new user with a password hash ("" for none) and sets
+// u.UserID. A taken loginId is DUPLICATE_ENTITY.
+func (s *Store) CreateUser(ctx context.Context, u *wnms.User, passwordHash string) error {
+	args, err := userArgs(u)
+	if err != nil {
+		return err
+	}
+	now := s.nowMS()
+	args = append(args, u.CustomerID, passwordHash, now, now)
+	err = s.w.QueryRowContext(ctx, `INSERT INTO users (login_id, first_name, last_name, email, role, user_type,
+		time_zone, tz_offset, font_pref, passwd_settings, logout_interval, allowed_locations,
+		allow_access_mgmt, allow_security_mgmt, service_user, default_password, password_change_enforced,
+		user_defined_fields, manual_lock, locked_until, customer_id, password_hash, password_set_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
+		RETURNING id`, args...).Scan(&u.UserID)
+	if isUnique(err) {
+		return wnms.Errorf(wnms.DuplicateEntity, "loginId %q is taken", u.LoginID)
+	}
+	if isForeignKey(err) {
+		return wnms.Invalid("customerId", "no customer %d", u.CustomerID)
+	}
+	return err
+}
+
+// UpdateUser writes every stored field of u. Clearing the lock also resets
+// the failed-login count.
+func (s *Store) UpdateUser(ctx context.Context, u *wnms.User) error {
+	args, err := userArgs(u)
+	if err != nil {
+		return err
+	}
+	args = append(args, u.UserID, u.CustomerID)
+	res, err := s.w.ExecContext(ctx, `UPDATE users SET login_id = $1, first_name = $2, last_name = $3, email = $4,
+		role = $5, user_type = $6, time_zone = $7, tz_offset = $8, font_pref = $9, passwd_settings = $10,
+		logout_interval = $11, allowed_locations = $12, allow_access_mgmt = $13, allow_security_mgmt = $14,
+		service_user = $15, default_password = $16, password_change_enforced = $17, user_defined_fields = $18,
+		manual_lock = $19, locked_until = $20,
+		failed_logins = CASE WHEN $19 OR $20 > 0 THEN failed_logins ELSE 0 END
+		WHERE id = $21 AND customer_id = $22`, args...)
+	if isUnique(err) {
+		return wnms.Errorf(wnms.DuplicateEntity, "loginId %q is taken", u.LoginID)
+	}
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return wnms.NotFound("no user %d", u.UserID)
+	}
+	return nil
+}
+
+// SetPassword stores a new password hash, clears passwordChangeEnforced and
+// moves the expiry date by the user's interval when expiry is on.
+func (s *Store) SetPassword(ctx context.Context, userID int64, hash string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+userFrom+` WHERE u.id = $1`, userID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return wnms.NotFound("no user %d", userID)
+		}
+		if err != nil {
+			return err
+		}
+		now := s.nowMS()
+		ps := u.PasswdSettings
+		if ps.PasswordExpires && ps.PasswordExpiryDaysInterval > 0 {
+			ps.PasswordExpiryDateTime = now + ps.PasswordExpiryDaysInterval*86400*1000
+		}
+		b, _ := json.Marshal(ps)
+		_, err = tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, password_set_at = $2, passwd_settings = $3,
+			password_change_enforced = $4, default_password = $4 WHERE id = $5`, hash, now, string(b), false, userID)
+		if err != nil {
+			return err
+		}
+		// A new password ends the sessions that were opened to change it.
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET password_change = $1 WHERE user_id = $2`, false, userID)
+		return err
+	})
+}
+
+// DeleteUser removes a user of a customer, with its keys and sessions.
+func (s *Store) DeleteUser(ctx context.Context, customerID, userID int64) error {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM users WHERE id = $1 AND customer_id = $2`, userID, customerID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return wnms.NotFound("no user %d", userID)
+	}
+	return nil
+}
+
+// LoginFailed counts a failed login of a user. At max consecutive failures
+// the user is locked until lockUntil (ms); locked reports whether this
+// failure locked the account.
+func (s *Store) LoginFailed(ctx context.Context, userID int64, max int, lockUntil int64) (locked bool, err error) {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		var until int64
+		if err := tx.QueryRowContext(ctx, `UPDATE users SET failed_logins = failed_logins + 1 WHERE id = $1
+			RETURNING failed_logins, locked_until`, userID).Scan(&n, &until); err != nil {
+			return err
+		}
+		if n >= max && until < s.nowMS() {
+			locked = true
+			_, err := tx.ExecContext(ctx, `UPDATE users SET locked_until = $1, failed_logins = 0 WHERE id = $2`, lockUntil, userID)
+			return err
+		}
+		return nil
+	})
+	return locked, err
+}
+
+// LoginSucceeded resets the failed-login count of a user.
+func (s *Store) LoginSucceeded(ctx context.Context, userID int64) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE users SET failed_logins = 0 WHERE id = $1 AND failed_logins <> 0`, userID)
+	return err
+}
+
+// CustomFields lists the custom user fields of a customer.
+func (s *Store) CustomFields(ctx context.Context, customerID int64) ([]wnms.CustomField, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, name FROM custom_fields WHERE customer_id = $1 ORDER BY id`, customerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []wnms.CustomField{}
+	for rows.Next() {
+		var f wnms.CustomField
+		if err := rows.Scan(&f.ID, &f.Name); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// CreateCustomField defines a custom user field; a taken name is
+// DUPLICATE_ENTITY.
+func (s *Store) CreateCustomField(ctx context.Context, customerID int64, name string) (*wnms.CustomField, error) {
+	f := &wnms.CustomField{Name: name}
+	err := s.w.QueryRowContext(ctx, `INSERT INTO custom_fields (customer_id, name) VALUES ($1, $2) RETURNING id`,
+		customerID, name).Scan(&f.ID)
+	if isUnique(err) {
+		return nil, wnms.Errorf(wnms.DuplicateEntity, "custom field %q exists", name)
+	}
+	return f, err
+}
+
+// EnsureCustomer creates a customer if it does not exist.
+func (s *Store) EnsureCustomer(ctx context.Context, id int64, name string) error {
+	_, err := s.w.ExecContext(ctx, `INSERT INTO customers (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, id, name)
+	return err
+}
+
+// SetCustomerLocked locks or unlocks a customer account.
+func (s *Store) SetCustomerLocked(ctx context.Context, id int64, locked bool) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE customers SET locked = $1 WHERE id = $2`, locked, id)
+	return err
+}
+
+// CountUsers counts all users of all customers.
+func (s *Store) CountUsers(ctx context.Context) (int, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n)
+	return n, err
+}

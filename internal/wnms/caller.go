@@ -1,0 +1,87 @@
+package wnms
+
+import (
+	"context"
+	"sync"
+)
+
+// Caller is the authenticated user of a request with its session.
+type Caller struct {
+	User    *User
+	Session *Session
+
+	paths     func(ctx context.Context, ids []int64) (map[int64]string, error)
+	scopeOnce sync.Once
+	scope     []string
+	scopeErr  error
+}
+
+// NewCaller makes a caller whose location scope is resolved lazily through
+// paths, so calls that never check a location never pay for it.
+func NewCaller(u *User, s *Session, paths func(ctx context.Context, ids []int64) (map[int64]string, error)) *Caller {
+	return &Caller{User: u, Session: s, paths: paths}
+}
+
+// Role is the caller's role.
+func (c *Caller) Role() Role { return c.User.Role }
+
+// CustomerID is the caller's customer.
+func (c *Caller) CustomerID() int64 { return c.User.CustomerID }
+
+// ScopePaths returns the materialized paths of the caller's allowed
+// locations: the subtrees it may see.
+func (c *Caller) ScopePaths(ctx context.Context) ([]string, error) {
+	c.scopeOnce.Do(func() {
+		ids := make([]int64, 0, len(c.User.AllowedLocations))
+		for _, l := range c.User.AllowedLocations {
+			ids = append(ids, l.ID)
+		}
+		m, err := c.paths(ctx, ids)
+		if err != nil {
+			c.scopeErr = err
+			return
+		}
+		for _, id := range ids {
+			if p, ok := m[id]; ok {
+				c.scope = append(c.scope, p)
+			}
+		}
+	})
+	return c.scope, c.scopeErr
+}
+
+// Sees reports whether the caller may see location l: l belongs to the
+// caller's customer (or is shared) and lies in one of its allowed subtrees.
+func (c *Caller) Sees(ctx context.Context, l *Location) (bool, error) {
+	if l.CustomerID != 0 && l.CustomerID != c.CustomerID() {
+		return false, nil
+	}
+	paths, err := c.ScopePaths(ctx)
+	if err != nil {
+		return false, err
+	}
+	return UnderAny(l.Path, paths), nil
+}
+
+// UnderAny reports whether path lies at or below one of the ancestors.
+func UnderAny(path string, ancestors []string) bool {
+	for _, a := range ancestors {
+		if Under(path, a) {
+			return true
+		}
+	}
+	return false
+}
+
+type callerKey struct{}
+
+// WithCaller returns a context carrying the caller.
+func WithCaller(ctx context.Context, c *Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the caller in ctx, or nil.
+func CallerFrom(ctx context.Context) *Caller {
+	c, _ := ctx.Value(callerKey{}).(*Caller)
+	return c
+}

@@ -1,0 +1,125 @@
+// Package wnms holds the domain of the wireless network management server:
+// its resources, the error codes every layer speaks, and the service
+// interfaces that the HTTP layer calls and the store implements.
+package wnms
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Error codes of decisions.md §3. Each maps to exactly one HTTP status.
+const (
+	InvalidRequestBody    = "INVALID_REQUEST_BODY"
+	InvalidParameter      = "INVALID_PARAMETER"
+	MissingParameter      = "MISSING_PARAMETER"
+	ValidationFailed      = "VALIDATION_FAILED"
+	PageSizeExceeded      = "PAGE_SIZE_EXCEEDED"
+	SelectiveFetch        = "SELECTIVE_FETCH_OR_UPDATE_NOT_SUPPORTED_FOR_FIELD"
+	NotSupportedInCluster = "NOT_SUPPORTED_IN_CLUSTER"
+	InvalidFilter         = "INVALID_FILTER"
+	UnsupportedAuthType   = "UNSUPPORTED_AUTHENTICATION_TYPE"
+	InvalidCredentials    = "INVALID_CREDENTIALS"
+	SessionRequired       = "SESSION_REQUIRED"
+	SessionExpired        = "SESSION_EXPIRED"
+	AccessDenied          = "ACCESS_DENIED"
+	LocationAccessDenied  = "LOCATION_ACCESS_DENIED"
+	ResourceNotFound      = "RESOURCE_NOT_FOUND"
+	MethodNotAllowed      = "METHOD_NOT_ALLOWED"
+	DuplicateEntity       = "DUPLICATE_ENTITY"
+	Conflict              = "CONFLICT"
+	PayloadTooLarge       = "PAYLOAD_TOO_LARGE"
+	UnsupportedMediaType  = "UNSUPPORTED_MEDIA_TYPE"
+	RateLimited           = "RATE_LIMITED"
+	InternalError         = "INTERNAL_ERROR"
+	ChildUnreachable      = "CHILD_UNREACHABLE"
+	ChildTimeout          = "CHILD_TIMEOUT"
+)
+
+var codeStatus = map[string]int{
+	InvalidRequestBody:    http.StatusBadRequest,
+	InvalidParameter:      http.StatusBadRequest,
+	MissingParameter:      http.StatusBadRequest,
+	ValidationFailed:      http.StatusBadRequest,
+	PageSizeExceeded:      http.StatusBadRequest,
+	SelectiveFetch:        http.StatusBadRequest,
+	NotSupportedInCluster: http.StatusBadRequest,
+	InvalidFilter:         http.StatusBadRequest,
+	UnsupportedAuthType:   http.StatusBadRequest,
+	InvalidCredentials:    http.StatusUnauthorized,
+	SessionRequired:       http.StatusUnauthorized,
+	SessionExpired:        http.StatusUnauthorized,
+	AccessDenied:          http.StatusForbidden,
+	LocationAccessDenied:  http.StatusForbidden,
+	ResourceNotFound:      http.StatusNotFound,
+	MethodNotAllowed:      http.StatusMethodNotAllowed,
+	DuplicateEntity:       http.StatusConflict,
+	Conflict:              http.StatusConflict,
+	PayloadTooLarge:       http.StatusRequestEntityTooLarge,
+	UnsupportedMediaType:  http.StatusUnsupportedMediaType,
+	RateLimited:           http.StatusTooManyRequests,
+	InternalError:         http.StatusInternalServerError,
+	ChildUnreachable:      http.StatusBadGateway,
+	ChildTimeout:          http.StatusGatewayTimeout,
+}
+
+// Error is an error a client may see: a code of decisions.md §3, a message
+// safe to show, and moreInfo (the parameter name for parameter errors).
+// Any error that is not an *Error is internal and shown only as
+// INTERNAL_ERROR.
+type Error struct {
+	Code     string
+	Message  string
+	MoreInfo string
+}
+
+func (e *Error) Error() string {
+	if e.MoreInfo != "" {
+		return e.Code + ": " + e.Message + " (" + e.MoreInfo + ")"
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Status is the HTTP status of the error's code.
+func (e *Error) Status() int {
+	if s, ok := codeStatus[e.Code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// Errorf makes an *Error with a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ParamError is an INVALID_PARAMETER error naming the parameter in moreInfo.
+func ParamError(param, format string, args ...any) *Error {
+	return &Error{Code: InvalidParameter, Message: fmt.Sprintf(format, args...), MoreInfo: param}
+}
+
+// MissingParam is a MISSING_PARAMETER error naming the parameter.
+func MissingParam(param string) *Error {
+	return &Error{Code: MissingParameter, Message: "parameter " + param + " is required", MoreInfo: param}
+}
+
+// Invalid is a VALIDATION_FAILED error; the message names the field and rule.
+func Invalid(field, format string, args ...any) *Error {
+	return &Error{Code: ValidationFailed, Message: field + ": " + fmt.Sprintf(format, args...), MoreInfo: field}
+}
+
+// NotFound is a RESOURCE_NOT_FOUND error.
+func NotFound(format string, args ...any) *Error {
+	return Errorf(ResourceNotFound, format, args...)
+}
+
+// ErrorCode returns the code of err if it is (or wraps) an *Error, else
+// INTERNAL_ERROR.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return InternalError
+}

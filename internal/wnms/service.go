@@ -1,0 +1,59 @@
+package wnms
+
+import "context"
+
+// UserStore keeps users, their passwords, lockout counters and custom
+// fields. Methods return RESOURCE_NOT_FOUND for unknown users and
+// DUPLICATE_ENTITY for a taken loginId.
+type UserStore interface {
+	Users(ctx context.Context, customerID int64) ([]User, error)
+	User(ctx context.Context, customerID, userID int64) (*User, error)
+	UserByLogin(ctx context.Context, loginID string) (*User, string, error)
+	PasswordHash(ctx context.Context, userID int64) (string, error)
+	CreateUser(ctx context.Context, u *User, passwordHash string) error
+	UpdateUser(ctx context.Context, u *User) error
+	SetPassword(ctx context.Context, userID int64, hash string) error
+	DeleteUser(ctx context.Context, customerID, userID int64) error
+	LoginFailed(ctx context.Context, userID int64, max int, lockUntil int64) (bool, error)
+	LoginSucceeded(ctx context.Context, userID int64) error
+	CustomFields(ctx context.Context, customerID int64) ([]CustomField, error)
+	CreateCustomField(ctx context.Context, customerID int64, name string) (*CustomField, error)
+	CountUsers(ctx context.Context) (int, error)
+}
+
+// SessionStore keeps sessions, API keys and the per-address login failure
+// log. An unknown session is SESSION_EXPIRED.
+type SessionStore interface {
+	CreateSession(ctx context.Context, s *Session) error
+	SessionUser(ctx context.Context, tokenHash string) (*Session, *User, error)
+	ExtendSession(ctx context.Context, tokenHash string, expiresAt int64) (bool, error)
+	DeleteSession(ctx context.Context, tokenHash string) error
+	ActiveSessions(ctx context.Context) (int, error)
+	AddrFailure(ctx context.Context, addr string, since int64) (int, error)
+	AddrFailures(ctx context.Context, addr string, since int64) (int, int64, error)
+	CreateAPIKey(ctx context.Context, k *APIKey) error
+	APIKey(ctx context.Context, keyID string) (*APIKey, error)
+	APIKeys(ctx context.Context, customerID int64) ([]APIKey, error)
+	DeleteAPIKey(ctx context.Context, customerID int64, keyID string) error
+	TouchAPIKey(ctx context.Context, keyID string) error
+}
+
+// LocationStore keeps the location tree. Unknown locations are
+// RESOURCE_NOT_FOUND; a taken sibling name is DUPLICATE_ENTITY.
+type LocationStore interface {
+	Locations(ctx context.Context, customerID int64) ([]*Location, error)
+	Location(ctx context.Context, id int64) (*Location, error)
+	LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error)
+	CreateLocation(ctx context.Context, l *Location) error
+	UpdateLocation(ctx context.Context, l *Location) error
+	DeleteLocation(ctx context.Context, id int64) error
+}
+
+// Store is everything the server keeps.
+type Store interface {
+	UserStore
+	SessionStore
+	LocationStore
+	Ping(ctx context.Context) error
+	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
+}

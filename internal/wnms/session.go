@@ -1,0 +1,32 @@
+package wnms
+
+import "time"
+
+// Session is a login session. The store knows it only by the hash of its
+// token; the token itself lives in the client's JSESSIONID cookie.
+type Session struct {
+	TokenHash        string
+	UserID           int64
+	CustomerID       int64
+	KeyID            string // the API key used, if any
+	ClientIdentifier string
+	Timeout          int // seconds
+	CreatedAt        int64
+	ExpiresAt        int64 // ms
+	ClusterChildren  bool  // getClusterChildrenData
+	PasswordChange   bool  // password expired: only ownpassword, logout, users/current
+}
+
+// Expired reports whether the session has expired at now.
+func (s *Session) Expired(now time.Time) bool { return now.UnixMilli() >= s.ExpiresAt }
+
+// APIKey is an API key. Its value is never stored, only a keyed hash.
+type APIKey struct {
+	KeyID      string `json:"keyId"`
+	UserID     int64  `json:"userId"`
+	LoginID    string `json:"loginId"`
+	CustomerID int64  `json:"customerId"`
+	CreatedAt  int64  `json:"createdAt"`
+	LastUsedAt int64  `json:"lastUsedAt"`
+	Hash       []byte `json:"-"`
+}
