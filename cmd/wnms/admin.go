@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/auth"
-	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -44,7 +43,7 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 		if *login == "" {
 			return fmt.Errorf("apikey create: --login is required")
 		}
-		u, err := ensureAPIUser(ctx, st, *login, *role, *customer)
+		u, err := auth.EnsureAPIUser(ctx, st, *login, *role, *customer)
 		if err != nil {
 			return err
 		}
@@ -74,43 +73,6 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 		return nil
 	}
 	return fmt.Errorf("apikey: unknown action %q (create, list, revoke)", args[0])
-}
-
-// ensureAPIUser finds the API user login, or creates it with role and
-// customer, allowed at the root location.
-func ensureAPIUser(ctx context.Context, st *store.Store, login, roleName string, customer int64) (*wnms.User, error) {
-	u, _, err := st.UserByLogin(ctx, login)
-	if err == nil {
-		if u.UserType != wnms.UserTypeAPI {
-			return nil, fmt.Errorf("user %q exists with userType %s; keys belong to API users", login, u.UserType)
-		}
-		if roleName != "" {
-			if r, ok := wnms.ParseRole(roleName); !ok || r != u.Role {
-				return nil, fmt.Errorf("user %q exists with role %s", login, u.Role)
-			}
-		}
-		return u, nil
-	}
-	if wnms.ErrorCode(err) != wnms.ResourceNotFound {
-		return nil, err
-	}
-	role, ok := wnms.ParseRole(roleName)
-	if !ok {
-		return nil, fmt.Errorf("--role must be VIEWER, OPERATOR, POWERUSER, ADMINISTRATOR or SUPERUSER")
-	}
-	if customer < 1 {
-		return nil, fmt.Errorf("--customer must be a positive id")
-	}
-	if err := st.EnsureCustomer(ctx, customer, fmt.Sprintf("customer %d", customer)); err != nil {
-		return nil, err
-	}
-	u = &wnms.User{LoginID: login, Role: role, UserType: wnms.UserTypeAPI, CustomerID: customer,
-		FontPref: "ENGLISH_ONLY", LogoutInterval: -1, AllowAccessMgmt: true, AllowSecurityMgmt: true,
-		AllowedLocations: []wnms.LocationID{wnms.LocalID(wnms.RootLocation)}}
-	if err := st.CreateUser(ctx, u, ""); err != nil {
-		return nil, err
-	}
-	return st.User(ctx, 0, u.UserID)
 }
 
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

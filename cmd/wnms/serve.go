@@ -202,7 +202,7 @@ func bootstrap(ctx context.Context, st *store.Store, a *auth.Service, c serveCon
 	if err != nil || n > 0 {
 		return err
 	}
-	u, err := ensureAPIUser(ctx, st, "admin", string(wnms.SuperUser), wnms.OnPremCustomer)
+	u, err := auth.EnsureAPIUser(ctx, st, "admin", string(wnms.SuperUser), wnms.OnPremCustomer)
 	if wnms.ErrorCode(err) == wnms.DuplicateEntity {
 		return nil // another replica bootstrapped first
 	}

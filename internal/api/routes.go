@@ -25,6 +25,15 @@ func (s *Server) routes() {
 	s.handle("GET /system/timestamp", anyRole, s.timestamp)
 	s.handle("GET /system/info", suAd, s.systemInfo)
 
+	// Client connection test profiles.
+	// @routes:templates
+
+	// Global policies: SNMP and hotspot SSIDs.
+	// @routes:policies
+
+	// Floor layouts and files.
+	// @routes:layouts
+
 	// Extensions (decisions.md §2, §5, §6).
 	s.handle("POST /login/{clientidentifier}/{timeout}", public, s.login)
 	s.handle("PUT /users/customfields", suAd, s.createCustomField)

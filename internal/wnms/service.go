@@ -19,6 +19,7 @@ type UserStore interface {
 	CustomFields(ctx context.Context, customerID int64) ([]CustomField, error)
 	CreateCustomField(ctx context.Context, customerID int64, name string) (*CustomField, error)
 	CountUsers(ctx context.Context) (int, error)
+	EnsureCustomer(ctx context.Context, id int64, name string) error
 }
 
 // SessionStore keeps sessions, API keys and the per-address login failure
@@ -54,6 +55,7 @@ type Store interface {
 	UserStore
 	SessionStore
 	LocationStore
+	// @stores
 	Ping(ctx context.Context) error
 	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
 }

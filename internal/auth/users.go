@@ -1,0 +1,46 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// EnsureAPIUser finds the API user login, or creates it with the role and
+// customer, allowed at the root location. An existing user of another type
+// or role is an error.
+func EnsureAPIUser(ctx context.Context, st wnms.Store, login, roleName string, customer int64) (*wnms.User, error) {
+	u, _, err := st.UserByLogin(ctx, login)
+	if err == nil {
+		if u.UserType != wnms.UserTypeAPI {
+			return nil, fmt.Errorf("user %q exists with userType %s; keys belong to API users", login, u.UserType)
+		}
+		if roleName != "" {
+			if r, ok := wnms.ParseRole(roleName); !ok || r != u.Role {
+				return nil, fmt.Errorf("user %q exists with role %s", login, u.Role)
+			}
+		}
+		return u, nil
+	}
+	if wnms.ErrorCode(err) != wnms.ResourceNotFound {
+		return nil, err
+	}
+	role, ok := wnms.ParseRole(roleName)
+	if !ok {
+		return nil, fmt.Errorf("role must be VIEWER, OPERATOR, POWERUSER, ADMINISTRATOR or SUPERUSER")
+	}
+	if customer < 1 {
+		return nil, fmt.Errorf("customer must be a positive id")
+	}
+	if err := st.EnsureCustomer(ctx, customer, fmt.Sprintf("customer %d", customer)); err != nil {
+		return nil, err
+	}
+	u = &wnms.User{LoginID: login, Role: role, UserType: wnms.UserTypeAPI, CustomerID: customer,
+		FontPref: "ENGLISH_ONLY", LogoutInterval: -1, AllowAccessMgmt: true, AllowSecurityMgmt: true,
+		AllowedLocations: []wnms.LocationID{wnms.LocalID(wnms.RootLocation)}}
+	if err := st.CreateUser(ctx, u, ""); err != nil {
+		return nil, err
+	}
+	return st.User(ctx, 0, u.UserID)
+}
