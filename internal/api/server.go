@@ -87,9 +87,7 @@ func New(st wnms.Store, a *auth.Service, log *slog.Logger, info Info, m *Metrics
 	s.root.HandleFunc("GET /readyz", s.readyz)
 	s.root.HandleFunc("GET /metrics", s.metrics)
 	s.root.HandleFunc(BasePath+"/", s.dispatch)
-	s.root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, wnms.NotFound("no such path: %s", r.URL.Path))
-	})
+	s.root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.unmatchedIn(s.root, w, r) })
 	return s
 }
 
@@ -157,11 +155,13 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 
 // unmatched answers a path no call matches: 405 with Allow when another
 // method would match, else 404.
-func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) { s.unmatchedIn(s.calls, w, r) }
+
+func (s *Server) unmatchedIn(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
 	var allow []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
 		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
-		if _, p := s.calls.Handler(probe); p != "/" && p != "" {
+		if _, p := mux.Handler(probe); p != "/" && p != "" {
 			allow = append(allow, m)
 		}
 	}

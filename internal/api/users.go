@@ -445,9 +445,6 @@ func (s *Server) changeOwnPassword(w http.ResponseWriter, r *http.Request) error
 	if c.User.UserType != wnms.UserTypeLocal {
 		return wnms.Invalid("userType", "a %s user has no password to change here", c.User.UserType)
 	}
-	if err := auth.CheckPasswordRules(*b.NewPassword); err != nil {
-		return wnms.Invalid("newPassword", "%s", err.Error())
-	}
 	hash, err := s.Store.PasswordHash(r.Context(), c.User.UserID)
 	if err != nil {
 		return err
@@ -458,6 +455,9 @@ func (s *Server) changeOwnPassword(w http.ResponseWriter, r *http.Request) error
 		}
 		writeJSON(w, http.StatusOK, false)
 		return nil
+	}
+	if err := auth.CheckPasswordRules(*b.NewPassword); err != nil {
+		return wnms.Invalid("newPassword", "%s", err.Error())
 	}
 	if *b.NewPassword == *b.OldPassword {
 		return wnms.Invalid("newPassword", "must differ from the old password")

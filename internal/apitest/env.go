@@ -74,6 +74,11 @@ func NewAt(t testing.TB, b Backend, cfg store.Config) *Env {
 	t.Helper()
 	st := OpenStoreAt(t, cfg)
 	e := &Env{T: t, Backend: b, Config: cfg, Store: st, Logs: &SyncBuffer{}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server log:\n%s", e.Logs.String())
+		}
+	})
 	ctx := context.Background()
 	secret, err := auth.LoadSecret(ctx, st)
 	if err != nil {

@@ -89,6 +89,17 @@ func isVersionSeg(s string) bool {
 func (v *Validator) Match(path string) (string, bool) {
 	path = strings.TrimPrefix(path, "/new/webservice")
 	segs := strings.Split(strings.Trim(path, "/"), "/")
+	if key, ok := v.match(segs); ok {
+		return key, true
+	}
+	// Unversioned calls (login, logout) are also sent with a version.
+	if len(segs) > 1 && isVersionSeg(segs[0]) {
+		return v.match(segs[1:])
+	}
+	return "", false
+}
+
+func (v *Validator) match(segs []string) (string, bool) {
 	best, bestScore := -1, -1
 	for i, k := range v.keys {
 		if len(k) != len(segs) {

@@ -169,7 +169,7 @@ func (s *Store) UpdateUser(ctx context.Context, u *wnms.User) error {
 		logout_interval = $11, allowed_locations = $12, allow_access_mgmt = $13, allow_security_mgmt = $14,
 		service_user = $15, default_password = $16, password_change_enforced = $17, user_defined_fields = $18,
 		manual_lock = $19, locked_until = $20,
-		failed_logins = CASE WHEN $19 OR $20 > 0 THEN failed_logins ELSE 0 END
+		failed_logins = CASE WHEN CAST($19 AS BOOLEAN) OR CAST($20 AS BIGINT) > 0 THEN failed_logins ELSE 0 END
 		WHERE id = $21 AND customer_id = $22`, args...)
 	if isUnique(err) {
 		return wnms.Errorf(wnms.DuplicateEntity, "loginId %q is taken", u.LoginID)

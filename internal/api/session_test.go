@@ -1,0 +1,281 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+func keyBody(id, value string) map[string]string {
+	return map[string]string{"type": "apikeycredentials", "keyId": id, "keyValue": value}
+}
+
+func TestLoginPathsAndCookie(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		for _, path := range []string{
+			"/login/key/client/600",
+			"/V4/login/key/client/600",
+			"/v5/login/key/client/600",
+			"/login/client/600",
+			"/V4/login/client/600",
+		} {
+			t.Run(path, func(t *testing.T) {
+				c := e.NewClient()
+				r := c.Expect(http.StatusOK, "POST", path+"?getClusterChildrenData=false", map[string]string{
+					"type": "ApiKeyCredentials", "keyId": e.AdminKeyID, "keyValue": e.AdminKeyValue, "exposedCustomerId": "x"})
+				ck := r.Header.Get("Set-Cookie")
+				for _, want := range []string{"JSESSIONID=", "Path=/", "HttpOnly", "SameSite=Strict"} {
+					if !strings.Contains(ck, want) {
+						t.Errorf("Set-Cookie %q lacks %q", ck, want)
+					}
+				}
+				if strings.Contains(ck, "Secure") {
+					t.Errorf("Set-Cookie %q is Secure without TLS", ck)
+				}
+				var body map[string]any
+				r.Decode(t, &body)
+				for k, want := range map[string]any{"loginName": "admin", "loginId": "admin", "userRoleId": float64(5),
+					"keyId": e.AdminKeyID, "role": "SUPERUSER"} {
+					if body[k] != want {
+						t.Errorf("login body %s = %v, want %v", k, body[k], want)
+					}
+				}
+				if _, ok := body["allowedLocations"]; !ok {
+					t.Error("login body lacks allowedLocations")
+				}
+				if strings.Contains(string(r.Body), e.AdminKeyValue) {
+					t.Error("login body echoes the key value")
+				}
+				c.Expect(http.StatusOK, "GET", "/V5/users/current", nil)
+			})
+		}
+	})
+}
+
+func TestLoginBadInput(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		good := keyBody(e.AdminKeyID, e.AdminKeyValue)
+		cases := []struct {
+			name   string
+			path   string
+			body   any
+			status int
+			code   string
+		}{
+			{"client id too long", "/login/key/abcdefghijklmnopqrstu/600", good, 400, wnms.InvalidParameter},
+			{"timeout not a number", "/login/key/c/ten", good, 400, wnms.InvalidParameter},
+			{"timeout too short", "/login/key/c/59", good, 400, wnms.InvalidParameter},
+			{"timeout too long", "/login/key/c/86401", good, 400, wnms.InvalidParameter},
+			{"bad cluster flag", "/login/key/c/600?getClusterChildrenData=maybe", good, 400, wnms.InvalidParameter},
+			{"not JSON", "/login/key/c/600", "{", 400, wnms.InvalidRequestBody},
+			{"wrong field type", "/login/key/c/600", `{"type":"apikeycredentials","keyId":5,"keyValue":"x"}`, 400, wnms.InvalidRequestBody},
+			{"no type", "/login/key/c/600", map[string]string{"keyId": "a", "keyValue": "b"}, 400, wnms.ValidationFailed},
+			{"no key id", "/login/key/c/600", map[string]string{"type": "apikeycredentials", "keyValue": "b"}, 400, wnms.ValidationFailed},
+			{"password on key path", "/login/key/c/600", map[string]string{"type": "usernamepasswordcredentials", "username": "a", "password": "b"}, 400, wnms.UnsupportedAuthType},
+			{"unknown type", "/login/c/600", map[string]string{"type": "kerberos"}, 400, wnms.UnsupportedAuthType},
+			{"wrong key value", "/login/key/c/600", keyBody(e.AdminKeyID, "nope"), 401, wnms.InvalidCredentials},
+			{"unknown key id", "/login/key/c/600", keyBody("nokey", "nope"), 401, wnms.InvalidCredentials},
+			{"API user with password", "/login/c/600", map[string]string{"type": "usernamepasswordcredentials", "username": "admin", "password": "whatever1"}, 400, wnms.UnsupportedAuthType},
+			{"unknown user", "/login/c/600", map[string]string{"type": "usernamepasswordcredentials", "username": "ghost", "password": "whatever1"}, 401, wnms.InvalidCredentials},
+			{"form body", "/login/key/c/600", apitest.Raw{ContentType: "application/x-www-form-urlencoded", Body: []byte("a=b")}, 415, wnms.UnsupportedMediaType},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				c := e.NewClient()
+				r := c.Do("POST", tc.path, tc.body)
+				if r.Status != tc.status || r.ErrorCode() != tc.code {
+					t.Fatalf("status %d %s, want %d %s; %s", r.Status, r.ErrorCode(), tc.status, tc.code, r.Body)
+				}
+				if r.Header.Get("Set-Cookie") != "" {
+					t.Error("a failed login set a cookie")
+				}
+			})
+		}
+	})
+}
+
+func TestSessionLifecycle(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		clk := apitest.NewClock(time.Now())
+		e.UseClock(clk)
+		c := e.NewClient()
+		c.Expect(200, "POST", "/login/key/c/60", keyBody(e.AdminKeyID, e.AdminKeyValue))
+		c.Expect(200, "GET", "/V5/users/current", nil)
+
+		// Ordinary calls do not extend the session.
+		clk.Advance(59 * time.Second)
+		c.Expect(200, "GET", "/V5/users/current", nil)
+		// Keep-alive by GET and by POST moves the expiry to now + timeout.
+		c.Expect(200, "GET", "/V5/login/keepsessionalive", nil)
+		clk.Advance(59 * time.Second)
+		c.Expect(200, "POST", "/V5/login/keepsessionalive", nil)
+		clk.Advance(59 * time.Second)
+		c.Expect(200, "GET", "/V5/users/current", nil)
+		clk.Advance(2 * time.Second)
+		r := c.Expect(401, "GET", "/V5/users/current", nil)
+		if r.ErrorCode() != wnms.SessionExpired {
+			t.Errorf("expired session: %s, want SESSION_EXPIRED", r.ErrorCode())
+		}
+		c.Expect(401, "POST", "/V5/login/keepsessionalive", nil)
+
+		// Logout ends the session at once and clears the cookie.
+		c2 := e.NewClient()
+		c2.Expect(200, "POST", "/login/key/c/600", keyBody(e.AdminKeyID, e.AdminKeyValue))
+		token := c2.Session()
+		r = c2.Expect(200, "POST", "/logout", nil)
+		if len(r.Body) != 0 {
+			t.Errorf("logout body %q, want empty", r.Body)
+		}
+		if !strings.Contains(r.Header.Get("Set-Cookie"), "Max-Age=0") {
+			t.Errorf("logout does not clear the cookie: %q", r.Header.Get("Set-Cookie"))
+		}
+		c3 := e.NewClient()
+		c3.SetSession(token)
+		if r := c3.Expect(401, "GET", "/V5/users/current", nil); r.ErrorCode() != wnms.SessionExpired {
+			t.Errorf("after logout: %s", r.ErrorCode())
+		}
+		if r := e.NewClient().Expect(401, "GET", "/V5/users/current", nil); r.ErrorCode() != wnms.SessionRequired {
+			t.Errorf("no cookie: %s, want SESSION_REQUIRED", r.ErrorCode())
+		}
+		c3.SetSession("forged")
+		c3.Expect(401, "GET", "/V5/users/current", nil)
+	})
+}
+
+// Sessions live in the store: a second replica over the same database
+// serves a session opened on the first, and a logout on one ends it on
+// both at once.
+func TestSessionsAcrossReplicas(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e1 := apitest.New(t, b)
+		e2 := apitest.NewAt(t, b, e1.Config)
+		c1 := e1.LoginKey(t, e1.AdminKeyID, e1.AdminKeyValue)
+		c2 := e2.NewClient()
+		c2.SetSession(c1.Session())
+		c2.Expect(200, "GET", "/V5/users/current", nil)
+		c2.Expect(200, "POST", "/V5/login/keepsessionalive", nil)
+		c1.Expect(200, "POST", "/logout", nil)
+		c2.Expect(401, "GET", "/V5/users/current", nil)
+	})
+}
+
+func TestLockoutAfterFailedLogins(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		clk := apitest.NewClock(time.Now())
+		e.UseClock(clk)
+		u, _ := e.NewUser(t, apitest.UserSpec{Login: "alice", Role: wnms.Operator, Type: wnms.UserTypeLocal, Password: "correct horse"})
+		login := func(pw string) *apitest.Response {
+			return e.NewClient().Do("POST", "/login/c/600", map[string]string{
+				"type": "usernamepasswordcredentials", "username": "alice", "password": pw})
+		}
+		if r := login("correct horse"); r.Status != 200 {
+			t.Fatalf("good login: %d %s", r.Status, r.Body)
+		}
+		for i := 0; i < 5; i++ {
+			if r := login("wrong"); r.Status != 401 || r.ErrorCode() != wnms.InvalidCredentials {
+				t.Fatalf("bad login %d: %d %s", i, r.Status, r.Body)
+			}
+		}
+		// Locked: even the right password fails, with the same answer.
+		if r := login("correct horse"); r.Status != 401 || r.ErrorCode() != wnms.InvalidCredentials {
+			t.Fatalf("locked login: %d %s", r.Status, r.Body)
+		}
+		var got wnms.User
+		e.Admin.Expect(200, "GET", "/V5/users", nil)
+		users := []wnms.User{}
+		e.Admin.Expect(200, "GET", "/V5/users", nil).Decode(t, &users)
+		for _, x := range users {
+			if x.UserID == u.UserID {
+				got = x
+			}
+		}
+		if got.UserLockedState != wnms.UserLocked || got.TemporaryLockDateTime != clk.Now().Add(15*time.Minute).UnixMilli() {
+			t.Fatalf("locked user: state %s until %d", got.UserLockedState, got.TemporaryLockDateTime)
+		}
+		// The lock clears by itself after 15 minutes.
+		clk.Advance(15*time.Minute + time.Second)
+		if r := login("correct horse"); r.Status != 200 {
+			t.Fatalf("login after lock expiry: %d %s", r.Status, r.Body)
+		}
+		// An administrator can unlock at once.
+		for i := 0; i < 5; i++ {
+			login("wrong")
+		}
+		e.Admin.Expect(200, "POST", "/V5/users", map[string]any{"user": map[string]any{"userId": u.UserID, "userLockedState": "NOT_LOCKED"}})
+		if r := login("correct horse"); r.Status != 200 {
+			t.Fatalf("login after unlock: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+func TestLoginThrottlePerAddress(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		clk := apitest.NewClock(time.Now())
+		e.UseClock(clk)
+		for i := 0; i < 20; i++ {
+			if r := e.NewClient().Do("POST", "/login/key/c/600", keyBody("nokey", "x")); r.Status != 401 {
+				t.Fatalf("failure %d: %d", i, r.Status)
+			}
+		}
+		r := e.NewClient().Do("POST", "/login/key/c/600", keyBody(e.AdminKeyID, e.AdminKeyValue))
+		if r.Status != 429 || r.ErrorCode() != wnms.RateLimited || r.Header.Get("Retry-After") == "" {
+			t.Fatalf("21st attempt: %d %s Retry-After=%q", r.Status, r.ErrorCode(), r.Header.Get("Retry-After"))
+		}
+		clk.Advance(61 * time.Second)
+		e.NewClient().Expect(200, "POST", "/login/key/c/600", keyBody(e.AdminKeyID, e.AdminKeyValue))
+	})
+}
+
+func TestPasswordExpiryRestrictsSession(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		past := time.Now().Add(-time.Hour).UnixMilli()
+		r := e.Admin.Expect(200, "PUT", "/V5/users", map[string]any{
+			"user": map[string]any{"loginId": "bob", "role": "OPERATOR", "userType": "LOCAL",
+				"allowedLocations": []map[string]any{{"type": "locallocationid", "id": 0}},
+				"passwdSettings": map[string]any{"passwordExpires": true, "passwordExpiryDateTime": past,
+					"passwordExpiryDaysInterval": 90, "passwordExpiryWarningDays": 7}},
+			"password": "initial-pass"})
+		var bob wnms.User
+		r.Decode(t, &bob)
+		c := e.NewClient()
+		r = c.Expect(200, "POST", "/login/c/600", map[string]string{"type": "usernamepasswordcredentials", "username": "bob", "password": "initial-pass"})
+		var body map[string]any
+		r.Decode(t, &body)
+		if body["passwordChangeEnforced"] != true {
+			t.Fatalf("expired password login: passwordChangeEnforced = %v", body["passwordChangeEnforced"])
+		}
+		c.Expect(200, "GET", "/V5/users/current", nil)
+		if r := c.Expect(403, "GET", "/V5/users", nil); r.ErrorCode() != wnms.AccessDenied {
+			t.Errorf("restricted session listed users: %s", r.ErrorCode())
+		}
+		// Wrong old password: false, and nothing changes.
+		if r := c.Expect(200, "POST", "/V5/users/ownpassword", map[string]string{"oldPassword": "nope-nope", "newPassword": "second-pass"}); string(r.Body) != "false" {
+			t.Fatalf("wrong old password: %s", r.Body)
+		}
+		if r := c.Expect(400, "POST", "/V5/users/ownpassword", map[string]string{"oldPassword": "initial-pass", "newPassword": "short"}); r.ErrorCode() != wnms.ValidationFailed {
+			t.Fatalf("short new password: %s", r.ErrorCode())
+		}
+		if r := c.Expect(200, "POST", "/V5/users/ownpassword", map[string]string{"oldPassword": "initial-pass", "newPassword": "second-pass"}); string(r.Body) != "true" {
+			t.Fatalf("change: %s", r.Body)
+		}
+		// The same session is no longer restricted, and the expiry moved on.
+		c.Expect(200, "GET", "/V5/users", nil)
+		var cur wnms.User
+		c.Expect(200, "GET", "/V5/users/current", nil).Decode(t, &cur)
+		if cur.PasswordChangeEnforced || cur.PasswdSettings.PasswordExpiryDateTime <= time.Now().UnixMilli() {
+			t.Errorf("after change: enforced %v, expiry %d", cur.PasswordChangeEnforced, cur.PasswdSettings.PasswordExpiryDateTime)
+		}
+		e.NewClient().Expect(401, "POST", "/login/c/600", map[string]string{"type": "usernamepasswordcredentials", "username": "bob", "password": "initial-pass"})
+		e.NewClient().Expect(200, "POST", "/login/c/600", map[string]string{"type": "usernamepasswordcredentials", "username": "bob", "password": "second-pass"})
+	})
+}
