@@ -176,6 +176,9 @@ func (v *Validator) resolve(obj map[string]any, ptr string) (map[string]any, str
 func (v *Validator) CheckResponse(method, path string, status int, header http.Header, body []byte) error {
 	key, ok := v.Match(path)
 	if !ok {
+		if status == http.StatusNotFound {
+			return v.checkError(status, body)
+		}
 		return fmt.Errorf("openapi: no path matches %s", path)
 	}
 	opPtr := "/paths/" + escape(key) + "/" + strings.ToLower(method)
