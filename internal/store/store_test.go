@@ -1,0 +1,133 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// A binary refuses a schema newer than it knows, and migrating twice is a
+// no-op.
+func TestMigrationsAndNewerSchema(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		ctx := context.Background()
+		cfg := apitest.StoreConfig(t, b)
+		st, err := store.Open(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if err := st.Migrate(ctx); err != nil {
+			t.Fatalf("second migrate: %v", err)
+		}
+		if err := st.Ping(ctx); err != nil {
+			t.Fatalf("ping: %v", err)
+		}
+		if err := st.PutSetting(ctx, "probe", "1"); err != nil {
+			t.Fatal(err)
+		}
+		// A newer binary has been here.
+		if err := st.ExecForTest(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, '9999_future.sql', 0)`); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Ping(ctx); err == nil {
+			t.Error("ping passes on a newer schema")
+		}
+		_, err = store.Open(ctx, cfg)
+		if !errors.Is(err, store.ErrSchemaTooNew) {
+			t.Fatalf("open on a newer schema: %v, want ErrSchemaTooNew", err)
+		}
+	})
+}
+
+// Many concurrent writers never fail with "database is locked".
+func TestConcurrentWrites(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		ctx := context.Background()
+		cfg := apitest.StoreConfig(t, b)
+		st1 := apitest.OpenStoreAt(t, cfg)
+		st2 := apitest.OpenStoreAt(t, cfg) // a second process-like handle on the same file
+		var wg sync.WaitGroup
+		errs := make(chan error, 400)
+		for w := 0; w < 16; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				st := st1
+				if w%2 == 1 {
+					st = st2
+				}
+				for i := 0; i < 20; i++ {
+					u := &wnms.User{LoginID: fmt.Sprintf("w%d-%d", w, i), Role: wnms.Viewer, UserType: wnms.UserTypeAPI,
+						CustomerID: 1, AllowedLocations: []wnms.LocationID{wnms.LocalID(0)}}
+					if err := st.CreateUser(ctx, u, ""); err != nil {
+						errs <- err
+						return
+					}
+					if _, err := st.LoginFailed(ctx, u.UserID, 5, 1); err != nil {
+						errs <- err
+						return
+					}
+					if _, err := st.Users(ctx, 1); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		n, err := st1.CountUsers(ctx)
+		if err != nil || n != 320 {
+			t.Fatalf("users %d, %v; want 320", n, err)
+		}
+	})
+}
+
+func TestLocationMoveRewritesSubtree(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		ctx := context.Background()
+		st := apitest.OpenStore(t, b)
+		mk := func(parent int64, typ, name string) *wnms.Location {
+			p := wnms.LocalID(parent)
+			l := &wnms.Location{Type: typ, Name: name, ParentID: &p, CustomerID: 1}
+			if err := st.CreateLocation(ctx, l); err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		a := mk(0, wnms.FolderLocation, "A")
+		a1 := mk(a.ID.ID, wnms.FolderLocation, "A1")
+		f := mk(a1.ID.ID, wnms.FloorLocation, "F")
+		bb := mk(0, wnms.FolderLocation, "B")
+		a1.ParentID = &bb.ID
+		if err := st.UpdateLocation(ctx, a1); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Location(ctx, f.ID.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("/0/%d/%d/%d/", bb.ID.ID, a1.ID.ID, f.ID.ID)
+		if got.Path != want {
+			t.Errorf("floor path %s, want %s", got.Path, want)
+		}
+		a.ParentID = &f.ID
+		if err := st.UpdateLocation(ctx, a); wnms.ErrorCode(err) != wnms.ValidationFailed {
+			t.Errorf("move under a floor: %v", err)
+		}
+		bb.ParentID = &a1.ID
+		if err := st.UpdateLocation(ctx, bb); wnms.ErrorCode(err) != wnms.ValidationFailed {
+			t.Errorf("move under own child: %v", err)
+		}
+	})
+}
