@@ -165,6 +165,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 func newHTTPServer(h http.Handler, tlsConf *tls.Config, log *slog.Logger) *http.Server {
+	if tlsConf != nil {
+		tlsConf = tlsConf.Clone() // each server sets up HTTP/2 in its own config
+	}
 	return &http.Server{
 		Handler:           h,
 		TLSConfig:         tlsConf,
