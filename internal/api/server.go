@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -99,6 +100,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", id)
 	r = r.WithContext(withRequestID(r.Context(), id))
+	if !cleanPath(r.URL.Path) {
+		// The mux would redirect; a client of this API wants an answer.
+		s.writeError(w, r, wnms.NotFound("no such path: %q", r.URL.Path))
+		return
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -110,6 +116,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	s.root.ServeHTTP(w, r)
+}
+
+// cleanPath reports whether p has no empty, "." or ".." segments (a
+// trailing slash aside).
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	return c == p || c+"/" == p
 }
 
 type requestIDKey struct{}
