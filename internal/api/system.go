@@ -130,4 +130,3 @@ func ListBackups(dataDir string) ([]BackupFile, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].CreationDate > out[j].CreationDate })
 	return out, nil
 }
-

@@ -107,4 +107,3 @@ func OpenStoreAt(t testing.TB, cfg store.Config) *store.Store {
 	t.Cleanup(func() { st.Close() })
 	return st
 }
-
