@@ -19,6 +19,37 @@ type userBody struct {
 	Password *string         `json:"password"`
 }
 
+// decodeUserBody reads the body of PUT and POST /users.
+func decodeUserBody(w http.ResponseWriter, r *http.Request) (userBody, error) {
+	var b userBody
+	if err := decodeJSON(w, r, &b, MaxJSONBody); err != nil {
+		return b, err
+	}
+	if len(b.User) == 0 || string(b.User) == "null" {
+		return b, wnms.Invalid("user", "required")
+	}
+	return b, nil
+}
+
+// passwordHash checks and hashes the password sent for a user of the given
+// type: LOCAL users may (required says must) have one, others none. An
+// absent or empty password is "".
+func (s *Server) passwordHash(userType string, pw *string, required bool) (string, error) {
+	if pw == nil || *pw == "" {
+		if required && userType == wnms.UserTypeLocal {
+			return "", wnms.Invalid("password", "required for a LOCAL user")
+		}
+		return "", nil
+	}
+	if userType != wnms.UserTypeLocal {
+		return "", wnms.Invalid("password", "a %s user has no password here", userType)
+	}
+	if err := auth.CheckPasswordRules(*pw); err != nil {
+		return "", wnms.Invalid("password", "%s", err.Error())
+	}
+	return auth.HashPassword(*pw, s.Auth.Argon)
+}
+
 // listUsers is GET /users: the users of the caller's customer whose
 // locations lie in the caller's scope, and the caller.
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
@@ -111,12 +142,9 @@ func (s *Server) createCustomField(w http.ResponseWriter, r *http.Request) error
 // createUser is PUT /users: {user, password}.
 func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
-	var b userBody
-	if err := decodeJSON(w, r, &b, MaxJSONBody); err != nil {
+	b, err := decodeUserBody(w, r)
+	if err != nil {
 		return err
-	}
-	if len(b.User) == 0 || string(b.User) == "null" {
-		return wnms.Invalid("user", "required")
 	}
 	u := &wnms.User{UserType: wnms.UserTypeLocal, FontPref: "ENGLISH_ONLY", LogoutInterval: -1,
 		AllowAccessMgmt: true, AllowSecurityMgmt: true}
@@ -134,22 +162,9 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkUser(r.Context(), c, u); err != nil {
 		return err
 	}
-	var hash string
-	switch {
-	case u.UserType == wnms.UserTypeLocal:
-		if b.Password == nil || *b.Password == "" {
-			return wnms.Invalid("password", "required for a LOCAL user")
-		}
-		if err := auth.CheckPasswordRules(*b.Password); err != nil {
-			return wnms.Invalid("password", "%s", err.Error())
-		}
-		h, err := auth.HashPassword(*b.Password, s.Auth.Argon)
-		if err != nil {
-			return err
-		}
-		hash = h
-	case b.Password != nil && *b.Password != "":
-		return wnms.Invalid("password", "a %s user has no password here", u.UserType)
+	hash, err := s.passwordHash(u.UserType, b.Password, true)
+	if err != nil {
+		return err
 	}
 	if err := s.Store.CreateUser(r.Context(), u, hash); err != nil {
 		return err
@@ -166,12 +181,9 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 // fields the body sends; the rest stay as they are.
 func (s *Server) modifyUser(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
-	var b userBody
-	if err := decodeJSON(w, r, &b, MaxJSONBody); err != nil {
+	b, err := decodeUserBody(w, r)
+	if err != nil {
 		return err
-	}
-	if len(b.User) == 0 || string(b.User) == "null" {
-		return wnms.Invalid("user", "required")
 	}
 	var ident struct {
 		UserID          *int64  `json:"userId"`
@@ -218,17 +230,9 @@ func (s *Server) modifyUser(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkUser(r.Context(), c, &u); err != nil {
 		return err
 	}
-	var hash string
-	if b.Password != nil && *b.Password != "" {
-		if u.UserType != wnms.UserTypeLocal {
-			return wnms.Invalid("password", "a %s user has no password here", u.UserType)
-		}
-		if err := auth.CheckPasswordRules(*b.Password); err != nil {
-			return wnms.Invalid("password", "%s", err.Error())
-		}
-		if hash, err = auth.HashPassword(*b.Password, s.Auth.Argon); err != nil {
-			return err
-		}
+	hash, err := s.passwordHash(u.UserType, b.Password, false)
+	if err != nil {
+		return err
 	}
 	if err := s.Store.UpdateUser(r.Context(), &u); err != nil {
 		return err
