@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"fmt"
 	"net/http"
 	"testing"
 
@@ -122,5 +121,3 @@ func runAuthz(t *testing.T, cases []authzCase) {
 		}
 	})
 }
-
-func loc(id int64) string { return fmt.Sprint(id) }

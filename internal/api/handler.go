@@ -5,7 +5,10 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
+
+	"github.com/wnms/wnms/internal/metrics"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -62,6 +65,8 @@ func (s *Server) handle(pattern string, who access, h handlerFunc) {
 // wrap authenticates and authorizes a call, runs it, maps its error and
 // records metrics.
 func (s *Server) wrap(route string, who access, h handlerFunc) http.Handler {
+	latency := s.Metrics.Latency.With(route)
+	var byStatus sync.Map // status -> *metrics.Counter
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
@@ -73,8 +78,12 @@ func (s *Server) wrap(route string, who access, h handlerFunc) http.Handler {
 		if status == 0 {
 			status = http.StatusOK
 		}
-		s.Metrics.Requests.Inc(route, statusText(status))
-		s.Metrics.Latency.Observe(time.Since(start).Seconds(), route)
+		n, ok := byStatus.Load(status)
+		if !ok {
+			n, _ = byStatus.LoadOrStore(status, s.Metrics.Requests.With(route, strconv.Itoa(status)))
+		}
+		n.(*metrics.Counter).Inc()
+		latency.Observe(time.Since(start).Seconds())
 		if s.Log.Enabled(r.Context(), -4) {
 			s.Log.Debug("request", "request_id", RequestID(r.Context()), "method", r.Method,
 				"route", route, "status", status, "duration_ms", float64(time.Since(start).Microseconds())/1000)
@@ -112,23 +121,6 @@ func (s *Server) caller(r *http.Request) (*wnms.Caller, error) {
 
 // SessionCookie is the cookie that carries the session.
 const SessionCookie = "JSESSIONID"
-
-// statusTexts holds the status codes as label strings, so the hot path
-// does not format them.
-var statusTexts = func() map[int]string {
-	m := make(map[int]string, 500)
-	for c := 100; c < 600; c++ {
-		m[c] = strconv.Itoa(c)
-	}
-	return m
-}()
-
-func statusText(c int) string {
-	if s, ok := statusTexts[c]; ok {
-		return s
-	}
-	return strconv.Itoa(c)
-}
 
 func randomHex(n int) string {
 	b := make([]byte, n)

@@ -241,12 +241,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		b = []byte(`{"status":500,"errors":[{"errorCode":"INTERNAL_ERROR","message":"encoding failed","moreInfo":""}]}`)
 		status = http.StatusInternalServerError
 	}
+	writeRawJSON(w, status, b)
+}
+
+// writeRawJSON writes encoded JSON as the body with the given status.
+func writeRawJSON(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(status)
 	w.Write(b)
 }
+
+var jsonContentType = []string{"application/json"}
 
 // noContent answers 204 with an empty body.
 func noContent(w http.ResponseWriter) error {
@@ -300,5 +307,5 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	s.Metrics.Registry.WriteTo(w)
+	s.Metrics.Registry.Write(w)
 }

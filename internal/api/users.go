@@ -99,7 +99,12 @@ func (s *Server) seesLocation(ctx context.Context, c *wnms.Caller, id int64) (bo
 
 // currentUser is GET /users/current.
 func (s *Server) currentUser(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, wnms.CallerFrom(r.Context()).User)
+	c := wnms.CallerFrom(r.Context())
+	if c.UserJSON != nil {
+		writeRawJSON(w, http.StatusOK, c.UserJSON)
+		return nil
+	}
+	writeJSON(w, http.StatusOK, c.User)
 	return nil
 }
 

@@ -26,6 +26,8 @@ type Service struct {
 	OnUserLocked func(u *wnms.User)
 	// OnLoginFailure is called for every failed login.
 	OnLoginFailure func()
+
+	cache sessionCache
 }
 
 // NewService returns a Service with the documented defaults.
@@ -166,6 +168,8 @@ func (a *Service) open(ctx context.Context, req LoginRequest, u *wnms.User, keyI
 
 // Authenticate resolves a session token to its caller. No token is
 // SESSION_REQUIRED; an unknown, ended or expired one is SESSION_EXPIRED.
+// Sessions are cached for as long as the store's auth revision stays the
+// same, so a logout anywhere ends the session here at once.
 func (a *Service) Authenticate(ctx context.Context, token string) (*wnms.Caller, error) {
 	if token == "" {
 		return nil, wnms.Errorf(wnms.SessionRequired, "log in first: no JSESSIONID cookie")
@@ -173,17 +177,36 @@ func (a *Service) Authenticate(ctx context.Context, token string) (*wnms.Caller,
 	if len(token) > 128 {
 		return nil, wnms.Errorf(wnms.SessionExpired, "session expired or ended")
 	}
-	s, u, err := a.Store.SessionUser(ctx, TokenHash(token))
-	if err != nil {
-		return nil, err
+	hash := TokenHash(token)
+	now := a.Now()
+	rev, cacheable := a.Store.AuthRevision()
+	var e *cachedSession
+	if cacheable {
+		e = a.cache.get(hash, rev)
 	}
-	if s.Expired(a.Now()) || u.CustomerLocked {
+	if e == nil || now.UnixMilli() >= e.stale {
+		s, u, err := a.Store.SessionUser(ctx, hash)
+		if err != nil {
+			return nil, err
+		}
+		if s.PasswordChange {
+			u.PasswordChangeEnforced = true
+		}
+		u.Derive(now)
+		if e, err = newCachedSession(s, u, now); err != nil {
+			return nil, err
+		}
+		if cacheable {
+			a.cache.put(hash, rev, e)
+		}
+	}
+	if e.session.Expired(now) || e.user.CustomerLocked {
+		a.cache.drop(hash)
 		return nil, wnms.Errorf(wnms.SessionExpired, "session expired or ended")
 	}
-	if s.PasswordChange {
-		u.PasswordChangeEnforced = true
-	}
-	return wnms.NewCaller(u, s, a.Store.LocationPaths), nil
+	c := wnms.NewCaller(e.user, e.session, a.Store.LocationPaths)
+	c.UserJSON = e.userJSON
+	return c, nil
 }
 
 // KeepAlive moves the session's expiry to now + its timeout.

@@ -33,8 +33,8 @@ func (r *Registry) add(f family) {
 	r.mu.Unlock()
 }
 
-// WriteTo writes every family in the Prometheus text exposition format.
-func (r *Registry) WriteTo(w io.Writer) {
+// Write writes every family in the Prometheus text exposition format.
+func (r *Registry) Write(w io.Writer) {
 	r.mu.Lock()
 	fs := append([]family(nil), r.families...)
 	r.mu.Unlock()
@@ -42,6 +42,8 @@ func (r *Registry) WriteTo(w io.Writer) {
 		f.write(w)
 	}
 }
+
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
 func labelString(names, values []string) string {
 	if len(names) == 0 {
@@ -55,8 +57,7 @@ func labelString(names, values []string) string {
 		}
 		b.WriteString(n)
 		b.WriteString(`="`)
-		v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(values[i])
-		b.WriteString(v)
+		b.WriteString(labelEscaper.Replace(values[i]))
 		b.WriteByte('"')
 	}
 	b.WriteByte('}')
@@ -67,7 +68,7 @@ func labelString(names, values []string) string {
 type CounterVec struct {
 	name, help string
 	labels     []string
-	series     sync.Map // label string -> *atomic.Uint64
+	series     sync.Map // label string -> *Counter
 }
 
 // Counter registers a counter family.
@@ -77,18 +78,28 @@ func (r *Registry) Counter(name, help string, labels ...string) *CounterVec {
 	return c
 }
 
-// Add adds n to the series with the given label values.
-func (c *CounterVec) Add(n uint64, values ...string) {
+// Counter is one series of a counter family.
+type Counter struct{ v atomic.Uint64 }
+
+// Add adds n.
+func (c *Counter) Add(n uint64) { c.v.Add(n) }
+
+// Inc adds one.
+func (c *Counter) Inc() { c.v.Add(1) }
+
+// With returns the series with the given label values; hot paths keep it
+// rather than look it up on every event.
+func (c *CounterVec) With(values ...string) *Counter {
 	key := labelString(c.labels, values)
 	v, ok := c.series.Load(key)
 	if !ok {
-		v, _ = c.series.LoadOrStore(key, new(atomic.Uint64))
+		v, _ = c.series.LoadOrStore(key, new(Counter))
 	}
-	v.(*atomic.Uint64).Add(n)
+	return v.(*Counter)
 }
 
-// Inc adds one.
-func (c *CounterVec) Inc(values ...string) { c.Add(1, values...) }
+// Inc adds one to the series with the given label values.
+func (c *CounterVec) Inc(values ...string) { c.With(values...).Inc() }
 
 func sortedKeys(m *sync.Map) []string {
 	var keys []string
@@ -105,7 +116,7 @@ func (c *CounterVec) write(w io.Writer) {
 	}
 	for _, k := range keys {
 		v, _ := c.series.Load(k)
-		fmt.Fprintf(w, "%s%s %d\n", c.name, k, v.(*atomic.Uint64).Load())
+		fmt.Fprintf(w, "%s%s %d\n", c.name, k, v.(*Counter).v.Load())
 	}
 }
 
@@ -131,15 +142,29 @@ func (r *Registry) Histogram(name, help string, buckets []float64, labels ...str
 	return h
 }
 
-// Observe records v in the series with the given label values.
-func (h *HistogramVec) Observe(v float64, values ...string) {
+// Histogram is one series of a histogram family.
+type Histogram struct {
+	buckets []float64
+	h       *histogram
+}
+
+// With returns the series with the given label values.
+func (h *HistogramVec) With(values ...string) *Histogram {
 	key := labelString(h.labels, values)
 	s, ok := h.series.Load(key)
 	if !ok {
 		s, _ = h.series.LoadOrStore(key, &histogram{counts: make([]uint64, len(h.buckets))})
 	}
-	hs := s.(*histogram)
-	i := sort.SearchFloat64s(h.buckets, v)
+	return &Histogram{buckets: h.buckets, h: s.(*histogram)}
+}
+
+// Observe records v in the series with the given label values.
+func (h *HistogramVec) Observe(v float64, values ...string) { h.With(values...).Observe(v) }
+
+// Observe records v.
+func (x *Histogram) Observe(v float64) {
+	hs := x.h
+	i := sort.SearchFloat64s(x.buckets, v)
 	hs.mu.Lock()
 	if i < len(hs.counts) {
 		hs.counts[i]++

@@ -50,12 +50,14 @@ func (s *Store) ExtendSession(ctx context.Context, tokenHash string, expiresAt i
 		return false, err
 	}
 	n, _ := res.RowsAffected()
+	s.authChanged()
 	return n > 0, nil
 }
 
 // DeleteSession ends a session.
 func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
 	_, err := s.w.ExecContext(ctx, `DELETE FROM sessions WHERE token_hash = $1`, tokenHash)
+	s.authChanged()
 	return err
 }
 
@@ -152,6 +154,7 @@ func (s *Store) DeleteAPIKey(ctx context.Context, customerID int64, keyID string
 	if n, _ := res.RowsAffected(); n == 0 {
 		return wnms.NotFound("no key %q", keyID)
 	}
+	s.authChanged()
 	return nil
 }
 

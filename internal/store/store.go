@@ -45,6 +45,8 @@ type Store struct {
 	r, w *sql.DB
 	// Path is the SQLite file, empty on PostgreSQL.
 	Path string
+	// rev is the shared session revision counter (SQLite only).
+	rev *authRev
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 }
@@ -115,6 +117,10 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		r.SetConnMaxIdleTime(0)
 		r.SetConnMaxLifetime(0)
 		s.dialect, s.r, s.w = SQLite, r, w
+		if s.rev, err = openAuthRev(dir); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	if err := s.w.PingContext(ctx); err != nil {
 		s.Close()
@@ -129,12 +135,38 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 // Close releases the connections.
 func (s *Store) Close() error {
 	err := s.w.Close()
+	if s.rev != nil {
+		if e := s.rev.close(); err == nil {
+			err = e
+		}
+	}
 	if s.r != s.w {
 		if e := s.r.Close(); err == nil {
 			err = e
 		}
 	}
 	return err
+}
+
+// AuthRevision returns a number that changes whenever a committed change
+// may have ended or altered a session or its user, in this process or any
+// other on the same store. ok is false when the store cannot offer one
+// (PostgreSQL, whose replicas run on other machines): sessions must then be
+// read from the store on every request.
+func (s *Store) AuthRevision() (rev uint64, ok bool) {
+	if s.rev == nil {
+		return 0, false
+	}
+	return s.rev.load(), true
+}
+
+// authChanged records a committed change to sessions, users, keys or
+// customers. It must run after the commit, so that a reader that sees the
+// new revision also sees the change.
+func (s *Store) authChanged() {
+	if s.rev != nil {
+		s.rev.bump()
+	}
 }
 
 // Ping checks that the database answers and that its schema is the one

@@ -180,12 +180,14 @@ func (s *Store) UpdateUser(ctx context.Context, u *wnms.User) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return wnms.NotFound("no user %d", u.UserID)
 	}
+	s.authChanged()
 	return nil
 }
 
 // SetPassword stores a new password hash, clears passwordChangeEnforced and
 // moves the expiry date by the user's interval when expiry is on.
 func (s *Store) SetPassword(ctx context.Context, userID int64, hash string) error {
+	defer s.authChanged()
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+userFrom+` WHERE u.id = $1`, userID))
 		if errors.Is(err, sql.ErrNoRows) {
@@ -220,6 +222,7 @@ func (s *Store) DeleteUser(ctx context.Context, customerID, userID int64) error 
 	if n, _ := res.RowsAffected(); n == 0 {
 		return wnms.NotFound("no user %d", userID)
 	}
+	s.authChanged()
 	return nil
 }
 
@@ -241,6 +244,9 @@ func (s *Store) LoginFailed(ctx context.Context, userID int64, max int, lockUnti
 		}
 		return nil
 	})
+	if locked {
+		s.authChanged()
+	}
 	return locked, err
 }
 
@@ -289,6 +295,7 @@ func (s *Store) EnsureCustomer(ctx context.Context, id int64, name string) error
 // SetCustomerLocked locks or unlocks a customer account.
 func (s *Store) SetCustomerLocked(ctx context.Context, id int64, locked bool) error {
 	_, err := s.w.ExecContext(ctx, `UPDATE customers SET locked = $1 WHERE id = $2`, locked, id)
+	s.authChanged()
 	return err
 }
 

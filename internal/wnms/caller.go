@@ -7,8 +7,11 @@ import (
 
 // Caller is the authenticated user of a request with its session.
 type Caller struct {
+	// User and Session may be shared with other requests: read only.
 	User    *User
 	Session *Session
+	// UserJSON is User as JSON, when the session cache has it ready.
+	UserJSON []byte
 
 	paths     func(ctx context.Context, ids []int64) (map[int64]string, error)
 	scopeOnce sync.Once

@@ -37,6 +37,10 @@ type SessionStore interface {
 	APIKeys(ctx context.Context, customerID int64) ([]APIKey, error)
 	DeleteAPIKey(ctx context.Context, customerID int64, keyID string) error
 	TouchAPIKey(ctx context.Context, keyID string) error
+	// AuthRevision changes whenever a committed change may have ended or
+	// altered a session or its user; ok false means sessions must be read
+	// from the store on every request.
+	AuthRevision() (rev uint64, ok bool)
 }
 
 // LocationStore keeps the location tree. Unknown locations are

@@ -3,6 +3,7 @@ package wnms
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -177,7 +178,7 @@ func (u *User) Derive(now time.Time) {
 		u.TemporaryLockDateTime = 0
 	}
 	if u.TimeZone != "" {
-		if loc, err := time.LoadLocation(u.TimeZone); err == nil {
+		if loc, err := LoadLocation(u.TimeZone); err == nil {
 			_, off := now.In(loc).Zone()
 			u.TimeZoneOffsetInMins = off / 60
 		}
@@ -198,6 +199,22 @@ func (u *User) Locked(now time.Time) bool {
 func (u *User) PasswordExpired(now time.Time) bool {
 	return u.UserType == UserTypeLocal && u.PasswdSettings.PasswordExpires &&
 		u.PasswdSettings.PasswordExpiryDateTime > 0 && now.UnixMilli() >= u.PasswdSettings.PasswordExpiryDateTime
+}
+
+var zones sync.Map // name -> *time.Location
+
+// LoadLocation is time.LoadLocation with the loaded zones kept: loading
+// parses the embedded zone data each time, which costs microseconds a call.
+func LoadLocation(name string) (*time.Location, error) {
+	if l, ok := zones.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	zones.Store(name, l)
+	return l, nil
 }
 
 // Features available to every role (decisions.md §6).
