@@ -26,7 +26,15 @@ func (s *Server) routes() {
 	s.handle("GET /system/info", suAd, s.systemInfo)
 
 	// Client connection test profiles.
-	// @routes:templates
+	// GET .../{startIndex}/{pageSize} and PUT /templates/copy/... have the
+	// same shape but different methods, so the mux keeps them apart.
+	s.handle("GET /templates/CL_CONN_TEST_PROFILE", anyRole, s.listProfiles)
+	s.handle("GET /templates/CL_CONN_TEST_PROFILE/{startIndex}/{pageSize}", anyRole, s.pageProfiles)
+	s.handle("GET /templates/{templateId}/CL_CONN_TEST_PROFILE", anyRole, s.getProfile)
+	s.handle("PUT /templates", suAdOp, s.createProfile)
+	s.handle("PUT /templates/copy/{templateId}/CL_CONN_TEST_PROFILE", suAdOp, s.copyProfile)
+	s.handle("POST /templates", suAdOp, s.editProfile)
+	s.handle("DELETE /templates/{templateId}/CL_CONN_TEST_PROFILE", suAdOp, s.deleteProfile)
 
 	// Global policies: SNMP and hotspot SSIDs.
 	// @routes:policies

@@ -59,6 +59,7 @@ type Store interface {
 	UserStore
 	SessionStore
 	LocationStore
+	TemplateStore
 	// @stores
 	Ping(ctx context.Context) error
 	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
