@@ -37,7 +37,10 @@ func (s *Server) routes() {
 	s.handle("DELETE /templates/{templateId}/CL_CONN_TEST_PROFILE", suAdOp, s.deleteProfile)
 
 	// Global policies: SNMP and hotspot SSIDs.
-	// @routes:policies
+	s.handle("GET /configuration/global/snmp", anyRole, s.getSNMPPolicy)
+	s.handle("PUT /configuration/global/snmp", suAd, s.putSNMPPolicy)
+	s.handle("GET /configuration/global/hotspotssid", anyRole, s.getHotspotSSIDPolicy)
+	s.handle("PUT /configuration/global/hotspotssid", anyRole, s.putHotspotSSIDPolicy)
 
 	// Floor layouts and files.
 	// @routes:layouts

@@ -54,11 +54,34 @@ type LocationStore interface {
 	DeleteLocation(ctx context.Context, id int64) error
 }
 
+// PolicyStore keeps the global policies (decisions.md §11), one of each
+// type per customer. A customer that never stored one has the built-in
+// default. Policies are kept and returned with their secrets in clear:
+// callers that answer a client must mask them (SNMPPolicy.Masked).
+type PolicyStore interface {
+	// SNMPPolicy returns the SNMP policy in force for the customer, secrets
+	// unmasked: the stored one, or DefaultSNMPPolicy(). This is what the SNMP
+	// runtime (traps and agent, decisions.md §17) reads; it never reaches a
+	// client unmasked.
+	SNMPPolicy(ctx context.Context, customerID int64) (*SNMPPolicy, error)
+	// UpdateSNMPPolicy replaces the customer's SNMP policy by what update
+	// makes of the policy in force, in one transaction, so that masked
+	// secrets resolve against exactly the policy they replace. An error from
+	// update is returned as is and nothing changes.
+	UpdateSNMPPolicy(ctx context.Context, customerID int64, update func(current *SNMPPolicy) (*SNMPPolicy, error)) (*SNMPPolicy, error)
+	// HotspotSSIDPolicy returns the hotspot SSID policy in force for the
+	// customer: the stored one, or DefaultHotspotSSIDPolicy().
+	HotspotSSIDPolicy(ctx context.Context, customerID int64) (*HotspotSSIDPolicy, error)
+	// PutHotspotSSIDPolicy replaces the customer's hotspot SSID policy.
+	PutHotspotSSIDPolicy(ctx context.Context, customerID int64, p *HotspotSSIDPolicy) error
+}
+
 // Store is everything the server keeps.
 type Store interface {
 	UserStore
 	SessionStore
 	LocationStore
+	PolicyStore
 	TemplateStore
 	// @stores
 	Ping(ctx context.Context) error

@@ -1,0 +1,123 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// The global policies (interface.md §"SNMP configuration", §"Hotspot
+// SSIDs"; decisions.md §11): one SNMP policy and one hotspot SSID policy
+// per customer, created at the root location. They take no location, so
+// any caller of the customer reads them (and may write them, as its role
+// allows). Secrets leave only masked.
+
+// policyNode reads the nodeid parameter: 0 or absent addresses this
+// server. This server has no cluster children, so any other node is
+// INVALID_PARAMETER (decisions.md §15: an unknown child).
+func policyNode(r *http.Request) error {
+	n, err := queryInt(r, "nodeid", 0)
+	if err != nil {
+		return err
+	}
+	if n != 0 {
+		return wnms.ParamError("nodeid", "no child server %d: this server has no cluster children", n)
+	}
+	return nil
+}
+
+// policyBody reads a policy PUT body as raw JSON (415 for a non-JSON
+// content type, 413 above MaxJSONBody); the policy's parser does the rest.
+func policyBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	var raw json.RawMessage
+	if err := decodeJSON(w, r, &raw, MaxJSONBody); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// getSNMPPolicy is GET /configuration/global/snmp?isdefault=&nodeid=: the
+// caller's customer's SNMP policy (isdefault=true: the built-in default),
+// secrets masked.
+func (s *Server) getSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
+	isDefault, err := queryBool(r, "isdefault", false)
+	if err != nil {
+		return err
+	}
+	if err := policyNode(r); err != nil {
+		return err
+	}
+	p := wnms.DefaultSNMPPolicy()
+	if !isDefault {
+		if p, err = s.Store.SNMPPolicy(r.Context(), wnms.CallerFrom(r.Context()).CustomerID()); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, p.Masked())
+	return nil
+}
+
+// putSNMPPolicy is PUT /configuration/global/snmp?nodeid=: replaces the
+// SNMP policy; masked secrets keep their stored values. Answers the stored
+// policy, masked. Any bad field changes nothing.
+func (s *Server) putSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
+	if err := policyNode(r); err != nil {
+		return err
+	}
+	body, err := policyBody(w, r)
+	if err != nil {
+		return err
+	}
+	p, err := s.Store.UpdateSNMPPolicy(r.Context(), wnms.CallerFrom(r.Context()).CustomerID(),
+		func(current *wnms.SNMPPolicy) (*wnms.SNMPPolicy, error) {
+			return wnms.ParseSNMPPolicy(body, current)
+		})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, p.Masked())
+	return nil
+}
+
+// getHotspotSSIDPolicy is GET /configuration/global/hotspotssid?isdefault=:
+// the caller's customer's hotspot SSIDs (isdefault=true: the built-in
+// default, no SSIDs).
+func (s *Server) getHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) error {
+	isDefault, err := queryBool(r, "isdefault", false)
+	if err != nil {
+		return err
+	}
+	if err := policyNode(r); err != nil {
+		return err
+	}
+	p := wnms.DefaultHotspotSSIDPolicy()
+	if !isDefault {
+		if p, err = s.Store.HotspotSSIDPolicy(r.Context(), wnms.CallerFrom(r.Context()).CustomerID()); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, p)
+	return nil
+}
+
+// putHotspotSSIDPolicy is PUT /configuration/global/hotspotssid: replaces
+// the hotspot SSID list and answers the stored policy.
+func (s *Server) putHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) error {
+	if err := policyNode(r); err != nil {
+		return err
+	}
+	body, err := policyBody(w, r)
+	if err != nil {
+		return err
+	}
+	p, err := wnms.ParseHotspotSSIDPolicy(body)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.PutHotspotSSIDPolicy(r.Context(), wnms.CallerFrom(r.Context()).CustomerID(), p); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, p)
+	return nil
+}

@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// Global policies (decisions.md §11) live in global_policies, one row per
+// customer and policy type, as JSON with their secrets in clear. A missing
+// row means the built-in default.
+
+// SNMPPolicy returns the SNMP policy in force for the customer with its
+// secrets unmasked: the stored one, or the built-in default. The SNMP
+// runtime (traps and agent) reads its settings here; answers to clients
+// must go through Masked.
+func (s *Store) SNMPPolicy(ctx context.Context, customerID int64) (*wnms.SNMPPolicy, error) {
+	p := wnms.DefaultSNMPPolicy()
+	if _, err := s.readPolicy(ctx, s.r, customerID, wnms.SNMPPolicyType, false, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// UpdateSNMPPolicy replaces the customer's SNMP policy by update(current),
+// where current is the policy in force, read and replaced in one
+// transaction (the row is locked on PostgreSQL; SQLite writers are
+// serialized), so concurrent updates never resolve masked secrets against
+// a policy that is no longer there. An error from update is returned as is
+// and nothing changes. It returns the stored policy.
+func (s *Store) UpdateSNMPPolicy(ctx context.Context, customerID int64,
+	update func(current *wnms.SNMPPolicy) (*wnms.SNMPPolicy, error)) (*wnms.SNMPPolicy, error) {
+	var out *wnms.SNMPPolicy
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		cur := wnms.DefaultSNMPPolicy()
+		// The default row goes in first so that the row exists to be locked.
+		if err := s.insertPolicy(ctx, tx, customerID, wnms.SNMPPolicyType, cur); err != nil {
+			return err
+		}
+		if _, err := s.readPolicy(ctx, tx, customerID, wnms.SNMPPolicyType, true, cur); err != nil {
+			return err
+		}
+		next, err := update(cur)
+		if err != nil {
+			return err
+		}
+		if err := s.writePolicy(ctx, tx, customerID, wnms.SNMPPolicyType, next); err != nil {
+			return err
+		}
+		out = next
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// HotspotSSIDPolicy returns the hotspot SSID policy in force for the
+// customer: the stored one, or the built-in default.
+func (s *Store) HotspotSSIDPolicy(ctx context.Context, customerID int64) (*wnms.HotspotSSIDPolicy, error) {
+	p := wnms.DefaultHotspotSSIDPolicy()
+	if _, err := s.readPolicy(ctx, s.r, customerID, wnms.HotspotSSIDPolicyType, false, p); err != nil {
+		return nil, err
+	}
+	if p.SSIDs == nil {
+		p.SSIDs = []string{}
+	}
+	return p, nil
+}
+
+// PutHotspotSSIDPolicy replaces the customer's hotspot SSID policy.
+func (s *Store) PutHotspotSSIDPolicy(ctx context.Context, customerID int64, p *wnms.HotspotSSIDPolicy) error {
+	return s.writePolicy(ctx, s.w, customerID, wnms.HotspotSSIDPolicyType, p)
+}
+
+type policyWriter interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+type policyReader interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// readPolicy decodes the stored policy of the type into v, reporting
+// whether one is stored (v is untouched when not). forUpdate locks the row
+// on PostgreSQL.
+func (s *Store) readPolicy(ctx context.Context, q policyReader, customerID int64, typ string, forUpdate bool, v any) (bool, error) {
+	query := `SELECT body FROM global_policies WHERE customer_id = $1 AND policy_type = $2`
+	if forUpdate && s.dialect == Postgres {
+		query += ` FOR UPDATE`
+	}
+	var body string
+	err := q.QueryRowContext(ctx, query, customerID, typ).Scan(&body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		return false, fmt.Errorf("stored %s of customer %d: %w", typ, customerID, err)
+	}
+	return true, nil
+}
+
+// insertPolicy stores v unless a policy of the type is stored already.
+func (s *Store) insertPolicy(ctx context.Context, x policyWriter, customerID int64, typ string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = x.ExecContext(ctx, `INSERT INTO global_policies (customer_id, policy_type, body, updated_at)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (customer_id, policy_type) DO NOTHING`, customerID, typ, string(b), s.nowMS())
+	return err
+}
+
+// writePolicy stores v as the policy of the type, replacing any.
+func (s *Store) writePolicy(ctx context.Context, x policyWriter, customerID int64, typ string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = x.ExecContext(ctx, `INSERT INTO global_policies (customer_id, policy_type, body, updated_at)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (customer_id, policy_type)
+		DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`, customerID, typ, string(b), s.nowMS())
+	return err
+}
