@@ -43,7 +43,13 @@ func (s *Server) routes() {
 	s.handle("PUT /configuration/global/hotspotssid", anyRole, s.putHotspotSSIDPolicy)
 
 	// Floor layouts and files.
-	// @routes:layouts
+	s.handle("GET /layouts", anyRole, s.getLayout)
+	s.handle("POST /layouts", anyRole, s.setLayout)
+	s.handle("DELETE /layouts", suAdOp, s.deleteLayout)
+	s.handle("GET /layouts/image", anyRole, s.layoutImageLink)
+	s.handle("POST /layouts/image", suAdOp, s.uploadLayoutImage)
+	s.handle("POST /layouts/spm", suAdOp, s.uploadLayoutSPM)
+	s.handle("GET /sfiles", anyRole, s.sfile)
 
 	// Extensions (decisions.md §2, §5, §6).
 	s.handle("POST /login/{clientidentifier}/{timeout}", public, s.login)

@@ -83,6 +83,8 @@ type Store interface {
 	LocationStore
 	PolicyStore
 	TemplateStore
+	LayoutStore
+	FileStore
 	// @stores
 	Ping(ctx context.Context) error
 	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
