@@ -110,6 +110,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ServerURL: c.serverURL, Hostname: hostname, TLS: tlsConf != nil, StartedAt: time.Now()}
 	apiSrv := api.New(st, a, log, info, m)
 	anSrv := analytics.New(st, a, log)
+	anSrv.ServerID = int64(c.serverID)
 
 	apiLn, err := net.Listen("tcp", c.listen)
 	if err != nil {

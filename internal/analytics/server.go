@@ -4,34 +4,50 @@
 package analytics
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// Server is the analytics listener's handler.
+// Server is the analytics listener's handler. Set its fields before it
+// serves.
 type Server struct {
 	Store wnms.Store
-	Auth  *auth.Service
-	Log   *slog.Logger
+	// Auth resolves sessions; its Now is the clock of every call here
+	// ("today" of the zone configuration's date labels).
+	Auth *auth.Service
+	Log  *slog.Logger
+	// ServerID is this server's serverID (system info), the only server_id
+	// the zone configuration calls accept. New sets 1, a standalone server.
+	ServerID int64
+	// Layouts supplies floor layout dimensions to the zone configuration;
+	// New reads them from the store's floor layouts.
+	Layouts LayoutDims
+	// Footfall supplies the daily client counts of the zone
+	// configuration's footfall range; nil until telemetry is stored.
+	Footfall FootfallSource
 
 	root  *http.ServeMux
 	calls *http.ServeMux
+	reqID atomic.Uint64
+	boot  string
 }
 
-// New builds the analytics server.
+// New builds the analytics server with ServerID 1, reading floor
+// dimensions from the store.
 func New(st wnms.Store, a *auth.Service, log *slog.Logger) *Server {
-	s := &Server{Store: st, Auth: a, Log: log, root: http.NewServeMux(), calls: http.NewServeMux()}
+	s := &Server{Store: st, Auth: a, Log: log, ServerID: 1, Layouts: storeLayouts{st}, root: http.NewServeMux(),
+		calls: http.NewServeMux(), boot: auth.RandomToken(4)}
 	s.routes()
-	s.calls.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, wnms.NotFound("no such path: %s", r.URL.Path))
-	})
+	s.calls.HandleFunc("/", s.unmatched)
 	s.root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -42,22 +58,43 @@ func New(st wnms.Store, a *auth.Service, log *slog.Logger) *Server {
 	return s
 }
 
-// routes lists the analytics calls, below /api/v1.N.
+// routes lists the analytics calls, below /api/v1.N, in the order of
+// interface.md.
 func (s *Server) routes() {
-	s.handle("GET /session", s.session)
+	// Zone configuration (decisions.md §16; roles §4).
+	s.handle("GET /analytics/graphs/locationtracking/zones/ap/config", anyRole, s.getZoneConfig)
+	s.handle("PUT /analytics/graphs/locationtracking/zones/ap/config", suAd, s.putZoneConfig)
+
+	// Extensions.
+	s.handle("GET /session", anyRole, s.session)
 }
 
+// ServeHTTP gives every request an id (X-Request-Id), recovers panics and
+// serves the call.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || len(id) > 64 {
+		id = s.boot + "-" + strconv.FormatUint(s.reqID.Add(1), 10)
+	}
+	w.Header().Set("X-Request-Id", id)
+	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			s.Log.Error("panic in analytics handler", "path", r.URL.Path, "panic", p)
+			s.Log.Error("panic in analytics handler", "request_id", id, "path", r.URL.Path, "panic", p)
 			s.writeError(w, r, errors.New("panic"))
 		}
 	}()
 	s.root.ServeHTTP(w, r)
+}
+
+type requestIDKey struct{}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
 }
 
 // isVersion reports whether seg is v1.N.
@@ -85,10 +122,42 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	s.calls.ServeHTTP(w, r2)
 }
 
+// handlerFunc is a call's handler: it writes a success response or returns
+// an error for writeError.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// handle registers a call that needs a session of any role.
-func (s *Server) handle(pattern string, h handlerFunc) {
+// access is the set of roles that may make a call (POWERUSER counts as
+// OPERATOR).
+type access uint8
+
+const (
+	roleVW access = 1 << iota
+	roleOP
+	roleAD
+	roleSU
+
+	anyRole = roleVW | roleOP | roleAD | roleSU
+	suAd    = roleAD | roleSU
+)
+
+func roleBit(r wnms.Role) access {
+	switch r.Access() {
+	case wnms.Viewer:
+		return roleVW
+	case wnms.Operator:
+		return roleOP
+	case wnms.Administrator:
+		return roleAD
+	case wnms.SuperUser:
+		return roleSU
+	}
+	return 0
+}
+
+// handle registers a call that needs a session of one of the roles in who.
+// No or an expired session is 401; another role, or a session opened only
+// to change an expired password, is 403 ACCESS_DENIED.
+func (s *Server) handle(pattern string, who access, h handlerFunc) {
 	s.calls.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		var token string
 		if ck, err := r.Cookie("JSESSIONID"); err == nil {
@@ -98,6 +167,9 @@ func (s *Server) handle(pattern string, h handlerFunc) {
 		if err == nil && c.Session.PasswordChange {
 			err = wnms.Errorf(wnms.AccessDenied, "the password has expired; change it first")
 		}
+		if err == nil && who&roleBit(c.Role()) == 0 {
+			err = wnms.Errorf(wnms.AccessDenied, "role %s may not make this call", c.Role())
+		}
 		if err == nil {
 			err = h(w, r.WithContext(wnms.WithCaller(r.Context(), c)))
 		}
@@ -105,6 +177,24 @@ func (s *Server) handle(pattern string, h handlerFunc) {
 			s.writeError(w, r, err)
 		}
 	})
+}
+
+// unmatched answers a path no call matches: 405 with Allow when another
+// method would match, else 404.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, p := s.calls.Handler(probe); p != "/" && p != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) == 0 {
+		s.writeError(w, r, wnms.NotFound("no such path: %s", r.URL.Path))
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	s.writeError(w, r, wnms.Errorf(wnms.MethodNotAllowed, "%s is not allowed here; use %s", r.Method, strings.Join(allow, ", ")))
 }
 
 // session answers who the session belongs to: a cheap check that a main
@@ -128,20 +218,31 @@ type errorDetail struct {
 	Message   string `json:"message"`
 }
 
+// writeError writes the analytics error envelope for err with its status.
+// Internal errors are logged with the request id and never shown.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *wnms.Error
-	if !errors.As(err, &e) {
-		s.Log.Error("analytics request failed", "path", r.URL.Path, "error", err.Error())
-		e = wnms.Errorf(wnms.InternalError, "internal error; see the server log")
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &e):
+	case errors.As(err, &mbe):
+		e = wnms.Errorf(wnms.PayloadTooLarge, "body larger than %d bytes", mbe.Limit)
+	case errors.Is(err, context.Canceled):
+		e = wnms.Errorf(wnms.InternalError, "request canceled")
+	default:
+		id := requestID(r.Context())
+		s.Log.Error("analytics request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
+		e = wnms.Errorf(wnms.InternalError, "internal error; see the server log (request %s)", id)
 	}
 	writeJSON(w, e.Status(), errorEnvelope{Success: false, Message: e.Message,
 		Data: []errorDetail{{ErrorCode: e.Code, Message: e.Message}}})
 }
 
+// writeJSON writes v as the JSON body with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"success":false,"message":"encoding failed","data":[]}`)
+		status, b = http.StatusInternalServerError, []byte(`{"success":false,"message":"encoding failed","data":[{"errorCode":"INTERNAL_ERROR","message":"encoding failed"}]}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))

@@ -81,6 +81,7 @@ type Store interface {
 	UserStore
 	SessionStore
 	LocationStore
+	ZoneStore
 	PolicyStore
 	TemplateStore
 	LayoutStore
