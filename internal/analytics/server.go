@@ -5,7 +5,6 @@ package analytics
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/httpapi"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -49,7 +49,7 @@ func New(st wnms.Store, a *auth.Service, log *slog.Logger) *Server {
 	s.routes()
 	s.calls.HandleFunc("/", s.unmatched)
 	s.root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	s.root.HandleFunc("/api/", s.dispatch)
 	s.root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -114,62 +114,25 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, wnms.NotFound("no such path: %s (expected /api/v1.N/...)", r.URL.Path))
 		return
 	}
-	r2 := new(http.Request)
-	*r2 = *r
-	u := *r.URL
-	u.Path, u.RawPath = "/"+after, ""
-	r2.URL = &u
-	s.calls.ServeHTTP(w, r2)
+	s.calls.ServeHTTP(w, httpapi.WithPath(r, "/"+after))
 }
 
 // handlerFunc is a call's handler: it writes a success response or returns
 // an error for writeError.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// access is the set of roles that may make a call (POWERUSER counts as
-// OPERATOR).
-type access uint8
-
-const (
-	roleVW access = 1 << iota
-	roleOP
-	roleAD
-	roleSU
-
-	anyRole = roleVW | roleOP | roleAD | roleSU
-	suAd    = roleAD | roleSU
+// The access rules of the analytics calls.
+var (
+	anyRole = httpapi.AnyRole
+	suAd    = httpapi.SuAd
 )
-
-func roleBit(r wnms.Role) access {
-	switch r.Access() {
-	case wnms.Viewer:
-		return roleVW
-	case wnms.Operator:
-		return roleOP
-	case wnms.Administrator:
-		return roleAD
-	case wnms.SuperUser:
-		return roleSU
-	}
-	return 0
-}
 
 // handle registers a call that needs a session of one of the roles in who.
 // No or an expired session is 401; another role, or a session opened only
 // to change an expired password, is 403 ACCESS_DENIED.
-func (s *Server) handle(pattern string, who access, h handlerFunc) {
+func (s *Server) handle(pattern string, who httpapi.Access, h handlerFunc) {
 	s.calls.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		var token string
-		if ck, err := r.Cookie("JSESSIONID"); err == nil {
-			token = ck.Value
-		}
-		c, err := s.Auth.Authenticate(r.Context(), token)
-		if err == nil && c.Session.PasswordChange {
-			err = wnms.Errorf(wnms.AccessDenied, "the password has expired; change it first")
-		}
-		if err == nil && who&roleBit(c.Role()) == 0 {
-			err = wnms.Errorf(wnms.AccessDenied, "role %s may not make this call", c.Role())
-		}
+		c, err := httpapi.Authorize(s.Auth, r, who)
 		if err == nil {
 			err = h(w, r.WithContext(wnms.WithCaller(r.Context(), c)))
 		}
@@ -182,26 +145,14 @@ func (s *Server) handle(pattern string, who access, h handlerFunc) {
 // unmatched answers a path no call matches: 405 with Allow when another
 // method would match, else 404.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
-	var allow []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
-		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
-		if _, p := s.calls.Handler(probe); p != "/" && p != "" {
-			allow = append(allow, m)
-		}
-	}
-	if len(allow) == 0 {
-		s.writeError(w, r, wnms.NotFound("no such path: %s", r.URL.Path))
-		return
-	}
-	w.Header().Set("Allow", strings.Join(allow, ", "))
-	s.writeError(w, r, wnms.Errorf(wnms.MethodNotAllowed, "%s is not allowed here; use %s", r.Method, strings.Join(allow, ", ")))
+	s.writeError(w, r, httpapi.Unmatched(s.calls, w, r))
 }
 
 // session answers who the session belongs to: a cheap check that a main
 // listener session works here.
 func (s *Server) session(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "",
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "message": "",
 		"data": map[string]any{"loginId": c.User.LoginID, "role": c.User.Role}})
 	return nil
 }
@@ -234,18 +185,6 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.Log.Error("analytics request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		e = wnms.Errorf(wnms.InternalError, "internal error; see the server log (request %s)", id)
 	}
-	writeJSON(w, e.Status(), errorEnvelope{Success: false, Message: e.Message,
+	httpapi.WriteJSON(w, e.Status(), errorEnvelope{Success: false, Message: e.Message,
 		Data: []errorDetail{{ErrorCode: e.Code, Message: e.Message}}})
-}
-
-// writeJSON writes v as the JSON body with the given status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"success":false,"message":"encoding failed","data":[{"errorCode":"INTERNAL_ERROR","message":"encoding failed"}]}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	w.Write(b)
 }

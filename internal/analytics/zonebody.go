@@ -3,7 +3,6 @@ package analytics
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -204,7 +203,7 @@ func decodeObject(raw []byte, v any, field string) error {
 func decodeValue(raw []byte, v any, field string) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(v); err != nil {
-		return bodyError(err, field)
+		return wnms.JSONError(err, field)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return wnms.Errorf(wnms.InvalidRequestBody, "the body holds more than one JSON value")
@@ -236,49 +235,4 @@ func flexInt(field string, raw json.RawMessage) (int64, error) {
 		return 0, err
 	}
 	return n, nil
-}
-
-// bodyError turns a JSON decoding error into INVALID_REQUEST_BODY naming
-// the field, prefixed by prefix.
-func bodyError(err error, prefix string) error {
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &te):
-		field := te.Field
-		switch {
-		case field == "":
-			field = prefix
-		case prefix != "":
-			field = prefix + "." + field
-		}
-		if field == "" {
-			field = "body"
-		}
-		return &wnms.Error{Code: wnms.InvalidRequestBody, MoreInfo: field,
-			Message: fmt.Sprintf("%s: expected %s, got JSON %s", field, jsonKind(te.Type.Kind().String()), te.Value)}
-	case errors.As(err, &se):
-		return wnms.Errorf(wnms.InvalidRequestBody, "malformed JSON at byte %d", se.Offset)
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return wnms.Errorf(wnms.InvalidRequestBody, "truncated JSON")
-	}
-	return wnms.Errorf(wnms.InvalidRequestBody, "invalid JSON: %s", err.Error())
-}
-
-func jsonKind(k string) string {
-	switch k {
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "an integer"
-	case "float32", "float64":
-		return "a number"
-	case "bool":
-		return "a boolean"
-	case "string":
-		return "a string"
-	case "slice", "array":
-		return "an array"
-	case "struct", "map":
-		return "an object"
-	}
-	return k
 }

@@ -2,8 +2,6 @@ package analytics
 
 import (
 	"context"
-	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +10,7 @@ import (
 
 	_ "time/tzdata" // every zone id loads even without system zoneinfo
 
+	"github.com/wnms/wnms/internal/httpapi"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -90,18 +89,7 @@ func (s *Server) parseZoneQuery(r *http.Request) (zoneQuery, error) {
 // does not exist, 403 LOCATION_ACCESS_DENIED when it lies outside the
 // caller's customer or allowed locations.
 func (s *Server) zoneLocation(ctx context.Context, c *wnms.Caller, id int64) (*wnms.Location, error) {
-	l, err := s.Store.Location(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	ok, err := c.Sees(ctx, l)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, wnms.Errorf(wnms.LocationAccessDenied, "location %d is outside your locations", id)
-	}
-	return l, nil
+	return wnms.LocationFor(ctx, s.Store, c, id)
 }
 
 // getZoneConfig answers the zone configuration of a location.
@@ -135,10 +123,7 @@ func (s *Server) putZoneConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := requireJSON(r); err != nil {
-		return err
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxJSONBody))
+	body, err := httpapi.ReadJSON(w, r, httpapi.MaxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -152,24 +137,6 @@ func (s *Server) putZoneConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.writeZoneConfig(w, r, c, loc, zc)
-}
-
-// MaxJSONBody is the largest request body a call accepts (decisions.md §19).
-const MaxJSONBody = 1 << 20
-
-// requireJSON refuses a body declared as something other than JSON
-// (UNSUPPORTED_MEDIA_TYPE). A missing Content-Type is accepted, as some
-// clients send none.
-func requireJSON(r *http.Request) error {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		return nil
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/json") {
-		return wnms.Errorf(wnms.UnsupportedMediaType, "the body must be application/json, not %q", ct)
-	}
-	return nil
 }
 
 // Zone configuration response (decisions.md §16). The body is a
@@ -262,7 +229,7 @@ func (s *Server) writeZoneConfig(w http.ResponseWriter, r *http.Request, c *wnms
 		SubDurationSections: subDurationSections,
 	}}}
 	resp.Data.Campaign.ActiveLandingPage.PageID = zc.PageID
-	writeJSON(w, http.StatusOK, []zoneResponse{resp})
+	httpapi.WriteJSON(w, http.StatusOK, []zoneResponse{resp})
 	return nil
 }
 

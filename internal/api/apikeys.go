@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/wnms/wnms/internal/httpapi"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -13,7 +14,7 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, ks)
+	httpapi.WriteJSON(w, http.StatusOK, ks)
 	return nil
 }
 
@@ -31,7 +32,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
 		UserID *int64 `json:"userId"`
 	}
-	if err := decodeJSON(w, r, &b, MaxJSONBody); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &b, httpapi.MaxJSONBody); err != nil {
 		return err
 	}
 	if b.UserID == nil {
@@ -48,7 +49,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, newKey{KeyID: k.KeyID, KeyValue: value, UserID: u.UserID})
+	httpapi.WriteJSON(w, http.StatusOK, newKey{KeyID: k.KeyID, KeyValue: value, UserID: u.UserID})
 	return nil
 }
 

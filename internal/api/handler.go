@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wnms/wnms/internal/httpapi"
 	"github.com/wnms/wnms/internal/metrics"
 
 	"github.com/wnms/wnms/internal/wnms"
@@ -17,60 +18,36 @@ import (
 // an error for writeError.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// roles is a set of access roles (POWERUSER counts as OPERATOR).
-type roles uint8
-
-const (
-	roleVW roles = 1 << iota
-	roleOP
-	roleAD
-	roleSU
-)
-
-func roleBit(r wnms.Role) roles {
-	switch r.Access() {
-	case wnms.Viewer:
-		return roleVW
-	case wnms.Operator:
-		return roleOP
-	case wnms.Administrator:
-		return roleAD
-	case wnms.SuperUser:
-		return roleSU
-	}
-	return 0
-}
-
-// access is who may make a call.
-type access struct {
-	public   bool  // no session needed
-	roles    roles // roles allowed when a session is needed
-	pwChange bool  // allowed in a session opened only to change an expired password
-}
-
+// The access rules of the route table (routes.go).
 var (
-	public   = access{public: true}
-	anyRole  = access{roles: roleVW | roleOP | roleAD | roleSU}
-	suAdOp   = access{roles: roleOP | roleAD | roleSU}
-	suAd     = access{roles: roleAD | roleSU}
-	selfOnly = access{roles: roleVW | roleOP | roleAD | roleSU, pwChange: true}
+	public   = httpapi.Public
+	anyRole  = httpapi.AnyRole
+	suAdOp   = httpapi.SuAdOp
+	suAd     = httpapi.SuAd
+	selfOnly = httpapi.SelfOnly
 )
 
 // handle registers a call. The pattern is the method and the path below
 // the version segment, as the interface names it.
-func (s *Server) handle(pattern string, who access, h handlerFunc) {
+func (s *Server) handle(pattern string, who httpapi.Access, h handlerFunc) {
 	s.calls.Handle(pattern, s.wrap(pattern, who, h))
 }
 
 // wrap authenticates and authorizes a call, runs it, maps its error and
 // records metrics.
-func (s *Server) wrap(route string, who access, h handlerFunc) http.Handler {
+func (s *Server) wrap(route string, who httpapi.Access, h handlerFunc) http.Handler {
 	latency := s.Metrics.Latency.With(route)
 	var byStatus sync.Map // status -> *metrics.Counter
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
-		err := s.authorize(r, who, func(r *http.Request) error { return h(sw, r) })
+		c, err := httpapi.Authorize(s.Auth, r, who)
+		if err == nil {
+			if c != nil {
+				r = r.WithContext(wnms.WithCaller(r.Context(), c))
+			}
+			err = h(sw, r)
+		}
 		if err != nil {
 			s.writeError(sw, r, err)
 		}
@@ -90,37 +67,6 @@ func (s *Server) wrap(route string, who access, h handlerFunc) http.Handler {
 		}
 	})
 }
-
-// authorize resolves the session (unless the call is public), checks the
-// role, and calls next with the caller in the request context.
-func (s *Server) authorize(r *http.Request, who access, next func(*http.Request) error) error {
-	if who.public {
-		return next(r)
-	}
-	c, err := s.caller(r)
-	if err != nil {
-		return err
-	}
-	if c.Session.PasswordChange && !who.pwChange {
-		return wnms.Errorf(wnms.AccessDenied, "the password has expired; change it with users/ownpassword first")
-	}
-	if who.roles&roleBit(c.Role()) == 0 {
-		return wnms.Errorf(wnms.AccessDenied, "role %s may not make this call", c.Role())
-	}
-	return next(r.WithContext(wnms.WithCaller(r.Context(), c)))
-}
-
-// caller authenticates the request's JSESSIONID cookie.
-func (s *Server) caller(r *http.Request) (*wnms.Caller, error) {
-	var token string
-	if ck, err := r.Cookie(SessionCookie); err == nil {
-		token = ck.Value
-	}
-	return s.Auth.Authenticate(r.Context(), token)
-}
-
-// SessionCookie is the cookie that carries the session.
-const SessionCookie = "JSESSIONID"
 
 func randomHex(n int) string {
 	b := make([]byte, n)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/httpapi"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -41,7 +42,7 @@ func layoutResponse(l *wnms.FloorLayout, floor *wnms.Location) *wnms.FloorLayout
 // INVALID_REQUEST_BODY; broken rules are VALIDATION_FAILED.
 func decodeLayout(body []byte, locationID int64) (*wnms.FloorLayout, *wnms.LayoutInput, error) {
 	var in wnms.LayoutInput
-	if err := unmarshalBody(body, &in); err != nil {
+	if err := wnms.DecodeJSON(body, &in); err != nil {
 		return nil, nil, err
 	}
 	l, err := in.Layout(locationID)
@@ -106,10 +107,7 @@ func (s *Server) setLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := requireJSON(r); err != nil {
-		return err
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxJSONBody))
+	body, err := httpapi.ReadJSON(w, r, httpapi.MaxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -188,7 +186,7 @@ func (s *Server) uploadLayoutImage(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, layoutResponse(l, floor))
+	httpapi.WriteJSON(w, http.StatusOK, layoutResponse(l, floor))
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wnms/wnms/internal/api"
 	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/httpapi"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -47,7 +48,7 @@ func BenchmarkLayoutGet(b *testing.B) {
 			_, c := e.NewUser(b, apitest.UserSpec{Role: wnms.Operator, Locations: []int64{site.ID.ID}})
 			c.Expect(http.StatusNoContent, "POST", layoutsPath("", floor.ID.ID), layoutsBenchBody(floor.ID.ID, 500))
 			path := fmt.Sprintf("%s/V5/layouts?locationid=%d", api.BasePath, floor.ID.ID)
-			cookie := api.SessionCookie + "=" + c.Session()
+			cookie := httpapi.SessionCookie + "=" + c.Session()
 
 			lat := make([]time.Duration, 0, b.N)
 			size := 0

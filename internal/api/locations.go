@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wnms/wnms/internal/httpapi"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -49,7 +50,7 @@ func (s *Server) locationTree(w http.ResponseWriter, r *http.Request) error {
 		}
 		out[l.ID.Key()] = l
 	}
-	writeJSON(w, http.StatusOK, struct {
+	httpapi.WriteJSON(w, http.StatusOK, struct {
 		RootLocationID wnms.LocationID           `json:"rootLocationId"`
 		Locations      map[string]*wnms.Location `json:"locations"`
 	}{wnms.LocalID(wnms.RootLocation), out})
@@ -103,7 +104,7 @@ func (s *Server) createLocation(w http.ResponseWriter, r *http.Request) error {
 		ParentLocation *wnms.LocationID `json:"parentLocation"`
 		Location       *locationInput   `json:"location"`
 	}
-	if err := decodeJSON(w, r, &b, MaxJSONBody); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &b, httpapi.MaxJSONBody); err != nil {
 		return err
 	}
 	if err := checkLocalID("parentLocation", b.ParentLocation); err != nil {
@@ -152,7 +153,7 @@ func (s *Server) writeLocation(w http.ResponseWriter, r *http.Request, c *wnms.C
 		return err
 	}
 	l.AccessibleToUser = true
-	writeJSON(w, http.StatusOK, l)
+	httpapi.WriteJSON(w, http.StatusOK, l)
 	return nil
 }
 
@@ -160,7 +161,7 @@ func (s *Server) writeLocation(w http.ResponseWriter, r *http.Request, c *wnms.C
 func (s *Server) modifyLocation(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
 	var in locationInput
-	if err := decodeJSON(w, r, &in, MaxJSONBody); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &in, httpapi.MaxJSONBody); err != nil {
 		return err
 	}
 	if err := checkLocalID("id", in.ID); err != nil {

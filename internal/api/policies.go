@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/wnms/wnms/internal/httpapi"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -28,10 +29,10 @@ func policyNode(r *http.Request) error {
 }
 
 // policyBody reads a policy PUT body as raw JSON (415 for a non-JSON
-// content type, 413 above MaxJSONBody); the policy's parser does the rest.
+// content type, 413 above httpapi.MaxJSONBody); the policy's parser does the rest.
 func policyBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	var raw json.RawMessage
-	if err := decodeJSON(w, r, &raw, MaxJSONBody); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &raw, httpapi.MaxJSONBody); err != nil {
 		return nil, err
 	}
 	return raw, nil
@@ -54,7 +55,7 @@ func (s *Server) getSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	writeJSON(w, http.StatusOK, p.Masked())
+	httpapi.WriteJSON(w, http.StatusOK, p.Masked())
 	return nil
 }
 
@@ -76,7 +77,7 @@ func (s *Server) putSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, p.Masked())
+	httpapi.WriteJSON(w, http.StatusOK, p.Masked())
 	return nil
 }
 
@@ -97,7 +98,7 @@ func (s *Server) getHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) er
 			return err
 		}
 	}
-	writeJSON(w, http.StatusOK, p)
+	httpapi.WriteJSON(w, http.StatusOK, p)
 	return nil
 }
 
@@ -118,6 +119,6 @@ func (s *Server) putHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) er
 	if err := s.Store.PutHotspotSSIDPolicy(r.Context(), wnms.CallerFrom(r.Context()).CustomerID(), p); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, p)
+	httpapi.WriteJSON(w, http.StatusOK, p)
 	return nil
 }

@@ -7,23 +7,9 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// locationFor reads location id for the caller: RESOURCE_NOT_FOUND when it
-// does not exist, LOCATION_ACCESS_DENIED when it lies outside the caller's
-// customer or allowed locations. Every call that takes a location goes
-// through here.
+// locationFor reads location id for the caller (wnms.LocationFor).
 func (s *Server) locationFor(ctx context.Context, c *wnms.Caller, id int64) (*wnms.Location, error) {
-	l, err := s.Store.Location(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	ok, err := c.Sees(ctx, l)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, wnms.Errorf(wnms.LocationAccessDenied, "location %d is outside your locations", id)
-	}
-	return l, nil
+	return wnms.LocationFor(ctx, s.Store, c, id)
 }
 
 // locationParam reads the locationid query parameter and checks it for the

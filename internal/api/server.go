@@ -6,12 +6,10 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/httpapi"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -100,7 +99,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", id)
 	r = r.WithContext(withRequestID(r.Context(), id))
-	if !cleanPath(r.URL.Path) {
+	if !httpapi.CleanPath(r.URL.Path) {
 		// The mux would redirect; a client of this API wants an answer.
 		s.writeError(w, r, wnms.NotFound("no such path: %q", r.URL.Path))
 		return
@@ -116,16 +115,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	s.root.ServeHTTP(w, r)
-}
-
-// cleanPath reports whether p has no empty, "." or ".." segments (a
-// trailing slash aside).
-func cleanPath(p string) bool {
-	if p == "" || p[0] != '/' {
-		return false
-	}
-	c := path.Clean(p)
-	return c == p || c+"/" == p
 }
 
 type requestIDKey struct{}
@@ -161,12 +150,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, wnms.NotFound("no such path: %s (a version segment V1-V7 is required)", r.URL.Path))
 		return
 	}
-	r2 := new(http.Request)
-	*r2 = *r
-	u := *r.URL
-	u.Path, u.RawPath = rest, ""
-	r2.URL = &u
-	s.calls.ServeHTTP(w, r2)
+	s.calls.ServeHTTP(w, httpapi.WithPath(r, rest))
 }
 
 // unmatched answers a path no call matches: 405 with Allow when another
@@ -174,19 +158,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) { s.unmatchedIn(s.calls, w, r) }
 
 func (s *Server) unmatchedIn(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
-	var allow []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
-		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
-		if _, p := mux.Handler(probe); p != "/" && p != "" {
-			allow = append(allow, m)
-		}
-	}
-	if len(allow) == 0 {
-		s.writeError(w, r, wnms.NotFound("no such path: %s", r.URL.Path))
-		return
-	}
-	w.Header().Set("Allow", strings.Join(allow, ", "))
-	s.writeError(w, r, wnms.Errorf(wnms.MethodNotAllowed, "%s is not allowed here; use %s", r.Method, strings.Join(allow, ", ")))
+	s.writeError(w, r, httpapi.Unmatched(mux, w, r))
 }
 
 // errorBody is the error body of decisions.md §3.
@@ -230,30 +202,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Code == wnms.RateLimited && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "60")
 	}
-	writeJSON(w, e.Status(), errorBody{Status: e.Status(),
+	httpapi.WriteJSON(w, e.Status(), errorBody{Status: e.Status(),
 		Errors: []errorItem{{ErrorCode: e.Code, Message: e.Message, MoreInfo: e.MoreInfo}}})
 }
-
-// writeJSON writes v as the JSON body with the given status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b = []byte(`{"status":500,"errors":[{"errorCode":"INTERNAL_ERROR","message":"encoding failed","moreInfo":""}]}`)
-		status = http.StatusInternalServerError
-	}
-	writeRawJSON(w, status, b)
-}
-
-// writeRawJSON writes encoded JSON as the body with the given status.
-func writeRawJSON(w http.ResponseWriter, status int, b []byte) {
-	h := w.Header()
-	h["Content-Type"] = jsonContentType
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
-	w.WriteHeader(status)
-	w.Write(b)
-}
-
-var jsonContentType = []string{"application/json"}
 
 // noContent answers 204 with an empty body.
 func noContent(w http.ResponseWriter) error {
@@ -291,7 +242,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
@@ -299,10 +250,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.Store.Ping(ctx); err != nil {
 		s.Log.Warn("not ready", "error", err.Error())
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "store not reachable or schema not current"})
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "store not reachable or schema not current"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {

@@ -150,7 +150,7 @@ func TestProfilesCreateAndRead(t *testing.T) {
 		w := newProfilesWorld(t, b)
 		e := w.E
 		got := profilesCreate(t, e.Admin, w.Site.ID.ID, profilesBody("Lobby"))
-		mask := profilesStr(wnms.ProfileSecretMask)
+		mask := profilesStr(wnms.SecretMask)
 		want := wnms.Template{
 			Type: "clientconntestprofile", TemplateID: got.TemplateID, TemplateName: "Lobby",
 			CreatedAtLocationID: wnms.LocalID(w.Site.ID.ID), Description: "lobby test",
@@ -204,7 +204,7 @@ func TestProfilesCreateAndRead(t *testing.T) {
 			{"WPA/WPA2 EAP", profilesBody("EAP", profilesSet("securityMode", 4), profilesSet("securityType", 1),
 				profilesSet("username", "tester"), profilesSet("password", "s3cret"), profilesDel("passphrase")),
 				func(t *testing.T, p wnms.Template) {
-					if p.Username == nil || *p.Username != "tester" || p.Password == nil || *p.Password != wnms.ProfileSecretMask || p.Passphrase != nil {
+					if p.Username == nil || *p.Username != "tester" || p.Password == nil || *p.Password != wnms.SecretMask || p.Passphrase != nil {
 						t.Errorf("credentials %v %v %v", p.Username, p.Password, p.Passphrase)
 					}
 				}},
@@ -296,11 +296,11 @@ func TestProfilesCreateBadInput(t *testing.T) {
 			{"WEP without key", site, profilesBody("x", profilesSet("securityMode", 1), profilesSet("passphrase", nil)), 400, wnms.ValidationFailed, "passphrase"},
 			{"passphrase of 7", site, profilesBody("x", profilesSet("passphrase", "1234567")), 400, wnms.ValidationFailed, "passphrase"},
 			{"passphrase of 64", site, profilesBody("x", profilesSet("passphrase", strings.Repeat("p", 64))), 400, wnms.ValidationFailed, "passphrase"},
-			{"passphrase as the mask", site, profilesBody("x", profilesSet("passphrase", wnms.ProfileSecretMask)), 400, wnms.ValidationFailed, "passphrase"},
+			{"passphrase as the mask", site, profilesBody("x", profilesSet("passphrase", wnms.SecretMask)), 400, wnms.ValidationFailed, "passphrase"},
 			{"EAP without username", site, profilesBody("x", profilesSet("securityType", 1), profilesSet("password", "p")), 400, wnms.ValidationFailed, "username"},
 			{"EAP without password", site, profilesBody("x", profilesSet("securityType", 1), profilesSet("username", "u")), 400, wnms.ValidationFailed, "password"},
 			{"EAP password as the mask", site, profilesBody("x", profilesSet("securityType", 1), profilesSet("username", "u"),
-				profilesSet("password", wnms.ProfileSecretMask)), 400, wnms.ValidationFailed, "password"},
+				profilesSet("password", wnms.SecretMask)), 400, wnms.ValidationFailed, "password"},
 			{"eleven ping servers", site, profilesBody("x", profilesSet("pingDestinationServers",
 				[]string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"})), 400, wnms.ValidationFailed, "pingDestinationServers"},
 			{"ping server with a space", site, profilesBody("x", profilesSet("pingDestinationServers", []string{"bad host"})), 400, wnms.ValidationFailed, "pingDestinationServers"},
@@ -643,7 +643,7 @@ func TestProfilesPaging(t *testing.T) {
 				e.Admin.Expect(http.StatusOK, "GET", "/V5/templates"+next, nil).Decode(t, &p)
 				for _, x := range p.TemplateList {
 					seen = append(seen, x.TemplateID)
-					if x.Passphrase == nil || *x.Passphrase != wnms.ProfileSecretMask {
+					if x.Passphrase == nil || *x.Passphrase != wnms.SecretMask {
 						t.Errorf("passphrase %v not masked", x.Passphrase)
 					}
 				}
@@ -850,13 +850,13 @@ func TestProfilesEdit(t *testing.T) {
 			r := e.Admin.Expect(http.StatusOK, "GET", one, nil)
 			var body map[string]any
 			r.Decode(t, &body)
-			if body["password"] != wnms.ProfileSecretMask || body["passphrase"] != wnms.ProfileSecretMask {
+			if body["password"] != wnms.SecretMask || body["passphrase"] != wnms.SecretMask {
 				t.Fatalf("read %v %v", body["password"], body["passphrase"])
 			}
 			body["description"] = "round trip"
 			var got wnms.Template
 			e.Admin.Expect(http.StatusOK, "POST", "/V5/templates", body).Decode(t, &got)
-			if got.Description != "round trip" || *got.Password != wnms.ProfileSecretMask {
+			if got.Description != "round trip" || *got.Password != wnms.SecretMask {
 				t.Errorf("edited %+v", got)
 			}
 			s := profilesStored(t, e, 1, p.TemplateID)
@@ -886,7 +886,7 @@ func TestProfilesEdit(t *testing.T) {
 			want := wnms.Template{Type: "clientconntestprofile", TemplateID: p.TemplateID, TemplateName: "Edited",
 				CreatedAtLocationID: wnms.LocalID(w.Site.ID.ID), Description: "round trip", TemplateType: "CL_CONN_TEST_PROFILE",
 				MncTemplateID: 42, SSID: "Corp WiFi", FrequencyBand: "ANY", SecurityMode: 4, SecurityType: 1,
-				Username: profilesStr("alice"), Password: profilesStr(wnms.ProfileSecretMask), Passphrase: profilesStr(wnms.ProfileSecretMask),
+				Username: profilesStr("alice"), Password: profilesStr(wnms.SecretMask), Passphrase: profilesStr(wnms.SecretMask),
 				PingDestinationServers: []string{}, WanTestURL: "https://example.com/health", PingTestEnabled: true, MncTemplate: true}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
@@ -942,7 +942,7 @@ func TestProfilesEdit(t *testing.T) {
 			{"EAP with WEP", e.Admin, base(profilesSet("securityMode", 1), profilesSet("securityType", 1)), 400, wnms.ValidationFailed},
 			{"short passphrase", e.Admin, base(profilesSet("passphrase", "short")), 400, wnms.ValidationFailed},
 			{"mask where none is stored", e.Admin, base(profilesSet("templateId", open.TemplateID), profilesSet("templateName", "Open"),
-				profilesSet("securityMode", 3), profilesSet("passphrase", wnms.ProfileSecretMask)), 400, wnms.ValidationFailed},
+				profilesSet("securityMode", 3), profilesSet("passphrase", wnms.SecretMask)), 400, wnms.ValidationFailed},
 			{"templateId a string", e.Admin, base(profilesSet("templateId", "1")), 400, wnms.InvalidRequestBody},
 			{"scoped caller, profile outside", w.ScopedSite, base(profilesSet("templateId", other.TemplateID), profilesSet("templateName", "Other's"),
 				profilesSet("createdAtLocationId", map[string]any{"type": "locallocationid", "id": w.Other.ID.ID})), 403, wnms.LocationAccessDenied},
@@ -1154,7 +1154,7 @@ func FuzzProfileDecode(f *testing.F) {
 			t.Fatalf("type %q templateType %q", p.Type, p.TemplateType)
 		}
 		for _, s := range []*string{p.Password, p.Passphrase} {
-			if s != nil && *s == wnms.ProfileSecretMask {
+			if s != nil && *s == wnms.SecretMask {
 				t.Fatalf("the mask was stored as a secret")
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/httpapi"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -22,7 +23,7 @@ type userBody struct {
 // decodeUserBody reads the body of PUT and POST /users.
 func decodeUserBody(w http.ResponseWriter, r *http.Request) (userBody, error) {
 	var b userBody
-	if err := decodeJSON(w, r, &b, MaxJSONBody); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &b, httpapi.MaxJSONBody); err != nil {
 		return b, err
 	}
 	if len(b.User) == 0 || string(b.User) == "null" {
@@ -68,7 +69,7 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 			out = append(out, users[i])
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -101,16 +102,16 @@ func (s *Server) seesLocation(ctx context.Context, c *wnms.Caller, id int64) (bo
 func (s *Server) currentUser(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
 	if c.UserJSON != nil {
-		writeRawJSON(w, http.StatusOK, c.UserJSON)
+		httpapi.WriteRawJSON(w, http.StatusOK, c.UserJSON)
 		return nil
 	}
-	writeJSON(w, http.StatusOK, c.User)
+	httpapi.WriteJSON(w, http.StatusOK, c.User)
 	return nil
 }
 
 // features is GET /users/features.
 func (s *Server) features(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, wnms.Features(wnms.CallerFrom(r.Context()).Role()))
+	httpapi.WriteJSON(w, http.StatusOK, wnms.Features(wnms.CallerFrom(r.Context()).Role()))
 	return nil
 }
 
@@ -120,7 +121,7 @@ func (s *Server) listCustomFields(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, fs)
+	httpapi.WriteJSON(w, http.StatusOK, fs)
 	return nil
 }
 
@@ -129,7 +130,7 @@ func (s *Server) createCustomField(w http.ResponseWriter, r *http.Request) error
 	var b struct {
 		Name string `json:"name"`
 	}
-	if err := decodeJSON(w, r, &b, MaxJSONBody); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &b, httpapi.MaxJSONBody); err != nil {
 		return err
 	}
 	b.Name = strings.TrimSpace(b.Name)
@@ -140,7 +141,7 @@ func (s *Server) createCustomField(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, f)
+	httpapi.WriteJSON(w, http.StatusOK, f)
 	return nil
 }
 
@@ -178,7 +179,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, created)
+	httpapi.WriteJSON(w, http.StatusOK, created)
 	return nil
 }
 
@@ -258,7 +259,7 @@ func (s *Server) modifyUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, updated)
+	httpapi.WriteJSON(w, http.StatusOK, updated)
 	return nil
 }
 
@@ -442,7 +443,7 @@ func (s *Server) changeOwnPassword(w http.ResponseWriter, r *http.Request) error
 		NewPassword *string `json:"newPassword"`
 		OldPassword *string `json:"oldPassword"`
 	}
-	if err := decodeJSON(w, r, &b, MaxJSONBody); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &b, httpapi.MaxJSONBody); err != nil {
 		return err
 	}
 	if b.OldPassword == nil {
@@ -462,7 +463,7 @@ func (s *Server) changeOwnPassword(w http.ResponseWriter, r *http.Request) error
 		if err := s.Auth.CountFailure(r.Context(), clientAddr(r), c.User); err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, false)
+		httpapi.WriteJSON(w, http.StatusOK, false)
 		return nil
 	}
 	if err := auth.CheckPasswordRules(*b.NewPassword); err != nil {
@@ -478,7 +479,7 @@ func (s *Server) changeOwnPassword(w http.ResponseWriter, r *http.Request) error
 	if err := s.Store.SetPassword(r.Context(), c.User.UserID, newHash); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, true)
+	httpapi.WriteJSON(w, http.StatusOK, true)
 	return nil
 }
 
@@ -508,12 +509,7 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) error {
 // unmarshalField decodes a nested raw object, naming it in errors.
 func unmarshalField(name string, raw json.RawMessage, v any) error {
 	if err := json.Unmarshal(raw, v); err != nil {
-		e := bodyError(err)
-		if we, ok := e.(*wnms.Error); ok && we.MoreInfo != "" && !strings.HasPrefix(we.MoreInfo, name) {
-			we.MoreInfo = name + "." + we.MoreInfo
-			we.Message = name + "." + we.Message
-		}
-		return e
+		return wnms.JSONError(err, name)
 	}
 	return nil
 }

@@ -88,3 +88,22 @@ func CallerFrom(ctx context.Context) *Caller {
 	c, _ := ctx.Value(callerKey{}).(*Caller)
 	return c
 }
+
+// LocationFor reads location id for the caller: RESOURCE_NOT_FOUND when it
+// does not exist, LOCATION_ACCESS_DENIED when it lies outside the caller's
+// customer or allowed locations. Every call that takes a location goes
+// through here.
+func LocationFor(ctx context.Context, st LocationStore, c *Caller, id int64) (*Location, error) {
+	l, err := st.Location(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := c.Sees(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, Errorf(LocationAccessDenied, "location %d is outside your locations", id)
+	}
+	return l, nil
+}

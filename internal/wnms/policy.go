@@ -1,13 +1,8 @@
 package wnms
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/netip"
-	"reflect"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -23,8 +18,9 @@ const (
 	HotspotSSIDPolicyType = "HOTSPOT_SSID_POLICY"
 )
 
-// SecretMask is what a client sees in place of a stored secret (a password
-// or a community string). A PUT that sends it back keeps the stored value.
+// SecretMask is what a client sees in place of a stored secret (a password,
+// passphrase or community string, in policies and test profiles). A write
+// that sends it back keeps the stored value.
 const SecretMask = "********"
 
 // Limits of the global policies (decisions.md §11).
@@ -232,7 +228,7 @@ func (p *SNMPPolicy) Masked() *SNMPPolicy {
 // a rule (the message names the field, never a secret's value).
 func ParseSNMPPolicy(body []byte, stored *SNMPPolicy) (*SNMPPolicy, error) {
 	var p SNMPPolicy
-	if err := decodePolicy(body, &p); err != nil {
+	if err := DecodeJSONObject(body, &p); err != nil {
 		return nil, err
 	}
 	if err := checkPolicyHeader(p.PolicyType, SNMPPolicyType, p.PolicyCreatedAtLocID); err != nil {
@@ -567,7 +563,7 @@ func ValidHostName(s string) bool {
 // policy's shape, VALIDATION_FAILED for a field that breaks a rule.
 func ParseHotspotSSIDPolicy(body []byte) (*HotspotSSIDPolicy, error) {
 	var p HotspotSSIDPolicy
-	if err := decodePolicy(body, &p); err != nil {
+	if err := DecodeJSONObject(body, &p); err != nil {
 		return nil, err
 	}
 	if err := checkPolicyHeader(p.PolicyType, HotspotSSIDPolicyType, p.PolicyCreatedAtLocID); err != nil {
@@ -652,26 +648,6 @@ func policyOctets(field, v string, min, max int) error {
 	return nil
 }
 
-// policyJSONKind names a Go kind as JSON speaks of it.
-func policyJSONKind(k reflect.Kind) string {
-	switch k {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.String:
-		return "a string"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	}
-	return k.String()
-}
-
 func policyPrintable(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] > 0x7e {
@@ -679,41 +655,4 @@ func policyPrintable(s string) bool {
 		}
 	}
 	return true
-}
-
-// decodePolicy decodes a JSON object into v. Anything else (not JSON, not
-// an object, a field of the wrong type, trailing data) is
-// INVALID_REQUEST_BODY naming the field where it can. Unknown fields are
-// ignored, as clients send back whole objects.
-func decodePolicy(body []byte, v any) error {
-	b := bytes.TrimSpace(body)
-	if len(b) == 0 {
-		return Errorf(InvalidRequestBody, "the request body is empty")
-	}
-	if b[0] != '{' {
-		return Errorf(InvalidRequestBody, "the body must be a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		var se *json.SyntaxError
-		switch {
-		case errors.As(err, &te):
-			field := te.Field
-			if field == "" {
-				field = "body"
-			}
-			return &Error{Code: InvalidRequestBody, MoreInfo: field,
-				Message: fmt.Sprintf("%s: expected %s, got JSON %s", field, policyJSONKind(te.Type.Kind()), te.Value)}
-		case errors.As(err, &se):
-			return Errorf(InvalidRequestBody, "malformed JSON at byte %d", se.Offset)
-		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-			return Errorf(InvalidRequestBody, "truncated JSON")
-		}
-		return Errorf(InvalidRequestBody, "invalid JSON")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Errorf(InvalidRequestBody, "the body holds more than one JSON value")
-	}
-	return nil
 }

@@ -20,10 +20,6 @@ const (
 	ProfileTemplateType = "CL_CONN_TEST_PROFILE"
 	// ProfileType is the type field of a profile.
 	ProfileType = "clientconntestprofile"
-	// ProfileSecretMask replaces a stored secret (password, passphrase) on
-	// read, as SNMP secrets are masked; a write that sends it back keeps the
-	// stored value.
-	ProfileSecretMask = "********"
 )
 
 // Frequency bands of a profile.
@@ -95,7 +91,7 @@ func NewTemplate() Template {
 		FrequencyBand: BandAny, PingDestinationServers: []string{}}
 }
 
-// Masked returns a copy of t whose secrets read as ProfileSecretMask (a secret
+// Masked returns a copy of t whose secrets read as SecretMask (a secret
 // never set stays null).
 func (t *Template) Masked() Template {
 	m := *t
@@ -104,7 +100,7 @@ func (t *Template) Masked() Template {
 		if p == nil || *p == "" {
 			return p
 		}
-		s := ProfileSecretMask
+		s := SecretMask
 		return &s
 	}
 	m.Password, m.Passphrase = mask(t.Password), mask(t.Passphrase)
@@ -195,7 +191,7 @@ func (in *TemplateInput) Require(fields ...string) error {
 }
 
 // ApplyTo copies the fields the body sends onto t, which holds the stored
-// profile (or NewTemplate for a create). A secret sent as ProfileSecretMask keeps
+// profile (or NewTemplate for a create). A secret sent as SecretMask keeps
 // the stored value; sending the mask where nothing is stored is
 // VALIDATION_FAILED. Unknown enum values are INVALID_REQUEST_BODY. The
 // identity fields (templateId, createdAtLocationId) are the caller's to
@@ -255,9 +251,9 @@ func (in *TemplateInput) ApplyTo(t *Template) error {
 		if !s.in.Set {
 			continue
 		}
-		if s.in.Value != nil && *s.in.Value == ProfileSecretMask {
+		if s.in.Value != nil && *s.in.Value == SecretMask {
 			if *s.dst == nil || **s.dst == "" {
-				return Invalid(s.field, "the mask %s stands for a stored value, and none is stored", ProfileSecretMask)
+				return Invalid(s.field, "the mask %s stands for a stored value, and none is stored", SecretMask)
 			}
 			continue
 		}

@@ -1,0 +1,194 @@
+// Package httpapi is the HTTP plumbing both listeners share: who may make
+// a call, the session cookie, JSON bodies in and out, and the answer to a
+// path no call matches. Each listener keeps its own error envelope.
+package httpapi
+
+import (
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// SessionCookie is the cookie that carries the session.
+const SessionCookie = "JSESSIONID"
+
+// MaxJSONBody is the largest JSON body a call accepts (decisions.md §19).
+const MaxJSONBody = 1 << 20
+
+// Roles is a set of access roles; POWERUSER counts as OPERATOR.
+type Roles uint8
+
+// The roles as set members.
+const (
+	Viewer Roles = 1 << iota
+	Operator
+	Administrator
+	SuperUser
+)
+
+func roleBit(r wnms.Role) Roles {
+	switch r.Access() {
+	case wnms.Viewer:
+		return Viewer
+	case wnms.Operator:
+		return Operator
+	case wnms.Administrator:
+		return Administrator
+	case wnms.SuperUser:
+		return SuperUser
+	}
+	return 0
+}
+
+// Access says who may make a call.
+type Access struct {
+	Public   bool  // no session needed
+	Roles    Roles // roles admitted when a session is needed
+	PwChange bool  // admitted in a session opened only to change an expired password
+}
+
+// The access rules the interface uses.
+var (
+	Public   = Access{Public: true}
+	AnyRole  = Access{Roles: Viewer | Operator | Administrator | SuperUser}
+	SuAdOp   = Access{Roles: Operator | Administrator | SuperUser}
+	SuAd     = Access{Roles: Administrator | SuperUser}
+	SelfOnly = Access{Roles: Viewer | Operator | Administrator | SuperUser, PwChange: true}
+)
+
+// Authorize resolves the request's session and checks it against the
+// rule: no or a dead session is 401; another role, or a session opened
+// only to change an expired password, is 403 ACCESS_DENIED. A public call
+// has no caller.
+func Authorize(a *auth.Service, r *http.Request, rule Access) (*wnms.Caller, error) {
+	if rule.Public {
+		return nil, nil
+	}
+	var token string
+	if ck, err := r.Cookie(SessionCookie); err == nil {
+		token = ck.Value
+	}
+	c, err := a.Authenticate(r.Context(), token)
+	if err != nil {
+		return nil, err
+	}
+	if c.Session.PasswordChange && !rule.PwChange {
+		return nil, wnms.Errorf(wnms.AccessDenied, "the password has expired; change it with users/ownpassword first")
+	}
+	if rule.Roles&roleBit(c.Role()) == 0 {
+		return nil, wnms.Errorf(wnms.AccessDenied, "role %s may not make this call", c.Role())
+	}
+	return c, nil
+}
+
+// RequireJSON refuses a body declared as something other than JSON
+// (UNSUPPORTED_MEDIA_TYPE). A missing Content-Type is accepted, as some
+// clients send none.
+func RequireJSON(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/json") {
+		return wnms.Errorf(wnms.UnsupportedMediaType, "the body must be application/json, not %q", ct)
+	}
+	return nil
+}
+
+// ReadJSON checks that the body is declared as JSON and reads at most max
+// bytes of it; a longer body fails with *http.MaxBytesError, which both
+// listeners answer as 413.
+func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	if err := RequireJSON(r); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+}
+
+// DecodeJSON reads the body (ReadJSON) and decodes it into v
+// (wnms.DecodeJSON).
+func DecodeJSON(w http.ResponseWriter, r *http.Request, v any, max int64) error {
+	body, err := ReadJSON(w, r, max)
+	if err != nil {
+		return err
+	}
+	return wnms.DecodeJSON(body, v)
+}
+
+// WriteJSON writes v as the JSON body with the given status. Our values
+// always encode; if one does not, it panics before writing anything, and
+// the listener's recovery answers with its own 500.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("encode response: " + err.Error())
+	}
+	WriteRawJSON(w, status, b)
+}
+
+var jsonContentType = []string{"application/json"}
+
+// WriteRawJSON writes encoded JSON as the body with the given status.
+func WriteRawJSON(w http.ResponseWriter, status int, b []byte) {
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// Allowed lists the methods for which mux has a call at r's path, other
+// than its catch-all "/": the Allow header of a 405.
+func Allowed(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, p := mux.Handler(probe); p != "/" && p != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
+}
+
+// Unmatched is the error for a path no call of mux matches: 405
+// METHOD_NOT_ALLOWED with Allow set when another method would match, else
+// 404 RESOURCE_NOT_FOUND.
+func Unmatched(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) error {
+	allow := Allowed(mux, r)
+	if len(allow) == 0 {
+		return wnms.NotFound("no such path: %s", r.URL.Path)
+	}
+	list := strings.Join(allow, ", ")
+	w.Header().Set("Allow", list)
+	return wnms.Errorf(wnms.MethodNotAllowed, "%s is not allowed here; use %s", r.Method, list)
+}
+
+// WithPath returns a shallow copy of r whose URL path is p, for serving
+// the rest of a path below a prefix.
+func WithPath(r *http.Request, p string) *http.Request {
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	u.Path, u.RawPath = p, ""
+	r2.URL = &u
+	return r2
+}
+
+// CleanPath reports whether p has no empty, "." or ".." segments (a
+// trailing slash aside): the mux would answer any other path with a
+// redirect, where an API client wants an answer.
+func CleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	return c == p || c+"/" == p
+}
