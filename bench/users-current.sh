@@ -92,7 +92,8 @@ key_id="bench-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
 key_value=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
 store="SQLite in a fresh data directory"
 if [[ -n ${WNMS_DATABASE_URL:-} ]]; then
-	store="PostgreSQL from WNMS_DATABASE_URL (${WNMS_DATABASE_URL%%@*}@...; not a fresh database)"
+	# Never print the password: show the URL without its user information.
+	store="PostgreSQL at $(sed -E 's#://[^@/]*@#://#' <<<"$WNMS_DATABASE_URL") (from WNMS_DATABASE_URL; not a fresh database)"
 	echo "== note: WNMS_DATABASE_URL is set; measuring on PostgreSQL, not SQLite"
 	# The database may already hold users, in which case no bootstrap key
 	# is made: make a key with the CLI instead.

@@ -94,8 +94,8 @@ func main() {
 		}
 		return float64(ds[i].Microseconds()) / 1000
 	}
-	fmt.Printf("key logins: %d in %.2fs over %d connection(s) (%d of %d requests reused a kept-alive one)\n",
-		len(ds), total.Seconds(), conns-reused, reused, conns)
+	fmt.Printf("key logins: %d in %.2fs; %d of %d requests reused the kept-alive connection, %d opened a new one\n",
+		len(ds), total.Seconds(), reused, conns, conns-reused)
 	fmt.Printf("login latency ms: p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", pct(0.50), pct(0.90), pct(0.99),
 		float64(ds[len(ds)-1].Microseconds())/1000)
 }
