@@ -43,7 +43,7 @@ func (s *Server) wrap(route string, who httpapi.Access, h handlerFunc) http.Hand
 		sw := &statusWriter{ResponseWriter: w}
 		c, err := httpapi.Authorize(s.Auth, r, who)
 		if err == nil {
-			if c != nil {
+			if c != nil && !wnms.SetCaller(r.Context(), c) {
 				r = r.WithContext(wnms.WithCaller(r.Context(), c))
 			}
 			err = h(sw, r)

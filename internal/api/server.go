@@ -97,8 +97,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id == "" || len(id) > 64 {
 		id = s.boot + "-" + strconv.FormatUint(s.reqID.Add(1), 10)
 	}
-	w.Header().Set("X-Request-Id", id)
-	r = r.WithContext(withRequestID(r.Context(), id))
+	w.Header()["X-Request-Id"] = []string{id}
+	// One copy of the request carries the id and room for the caller.
+	r = r.WithContext(wnms.WithCallerSlot(withRequestID(r.Context(), id)))
 	if !httpapi.CleanPath(r.URL.Path) {
 		// The mux would redirect; a client of this API wants an answer.
 		s.writeError(w, r, wnms.NotFound("no such path: %q", r.URL.Path))
@@ -150,7 +151,13 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, wnms.NotFound("no such path: %s (a version segment V1-V7 is required)", r.URL.Path))
 		return
 	}
-	s.calls.ServeHTTP(w, httpapi.WithPath(r, rest))
+	// r is this server's own copy (ServeHTTP made it), but its URL is
+	// shared with net/http's: give it its own URL with the path below the
+	// version segment rather than copy the whole request again.
+	u := *r.URL
+	u.Path, u.RawPath = rest, ""
+	r.URL = &u
+	s.calls.ServeHTTP(w, r)
 }
 
 // unmatched answers a path no call matches: 405 with Allow when another

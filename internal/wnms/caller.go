@@ -83,10 +83,34 @@ func WithCaller(ctx context.Context, c *Caller) context.Context {
 	return context.WithValue(ctx, callerKey{}, c)
 }
 
+// callerSlot holds the caller of a request whose context was made before
+// the caller was known.
+type callerSlot struct{ c *Caller }
+
+// WithCallerSlot returns a context with room for the caller, filled later
+// by SetCaller, so that authenticating a request does not copy it again.
+func WithCallerSlot(ctx context.Context) context.Context {
+	return context.WithValue(ctx, callerKey{}, &callerSlot{})
+}
+
+// SetCaller fills the slot of ctx and reports whether ctx has one.
+func SetCaller(ctx context.Context, c *Caller) bool {
+	s, ok := ctx.Value(callerKey{}).(*callerSlot)
+	if ok {
+		s.c = c
+	}
+	return ok
+}
+
 // CallerFrom returns the caller in ctx, or nil.
 func CallerFrom(ctx context.Context) *Caller {
-	c, _ := ctx.Value(callerKey{}).(*Caller)
-	return c
+	switch v := ctx.Value(callerKey{}).(type) {
+	case *Caller:
+		return v
+	case *callerSlot:
+		return v.c
+	}
+	return nil
 }
 
 // LocationFor reads location id for the caller: RESOURCE_NOT_FOUND when it
