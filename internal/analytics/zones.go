@@ -85,21 +85,22 @@ func (s *Server) parseZoneQuery(r *http.Request) (zoneQuery, error) {
 	return q, nil
 }
 
-// zoneLocation reads the query's location for the caller: 404 when it
-// does not exist, 403 LOCATION_ACCESS_DENIED when it lies outside the
-// caller's customer or allowed locations.
-func (s *Server) zoneLocation(ctx context.Context, c *wnms.Caller, id int64) (*wnms.Location, error) {
-	return wnms.LocationFor(ctx, s.Store, c, id)
+// zoneTarget reads the query and its location for the caller: 404 when
+// the location does not exist, 403 LOCATION_ACCESS_DENIED when it lies
+// outside the caller's customer or allowed locations.
+func (s *Server) zoneTarget(r *http.Request) (zoneQuery, *wnms.Caller, *wnms.Location, error) {
+	q, err := s.parseZoneQuery(r)
+	if err != nil {
+		return q, nil, nil, err
+	}
+	c := wnms.CallerFrom(r.Context())
+	loc, err := wnms.LocationFor(r.Context(), s.Store, c, q.LocationID)
+	return q, c, loc, err
 }
 
 // getZoneConfig answers the zone configuration of a location.
 func (s *Server) getZoneConfig(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.parseZoneQuery(r)
-	if err != nil {
-		return err
-	}
-	c := wnms.CallerFrom(r.Context())
-	loc, err := s.zoneLocation(r.Context(), c, q.LocationID)
+	q, c, loc, err := s.zoneTarget(r)
 	if err != nil {
 		return err
 	}
@@ -114,12 +115,7 @@ func (s *Server) getZoneConfig(w http.ResponseWriter, r *http.Request) error {
 // and answers like getZoneConfig. Nothing is stored unless the whole
 // request is valid.
 func (s *Server) putZoneConfig(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.parseZoneQuery(r)
-	if err != nil {
-		return err
-	}
-	c := wnms.CallerFrom(r.Context())
-	loc, err := s.zoneLocation(r.Context(), c, q.LocationID)
+	q, c, loc, err := s.zoneTarget(r)
 	if err != nil {
 		return err
 	}
