@@ -18,30 +18,20 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// profilesWorld is the location tree the profile tests run in (customer 1
-// unless said): root ─ Site ─ Floor, root ─ Other ─ Other floor, and a
-// folder of customer 2.
+// profilesWorld is the authorization fixture's world (root ─ Site ─ Floor
+// 1, root ─ Other ─ Other floor, and customer 2's folder and floor) with
+// the callers the profile tests use.
 type profilesWorld struct {
-	E                  *apitest.Env
-	Site, Floor        *wnms.Location
-	Other, OtherFloor  *wnms.Location
-	Foreign            *wnms.Location
-	ForeignAdmin       *apitest.Client
-	ScopedSite         *apitest.Client // OPERATOR with allowedLocations [Site]
-	ScopedSiteLocation int64
+	*authzFixture
+	ForeignAdmin *apitest.Client
+	ScopedSite   *apitest.Client // OPERATOR with allowedLocations [Site]
 }
 
 func newProfilesWorld(t *testing.T, b apitest.Backend) *profilesWorld {
 	t.Helper()
-	e := apitest.New(t, b)
-	w := &profilesWorld{E: e}
-	w.Site = e.NewLocation(t, 0, wnms.FolderLocation, "Site", 1)
-	w.Floor = e.NewLocation(t, w.Site.ID.ID, wnms.FloorLocation, "Floor", 1)
-	w.Other = e.NewLocation(t, 0, wnms.FolderLocation, "Other", 1)
-	w.OtherFloor = e.NewLocation(t, w.Other.ID.ID, wnms.FloorLocation, "Other floor", 1)
-	w.Foreign = e.NewLocation(t, 0, wnms.FolderLocation, "Foreign", 2)
-	_, w.ForeignAdmin = e.NewUser(t, apitest.UserSpec{Role: wnms.SuperUser, Customer: 2})
-	_, w.ScopedSite = e.NewUser(t, apitest.UserSpec{Role: wnms.Operator, Locations: []int64{w.Site.ID.ID}})
+	w := &profilesWorld{authzFixture: newAuthzFixture(t, b)}
+	_, w.ForeignAdmin = w.E.NewUser(t, apitest.UserSpec{Role: wnms.SuperUser, Customer: 2})
+	_, w.ScopedSite = w.E.NewUser(t, apitest.UserSpec{Role: wnms.Operator, Locations: []int64{w.Site.ID.ID}})
 	return w
 }
 
