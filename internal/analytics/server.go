@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/wnms/wnms/internal/auth"
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -49,7 +49,7 @@ func New(st wnms.Store, a *auth.Service, log *slog.Logger) *Server {
 	s.routes()
 	s.calls.HandleFunc("/", s.unmatched)
 	s.root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	s.root.HandleFunc("/api/", s.dispatch)
 	s.root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -114,7 +114,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, wnms.NotFound("no such path: %s (expected /api/v1.N/...)", r.URL.Path))
 		return
 	}
-	s.calls.ServeHTTP(w, httpapi.WithPath(r, "/"+after))
+	s.calls.ServeHTTP(w, httpkit.WithPath(r, "/"+after))
 }
 
 // handlerFunc is a call's handler: it writes a success response or returns
@@ -123,16 +123,16 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // The access rules of the analytics calls.
 var (
-	anyRole = httpapi.AnyRole
-	suAd    = httpapi.SuAd
+	anyRole = httpkit.AnyRole
+	suAd    = httpkit.SuAd
 )
 
 // handle registers a call that needs a session of one of the roles in who.
 // No or an expired session is 401; another role, or a session opened only
 // to change an expired password, is 403 ACCESS_DENIED.
-func (s *Server) handle(pattern string, who httpapi.Access, h handlerFunc) {
+func (s *Server) handle(pattern string, who httpkit.Access, h handlerFunc) {
 	s.calls.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		c, err := httpapi.Authorize(s.Auth, r, who)
+		c, err := httpkit.Authorize(s.Auth, r, who)
 		if err == nil {
 			err = h(w, r.WithContext(wnms.WithCaller(r.Context(), c)))
 		}
@@ -145,14 +145,14 @@ func (s *Server) handle(pattern string, who httpapi.Access, h handlerFunc) {
 // unmatched answers a path no call matches: 405 with Allow when another
 // method would match, else 404.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, httpapi.Unmatched(s.calls, w, r))
+	s.writeError(w, r, httpkit.Unmatched(s.calls, w, r))
 }
 
 // session answers who the session belongs to: a cheap check that a main
 // listener session works here.
 func (s *Server) session(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "message": "",
+	httpkit.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "message": "",
 		"data": map[string]any{"loginId": c.User.LoginID, "role": c.User.Role}})
 	return nil
 }
@@ -185,6 +185,6 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.Log.Error("analytics request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		e = wnms.Errorf(wnms.InternalError, "internal error; see the server log (request %s)", id)
 	}
-	httpapi.WriteJSON(w, e.Status(), errorEnvelope{Success: false, Message: e.Message,
+	httpkit.WriteJSON(w, e.Status(), errorEnvelope{Success: false, Message: e.Message,
 		Data: []errorDetail{{ErrorCode: e.Code, Message: e.Message}}})
 }

@@ -10,7 +10,7 @@ import (
 
 	_ "time/tzdata" // every zone id loads even without system zoneinfo
 
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -119,7 +119,7 @@ func (s *Server) putZoneConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := httpapi.ReadJSON(w, r, httpapi.MaxJSONBody)
+	body, err := httpkit.ReadJSON(w, r, httpkit.MaxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func (s *Server) writeZoneConfig(w http.ResponseWriter, r *http.Request, c *wnms
 		SubDurationSections: subDurationSections,
 	}}}
 	resp.Data.Campaign.ActiveLandingPage.PageID = zc.PageID
-	httpapi.WriteJSON(w, http.StatusOK, []zoneResponse{resp})
+	httpkit.WriteJSON(w, http.StatusOK, []zoneResponse{resp})
 	return nil
 }
 

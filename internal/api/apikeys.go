@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -14,7 +14,7 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, ks)
+	httpkit.WriteJSON(w, http.StatusOK, ks)
 	return nil
 }
 
@@ -32,7 +32,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
 		UserID *int64 `json:"userId"`
 	}
-	if err := httpapi.DecodeJSON(w, r, &b, httpapi.MaxJSONBody); err != nil {
+	if err := httpkit.DecodeJSON(w, r, &b, httpkit.MaxJSONBody); err != nil {
 		return err
 	}
 	if b.UserID == nil {
@@ -49,7 +49,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, newKey{KeyID: k.KeyID, KeyValue: value, UserID: u.UserID})
+	httpkit.WriteJSON(w, http.StatusOK, newKey{KeyID: k.KeyID, KeyValue: value, UserID: u.UserID})
 	return nil
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/wnms/wnms/internal/apitest"
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 )
 
 // BenchmarkUsersCurrent is the fixed cost of an authenticated call,
@@ -17,7 +17,7 @@ func BenchmarkUsersCurrent(b *testing.B) {
 	for _, backend := range apitest.Backends(b) {
 		b.Run(string(backend), func(b *testing.B) {
 			e := apitest.New(b, backend)
-			cookie := &http.Cookie{Name: httpapi.SessionCookie, Value: e.Admin.Session()}
+			cookie := &http.Cookie{Name: httpkit.SessionCookie, Value: e.Admin.Session()}
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {

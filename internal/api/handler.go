@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 
 	"github.com/wnms/wnms/internal/wnms"
@@ -20,28 +20,28 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // The access rules of the route table (routes.go).
 var (
-	public   = httpapi.Public
-	anyRole  = httpapi.AnyRole
-	suAdOp   = httpapi.SuAdOp
-	suAd     = httpapi.SuAd
-	selfOnly = httpapi.SelfOnly
+	public   = httpkit.Public
+	anyRole  = httpkit.AnyRole
+	suAdOp   = httpkit.SuAdOp
+	suAd     = httpkit.SuAd
+	selfOnly = httpkit.SelfOnly
 )
 
 // handle registers a call. The pattern is the method and the path below
 // the version segment, as the interface names it.
-func (s *Server) handle(pattern string, who httpapi.Access, h handlerFunc) {
+func (s *Server) handle(pattern string, who httpkit.Access, h handlerFunc) {
 	s.calls.Handle(pattern, s.wrap(pattern, who, h))
 }
 
 // wrap authenticates and authorizes a call, runs it, maps its error and
 // records metrics.
-func (s *Server) wrap(route string, who httpapi.Access, h handlerFunc) http.Handler {
+func (s *Server) wrap(route string, who httpkit.Access, h handlerFunc) http.Handler {
 	latency := s.Metrics.Latency.With(route)
 	var byStatus sync.Map // status -> *metrics.Counter
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
-		c, err := httpapi.Authorize(s.Auth, r, who)
+		c, err := httpkit.Authorize(s.Auth, r, who)
 		if err == nil {
 			if c != nil && !wnms.SetCaller(r.Context(), c) {
 				r = r.WithContext(wnms.WithCaller(r.Context(), c))

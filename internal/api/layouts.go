@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/wnms/wnms/internal/auth"
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -107,7 +107,7 @@ func (s *Server) setLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := httpapi.ReadJSON(w, r, httpapi.MaxJSONBody)
+	body, err := httpkit.ReadJSON(w, r, httpkit.MaxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (s *Server) uploadLayoutImage(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, layoutResponse(l, floor))
+	httpkit.WriteJSON(w, http.StatusOK, layoutResponse(l, floor))
 	return nil
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/wnms/wnms/internal/api"
 	"github.com/wnms/wnms/internal/apitest"
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -48,7 +48,7 @@ func BenchmarkLayoutGet(b *testing.B) {
 			_, c := e.NewUser(b, apitest.UserSpec{Role: wnms.Operator, Locations: []int64{site.ID.ID}})
 			c.Expect(http.StatusNoContent, "POST", layoutsPath("", floor.ID.ID), layoutsBenchBody(floor.ID.ID, 500))
 			path := fmt.Sprintf("%s/V5/layouts?locationid=%d", api.BasePath, floor.ID.ID)
-			cookie := httpapi.SessionCookie + "=" + c.Session()
+			cookie := httpkit.SessionCookie + "=" + c.Session()
 
 			lat := make([]time.Duration, 0, b.N)
 			size := 0

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -50,7 +50,7 @@ func (s *Server) locationTree(w http.ResponseWriter, r *http.Request) error {
 		}
 		out[l.ID.Key()] = l
 	}
-	httpapi.WriteJSON(w, http.StatusOK, struct {
+	httpkit.WriteJSON(w, http.StatusOK, struct {
 		RootLocationID wnms.LocationID           `json:"rootLocationId"`
 		Locations      map[string]*wnms.Location `json:"locations"`
 	}{wnms.LocalID(wnms.RootLocation), out})
@@ -104,7 +104,7 @@ func (s *Server) createLocation(w http.ResponseWriter, r *http.Request) error {
 		ParentLocation *wnms.LocationID `json:"parentLocation"`
 		Location       *locationInput   `json:"location"`
 	}
-	if err := httpapi.DecodeJSON(w, r, &b, httpapi.MaxJSONBody); err != nil {
+	if err := httpkit.DecodeJSON(w, r, &b, httpkit.MaxJSONBody); err != nil {
 		return err
 	}
 	if err := checkLocalID("parentLocation", b.ParentLocation); err != nil {
@@ -153,7 +153,7 @@ func (s *Server) writeLocation(w http.ResponseWriter, r *http.Request, c *wnms.C
 		return err
 	}
 	l.AccessibleToUser = true
-	httpapi.WriteJSON(w, http.StatusOK, l)
+	httpkit.WriteJSON(w, http.StatusOK, l)
 	return nil
 }
 
@@ -161,7 +161,7 @@ func (s *Server) writeLocation(w http.ResponseWriter, r *http.Request, c *wnms.C
 func (s *Server) modifyLocation(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
 	var in locationInput
-	if err := httpapi.DecodeJSON(w, r, &in, httpapi.MaxJSONBody); err != nil {
+	if err := httpkit.DecodeJSON(w, r, &in, httpkit.MaxJSONBody); err != nil {
 		return err
 	}
 	if err := checkLocalID("id", in.ID); err != nil {

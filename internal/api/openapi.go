@@ -4,12 +4,12 @@ import (
 	"net/http"
 	"strconv"
 
-	apidoc "github.com/wnms/wnms/api"
+	"github.com/wnms/wnms/openapi"
 )
 
 // openAPI is GET /openapi.json: the OpenAPI 3.1 document of both listeners.
 func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) error {
-	b, err := apidoc.Document()
+	b, err := openapi.Document()
 	if err != nil {
 		return err
 	}

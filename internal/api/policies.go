@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -29,10 +29,10 @@ func policyNode(r *http.Request) error {
 }
 
 // policyBody reads a policy PUT body as raw JSON (415 for a non-JSON
-// content type, 413 above httpapi.MaxJSONBody); the policy's parser does the rest.
+// content type, 413 above httpkit.MaxJSONBody); the policy's parser does the rest.
 func policyBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	var raw json.RawMessage
-	if err := httpapi.DecodeJSON(w, r, &raw, httpapi.MaxJSONBody); err != nil {
+	if err := httpkit.DecodeJSON(w, r, &raw, httpkit.MaxJSONBody); err != nil {
 		return nil, err
 	}
 	return raw, nil
@@ -55,7 +55,7 @@ func (s *Server) getSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, p.Masked())
+	httpkit.WriteJSON(w, http.StatusOK, p.Masked())
 	return nil
 }
 
@@ -77,7 +77,7 @@ func (s *Server) putSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, p.Masked())
+	httpkit.WriteJSON(w, http.StatusOK, p.Masked())
 	return nil
 }
 
@@ -98,7 +98,7 @@ func (s *Server) getHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) er
 			return err
 		}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, p)
+	httpkit.WriteJSON(w, http.StatusOK, p)
 	return nil
 }
 
@@ -119,6 +119,6 @@ func (s *Server) putHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) er
 	if err := s.Store.PutHotspotSSIDPolicy(r.Context(), wnms.CallerFrom(r.Context()).CustomerID(), p); err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, p)
+	httpkit.WriteJSON(w, http.StatusOK, p)
 	return nil
 }

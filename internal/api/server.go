@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/auth"
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -100,7 +100,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header()["X-Request-Id"] = []string{id}
 	// One copy of the request carries the id and room for the caller.
 	r = r.WithContext(wnms.WithCallerSlot(withRequestID(r.Context(), id)))
-	if !httpapi.CleanPath(r.URL.Path) {
+	if !httpkit.CleanPath(r.URL.Path) {
 		// The mux would redirect; a client of this API wants an answer.
 		s.writeError(w, r, wnms.NotFound("no such path: %q", r.URL.Path))
 		return
@@ -165,7 +165,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) { s.unmatchedIn(s.calls, w, r) }
 
 func (s *Server) unmatchedIn(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, httpapi.Unmatched(mux, w, r))
+	s.writeError(w, r, httpkit.Unmatched(mux, w, r))
 }
 
 // errorBody is the error body of decisions.md §3.
@@ -209,7 +209,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Code == wnms.RateLimited && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "60")
 	}
-	httpapi.WriteJSON(w, e.Status(), errorBody{Status: e.Status(),
+	httpkit.WriteJSON(w, e.Status(), errorBody{Status: e.Status(),
 		Errors: []errorItem{{ErrorCode: e.Code, Message: e.Message, MoreInfo: e.MoreInfo}}})
 }
 
@@ -249,7 +249,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
@@ -257,10 +257,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.Store.Ping(ctx); err != nil {
 		s.Log.Warn("not ready", "error", err.Error())
-		httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "store not reachable or schema not current"})
+		httpkit.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "store not reachable or schema not current"})
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {

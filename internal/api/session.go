@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wnms/wnms/internal/auth"
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -85,7 +85,7 @@ func (s *Server) doLogin(w http.ResponseWriter, r *http.Request, keyOnly bool) e
 		return wnms.Errorf(wnms.RateLimited, "too many failed logins from this address; retry later")
 	}
 	var b loginBody
-	if err := httpapi.DecodeJSON(w, r, &b, 64<<10); err != nil {
+	if err := httpkit.DecodeJSON(w, r, &b, 64<<10); err != nil {
 		return err
 	}
 	req := auth.LoginRequest{ClientIdentifier: p.ClientIdentifier, Timeout: p.Timeout,
@@ -116,13 +116,13 @@ func (s *Server) doLogin(w http.ResponseWriter, r *http.Request, keyOnly bool) e
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{Name: httpapi.SessionCookie, Value: l.Token, Path: "/", HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: httpkit.SessionCookie, Value: l.Token, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: s.Info.TLS})
 	body, err := loginResponse(l)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, body)
+	httpkit.WriteJSON(w, http.StatusOK, body)
 	return nil
 }
 
@@ -164,7 +164,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Auth.Logout(r.Context(), c); err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{Name: httpapi.SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: httpkit.SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: s.Info.TLS})
 	return okEmpty(w)
 }

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/tz"
 )
 
@@ -22,7 +22,7 @@ func (s *Server) version(w http.ResponseWriter, r *http.Request) error {
 	if _, err := queryInt(r, "locationid", 0); err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, versionInfo{Version: s.Info.Version, Build: s.Info.Build})
+	httpkit.WriteJSON(w, http.StatusOK, versionInfo{Version: s.Info.Version, Build: s.Info.Build})
 	return nil
 }
 
@@ -30,7 +30,7 @@ func (s *Server) version(w http.ResponseWriter, r *http.Request) error {
 const APIVersion = "V5"
 
 func (s *Server) apiVersion(w http.ResponseWriter, r *http.Request) error {
-	httpapi.WriteJSON(w, http.StatusOK, APIVersion)
+	httpkit.WriteJSON(w, http.StatusOK, APIVersion)
 	return nil
 }
 
@@ -39,12 +39,12 @@ func (s *Server) timeZoneIDs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, es)
+	httpkit.WriteJSON(w, http.StatusOK, es)
 	return nil
 }
 
 func (s *Server) timestamp(w http.ResponseWriter, r *http.Request) error {
-	httpapi.WriteJSON(w, http.StatusOK, s.Auth.Now().UnixMilli())
+	httpkit.WriteJSON(w, http.StatusOK, s.Auth.Now().UnixMilli())
 	return nil
 }
 
@@ -93,7 +93,7 @@ func (s *Server) systemInfo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, SystemInfo{
+	httpkit.WriteJSON(w, http.StatusOK, SystemInfo{
 		ServerID: s.Info.ServerID, SensorCommunicationPort: 3851, MaxSensorsAllowed: 100000,
 		MaxAllowableAPConversions: 100000, InstanceID: s.Info.ServerID, ExpiryDate: 0,
 		SerialNumber: serial, BuildNumber: s.Info.Build, Version: s.Info.Version,

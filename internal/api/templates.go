@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -67,7 +67,7 @@ func (s *Server) listProfiles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -117,7 +117,7 @@ func (s *Server) pageProfiles(w http.ResponseWriter, r *http.Request) error {
 	if start < int64(total)-size {
 		page.NextLink = link(start + size)
 	}
-	httpapi.WriteJSON(w, http.StatusOK, page)
+	httpkit.WriteJSON(w, http.StatusOK, page)
 	return nil
 }
 
@@ -136,7 +136,7 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -149,7 +149,7 @@ func (s *Server) createProfile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var in wnms.TemplateInput
-	if err := httpapi.DecodeJSON(w, r, &in, httpapi.MaxJSONBody); err != nil {
+	if err := httpkit.DecodeJSON(w, r, &in, httpkit.MaxJSONBody); err != nil {
 		return err
 	}
 	if err := in.Require("type", "templateName", "ssid", "frequencyBand"); err != nil {
@@ -205,7 +205,7 @@ func (s *Server) copyProfile(w http.ResponseWriter, r *http.Request) error {
 		ID      *int64  `json:"id"`
 		ChildID *int64  `json:"childId"`
 	}
-	if err := httpapi.DecodeJSON(w, r, &dest, httpapi.MaxJSONBody); err != nil {
+	if err := httpkit.DecodeJSON(w, r, &dest, httpkit.MaxJSONBody); err != nil {
 		return err
 	}
 	if dest.ID == nil {
@@ -242,7 +242,7 @@ func (s *Server) copyProfile(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) editProfile(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
 	var in wnms.TemplateInput
-	if err := httpapi.DecodeJSON(w, r, &in, httpapi.MaxJSONBody); err != nil {
+	if err := httpkit.DecodeJSON(w, r, &in, httpkit.MaxJSONBody); err != nil {
 		return err
 	}
 	if err := in.Require("templateId"); err != nil {
@@ -296,7 +296,7 @@ func (s *Server) writeProfile(w http.ResponseWriter, r *http.Request, id int64) 
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, t.Masked())
+	httpkit.WriteJSON(w, http.StatusOK, t.Masked())
 	return nil
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/wnms/wnms/internal/api"
 	"github.com/wnms/wnms/internal/apitest"
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -85,7 +85,7 @@ func BenchmarkProfilesPage(b *testing.B) {
 		b.Run(string(backend), func(b *testing.B) {
 			e := apitest.New(b, backend)
 			locs := profilesBenchSeed(b, e, 200, 10000)
-			cookie := &http.Cookie{Name: httpapi.SessionCookie, Value: e.Admin.Session()}
+			cookie := &http.Cookie{Name: httpkit.SessionCookie, Value: e.Admin.Session()}
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 			for _, tc := range []struct {
 				name, query string

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wnms/wnms/internal/auth"
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -23,7 +23,7 @@ type userBody struct {
 // decodeUserBody reads the body of PUT and POST /users.
 func decodeUserBody(w http.ResponseWriter, r *http.Request) (userBody, error) {
 	var b userBody
-	if err := httpapi.DecodeJSON(w, r, &b, httpapi.MaxJSONBody); err != nil {
+	if err := httpkit.DecodeJSON(w, r, &b, httpkit.MaxJSONBody); err != nil {
 		return b, err
 	}
 	if len(b.User) == 0 || string(b.User) == "null" {
@@ -69,7 +69,7 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 			out = append(out, users[i])
 		}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -102,16 +102,16 @@ func (s *Server) seesLocation(ctx context.Context, c *wnms.Caller, id int64) (bo
 func (s *Server) currentUser(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
 	if c.UserJSON != nil {
-		httpapi.WriteRawJSON(w, http.StatusOK, c.UserJSON)
+		httpkit.WriteRawJSON(w, http.StatusOK, c.UserJSON)
 		return nil
 	}
-	httpapi.WriteJSON(w, http.StatusOK, c.User)
+	httpkit.WriteJSON(w, http.StatusOK, c.User)
 	return nil
 }
 
 // features is GET /users/features.
 func (s *Server) features(w http.ResponseWriter, r *http.Request) error {
-	httpapi.WriteJSON(w, http.StatusOK, wnms.Features(wnms.CallerFrom(r.Context()).Role()))
+	httpkit.WriteJSON(w, http.StatusOK, wnms.Features(wnms.CallerFrom(r.Context()).Role()))
 	return nil
 }
 
@@ -121,7 +121,7 @@ func (s *Server) listCustomFields(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, fs)
+	httpkit.WriteJSON(w, http.StatusOK, fs)
 	return nil
 }
 
@@ -130,7 +130,7 @@ func (s *Server) createCustomField(w http.ResponseWriter, r *http.Request) error
 	var b struct {
 		Name string `json:"name"`
 	}
-	if err := httpapi.DecodeJSON(w, r, &b, httpapi.MaxJSONBody); err != nil {
+	if err := httpkit.DecodeJSON(w, r, &b, httpkit.MaxJSONBody); err != nil {
 		return err
 	}
 	b.Name = strings.TrimSpace(b.Name)
@@ -141,7 +141,7 @@ func (s *Server) createCustomField(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, f)
+	httpkit.WriteJSON(w, http.StatusOK, f)
 	return nil
 }
 
@@ -179,7 +179,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, created)
+	httpkit.WriteJSON(w, http.StatusOK, created)
 	return nil
 }
 
@@ -259,7 +259,7 @@ func (s *Server) modifyUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, updated)
+	httpkit.WriteJSON(w, http.StatusOK, updated)
 	return nil
 }
 
@@ -443,7 +443,7 @@ func (s *Server) changeOwnPassword(w http.ResponseWriter, r *http.Request) error
 		NewPassword *string `json:"newPassword"`
 		OldPassword *string `json:"oldPassword"`
 	}
-	if err := httpapi.DecodeJSON(w, r, &b, httpapi.MaxJSONBody); err != nil {
+	if err := httpkit.DecodeJSON(w, r, &b, httpkit.MaxJSONBody); err != nil {
 		return err
 	}
 	if b.OldPassword == nil {
@@ -463,7 +463,7 @@ func (s *Server) changeOwnPassword(w http.ResponseWriter, r *http.Request) error
 		if err := s.Auth.CountFailure(r.Context(), clientAddr(r), c.User); err != nil {
 			return err
 		}
-		httpapi.WriteJSON(w, http.StatusOK, false)
+		httpkit.WriteJSON(w, http.StatusOK, false)
 		return nil
 	}
 	if err := auth.CheckPasswordRules(*b.NewPassword); err != nil {
@@ -479,7 +479,7 @@ func (s *Server) changeOwnPassword(w http.ResponseWriter, r *http.Request) error
 	if err := s.Store.SetPassword(r.Context(), c.User.UserID, newHash); err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, true)
+	httpkit.WriteJSON(w, http.StatusOK, true)
 	return nil
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/wnms/wnms/internal/analytics"
 	"github.com/wnms/wnms/internal/api"
 	"github.com/wnms/wnms/internal/auth"
-	"github.com/wnms/wnms/internal/httpapi"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/wnms"
@@ -150,7 +150,7 @@ func (c *Client) AnalyticsClient() *Client {
 func (c *Client) Session() string {
 	u, _ := http.NewRequest("GET", c.env.HTTP.URL+"/", nil)
 	for _, ck := range c.http.Jar.Cookies(u.URL) {
-		if ck.Name == httpapi.SessionCookie {
+		if ck.Name == httpkit.SessionCookie {
 			return ck.Value
 		}
 	}
@@ -159,7 +159,7 @@ func (c *Client) Session() string {
 
 // SetSession makes the client send the given JSESSIONID.
 func (c *Client) SetSession(token string) {
-	c.Header.Set("Cookie", httpapi.SessionCookie+"="+token)
+	c.Header.Set("Cookie", httpkit.SessionCookie+"="+token)
 }
 
 // Response is a received response.

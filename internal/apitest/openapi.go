@@ -11,7 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	apidoc "github.com/wnms/wnms/api"
+	"github.com/wnms/wnms/openapi"
 )
 
 // Validator checks requests and responses against the OpenAPI document.
@@ -39,7 +39,7 @@ func OpenAPI() (*Validator, error) {
 const docURL = "file:///openapi.json"
 
 func newValidator() (*Validator, error) {
-	b, err := apidoc.Document()
+	b, err := openapi.Document()
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,7 @@
-// Package httpapi is the HTTP plumbing both listeners share: who may make
+// Package httpkit is the HTTP plumbing both listeners share: who may make
 // a call, the session cookie, JSON bodies in and out, and the answer to a
 // path no call matches. Each listener keeps its own error envelope.
-package httpapi
+package httpkit
 
 import (
 	"encoding/json"

@@ -1,8 +1,8 @@
-// Package apidoc holds the OpenAPI 3.1 document of wnms. It is kept as
+// Package openapi holds the OpenAPI 3.1 document of wnms. It is kept as
 // fragments, one per area of the interface, merged into one document at
 // start; the merged document is what the server serves and the tests check
 // every response against.
-package apidoc
+package openapi
 
 import (
 	"embed"
@@ -13,7 +13,7 @@ import (
 	"sync"
 )
 
-//go:embed openapi/*.json
+//go:embed fragments/*.json
 var fragments embed.FS
 
 var (
@@ -29,7 +29,7 @@ func Document() ([]byte, error) {
 }
 
 func merge() ([]byte, error) {
-	names, err := fs.Glob(fragments, "openapi/*.json")
+	names, err := fs.Glob(fragments, "fragments/*.json")
 	if err != nil {
 		return nil, err
 	}
