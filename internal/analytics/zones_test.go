@@ -546,24 +546,12 @@ func TestZonesBadRequests(t *testing.T) {
 		}
 
 		t.Run("other methods are 405 with Allow", func(t *testing.T) {
-			req, _ := http.NewRequest("POST", e.Analytics.URL+good, strings.NewReader(`{}`))
-			req.Header.Set("Cookie", "JSESSIONID="+e.Admin.Session())
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
+			r := ac.Expect(http.StatusMethodNotAllowed, "POST", good, map[string]any{})
+			if got := r.Header.Get("Allow"); got != "GET, PUT" {
+				t.Errorf("Allow %q, want \"GET, PUT\"", got)
 			}
-			defer resp.Body.Close()
-			var env struct {
-				Success bool `json:"success"`
-				Data    []struct {
-					ErrorCode string `json:"errorCode"`
-				} `json:"data"`
-			}
-			if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
-				t.Fatal(err)
-			}
-			if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, PUT" || len(env.Data) != 1 || env.Data[0].ErrorCode != wnms.MethodNotAllowed {
-				t.Errorf("status %d, Allow %q, body %+v", resp.StatusCode, resp.Header.Get("Allow"), env)
+			if got := r.ErrorCode(); got != wnms.MethodNotAllowed {
+				t.Errorf("errorCode %q, want %s; body %s", got, wnms.MethodNotAllowed, r.Body)
 			}
 		})
 	})

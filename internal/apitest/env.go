@@ -116,13 +116,17 @@ func NewAt(t testing.TB, b Backend, cfg store.Config) *Env {
 	return e
 }
 
-// Client is an HTTP client of the main listener with its own cookie jar.
+// Client is an HTTP client of one listener (the main one unless made by
+// AnalyticsClient) with its own cookie jar.
 // Every response it receives is checked against the OpenAPI document.
 type Client struct {
 	t    testing.TB
 	env  *Env
 	http *http.Client
 	base string
+	// listener is the listener base belongs to: its error envelope and
+	// calls are what responses are checked against.
+	listener Listener
 	// Header is sent with every request.
 	Header http.Header
 	// User is the user the client logged in as, if any.
@@ -139,7 +143,8 @@ func (e *Env) NewClient() *Client {
 // cookies (the analytics listener accepts the main listener's session).
 func (c *Client) AnalyticsClient() *Client {
 	jar, _ := cookiejar.New(nil)
-	ac := &Client{t: c.t, env: c.env, http: &http.Client{Jar: jar}, base: c.env.Analytics.URL, Header: c.Header.Clone(), User: c.User}
+	ac := &Client{t: c.t, env: c.env, http: &http.Client{Jar: jar}, base: c.env.Analytics.URL, listener: AnalyticsListener,
+		Header: c.Header.Clone(), User: c.User}
 	if tok := c.Session(); tok != "" {
 		ac.SetSession(tok)
 	}
@@ -267,11 +272,11 @@ func (c *Client) check(method, path string, r *Response, reqBody []byte, ct stri
 	if err != nil {
 		c.t.Fatalf("openapi document: %v", err)
 	}
-	if err := v.CheckResponse(method, path, r.Status, r.Header, r.Body); err != nil {
+	if err := v.CheckResponseOn(c.listener, method, path, r.Status, r.Header, r.Body); err != nil {
 		c.t.Errorf("%v", err)
 	}
 	if r.Status < 300 && reqBody != nil && strings.HasPrefix(ct, "application/json") {
-		if err := v.CheckRequest(method, path, reqBody); err != nil {
+		if err := v.CheckRequestOn(c.listener, method, path, reqBody); err != nil {
 			c.t.Errorf("%v", err)
 		}
 	}

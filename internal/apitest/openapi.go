@@ -14,6 +14,31 @@ import (
 	"github.com/wnms/wnms/openapi"
 )
 
+// Listener names the listener that answered a request: the main listener
+// (the interface under /new/webservice and the operational endpoints) or
+// the analytics listener (/api/v1.N). Each has its own error envelope.
+type Listener int
+
+// The listeners.
+const (
+	MainListener Listener = iota
+	AnalyticsListener
+)
+
+// listenerOf is the listener a documented path key belongs to.
+func listenerOf(key string) Listener {
+	if strings.HasPrefix(key, "/api/") {
+		return AnalyticsListener
+	}
+	return MainListener
+}
+
+// errorSchema is the error envelope of each listener.
+var errorSchema = map[Listener]string{
+	MainListener:      "/components/schemas/Error",
+	AnalyticsListener: "/components/schemas/AnalyticsError",
+}
+
 // Validator checks requests and responses against the OpenAPI document.
 type Validator struct {
 	doc      map[string]any
@@ -22,6 +47,7 @@ type Validator struct {
 	schemas  map[string]*jsonschema.Schema
 	keys     [][]string // path keys split into segments
 	rawKeys  []string
+	listener []Listener // of each key
 }
 
 var (
@@ -61,6 +87,7 @@ func newValidator() (*Validator, error) {
 	for k := range paths {
 		v.rawKeys = append(v.rawKeys, k)
 		v.keys = append(v.keys, strings.Split(strings.Trim(k, "/"), "/"))
+		v.listener = append(v.listener, listenerOf(k))
 	}
 	return v, nil
 }
@@ -83,26 +110,32 @@ func isVersionSeg(s string) bool {
 	return strings.HasPrefix(ls, "v1.") && len(ls) > 3
 }
 
-// Match finds the path key for a request path (with or without the base
-// path /new/webservice). Version segments match any version; the key with
-// the most literal segments wins.
-func (v *Validator) Match(path string) (string, bool) {
-	path = strings.TrimPrefix(path, "/new/webservice")
+// Match finds the main listener's path key for a request path (with or
+// without the base path /new/webservice). Version segments match any
+// version; the key with the most literal segments wins.
+func (v *Validator) Match(path string) (string, bool) { return v.MatchOn(MainListener, path) }
+
+// MatchOn is Match for the paths of listener l. The operational endpoints
+// (/healthz) are documented once and match on either listener.
+func (v *Validator) MatchOn(l Listener, path string) (string, bool) {
+	if l == MainListener {
+		path = strings.TrimPrefix(path, "/new/webservice")
+	}
 	segs := strings.Split(strings.Trim(path, "/"), "/")
-	if key, ok := v.match(segs); ok {
+	if key, ok := v.match(l, segs); ok {
 		return key, true
 	}
 	// Unversioned calls (login, logout) are also sent with a version.
-	if len(segs) > 1 && isVersionSeg(segs[0]) {
-		return v.match(segs[1:])
+	if l == MainListener && len(segs) > 1 && isVersionSeg(segs[0]) {
+		return v.match(l, segs[1:])
 	}
 	return "", false
 }
 
-func (v *Validator) match(segs []string) (string, bool) {
+func (v *Validator) match(l Listener, segs []string) (string, bool) {
 	best, bestScore := -1, -1
 	for i, k := range v.keys {
-		if len(k) != len(segs) {
+		if len(k) != len(segs) || (v.listener[i] != l && v.rawKeys[i] != "/healthz") {
 			continue
 		}
 		score, ok := 0, true
@@ -170,22 +203,31 @@ func (v *Validator) resolve(obj map[string]any, ptr string) (map[string]any, str
 	return obj, ptr
 }
 
-// CheckResponse validates a response to method on path against the
-// document: the status must be documented, and the body must match the
-// schema of that status (or be empty when the response has no content).
+// CheckResponse validates a response of the main listener to method on
+// path against the document: the status must be documented, and the body
+// must match the schema of that status (or be empty when the response has
+// no content).
 func (v *Validator) CheckResponse(method, path string, status int, header http.Header, body []byte) error {
-	key, ok := v.Match(path)
+	return v.CheckResponseOn(MainListener, method, path, status, header, body)
+}
+
+// CheckResponseOn is CheckResponse for a response of listener l: paths
+// resolve among that listener's calls, and an answer that no call
+// documents (404, 405, 500 of the listener itself) must be that listener's
+// error envelope.
+func (v *Validator) CheckResponseOn(l Listener, method, path string, status int, header http.Header, body []byte) error {
+	key, ok := v.MatchOn(l, path)
 	if !ok {
 		if status == http.StatusNotFound {
-			return v.checkError(status, body)
+			return v.checkError(l, status, body)
 		}
-		return fmt.Errorf("openapi: no path matches %s", path)
+		return fmt.Errorf("openapi: no path of the %s listener matches %s", l, path)
 	}
 	opPtr := "/paths/" + escape(key) + "/" + strings.ToLower(method)
 	op, _ := v.doc["paths"].(map[string]any)[key].(map[string]any)[strings.ToLower(method)].(map[string]any)
 	if op == nil {
 		if status == http.StatusMethodNotAllowed || status == http.StatusNotFound {
-			return v.checkError(status, body)
+			return v.checkError(l, status, body)
 		}
 		return fmt.Errorf("openapi: %s %s (%s) is not documented", method, key, path)
 	}
@@ -199,7 +241,7 @@ func (v *Validator) CheckResponse(method, path string, status int, header http.H
 	}
 	if resp == nil {
 		if status == http.StatusMethodNotAllowed || status == http.StatusInternalServerError {
-			return v.checkError(status, body)
+			return v.checkError(l, status, body)
 		}
 		return fmt.Errorf("openapi: %s %s answered %d, which is not documented; body %s", method, key, status, trim(body))
 	}
@@ -224,9 +266,15 @@ func (v *Validator) CheckResponse(method, path string, status int, header http.H
 	return v.validate(schemaPtr, mt, body, fmt.Sprintf("%s %s %d", method, key, status))
 }
 
-// CheckRequest validates a JSON request body against the document.
+// CheckRequest validates a JSON request body to the main listener against
+// the document.
 func (v *Validator) CheckRequest(method, path string, body []byte) error {
-	key, ok := v.Match(path)
+	return v.CheckRequestOn(MainListener, method, path, body)
+}
+
+// CheckRequestOn is CheckRequest for a request to listener l.
+func (v *Validator) CheckRequestOn(l Listener, method, path string, body []byte) error {
+	key, ok := v.MatchOn(l, path)
 	if !ok {
 		return fmt.Errorf("openapi: no path matches %s", path)
 	}
@@ -270,8 +318,17 @@ func (v *Validator) validate(schemaPtr, mediaType string, body []byte, what stri
 	return nil
 }
 
-func (v *Validator) checkError(status int, body []byte) error {
-	return v.validate("/components/schemas/Error", "application/json", body, fmt.Sprintf("error %d", status))
+// checkError validates an error that no call documents against the error
+// envelope of the listener that answered.
+func (v *Validator) checkError(l Listener, status int, body []byte) error {
+	return v.validate(errorSchema[l], "application/json", body, fmt.Sprintf("%s listener error %d", l, status))
+}
+
+func (l Listener) String() string {
+	if l == AnalyticsListener {
+		return "analytics"
+	}
+	return "main"
 }
 
 func keysOf(m map[string]any) []string {
