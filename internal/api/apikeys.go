@@ -7,14 +7,34 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// listAPIKeys is GET /apikeys: the keys of the caller's customer, never
-// their values.
+// listAPIKeys is GET /apikeys: the keys of the users of the caller's
+// customer that the caller may manage (role not above its own, locations
+// inside its own), never their values.
 func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
-	ks, err := s.Store.APIKeys(r.Context(), wnms.CallerFrom(r.Context()).CustomerID())
+	c := wnms.CallerFrom(r.Context())
+	ks, err := s.Store.APIKeys(r.Context(), c.CustomerID())
 	if err != nil {
 		return err
 	}
-	httpkit.WriteJSON(w, http.StatusOK, ks)
+	users, err := s.Store.Users(r.Context(), c.CustomerID())
+	if err != nil {
+		return err
+	}
+	manageable := make(map[int64]bool, len(users))
+	for i := range users {
+		err := s.checkManage(r.Context(), c, &users[i])
+		if err != nil && wnms.ErrorCode(err) == wnms.InternalError {
+			return err
+		}
+		manageable[users[i].UserID] = err == nil
+	}
+	out := ks[:0]
+	for _, k := range ks {
+		if manageable[k.UserID] {
+			out = append(out, k)
+		}
+	}
+	httpkit.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 

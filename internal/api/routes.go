@@ -1,7 +1,5 @@
 package api
 
-import "github.com/wnms/wnms/internal/httpkit"
-
 // routes lists every call of the main listener, in the order of
 // interface.md, then our extensions. Paths are below the base path and the
 // version segment (any of V1–V7, any case).
@@ -13,7 +11,7 @@ func (s *Server) routes() {
 	s.handle("GET /users/features", anyRole, s.features)
 	s.handle("PUT /users", suAdOp, s.createUser)
 	s.handle("POST /users", suAdOp, s.modifyUser)
-	s.handle("POST /users/ownpassword", httpkit.Access{Roles: httpkit.Operator | httpkit.Administrator | httpkit.SuperUser, PwChange: true}, s.changeOwnPassword)
+	s.handle("POST /users/ownpassword", selfOnly, s.changeOwnPassword) // every role: it touches only the caller's own password
 	s.handle("DELETE /users/{userid}", suAdOp, s.deleteUser)
 
 	// Session and system.

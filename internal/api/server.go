@@ -207,7 +207,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		e = &wnms.Error{Code: e.Code, Message: e.Message + " (request " + id + ")"}
 	}
 	if e.Code == wnms.RateLimited && w.Header().Get("Retry-After") == "" {
-		w.Header().Set("Retry-After", "60")
+		retry := 60
+		if e.RetryAfter > 0 {
+			retry = e.RetryAfter
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
 	}
 	httpkit.WriteJSON(w, e.Status(), errorBody{Status: e.Status(),
 		Errors: []errorItem{{ErrorCode: e.Code, Message: e.Message, MoreInfo: e.MoreInfo}}})

@@ -76,14 +76,6 @@ func (s *Server) doLogin(w http.ResponseWriter, r *http.Request, keyOnly bool) e
 		return err
 	}
 	addr := clientAddr(r)
-	wait, err := s.Auth.Throttled(r.Context(), addr)
-	if err != nil {
-		return err
-	}
-	if wait > 0 {
-		w.Header().Set("Retry-After", auth.RetryAfter(wait))
-		return wnms.Errorf(wnms.RateLimited, "too many failed logins from this address; retry later")
-	}
 	var b loginBody
 	if err := httpkit.DecodeJSON(w, r, &b, 64<<10); err != nil {
 		return err

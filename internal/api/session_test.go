@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -150,20 +151,93 @@ func TestSessionLifecycle(t *testing.T) {
 }
 
 // Sessions live in the store: a second replica over the same database
-// serves a session opened on the first, and a logout on one ends it on
-// both at once.
+// serves a session opened on the first. Each replica caches sessions, and a
+// change made on one reaches the other's cache: at once between processes
+// on one SQLite file, within 1 s over PostgreSQL (LISTEN/NOTIFY).
 func TestSessionsAcrossReplicas(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
 		e1 := apitest.New(t, b)
 		e2 := apitest.NewAt(t, b, e1.Config)
-		c1 := e1.LoginKey(t, e1.AdminKeyID, e1.AdminKeyValue)
-		c2 := e2.NewClient()
-		c2.SetSession(c1.Session())
-		c2.Expect(200, "GET", "/V5/users/current", nil)
-		c2.Expect(200, "POST", "/V5/login/keepsessionalive", nil)
-		c1.Expect(200, "POST", "/logout", nil)
-		c2.Expect(401, "GET", "/V5/users/current", nil)
+		bound := replicaBound(b)
+		// on2 is the session c opened on replica 1, used on replica 2 (and
+		// cached there by a first call).
+		on2 := func(c *apitest.Client) *apitest.Client {
+			c2 := e2.NewClient()
+			c2.SetSession(c.Session())
+			c2.Expect(200, "GET", "/V5/users/current", nil)
+			return c2
+		}
+
+		t.Run("keep-alive and logout", func(t *testing.T) {
+			c1 := e1.LoginKey(t, e1.AdminKeyID, e1.AdminKeyValue)
+			c2 := on2(c1)
+			c2.Expect(200, "POST", "/V5/login/keepsessionalive", nil)
+			c2.Expect(200, "GET", "/V5/users/current", nil)
+			c1.Expect(200, "POST", "/logout", nil)
+			expectWithin(t, bound, "the logged-out session on the other replica", func() int {
+				return c2.Do("GET", "/V5/users/current", nil).Status
+			}, 401)
+		})
+		t.Run("key revoked", func(t *testing.T) {
+			u, c1 := e1.NewUser(t, apitest.UserSpec{Role: wnms.Operator})
+			c2 := on2(c1)
+			var keys []wnms.APIKey
+			e1.Admin.Expect(200, "GET", "/V5/apikeys", nil).Decode(t, &keys)
+			for _, k := range keys {
+				if k.UserID == u.UserID {
+					e1.Admin.Expect(204, "DELETE", "/V5/apikeys/"+k.KeyID, nil)
+				}
+			}
+			expectWithin(t, bound, "a session of a revoked key on the other replica", func() int {
+				return c2.Do("GET", "/V5/users/current", nil).Status
+			}, 401)
+		})
+		t.Run("user locked", func(t *testing.T) {
+			u, c1 := e1.NewUser(t, apitest.UserSpec{Role: wnms.Operator})
+			c2 := on2(c1)
+			e1.Admin.Expect(200, "POST", "/V5/users", map[string]any{"user": map[string]any{"userId": u.UserID, "userLockedState": "USER_LOCKED"}})
+			c1.Expect(401, "GET", "/V5/users/current", nil) // at once where the lock was made
+			expectWithin(t, bound, "a locked user's session on the other replica", func() int {
+				return c2.Do("GET", "/V5/users/current", nil).Status
+			}, 401)
+		})
+		t.Run("user changed", func(t *testing.T) {
+			u, c1 := e1.NewUser(t, apitest.UserSpec{Role: wnms.Administrator})
+			c2 := on2(c1)
+			c2.Expect(200, "GET", "/V7/system/info", nil)
+			e1.Admin.Expect(200, "POST", "/V5/users", map[string]any{"user": map[string]any{"userId": u.UserID, "role": "OPERATOR"}})
+			c1.Expect(403, "GET", "/V7/system/info", nil) // at once where the change was made
+			expectWithin(t, bound, "a demoted user's session on the other replica", func() int {
+				return c2.Do("GET", "/V7/system/info", nil).Status
+			}, 403)
+		})
 	})
+}
+
+// replicaBound is how long a change may take to reach another replica's
+// session cache: none on SQLite, 1 s on PostgreSQL.
+func replicaBound(b apitest.Backend) time.Duration {
+	if b == apitest.Postgres {
+		return time.Second
+	}
+	return 0
+}
+
+// expectWithin polls status() until it answers want, failing the test if it
+// has not by bound (a bound of 0 asks for the first answer to be right).
+func expectWithin(t *testing.T, bound time.Duration, what string, status func() int, want int) {
+	t.Helper()
+	start := time.Now()
+	for {
+		got := status()
+		if got == want {
+			return
+		}
+		if time.Since(start) > bound {
+			t.Fatalf("%s: status %d after %v, want %d within %v", what, got, time.Since(start).Round(time.Millisecond), want, bound)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestLockoutAfterFailedLogins(t *testing.T) {
@@ -278,4 +352,52 @@ func TestPasswordExpiryRestrictsSession(t *testing.T) {
 		e.NewClient().Expect(401, "POST", "/login/c/600", map[string]string{"type": "usernamepasswordcredentials", "username": "bob", "password": "initial-pass"})
 		e.NewClient().Expect(200, "POST", "/login/c/600", map[string]string{"type": "usernamepasswordcredentials", "username": "bob", "password": "second-pass"})
 	})
+}
+
+// When a replica's notification connection to PostgreSQL drops, it reads
+// every session from the store until it is back, and starts its cache over
+// when it is: a change made meanwhile, whose notification it missed, is
+// never served stale.
+func TestSessionCacheFallbackWhenListenerDrops(t *testing.T) {
+	if len(apitest.Backends(t)) < 2 {
+		t.Skip("PostgreSQL not configured")
+	}
+	e1 := apitest.New(t, apitest.Postgres)
+	e2 := apitest.NewAt(t, apitest.Postgres, e1.Config)
+	listening := func() uint32 {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if pid := e2.Store.AuthListenerPID(); pid != 0 {
+				return pid
+			}
+		}
+		t.Fatal("replica 2 is not listening for session changes")
+		return 0
+	}
+	on2 := func(c *apitest.Client) *apitest.Client {
+		c2 := e2.NewClient()
+		c2.SetSession(c.Session())
+		c2.Expect(200, "GET", "/V5/users/current", nil)
+		return c2
+	}
+	pid := listening()
+	c1 := e1.LoginKey(t, e1.AdminKeyID, e1.AdminKeyValue)
+	c2 := on2(c1)
+	if err := e1.Store.ExecForTest(context.Background(), `SELECT pg_terminate_backend($1)`, int64(pid)); err != nil {
+		t.Fatal(err)
+	}
+	c1.Expect(200, "POST", "/logout", nil)
+	expectWithin(t, time.Second, "a session logged out while the listener was cut", func() int {
+		return c2.Do("GET", "/V5/users/current", nil).Status
+	}, 401)
+
+	if again := listening(); again == pid {
+		t.Fatal("the listener did not reconnect")
+	}
+	c1 = e1.LoginKey(t, e1.AdminKeyID, e1.AdminKeyValue)
+	c2 = on2(c1)
+	c1.Expect(200, "POST", "/logout", nil)
+	expectWithin(t, time.Second, "a session logged out after the listener came back", func() int {
+		return c2.Do("GET", "/V5/users/current", nil).Status
+	}, 401)
 }

@@ -33,22 +33,25 @@ func decodeUserBody(w http.ResponseWriter, r *http.Request) (userBody, error) {
 }
 
 // passwordHash checks and hashes the password sent for a user of the given
-// type: LOCAL users may (required says must) have one, others none. An
-// absent or empty password is "".
-func (s *Server) passwordHash(userType string, pw *string, required bool) (string, error) {
+// type. Only LOCAL users have one: required says a LOCAL user must send one
+// (on create). Users of other types sign in elsewhere (API users by key),
+// so whatever password their body carries is ignored and never stored:
+// clients always send the {user, password} shape. An absent or empty
+// password is "".
+func (s *Server) passwordHash(ctx context.Context, userType string, pw *string, required bool) (string, error) {
+	if userType != wnms.UserTypeLocal {
+		return "", nil
+	}
 	if pw == nil || *pw == "" {
-		if required && userType == wnms.UserTypeLocal {
+		if required {
 			return "", wnms.Invalid("password", "required for a LOCAL user")
 		}
 		return "", nil
 	}
-	if userType != wnms.UserTypeLocal {
-		return "", wnms.Invalid("password", "a %s user has no password here", userType)
-	}
 	if err := auth.CheckPasswordRules(*pw); err != nil {
 		return "", wnms.Invalid("password", "%s", err.Error())
 	}
-	return auth.HashPassword(*pw, s.Auth.Argon)
+	return s.Auth.Hash(ctx, *pw)
 }
 
 // listUsers is GET /users: the users of the caller's customer whose
@@ -168,7 +171,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkUser(r.Context(), c, u); err != nil {
 		return err
 	}
-	hash, err := s.passwordHash(u.UserType, b.Password, true)
+	hash, err := s.passwordHash(r.Context(), u.UserType, b.Password, true)
 	if err != nil {
 		return err
 	}
@@ -236,7 +239,7 @@ func (s *Server) modifyUser(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkUser(r.Context(), c, &u); err != nil {
 		return err
 	}
-	hash, err := s.passwordHash(u.UserType, b.Password, false)
+	hash, err := s.passwordHash(r.Context(), u.UserType, b.Password, false)
 	if err != nil {
 		return err
 	}
@@ -245,7 +248,8 @@ func (s *Server) modifyUser(w http.ResponseWriter, r *http.Request) error {
 	}
 	if hash != "" {
 		enforced := u.PasswordChangeEnforced
-		if err := s.Store.SetPassword(r.Context(), u.UserID, hash); err != nil {
+		// A password set by an administrator ends the user's sessions.
+		if err := s.Store.SetPassword(r.Context(), u.UserID, hash, ""); err != nil {
 			return err
 		}
 		if enforced {
@@ -455,28 +459,27 @@ func (s *Server) changeOwnPassword(w http.ResponseWriter, r *http.Request) error
 	if c.User.UserType != wnms.UserTypeLocal {
 		return wnms.Invalid("userType", "a %s user has no password to change here", c.User.UserType)
 	}
-	hash, err := s.Store.PasswordHash(r.Context(), c.User.UserID)
-	if err != nil {
-		return err
-	}
-	if !auth.CheckPassword(hash, *b.OldPassword) {
-		if err := s.Auth.CountFailure(r.Context(), clientAddr(r), c.User); err != nil {
-			return err
-		}
-		httpkit.WriteJSON(w, http.StatusOK, false)
-		return nil
-	}
 	if err := auth.CheckPasswordRules(*b.NewPassword); err != nil {
 		return wnms.Invalid("newPassword", "%s", err.Error())
 	}
 	if *b.NewPassword == *b.OldPassword {
 		return wnms.Invalid("newPassword", "must differ from the old password")
 	}
-	newHash, err := auth.HashPassword(*b.NewPassword, s.Auth.Argon)
+	ok, err := s.Auth.CheckOwnPassword(r.Context(), clientAddr(r), c.User, *b.OldPassword)
 	if err != nil {
 		return err
 	}
-	if err := s.Store.SetPassword(r.Context(), c.User.UserID, newHash); err != nil {
+	if !ok {
+		httpkit.WriteJSON(w, http.StatusOK, false)
+		return nil
+	}
+	newHash, err := s.Auth.Hash(r.Context(), *b.NewPassword)
+	if err != nil {
+		return err
+	}
+	// The user's other sessions end; this one stays, free of any
+	// password-change restriction.
+	if err := s.Store.SetPassword(r.Context(), c.User.UserID, newHash, c.Session.TokenHash); err != nil {
 		return err
 	}
 	httpkit.WriteJSON(w, http.StatusOK, true)

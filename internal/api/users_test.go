@@ -122,7 +122,6 @@ func TestUserValidation(t *testing.T) {
 			{"unknown custom field", newUserBody("r14", "VIEWER", map[string]any{"userDefinedFields": []map[string]any{{"name": "Nope", "value": "x"}}}), 400, wnms.ValidationFailed},
 			{"short password", map[string]any{"user": newUserBody("r15", "VIEWER", nil)["user"], "password": "short"}, 400, wnms.ValidationFailed},
 			{"LOCAL without password", map[string]any{"user": newUserBody("r16", "VIEWER", nil)["user"]}, 400, wnms.ValidationFailed},
-			{"API user with password", newUserBody("r17", "VIEWER", map[string]any{"userType": "API"}), 400, wnms.ValidationFailed},
 			{"control character in name", newUserBody("r18", "VIEWER", map[string]any{"firstName": "a\u0007b"}), 400, wnms.ValidationFailed},
 			{"not JSON", "{\"user\":", 400, wnms.InvalidRequestBody},
 			{"two values", `{"user":{}} {}`, 400, wnms.InvalidRequestBody},

@@ -16,14 +16,18 @@ const maxCachedSessions = 100_000
 // state, time zone offset) may go unrecomputed.
 const rederiveEvery = time.Minute
 
-// sessionCache keeps sessions and their users between requests, valid for
-// one store revision: when the revision moves (a logout, a revoked key, a
-// changed user, in any process on the store) every entry is dropped. The
-// store stays the only truth; the cache never outlives a change to it.
+// sessionCache keeps sessions and their users between requests. An entry is
+// valid for one store revision (when the revision moves, every entry goes)
+// and until an auth event names its session or its user. The store stays
+// the only truth; the cache never outlives a change it has heard of.
 type sessionCache struct {
 	mu  sync.RWMutex
 	rev uint64
-	m   map[string]*cachedSession
+	// epoch moves with every dropped entry. A load that started before a
+	// drop may have read what the drop was about, so put keeps it only
+	// when the epoch has not moved since.
+	epoch uint64
+	m     map[string]*cachedSession
 }
 
 type cachedSession struct {
@@ -33,29 +37,31 @@ type cachedSession struct {
 	stale    int64  // ms: recompute the derived fields from here on
 }
 
-// get returns the entry for tokenHash if it was loaded at revision rev.
-func (c *sessionCache) get(tokenHash string, rev uint64) *cachedSession {
+// get returns the entry for tokenHash if it was loaded at revision rev, and
+// the epoch to hand to put after loading it anew.
+func (c *sessionCache) get(tokenHash string, rev uint64) (*cachedSession, uint64) {
 	c.mu.RLock()
-	e := c.m[tokenHash]
-	same := c.rev == rev
+	e, epoch, same := c.m[tokenHash], c.epoch, c.rev == rev
 	c.mu.RUnlock()
 	if !same {
 		c.mu.Lock()
 		if c.rev != rev {
 			c.rev, c.m = rev, nil
+			c.epoch++
 		}
+		epoch = c.epoch
 		c.mu.Unlock()
-		return nil
+		return nil, epoch
 	}
-	return e
+	return e, epoch
 }
 
-// put stores an entry loaded at revision rev (read before the load, so a
-// change during the load leaves the entry stale, never wrong).
-func (c *sessionCache) put(tokenHash string, rev uint64, e *cachedSession) {
+// put stores an entry loaded at revision rev and epoch (both read before the
+// load, so a change during the load leaves the entry out, never wrong).
+func (c *sessionCache) put(tokenHash string, rev, epoch uint64, e *cachedSession) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.rev != rev {
+	if c.rev != rev || c.epoch != epoch {
 		return
 	}
 	if c.m == nil || len(c.m) >= maxCachedSessions {
@@ -64,11 +70,30 @@ func (c *sessionCache) put(tokenHash string, rev uint64, e *cachedSession) {
 	c.m[tokenHash] = e
 }
 
-// drop removes an entry (a session this process saw expire or end).
-func (c *sessionCache) drop(tokenHash string) {
+// apply drops what an auth event names.
+func (c *sessionCache) apply(ev wnms.AuthEvent) {
 	c.mu.Lock()
-	delete(c.m, tokenHash)
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	c.epoch++
+	switch {
+	case ev.All:
+		c.m = nil
+	case ev.Session != "":
+		delete(c.m, ev.Session)
+	default:
+		for h, e := range c.m {
+			if e.session.UserID == ev.User {
+				delete(c.m, h)
+			}
+		}
+	}
+}
+
+// len is the number of cached sessions.
+func (c *sessionCache) len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.m)
 }
 
 func newCachedSession(s *wnms.Session, u *wnms.User, now time.Time) (*cachedSession, error) {

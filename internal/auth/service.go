@@ -3,37 +3,63 @@ package auth
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
 
 // Service opens, checks and ends sessions, and keeps the lockout and
-// throttling rules of decisions.md §6 and §19.
+// throttling rules of decisions §6 and §19.
 type Service struct {
 	Store  wnms.Store
 	Secret []byte // keys API-key hashes
 	Argon  Argon2Params
 	Now    func() time.Time
 
-	MaxFailures  int           // consecutive failures that lock a user (5)
-	LockFor      time.Duration // how long a lock lasts (15 min)
-	AddrFailures int           // failures per address per AddrWindow before 429 (20)
-	AddrWindow   time.Duration // (1 min)
+	MaxFailures int           // consecutive failed guesses that lock a user (5)
+	LockFor     time.Duration // how long a lock lasts (15 min)
+	// MaxAttempts is how many failed logins a source address, or an API key
+	// id, may have in Window before further attempts are refused with 429
+	// (20 a minute).
+	MaxAttempts int
+	Window      time.Duration
+	// HashWait is how long a login waits for a free password-hashing slot
+	// before it is refused with 429 (2 s). At most HashSlots hashes run at
+	// once (argon2id takes its memory cost, 19 MiB by default, for each).
+	HashWait time.Duration
 
 	// OnUserLocked is called when failed logins lock a user.
 	OnUserLocked func(u *wnms.User)
 	// OnLoginFailure is called for every failed login.
 	OnLoginFailure func()
 
-	cache sessionCache
+	hashSlots chan struct{}
+	dummyOnce sync.Once
+	dummy     string
+	cache     sessionCache
 }
 
-// NewService returns a Service with the documented defaults.
+// HashSlots is the default number of password hashes that may run at once.
+func HashSlots() int { return max(2, runtime.NumCPU()) }
+
+// NewService returns a Service with the documented defaults. It subscribes
+// to the store's auth events, so its session cache drops what any replica
+// ends or alters.
 func NewService(st wnms.Store, secret []byte) *Service {
-	return &Service{Store: st, Secret: secret, Argon: DefaultArgon2, Now: time.Now,
-		MaxFailures: 5, LockFor: 15 * time.Minute, AddrFailures: 20, AddrWindow: time.Minute}
+	a := &Service{Store: st, Secret: secret, Argon: DefaultArgon2, Now: time.Now,
+		MaxFailures: 5, LockFor: 15 * time.Minute, MaxAttempts: 20, Window: time.Minute,
+		HashWait: 2 * time.Second, hashSlots: make(chan struct{}, HashSlots())}
+	st.SubscribeAuth(a.cache.apply)
+	return a
+}
+
+// LimitHashing sets how many password hashes may run at once and how long
+// a login waits for a free one. Call it before the service serves.
+func (a *Service) LimitHashing(slots int, wait time.Duration) {
+	a.hashSlots, a.HashWait = make(chan struct{}, slots), wait
 }
 
 // LoginRequest is what every login carries besides credentials.
@@ -57,60 +83,137 @@ func errBadCredentials() error {
 	return wnms.Errorf(wnms.InvalidCredentials, "invalid credentials")
 }
 
-// Throttled returns how long addr must wait before trying to log in again,
-// or 0 when it may try now.
-func (a *Service) Throttled(ctx context.Context, addr string) (time.Duration, error) {
-	now := a.Now()
-	n, oldest, err := a.Store.AddrFailures(ctx, addr, now.Add(-a.AddrWindow).UnixMilli())
-	if err != nil || n < a.AddrFailures {
-		return 0, err
+func rateLimited(wait time.Duration, format string, args ...any) error {
+	e := wnms.Errorf(wnms.RateLimited, format, args...)
+	e.RetryAfter = int((wait + time.Second - 1) / time.Second)
+	if e.RetryAfter < 1 {
+		e.RetryAfter = 1
 	}
-	wait := time.UnixMilli(oldest).Add(a.AddrWindow).Sub(now)
-	if wait < time.Second {
-		wait = time.Second
-	}
-	return wait, nil
+	return e
 }
 
-func (a *Service) fail(ctx context.Context, addr string, u *wnms.User) error {
+// attempt reserves a login attempt against each bucket before any
+// credential is judged (Store.ReserveAttempt): the answer is 429 once a
+// bucket holds MaxAttempts failures in the window, however many attempts
+// arrive at once. release gives the reservation back after a success.
+func (a *Service) attempt(ctx context.Context, buckets ...string) (release func(context.Context) error, err error) {
+	now := a.Now()
+	ids, retryAt, ok, err := a.Store.ReserveAttempt(ctx, buckets, now.Add(-a.Window).UnixMilli(), a.MaxAttempts)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, rateLimited(time.UnixMilli(retryAt).Add(a.Window).Sub(now), "too many failed logins; retry later")
+	}
+	return func(ctx context.Context) error { return a.Store.ReleaseAttempts(ctx, ids) }, nil
+}
+
+func addrBucket(addr string) string { return "addr:" + addr }
+func keyBucket(keyID string) string { return "key:" + keyID }
+
+// failed counts a failed login for the metrics and answers it.
+func (a *Service) failed() error {
 	if a.OnLoginFailure != nil {
 		a.OnLoginFailure()
-	}
-	now := a.Now()
-	if _, err := a.Store.AddrFailure(ctx, addr, now.Add(-a.AddrWindow).UnixMilli()); err != nil {
-		return err
-	}
-	if u != nil && !u.Locked(now) {
-		locked, err := a.Store.LoginFailed(ctx, u.UserID, a.MaxFailures, now.Add(a.LockFor).UnixMilli())
-		if err != nil {
-			return err
-		}
-		if locked && a.OnUserLocked != nil {
-			a.OnUserLocked(u)
-		}
 	}
 	return errBadCredentials()
 }
 
+// hashSlot waits for a free password-hashing slot; ok false after HashWait.
+func (a *Service) hashSlot(ctx context.Context) (done func(), err error) {
+	t := time.NewTimer(a.HashWait)
+	defer t.Stop()
+	select {
+	case a.hashSlots <- struct{}{}:
+		return func() { <-a.hashSlots }, nil
+	case <-t.C:
+		return nil, rateLimited(time.Second, "the server is busy checking passwords; retry shortly")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Hash hashes a new password, waiting for a hashing slot.
+func (a *Service) Hash(ctx context.Context, password string) (string, error) {
+	done, err := a.hashSlot(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer done()
+	return HashPassword(password, a.Argon)
+}
+
+// dummyHash makes a guess for an unknown or locked user cost as much as a
+// real one: it is made with the server's own parameters on first use.
+func (a *Service) dummyHash() string {
+	a.dummyOnce.Do(func() { a.dummy, _ = HashPassword("wnms-timing-equalizer", a.Argon) })
+	return a.dummy
+}
+
+// judge checks a password guess against a user (nil: unknown user) while
+// holding a hashing slot. A known user's guess is reserved first
+// (Store.ReserveGuess), so at most MaxFailures guesses are ever judged
+// before the user is locked; the guess that reaches MaxFailures and fails
+// locks the user and ends its sessions.
+func (a *Service) judge(ctx context.Context, u *wnms.User, hash, password string) (bool, error) {
+	done, err := a.hashSlot(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	n, ok := 0, false
+	if u != nil {
+		if n, ok, err = a.Store.ReserveGuess(ctx, u.UserID, a.MaxFailures); err != nil {
+			return false, err
+		}
+	}
+	if !ok {
+		CheckPassword(a.dummyHash(), password)
+		return false, nil
+	}
+	if CheckPassword(hash, password) {
+		return true, a.Store.LoginSucceeded(ctx, u.UserID)
+	}
+	if n >= a.MaxFailures {
+		if err := a.Store.LockUser(ctx, u.UserID, a.Now().Add(a.LockFor).UnixMilli()); err != nil {
+			return false, err
+		}
+		if a.OnUserLocked != nil {
+			a.OnUserLocked(u)
+		}
+	}
+	return false, nil
+}
+
 // LoginKey opens a session with an API key. Any failure is
-// INVALID_CREDENTIALS, whatever its cause.
+// INVALID_CREDENTIALS, whatever its cause; wrong values are throttled per
+// source address and per key id (429), and never lock the key's user: a
+// 256-bit secret cannot be guessed.
 func (a *Service) LoginKey(ctx context.Context, req LoginRequest, keyID, keyValue string) (*Login, error) {
+	release, err := a.attempt(ctx, addrBucket(req.Addr), keyBucket(keyID))
+	if err != nil {
+		return nil, err
+	}
 	k, err := a.Store.APIKey(ctx, keyID)
 	if wnms.ErrorCode(err) == wnms.ResourceNotFound {
-		return nil, a.fail(ctx, req.Addr, nil)
+		CheckKey(a.Secret, keyID, keyValue, nil)
+		return nil, a.failed()
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !CheckKey(a.Secret, keyID, keyValue, k.Hash) {
+		return nil, a.failed()
 	}
 	u, err := a.Store.User(ctx, 0, k.UserID)
 	if err != nil {
 		return nil, err
 	}
-	if !CheckKey(a.Secret, keyID, keyValue, k.Hash) {
-		return nil, a.fail(ctx, req.Addr, u)
-	}
 	if u.Locked(a.Now()) {
-		return nil, a.fail(ctx, req.Addr, nil)
+		return nil, a.failed()
+	}
+	if err := release(ctx); err != nil {
+		return nil, err
 	}
 	if err := a.Store.TouchAPIKey(ctx, keyID); err != nil {
 		return nil, err
@@ -118,29 +221,43 @@ func (a *Service) LoginKey(ctx context.Context, req LoginRequest, keyID, keyValu
 	return a.open(ctx, req, u, keyID, false)
 }
 
-// dummyHash makes a failed lookup cost as much as a wrong password.
-var dummyHash, _ = HashPassword("wnms-timing-equalizer", DefaultArgon2)
-
 // LoginPassword opens a session for a LOCAL user. A user of another type
 // gets UNSUPPORTED_AUTHENTICATION_TYPE; every other failure is
-// INVALID_CREDENTIALS.
+// INVALID_CREDENTIALS. Attempts are throttled per source address (429),
+// and at most MaxFailures wrong guesses are judged before the user is
+// locked.
 func (a *Service) LoginPassword(ctx context.Context, req LoginRequest, username, password string) (*Login, error) {
+	release, err := a.attempt(ctx, addrBucket(req.Addr))
+	if err != nil {
+		return nil, err
+	}
 	u, hash, err := a.Store.UserByLogin(ctx, username)
-	if wnms.ErrorCode(err) == wnms.ResourceNotFound {
-		CheckPassword(dummyHash, password)
-		return nil, a.fail(ctx, req.Addr, nil)
+	switch {
+	case wnms.ErrorCode(err) == wnms.ResourceNotFound:
+		u = nil
+	case err != nil:
+		return nil, err
+	case u.UserType != wnms.UserTypeLocal:
+		if err := release(ctx); err != nil {
+			return nil, err
+		}
+		return nil, wnms.Errorf(wnms.UnsupportedAuthType, "this account does not log in with a password")
+	}
+	ok, err := a.judge(ctx, u, hash, password)
+	if wnms.ErrorCode(err) == wnms.RateLimited {
+		// Nothing was judged: the attempt does not count.
+		if rerr := release(ctx); rerr != nil {
+			return nil, rerr
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	if u.UserType != wnms.UserTypeLocal {
-		return nil, wnms.Errorf(wnms.UnsupportedAuthType, "this account does not log in with a password")
+	if !ok {
+		return nil, a.failed()
 	}
-	if !CheckPassword(hash, password) {
-		return nil, a.fail(ctx, req.Addr, u)
-	}
-	if u.Locked(a.Now()) {
-		return nil, a.fail(ctx, req.Addr, nil)
+	if err := release(ctx); err != nil {
+		return nil, err
 	}
 	restricted := u.PasswordExpired(a.Now()) || u.PasswordChangeEnforced
 	if restricted {
@@ -149,10 +266,34 @@ func (a *Service) LoginPassword(ctx context.Context, req LoginRequest, username,
 	return a.open(ctx, req, u, "", restricted)
 }
 
-func (a *Service) open(ctx context.Context, req LoginRequest, u *wnms.User, keyID string, restricted bool) (*Login, error) {
-	if err := a.Store.LoginSucceeded(ctx, u.UserID); err != nil {
-		return nil, err
+// CheckOwnPassword judges the old password of a logged-in user changing its
+// own (ownpassword) under the same rules as a login: the guess counts
+// toward the user's lockout and the address throttle.
+func (a *Service) CheckOwnPassword(ctx context.Context, addr string, u *wnms.User, password string) (bool, error) {
+	release, err := a.attempt(ctx, addrBucket(addr))
+	if err != nil {
+		return false, err
 	}
+	hash, err := a.Store.PasswordHash(ctx, u.UserID)
+	if err != nil {
+		return false, err
+	}
+	ok, err := a.judge(ctx, u, hash, password)
+	if err != nil || !ok {
+		if !ok && err == nil && a.OnLoginFailure != nil {
+			a.OnLoginFailure()
+		}
+		if wnms.ErrorCode(err) == wnms.RateLimited {
+			if rerr := release(ctx); rerr != nil {
+				return false, rerr
+			}
+		}
+		return false, err
+	}
+	return true, release(ctx)
+}
+
+func (a *Service) open(ctx context.Context, req LoginRequest, u *wnms.User, keyID string, restricted bool) (*Login, error) {
 	now := a.Now().UnixMilli()
 	token := NewSessionToken()
 	s := &wnms.Session{
@@ -168,8 +309,11 @@ func (a *Service) open(ctx context.Context, req LoginRequest, u *wnms.User, keyI
 
 // Authenticate resolves a session token to its caller. No token is
 // SESSION_REQUIRED; an unknown, ended or expired one is SESSION_EXPIRED.
-// Sessions are cached for as long as the store's auth revision stays the
-// same, so a logout anywhere ends the session here at once.
+// Sessions are cached while the store's auth revision stays the same and
+// no auth event names them, so a logout, lock or revocation anywhere ends
+// the session here at once (this process) or within moments (another
+// replica). A cached session that looks expired is read again first:
+// another replica may have kept it alive.
 func (a *Service) Authenticate(ctx context.Context, token string) (*wnms.Caller, error) {
 	if token == "" {
 		return nil, wnms.Errorf(wnms.SessionRequired, "log in first: no JSESSIONID cookie")
@@ -181,10 +325,11 @@ func (a *Service) Authenticate(ctx context.Context, token string) (*wnms.Caller,
 	now := a.Now()
 	rev, cacheable := a.Store.AuthRevision()
 	var e *cachedSession
+	var epoch uint64
 	if cacheable {
-		e = a.cache.get(hash, rev)
+		e, epoch = a.cache.get(hash, rev)
 	}
-	if e == nil || now.UnixMilli() >= e.stale {
+	if e == nil || now.UnixMilli() >= e.stale || e.session.Expired(now) {
 		s, u, err := a.Store.SessionUser(ctx, hash)
 		if err != nil {
 			return nil, err
@@ -196,12 +341,11 @@ func (a *Service) Authenticate(ctx context.Context, token string) (*wnms.Caller,
 		if e, err = newCachedSession(s, u, now); err != nil {
 			return nil, err
 		}
-		if cacheable {
-			a.cache.put(hash, rev, e)
+		if cacheable && !s.Expired(now) {
+			a.cache.put(hash, rev, epoch, e)
 		}
 	}
 	if e.session.Expired(now) || e.user.CustomerLocked {
-		a.cache.drop(hash)
 		return nil, wnms.Errorf(wnms.SessionExpired, "session expired or ended")
 	}
 	c := wnms.NewCaller(e.user, e.session, a.Store.LocationPaths)
@@ -268,14 +412,4 @@ func LoadSecret(ctx context.Context, st wnms.Store) ([]byte, error) {
 func RetryAfter(d time.Duration) string {
 	s := int((d + time.Second - 1) / time.Second)
 	return strconv.Itoa(s)
-}
-
-// CountFailure records a failed password check by a logged-in user (a wrong
-// old password): it counts toward the user's lockout and the address limit.
-func (a *Service) CountFailure(ctx context.Context, addr string, u *wnms.User) error {
-	err := a.fail(ctx, addr, u)
-	if wnms.ErrorCode(err) == wnms.InvalidCredentials {
-		return nil
-	}
-	return err
 }

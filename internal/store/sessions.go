@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sort"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -42,7 +43,8 @@ func (s *Store) SessionUser(ctx context.Context, tokenHash string) (*wnms.Sessio
 }
 
 // ExtendSession sets a live session's expiry; it reports false when the
-// session is unknown or already expired.
+// session is unknown or already expired. Only this process's cache hears of
+// it: elsewhere a cached copy that looks expired is read again.
 func (s *Store) ExtendSession(ctx context.Context, tokenHash string, expiresAt int64) (bool, error) {
 	res, err := s.w.ExecContext(ctx, `UPDATE sessions SET expires_at = $1 WHERE token_hash = $2 AND expires_at > $3`,
 		expiresAt, tokenHash, s.nowMS())
@@ -50,15 +52,16 @@ func (s *Store) ExtendSession(ctx context.Context, tokenHash string, expiresAt i
 		return false, err
 	}
 	n, _ := res.RowsAffected()
-	s.authChanged()
+	s.authCommitted(wnms.AuthEvent{Session: tokenHash, Extended: true})
 	return n > 0, nil
 }
 
 // DeleteSession ends a session.
 func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
-	_, err := s.w.ExecContext(ctx, `DELETE FROM sessions WHERE token_hash = $1`, tokenHash)
-	s.authChanged()
-	return err
+	return s.authTx(ctx, wnms.AuthEvent{Session: tokenHash}, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE token_hash = $1`, tokenHash)
+		return err
+	})
 }
 
 // ActiveSessions counts unexpired sessions.
@@ -68,36 +71,72 @@ func (s *Store) ActiveSessions(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// PurgeExpired deletes expired sessions and login failures older than
-// failuresBefore (ms).
-func (s *Store) PurgeExpired(ctx context.Context, failuresBefore int64) error {
+// PurgeExpired deletes expired sessions and login attempts older than
+// attemptsBefore (ms).
+func (s *Store) PurgeExpired(ctx context.Context, attemptsBefore int64) error {
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, s.nowMS()); err != nil {
 		return err
 	}
-	_, err := s.w.ExecContext(ctx, `DELETE FROM login_failures WHERE at < $1`, failuresBefore)
+	_, err := s.w.ExecContext(ctx, `DELETE FROM login_attempts WHERE at < $1`, attemptsBefore)
 	return err
 }
 
-// AddrFailure records a failed login from a source address and returns how
-// many failures that address has since since (ms), this one included.
-func (s *Store) AddrFailure(ctx context.Context, addr string, since int64) (int, error) {
-	var n int
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO login_failures (addr, at) VALUES ($1, $2)`, addr, s.nowMS()); err != nil {
-			return err
+// ReserveAttempt records one login attempt in every bucket (a source
+// address, an API key id, ...) unless one of them already holds limit
+// attempts since since (ms). Checking and recording are one atomic step, so
+// concurrent attempts can never together pass the limit. It returns the
+// ids of the recorded attempts, to give back with ReleaseAttempts when the
+// login succeeds; when a bucket is full it records nothing and returns
+// ok false and the time (ms) at which the oldest attempt of the fullest
+// bucket leaves the window.
+func (s *Store) ReserveAttempt(ctx context.Context, buckets []string, since int64, limit int) (ids []int64, retryAt int64, ok bool, err error) {
+	sorted := append([]string(nil), buckets...)
+	sort.Strings(sorted) // one lock order for every caller
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		ids, retryAt, ok = nil, 0, true
+		for _, b := range sorted {
+			if err := lockKey(ctx, tx, s.dialect, "attempts:"+b); err != nil {
+				return err
+			}
+			var n int
+			var oldest sql.NullInt64
+			if err := tx.QueryRowContext(ctx, `SELECT count(*), min(at) FROM login_attempts WHERE bucket = $1 AND at >= $2`,
+				b, since).Scan(&n, &oldest); err != nil {
+				return err
+			}
+			if n >= limit {
+				ok = false
+				if oldest.Int64 > retryAt {
+					retryAt = oldest.Int64
+				}
+			}
 		}
-		return tx.QueryRowContext(ctx, `SELECT count(*) FROM login_failures WHERE addr = $1 AND at >= $2`, addr, since).Scan(&n)
+		if !ok {
+			return nil
+		}
+		now := s.nowMS()
+		for _, b := range sorted {
+			var id int64
+			if err := tx.QueryRowContext(ctx, `INSERT INTO login_attempts (bucket, at) VALUES ($1, $2) RETURNING id`,
+				b, now).Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return nil
 	})
-	return n, err
+	return ids, retryAt, ok, err
 }
 
-// AddrFailures counts the failed logins of a source address since since
-// (ms), and the time of the oldest of them.
-func (s *Store) AddrFailures(ctx context.Context, addr string, since int64) (n int, oldest int64, err error) {
-	var o sql.NullInt64
-	err = s.r.QueryRowContext(ctx, `SELECT count(*), min(at) FROM login_failures WHERE addr = $1 AND at >= $2`,
-		addr, since).Scan(&n, &o)
-	return n, o.Int64, err
+// ReleaseAttempts gives back attempts that succeeded: only failures count
+// against a bucket.
+func (s *Store) ReleaseAttempts(ctx context.Context, ids []int64) error {
+	for _, id := range ids {
+		if _, err := s.w.ExecContext(ctx, `DELETE FROM login_attempts WHERE id = $1`, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CreateAPIKey stores a key (its hash only).
@@ -146,16 +185,25 @@ func (s *Store) APIKeys(ctx context.Context, customerID int64) ([]wnms.APIKey, e
 
 // DeleteAPIKey revokes a key of a customer (0: any) and ends its sessions.
 func (s *Store) DeleteAPIKey(ctx context.Context, customerID int64, keyID string) error {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM api_keys WHERE key_id = $1
-		AND ($2 = 0 OR user_id IN (SELECT id FROM users WHERE customer_id = $2))`, keyID, customerID)
+	var userID int64
+	err := s.r.QueryRowContext(ctx, `SELECT k.user_id FROM api_keys k JOIN users u ON u.id = k.user_id
+		WHERE k.key_id = $1 AND ($2 = 0 OR u.customer_id = $2)`, keyID, customerID).Scan(&userID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return wnms.NotFound("no key %q", keyID)
+	}
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return wnms.NotFound("no key %q", keyID)
-	}
-	s.authChanged()
-	return nil
+	return s.authTx(ctx, wnms.AuthEvent{User: userID}, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM api_keys WHERE key_id = $1 AND user_id = $2`, keyID, userID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return wnms.NotFound("no key %q", keyID)
+		}
+		return nil
+	})
 }
 
 // TouchAPIKey records the last use of a key.

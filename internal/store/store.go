@@ -47,6 +47,8 @@ type Store struct {
 	Path string
 	// rev is the shared session revision counter (SQLite only).
 	rev *authRev
+	// events carries session changes to caches (authevents.go).
+	events authEvents
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 }
@@ -126,6 +128,12 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("connect to %s: %w", s.dialect, err)
 	}
+	if s.dialect == Postgres {
+		if err := s.startAuthListener(ctx, cfg.DatabaseURL); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("connect to %s: %w", s.dialect, err)
+		}
+	}
 	return s, nil
 }
 
@@ -134,6 +142,7 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 
 // Close releases the connections.
 func (s *Store) Close() error {
+	s.stopAuthListener()
 	err := s.w.Close()
 	if s.rev != nil {
 		if e := s.rev.close(); err == nil {
@@ -146,27 +155,6 @@ func (s *Store) Close() error {
 		}
 	}
 	return err
-}
-
-// AuthRevision returns a number that changes whenever a committed change
-// may have ended or altered a session or its user, in this process or any
-// other on the same store. ok is false when the store cannot offer one
-// (PostgreSQL, whose replicas run on other machines): sessions must then be
-// read from the store on every request.
-func (s *Store) AuthRevision() (rev uint64, ok bool) {
-	if s.rev == nil {
-		return 0, false
-	}
-	return s.rev.load(), true
-}
-
-// authChanged records a committed change to sessions, users, keys or
-// customers. It must run after the commit, so that a reader that sees the
-// new revision also sees the change.
-func (s *Store) authChanged() {
-	if s.rev != nil {
-		s.rev.bump()
-	}
 }
 
 // Ping checks that the database answers and that its schema is the one

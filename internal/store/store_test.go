@@ -70,7 +70,7 @@ func TestConcurrentWrites(t *testing.T) {
 						errs <- err
 						return
 					}
-					if _, err := st.LoginFailed(ctx, u.UserID, 5, 1); err != nil {
+					if _, _, err := st.ReserveGuess(ctx, u.UserID, 5); err != nil {
 						errs <- err
 						return
 					}

@@ -157,14 +157,20 @@ func (s *Store) CreateUser(ctx context.Context, u *wnms.User, passwordHash strin
 }
 
 // UpdateUser writes every stored field of u. Clearing the lock also resets
-// the failed-login count.
+// the failed-login count; a manual lock ends the user's sessions at once.
 func (s *Store) UpdateUser(ctx context.Context, u *wnms.User) error {
 	args, err := userArgs(u)
 	if err != nil {
 		return err
 	}
 	args = append(args, u.UserID, u.CustomerID)
-	res, err := s.w.ExecContext(ctx, `UPDATE users SET login_id = $1, first_name = $2, last_name = $3, email = $4,
+	return s.authTx(ctx, wnms.AuthEvent{User: u.UserID}, func(tx *sql.Tx) error {
+		return updateUser(ctx, tx, u, args)
+	})
+}
+
+func updateUser(ctx context.Context, tx *sql.Tx, u *wnms.User, args []any) error {
+	res, err := tx.ExecContext(ctx, `UPDATE users SET login_id = $1, first_name = $2, last_name = $3, email = $4,
 		role = $5, user_type = $6, time_zone = $7, tz_offset = $8, font_pref = $9, passwd_settings = $10,
 		logout_interval = $11, allowed_locations = $12, allow_access_mgmt = $13, allow_security_mgmt = $14,
 		service_user = $15, default_password = $16, password_change_enforced = $17, user_defined_fields = $18,
@@ -180,15 +186,21 @@ func (s *Store) UpdateUser(ctx context.Context, u *wnms.User) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return wnms.NotFound("no user %d", u.UserID)
 	}
-	s.authChanged()
+	if u.ManualLock {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, u.UserID); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // SetPassword stores a new password hash, clears passwordChangeEnforced and
-// moves the expiry date by the user's interval when expiry is on.
-func (s *Store) SetPassword(ctx context.Context, userID int64, hash string) error {
-	defer s.authChanged()
-	return s.tx(ctx, func(tx *sql.Tx) error {
+// moves the expiry date by the user's interval when expiry is on. It ends
+// every session of the user except keep (the token hash of the session
+// that changed its own password, or "" to end them all), which is no
+// longer restricted to changing the password.
+func (s *Store) SetPassword(ctx context.Context, userID int64, hash, keep string) error {
+	return s.authTx(ctx, wnms.AuthEvent{User: userID}, func(tx *sql.Tx) error {
 		u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+userFrom+` WHERE u.id = $1`, userID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return wnms.NotFound("no user %d", userID)
@@ -207,47 +219,55 @@ func (s *Store) SetPassword(ctx context.Context, userID int64, hash string) erro
 		if err != nil {
 			return err
 		}
-		// A new password ends the sessions that were opened to change it.
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET password_change = $1 WHERE user_id = $2`, false, userID)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2`, userID, keep); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET password_change = $1 WHERE token_hash = $2`, false, keep)
 		return err
 	})
 }
 
 // DeleteUser removes a user of a customer, with its keys and sessions.
 func (s *Store) DeleteUser(ctx context.Context, customerID, userID int64) error {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM users WHERE id = $1 AND customer_id = $2`, userID, customerID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return wnms.NotFound("no user %d", userID)
-	}
-	s.authChanged()
-	return nil
-}
-
-// LoginFailed counts a failed login of a user. At max consecutive failures
-// the user is locked until lockUntil (ms); locked reports whether this
-// failure locked the account.
-func (s *Store) LoginFailed(ctx context.Context, userID int64, max int, lockUntil int64) (locked bool, err error) {
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		var n int
-		var until int64
-		if err := tx.QueryRowContext(ctx, `UPDATE users SET failed_logins = failed_logins + 1 WHERE id = $1
-			RETURNING failed_logins, locked_until`, userID).Scan(&n, &until); err != nil {
+	return s.authTx(ctx, wnms.AuthEvent{User: userID}, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE id = $1 AND customer_id = $2`, userID, customerID)
+		if err != nil {
 			return err
 		}
-		if n >= max && until < s.nowMS() {
-			locked = true
-			_, err := tx.ExecContext(ctx, `UPDATE users SET locked_until = $1, failed_logins = 0 WHERE id = $2`, lockUntil, userID)
-			return err
+		if n, _ := res.RowsAffected(); n == 0 {
+			return wnms.NotFound("no user %d", userID)
 		}
 		return nil
 	})
-	if locked {
-		s.authChanged()
+}
+
+// ReserveGuess counts a credential guess against a user before it is
+// judged, in one atomic step: it fails (ok false) when the user is locked
+// at now or already holds max failed guesses, so that no more than max
+// guesses are ever judged before the lock, whatever the concurrency. n is
+// the guess's number; a right guess clears the count (LoginSucceeded), a
+// wrong one stays counted, and the max-th locks the user (LockUser).
+func (s *Store) ReserveGuess(ctx context.Context, userID int64, max int) (n int, ok bool, err error) {
+	err = s.w.QueryRowContext(ctx, `UPDATE users SET failed_logins = failed_logins + 1
+		WHERE id = $1 AND failed_logins < $2 AND locked_until <= $3 AND NOT manual_lock
+		AND NOT (SELECT locked FROM customers WHERE id = users.customer_id)
+		RETURNING failed_logins`, userID, max, s.nowMS()).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
 	}
-	return locked, err
+	return n, err == nil, err
+}
+
+// LockUser locks a user until until (ms), clears its failed guesses and
+// ends its sessions at once.
+func (s *Store) LockUser(ctx context.Context, userID int64, until int64) error {
+	return s.authTx(ctx, wnms.AuthEvent{User: userID}, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET locked_until = $1, failed_logins = 0 WHERE id = $2`, until, userID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, userID)
+		return err
+	})
 }
 
 // LoginSucceeded resets the failed-login count of a user.
@@ -292,11 +312,13 @@ func (s *Store) EnsureCustomer(ctx context.Context, id int64, name string) error
 	return err
 }
 
-// SetCustomerLocked locks or unlocks a customer account.
+// SetCustomerLocked locks or unlocks a customer account; its users'
+// sessions refuse at once.
 func (s *Store) SetCustomerLocked(ctx context.Context, id int64, locked bool) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE customers SET locked = $1 WHERE id = $2`, locked, id)
-	s.authChanged()
-	return err
+	return s.authTx(ctx, wnms.AuthEvent{All: true}, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE customers SET locked = $1 WHERE id = $2`, locked, id)
+		return err
+	})
 }
 
 // CountUsers counts all users of all customers.

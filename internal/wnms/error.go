@@ -72,6 +72,9 @@ type Error struct {
 	Code     string
 	Message  string
 	MoreInfo string
+	// RetryAfter is the whole seconds a RATE_LIMITED client should wait
+	// (the Retry-After header); 0 leaves the listener's default.
+	RetryAfter int
 }
 
 func (e *Error) Error() string {

@@ -12,9 +12,10 @@ type UserStore interface {
 	PasswordHash(ctx context.Context, userID int64) (string, error)
 	CreateUser(ctx context.Context, u *User, passwordHash string) error
 	UpdateUser(ctx context.Context, u *User) error
-	SetPassword(ctx context.Context, userID int64, hash string) error
+	SetPassword(ctx context.Context, userID int64, hash, keepSession string) error
 	DeleteUser(ctx context.Context, customerID, userID int64) error
-	LoginFailed(ctx context.Context, userID int64, max int, lockUntil int64) (bool, error)
+	ReserveGuess(ctx context.Context, userID int64, max int) (n int, ok bool, err error)
+	LockUser(ctx context.Context, userID int64, until int64) error
 	LoginSucceeded(ctx context.Context, userID int64) error
 	CustomFields(ctx context.Context, customerID int64) ([]CustomField, error)
 	CreateCustomField(ctx context.Context, customerID int64, name string) (*CustomField, error)
@@ -30,17 +31,19 @@ type SessionStore interface {
 	ExtendSession(ctx context.Context, tokenHash string, expiresAt int64) (bool, error)
 	DeleteSession(ctx context.Context, tokenHash string) error
 	ActiveSessions(ctx context.Context) (int, error)
-	AddrFailure(ctx context.Context, addr string, since int64) (int, error)
-	AddrFailures(ctx context.Context, addr string, since int64) (int, int64, error)
+	ReserveAttempt(ctx context.Context, buckets []string, since int64, limit int) (ids []int64, retryAt int64, ok bool, err error)
+	ReleaseAttempts(ctx context.Context, ids []int64) error
 	CreateAPIKey(ctx context.Context, k *APIKey) error
 	APIKey(ctx context.Context, keyID string) (*APIKey, error)
 	APIKeys(ctx context.Context, customerID int64) ([]APIKey, error)
 	DeleteAPIKey(ctx context.Context, customerID int64, keyID string) error
 	TouchAPIKey(ctx context.Context, keyID string) error
-	// AuthRevision changes whenever a committed change may have ended or
-	// altered a session or its user; ok false means sessions must be read
-	// from the store on every request.
+	// AuthRevision changes whenever every cached session may be stale; ok
+	// false means sessions must be read from the store on every request.
 	AuthRevision() (rev uint64, ok bool)
+	// SubscribeAuth registers f to hear which sessions or users each
+	// committed change ended or altered, from this process and others.
+	SubscribeAuth(f func(AuthEvent))
 }
 
 // LocationStore keeps the location tree. Unknown locations are

@@ -30,3 +30,14 @@ type APIKey struct {
 	LastUsedAt int64  `json:"lastUsedAt"`
 	Hash       []byte `json:"-"`
 }
+
+// AuthEvent says what a committed change did to sessions: ended or altered
+// one session, everything of one user (a lock, a new password, a changed or
+// deleted user, a revoked key), or anything at all. Caches drop what it
+// names.
+type AuthEvent struct {
+	Session  string // token hash of the one session concerned
+	User     int64  // the user whose sessions are concerned
+	All      bool   // anything may have changed
+	Extended bool   // only an expiry moved forward (a keep-alive)
+}

@@ -1,0 +1,74 @@
+package auth_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// countingStore is the real store, counting the session reads that reach
+// it.
+type countingStore struct {
+	wnms.Store
+	reads atomic.Int64
+}
+
+func (c *countingStore) SessionUser(ctx context.Context, tokenHash string) (*wnms.Session, *wnms.User, error) {
+	c.reads.Add(1)
+	return c.Store.SessionUser(ctx, tokenHash)
+}
+
+// Sessions are served from the cache on both stores (on PostgreSQL once
+// the notification connection is up), and a logout in this process is
+// refused at once.
+func TestAuthenticateCaches(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		st := apitest.OpenStore(t, b)
+		cs := &countingStore{Store: st}
+		ctx := context.Background()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, ok := st.AuthRevision(); ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the store offers no cacheable revision")
+			}
+		}
+		a := auth.NewService(cs, []byte("secret"))
+		u, err := auth.EnsureAPIUser(ctx, st, "robot", "VIEWER", wnms.OnPremCustomer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, v, err := a.NewKey(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := a.LoginKey(ctx, auth.LoginRequest{ClientIdentifier: "t", Timeout: 600, Addr: "127.0.0.1"}, k.KeyID, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 100; i++ {
+			if _, err := a.Authenticate(ctx, l.Token); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := cs.reads.Load(); n != 1 {
+			t.Errorf("100 requests read the session %d times, want 1", n)
+		}
+		c, _ := a.Authenticate(ctx, l.Token)
+		if err := a.KeepAlive(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Logout(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Authenticate(ctx, l.Token); wnms.ErrorCode(err) != wnms.SessionExpired {
+			t.Errorf("after logout: %v, want SESSION_EXPIRED", err)
+		}
+	})
+}
