@@ -78,6 +78,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", id)
 	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+	httpkit.CollapseSlashes(r)
+	if !httpkit.CleanPath(r.URL.Path) {
+		// The mux would redirect; a client of this API wants an answer.
+		s.writeError(w, r, wnms.NotFound("no such path: %q", r.URL.Path))
+		return
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -172,18 +178,14 @@ type errorDetail struct {
 // writeError writes the analytics error envelope for err with its status.
 // Internal errors are logged with the request id and never shown.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var e *wnms.Error
-	var mbe *http.MaxBytesError
+	e, internal, clientFault := httpkit.Classify(err)
+	id := requestID(r.Context())
 	switch {
-	case errors.As(err, &e):
-	case errors.As(err, &mbe):
-		e = wnms.Errorf(wnms.PayloadTooLarge, "body larger than %d bytes", mbe.Limit)
-	case errors.Is(err, context.Canceled):
-		e = wnms.Errorf(wnms.InternalError, "request canceled")
-	default:
-		id := requestID(r.Context())
+	case internal:
 		s.Log.Error("analytics request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		e = wnms.Errorf(wnms.InternalError, "internal error; see the server log (request %s)", id)
+	case clientFault:
+		s.Log.Debug("analytics request failed by the client", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
 	}
 	httpkit.WriteJSON(w, e.Status(), errorEnvelope{Success: false, Message: e.Message,
 		Data: []errorDetail{{ErrorCode: e.Code, Message: e.Message}}})

@@ -107,7 +107,7 @@ func (s *Server) setLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := httpkit.ReadJSON(w, r, httpkit.MaxJSONBody)
+	body, err := httpkit.ReadJSON(w, r, httpkit.MaxLayoutBody)
 	if err != nil {
 		return err
 	}

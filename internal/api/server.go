@@ -100,6 +100,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header()["X-Request-Id"] = []string{id}
 	// One copy of the request carries the id and room for the caller.
 	r = r.WithContext(wnms.WithCallerSlot(withRequestID(r.Context(), id)))
+	httpkit.CollapseSlashes(r)
 	if !httpkit.CleanPath(r.URL.Path) {
 		// The mux would redirect; a client of this API wants an answer.
 		s.writeError(w, r, wnms.NotFound("no such path: %q", r.URL.Path))
@@ -180,31 +181,17 @@ type errorItem struct {
 	MoreInfo  string `json:"moreInfo"`
 }
 
-// asClientError turns any error into the error a client may see; internal
-// errors become INTERNAL_ERROR and report true for logging.
-func asClientError(err error) (*wnms.Error, bool) {
-	var e *wnms.Error
-	if errors.As(err, &e) {
-		return e, false
-	}
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return wnms.Errorf(wnms.PayloadTooLarge, "body larger than %d bytes", mbe.Limit), false
-	}
-	if errors.Is(err, context.Canceled) {
-		return wnms.Errorf(wnms.InternalError, "request canceled"), false
-	}
-	return wnms.Errorf(wnms.InternalError, "internal error; see the server log"), true
-}
-
 // writeError writes the JSON error body for err. Internal errors are logged
 // with the request id and never shown.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	e, internal := asClientError(err)
+	e, internal, clientFault := httpkit.Classify(err)
 	id := RequestID(r.Context())
-	if internal {
+	switch {
+	case internal:
 		s.Log.Error("request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		e = &wnms.Error{Code: e.Code, Message: e.Message + " (request " + id + ")"}
+	case clientFault:
+		s.Log.Debug("request failed by the client", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
 	}
 	if e.Code == wnms.RateLimited && w.Header().Get("Retry-After") == "" {
 		retry := 60

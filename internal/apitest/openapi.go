@@ -118,6 +118,9 @@ func (v *Validator) Match(path string) (string, bool) { return v.MatchOn(MainLis
 // MatchOn is Match for the paths of listener l. The operational endpoints
 // (/healthz) are documented once and match on either listener.
 func (v *Validator) MatchOn(l Listener, path string) (string, bool) {
+	for strings.Contains(path, "//") { // the listeners read repeated slashes as one
+		path = strings.ReplaceAll(path, "//", "/")
+	}
 	if l == MainListener {
 		path = strings.TrimPrefix(path, "/new/webservice")
 	}

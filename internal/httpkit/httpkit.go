@@ -4,7 +4,9 @@
 package httpkit
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -19,8 +21,13 @@ import (
 // SessionCookie is the cookie that carries the session.
 const SessionCookie = "JSESSIONID"
 
-// MaxJSONBody is the largest JSON body a call accepts (decisions.md §19).
+// MaxJSONBody is the largest JSON body a call accepts (decisions §19),
+// but for the larger bodies below.
 const MaxJSONBody = 1 << 20
+
+// MaxLayoutBody is the largest floor layout a POST /layouts may send: a
+// layout of many fully spelled-out obstacles passes 1 MiB.
+const MaxLayoutBody = 16 << 20
 
 // Roles is a set of access roles; POWERUSER counts as OPERATOR.
 type Roles uint8
@@ -110,7 +117,11 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	if err := RequireJSON(r); err != nil {
 		return nil, err
 	}
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		return nil, err
+	}
+	return b, wnms.CheckJSONText(b)
 }
 
 // DecodeJSON reads the body (ReadJSON) and decodes it into v
@@ -191,4 +202,47 @@ func CleanPath(p string) bool {
 	}
 	c := path.Clean(p)
 	return c == p || c+"/" == p
+}
+
+// CollapseSlashes makes every run of slashes in r's path one slash, in
+// place: real clients build links such as /new//webservice/sfiles?id=…,
+// and repeated slashes mean nothing else here (decisions §1). Dot segments
+// are left for CleanPath to refuse.
+func CollapseSlashes(r *http.Request) {
+	p := r.URL.Path
+	if !strings.Contains(p, "//") {
+		return
+	}
+	var b strings.Builder
+	b.Grow(len(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && i > 0 && p[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	u := *r.URL
+	u.Path, u.RawPath = b.String(), ""
+	r.URL = &u
+}
+
+// Classify turns any error a call returned into the error its client may
+// see. internal is true for errors the client must not see the detail of
+// (INTERNAL_ERROR, to be logged with the request id); clientFault is true
+// for failures of the client's own making that are worth no more than a
+// debug log line (a body cut short, a canceled request).
+func Classify(err error) (e *wnms.Error, internal, clientFault bool) {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &e):
+		return e, false, false
+	case errors.As(err, &mbe):
+		return wnms.Errorf(wnms.PayloadTooLarge, "body larger than %d bytes", mbe.Limit), false, true
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// net/http reports a body shorter than its Content-Length this way.
+		return wnms.Errorf(wnms.InvalidRequestBody, "the body ended before its declared Content-Length"), false, true
+	case errors.Is(err, context.Canceled):
+		return wnms.Errorf(wnms.InternalError, "request canceled"), false, true
+	}
+	return wnms.Errorf(wnms.InternalError, "internal error; see the server log"), true, false
 }

@@ -1,0 +1,144 @@
+package api_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// rawExchange sends a raw HTTP/1.1 request to addr, closes the writing
+// side, and returns the response.
+func rawExchange(t *testing.T, addr, req string) *http.Response {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	conn.(*net.TCPConn).CloseWrite()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func hostOf(url string) string { return strings.TrimPrefix(url, "http://") }
+
+// errorCodeOf reads the errorCode of either listener's error body.
+func errorCodeOf(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	var b struct {
+		Errors []struct{ ErrorCode string } `json:"errors"`
+		Data   []struct{ ErrorCode string } `json:"data"`
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(raw, &b); err != nil {
+		t.Fatalf("error body is not JSON: %q", raw)
+	}
+	if len(b.Errors) > 0 {
+		return b.Errors[0].ErrorCode
+	}
+	if len(b.Data) > 0 {
+		return b.Data[0].ErrorCode
+	}
+	return ""
+}
+
+// A body shorter than its Content-Length is the client's error: 400
+// INVALID_REQUEST_BODY on both listeners, not 500.
+func TestShortBodyIsBadRequest(t *testing.T) {
+	e := apitest.New(t, apitest.SQLite)
+	floor := e.NewLocation(t, 0, wnms.FloorLocation, "Floor", 1)
+	cookie := "JSESSIONID=" + e.Admin.Session()
+	for _, tc := range []struct {
+		name, addr, path string
+	}{
+		{"main", hostOf(e.HTTP.URL), "/new/webservice/V5/users"},
+		{"analytics", hostOf(e.Analytics.URL), fmt.Sprintf("/api/v1.14/analytics/graphs/locationtracking/zones/ap/config?server_id=1&location_id=%d&node_type=location", floor.ID.ID)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := rawExchange(t, tc.addr, "PUT "+tc.path+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"+
+				"Cookie: "+cookie+"\r\nContent-Length: 5000\r\n\r\n{\"user\": {\"loginId\": ")
+			if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("status %d %s, want 400 JSON", resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+			if code := errorCodeOf(t, resp); code != wnms.InvalidRequestBody {
+				t.Errorf("errorCode %s, want %s", code, wnms.InvalidRequestBody)
+			}
+		})
+	}
+	if strings.Contains(e.Logs.String(), `"level":"ERROR"`) {
+		t.Errorf("a client's short body was logged as an error:\n%s", e.Logs.String())
+	}
+}
+
+// Repeated slashes are one slash on both listeners, answered in place; dot
+// segments are the listener's JSON 404, never a redirect.
+func TestPathNormalization(t *testing.T) {
+	e := apitest.New(t, apitest.SQLite)
+	ac := e.Admin.AnalyticsClient()
+	for _, tc := range []struct {
+		name   string
+		c      *apitest.Client
+		path   string
+		status int
+	}{
+		{"double slash after new", e.Admin, "/new//webservice/V5/users/current", 200},
+		{"many slashes", e.Admin, "/new///webservice//V5///users/current", 200},
+		{"double slash on analytics", ac, "/api//v1.14/session", 200},
+		{"dot segment", e.Admin, "/new/webservice/V5/./users/current", 404},
+		{"dot-dot segment", e.Admin, "/new/webservice/V5/x/../users/current", 404},
+		{"dot segment on analytics", ac, "/api/v1.14/./session", 404},
+		{"dot-dot on analytics", ac, "/api/v1.14/x/../session", 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.c.Do("GET", tc.path, nil)
+			if r.Status != tc.status {
+				t.Fatalf("status %d, want %d; %s", r.Status, tc.status, r.Body)
+			}
+			if tc.status == 404 && r.ErrorCode() != wnms.ResourceNotFound {
+				t.Errorf("errorCode %q, want %s", r.ErrorCode(), wnms.ResourceNotFound)
+			}
+		})
+	}
+}
+
+// Names must be stored as sent: bytes that are not UTF-8 and escapes of lone
+// surrogates (which encoding/json would turn into U+FFFD) are refused.
+func TestBodiesMustBeValidText(t *testing.T) {
+	e := apitest.New(t, apitest.SQLite)
+	for _, tc := range []struct{ name, firstName string }{
+		{"invalid UTF-8", "Ada\xff"},
+		{"lone high surrogate", `Ada\ud800`},
+		{"lone low surrogate", `Ada\udc00`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := fmt.Sprintf(`{"user":{"loginId":"text%d","role":"VIEWER","userType":"API","firstName":"%s"}}`, len(tc.name), tc.firstName)
+			r := e.Admin.Do("PUT", "/V5/users", apitest.Raw{ContentType: "application/json", Body: []byte(body)})
+			if r.Status != 400 || r.ErrorCode() != wnms.InvalidRequestBody {
+				t.Fatalf("status %d %s, want 400 INVALID_REQUEST_BODY; %s", r.Status, r.ErrorCode(), r.Body)
+			}
+		})
+	}
+	var u wnms.User
+	e.Admin.Expect(200, "PUT", "/V5/users", apitest.Raw{ContentType: "application/json",
+		Body: []byte(`{"user":{"loginId":"emoji","role":"VIEWER","userType":"API","firstName":"\ud83d\ude00 ok"}}`)}).Decode(t, &u)
+	if u.FirstName != "😀 ok" {
+		t.Errorf("a valid surrogate pair came back as %q", u.FirstName)
+	}
+}
