@@ -613,8 +613,8 @@ func TestZonesAccess(t *testing.T) {
 				{"out of scope floor", scoped, otherFloor},
 				{"out of scope folder", scoped, other},
 				{"root above the scope", scoped, &wnms.Location{ID: wnms.LocalID(0)}},
-				{"another customer's floor", stranger, floor},
-				{"another customer's folder", stranger, site},
+				{"another customer's floor (as if unknown)", stranger, floor},
+				{"another customer's folder (as if unknown)", stranger, site},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					ac := tc.c.AnalyticsClient()
@@ -624,9 +624,13 @@ func TestZonesAccess(t *testing.T) {
 						if m == "PUT" {
 							body = zonesBody(id, map[string]any{"layout": map[string]any{"length": 9, "width": 9, "unit": "FEET"}})
 						}
-						r := ac.Expect(http.StatusForbidden, m, zonesURL(id, "location"), body)
-						if r.ErrorCode() != wnms.LocationAccessDenied {
-							t.Errorf("%s: errorCode %q, want LOCATION_ACCESS_DENIED", m, r.ErrorCode())
+						want, code := http.StatusForbidden, wnms.LocationAccessDenied
+						if tc.c == stranger {
+							want, code = http.StatusNotFound, wnms.ResourceNotFound
+						}
+						r := ac.Expect(want, m, zonesURL(id, "location"), body)
+						if r.ErrorCode() != code {
+							t.Errorf("%s: errorCode %q, want %s", m, r.ErrorCode(), code)
 						}
 					}
 				})

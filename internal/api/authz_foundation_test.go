@@ -37,12 +37,12 @@ func TestAuthzFoundation(t *testing.T) {
 		{name: "GET users/customfields", request: none("GET", "/V5/users/customfields"), allowed: allRoles, ok: 200},
 		{name: "GET users/current", request: none("GET", "/V5/users/current"), allowed: allRoles, ok: 200},
 		{name: "GET users/features", request: none("GET", "/V5/users/features"), allowed: allRoles, ok: 200},
-		{name: "PUT users", allowed: opUp, ok: 200, location: true, foreign: 403,
+		{name: "PUT users", allowed: opUp, ok: 200, location: true, foreign: 400, foreignCode: wnms.ValidationFailed,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				return "PUT", "/V5/users", map[string]any{"user": map[string]any{"loginId": "n" + auth.RandomToken(6), "role": "VIEWER",
 					"allowedLocations": []any{locID(tg.Folder.ID.ID)}}, "password": "s3cret-pass"}
 			}},
-		{name: "POST users", allowed: opUp, ok: 200, location: true, foreign: 404,
+		{name: "POST users", allowed: opUp, ok: 200, location: true, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				u := siteUser(t, f, tg)
 				return "POST", "/V5/users", map[string]any{"user": map[string]any{"userId": u.UserID, "firstName": "Changed"}}
@@ -53,7 +53,7 @@ func TestAuthzFoundation(t *testing.T) {
 		{name: "POST users/ownpassword", allowed: allRoles, ok: 400, request: func(*testing.T, *authzFixture, authzTarget) (string, string, any) {
 			return "POST", "/V5/users/ownpassword", map[string]string{"oldPassword": "aaaaaaaa", "newPassword": "bbbbbbbb"}
 		}},
-		{name: "DELETE users", allowed: opUp, ok: 204, location: true, foreign: 404,
+		{name: "DELETE users", allowed: opUp, ok: 204, location: true, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				return "DELETE", fmt.Sprintf("/V5/users/%d", siteUser(t, f, tg).UserID), nil
 			}},
@@ -63,28 +63,28 @@ func TestAuthzFoundation(t *testing.T) {
 		{name: "GET system/timestamp", request: none("GET", "/V5/system/timestamp"), allowed: allRoles, ok: 200},
 		{name: "GET system/info", request: none("GET", "/V7/system/info"), allowed: adUp, ok: 200},
 		{name: "GET locations/tree", request: none("GET", "/V2/locations/tree"), allowed: allRoles, ok: 200},
-		{name: "PUT locations", allowed: adUp, ok: 200, location: true, foreign: 403,
+		{name: "PUT locations", allowed: adUp, ok: 200, location: true, foreign: 400, foreignCode: wnms.ValidationFailed,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				return "PUT", "/V2/locations", map[string]any{"parentLocation": locID(tg.Folder.ID.ID),
 					"location": map[string]any{"type": "floorlocation", "name": "F" + auth.RandomToken(6)}}
 			}},
-		{name: "POST locations", allowed: adUp, ok: 200, location: true, foreign: 403,
+		{name: "POST locations", allowed: adUp, ok: 200, location: true, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				l := f.E.NewLocation(t, tg.Folder.ID.ID, wnms.FloorLocation, "R"+auth.RandomToken(6), tg.Customer)
 				return "POST", "/V2/locations", map[string]any{"id": locID(l.ID.ID), "name": "Renamed " + auth.RandomToken(6)}
 			}},
-		{name: "DELETE locations", allowed: adUp, ok: 204, location: true, foreign: 403,
+		{name: "DELETE locations", allowed: adUp, ok: 204, location: true, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				l := f.E.NewLocation(t, tg.Folder.ID.ID, wnms.FloorLocation, "D"+auth.RandomToken(6), tg.Customer)
 				return "DELETE", fmt.Sprintf("/V2/locations/%d", l.ID.ID), nil
 			}},
 		{name: "GET apikeys", request: none("GET", "/V5/apikeys"), allowed: adUp, ok: 200},
-		{name: "PUT apikeys", allowed: adUp, ok: 200, location: true, foreign: 404,
+		{name: "PUT apikeys", allowed: adUp, ok: 200, location: true, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				u, _ := siteKey(t, f, tg)
 				return "PUT", "/V5/apikeys", map[string]any{"userId": u.UserID}
 			}},
-		{name: "DELETE apikeys", allowed: adUp, ok: 204, location: true, foreign: 404,
+		{name: "DELETE apikeys", allowed: adUp, ok: 204, location: true, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				_, k := siteKey(t, f, tg)
 				return "DELETE", "/V5/apikeys/" + k.KeyID, nil

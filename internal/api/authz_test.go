@@ -54,8 +54,11 @@ type authzCase struct {
 	// LOCATION_ACCESS_DENIED. When false the call takes no location.
 	location bool
 	// foreign is the status a caller of another customer gets for a
-	// target of customer 1 (0: the call is not customer-scoped).
-	foreign int
+	// target of customer 1 (0: the call is not customer-scoped), and
+	// foreignCode its errorCode: what the caller may not see must look
+	// exactly like what does not exist, never 403.
+	foreign     int
+	foreignCode string
 }
 
 var (
@@ -108,14 +111,14 @@ func runAuthz(t *testing.T, cases []authzCase) {
 					_, c := f.E.NewUser(t, apitest.UserSpec{Role: top, Customer: 2})
 					method, path, body := tc.request(t, f, home)
 					r := c.Do(method, path, body)
-					if r.Status != tc.foreign {
-						t.Errorf("%s by another customer: status %d %s, want %d; %s", tc.name, r.Status, r.ErrorCode(), tc.foreign, r.Body)
+					if r.Status != tc.foreign || r.ErrorCode() != tc.foreignCode {
+						t.Errorf("%s by another customer: status %d %s, want %d %s; %s", tc.name, r.Status, r.ErrorCode(), tc.foreign, tc.foreignCode, r.Body)
 					}
 				}
 				// No session at all.
 				method, path, body := tc.request(t, f, home)
-				if r := f.E.NewClient().Do(method, path, body); r.Status != http.StatusUnauthorized {
-					t.Errorf("%s without a session: status %d, want 401", tc.name, r.Status)
+				if r := f.E.NewClient().Do(method, path, body); r.Status != http.StatusUnauthorized || r.ErrorCode() != wnms.SessionRequired {
+					t.Errorf("%s without a session: status %d %s, want 401 SESSION_REQUIRED", tc.name, r.Status, r.ErrorCode())
 				}
 			})
 		}

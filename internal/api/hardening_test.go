@@ -142,3 +142,31 @@ func TestBodiesMustBeValidText(t *testing.T) {
 		t.Errorf("a valid surrogate pair came back as %q", u.FirstName)
 	}
 }
+
+// An empty locationid is a missing one, named as such (it once reported an
+// internal placeholder, "no location -2").
+func TestEmptyLocationIDIsMissing(t *testing.T) {
+	e := apitest.New(t, apitest.SQLite)
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "/V5/layouts?locationid="},
+		{"GET", "/V5/layouts/image?locationid="},
+		{"DELETE", "/V5/layouts?locationid="},
+		{"PUT", "/V5/templates?locationid="},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			var body any
+			if tc.method == "PUT" {
+				body = map[string]any{"templateName": "x"}
+			}
+			r := e.Admin.Do(tc.method, tc.path, body)
+			var eb struct {
+				Errors []struct{ ErrorCode, Message, MoreInfo string } `json:"errors"`
+			}
+			r.Decode(t, &eb)
+			if r.Status != 400 || len(eb.Errors) != 1 || eb.Errors[0].ErrorCode != wnms.MissingParameter || eb.Errors[0].MoreInfo != "locationid" ||
+				strings.Contains(eb.Errors[0].Message, "-2") {
+				t.Errorf("status %d %s, want 400 MISSING_PARAMETER naming locationid", r.Status, r.Body)
+			}
+		})
+	}
+}

@@ -748,25 +748,30 @@ func TestLayoutsScope(t *testing.T) {
 		layoutsExpectError(t, viewer.Do("POST", layoutsPath("/image", id), layoutsFile(t, "a.png", layoutsPNG(t, 4, 4))), 403, wnms.AccessDenied, "")
 		layoutsExpectError(t, viewer.Do("POST", layoutsPath("/spm", id), layoutsFile(t, "a.spm", []byte("x"))), 403, wnms.AccessDenied, "")
 
-		// Out of scope, and another customer: 403 on the layout calls, 404
-		// on the file (its existence is not revealed).
-		for name, c := range map[string]*apitest.Client{"out of scope": elsewhere, "other customer": foreign} {
+		// Out of scope: 403 on the layout calls. Another customer: the floor
+		// does not exist for it (400 on locationid, as for an unknown id).
+		// The file is 404 to both (its existence is not revealed).
+		for _, tc := range []struct {
+			c      *apitest.Client
+			status int
+			code   string
+		}{{elsewhere, 403, wnms.LocationAccessDenied}, {foreign, 400, wnms.InvalidParameter}} {
+			c := tc.c
 			for _, call := range []struct{ method, path string }{
 				{"GET", layoutsPath("", id)}, {"DELETE", layoutsPath("", id)}, {"GET", layoutsPath("/image", id)},
 			} {
-				layoutsExpectError(t, c.Do(call.method, call.path, nil), 403, wnms.LocationAccessDenied, "")
+				layoutsExpectError(t, c.Do(call.method, call.path, nil), tc.status, tc.code, "")
 			}
-			layoutsExpectError(t, c.Do("POST", layoutsPath("", id), layoutsBody(id)), 403, wnms.LocationAccessDenied, "")
-			layoutsExpectError(t, c.Do("POST", layoutsPath("/image", id), layoutsFile(t, "a.png", layoutsPNG(t, 4, 4))), 403, wnms.LocationAccessDenied, "")
-			layoutsExpectError(t, c.Do("POST", layoutsPath("/spm", id), layoutsFile(t, "a.spm", []byte("x"))), 403, wnms.LocationAccessDenied, "")
+			layoutsExpectError(t, c.Do("POST", layoutsPath("", id), layoutsBody(id)), tc.status, tc.code, "")
+			layoutsExpectError(t, c.Do("POST", layoutsPath("/image", id), layoutsFile(t, "a.png", layoutsPNG(t, 4, 4))), tc.status, tc.code, "")
+			layoutsExpectError(t, c.Do("POST", layoutsPath("/spm", id), layoutsFile(t, "a.spm", []byte("x"))), tc.status, tc.code, "")
 			layoutsExpectError(t, c.Do("GET", layoutsSfile(key), nil), 404, wnms.ResourceNotFound, "")
-			_ = name
 		}
 		// The foreign customer works on its own floor, and the first
 		// customer cannot see it.
 		fid := w.ForeignFloor.ID.ID
 		foreign.Expect(http.StatusNoContent, "POST", layoutsPath("", fid), layoutsBody(fid))
-		layoutsExpectError(t, w.E.Admin.Do("GET", layoutsPath("", fid), nil), 403, wnms.LocationAccessDenied, "")
+		layoutsExpectError(t, w.E.Admin.Do("GET", layoutsPath("", fid), nil), 400, wnms.InvalidParameter, "")
 		// Nothing changed for the first floor's image.
 		if got := layoutsGet(t, w.E.Admin, id); got.ImageKey == nil || *got.ImageKey != key {
 			t.Errorf("image key %v, want %s", got.ImageKey, key)
@@ -789,24 +794,24 @@ func TestAuthzLayouts(t *testing.T) {
 	}
 	png := func(t *testing.T) any { return layoutsFile(t, "a.png", layoutsPNG(t, 4, 4)) }
 	cases := []authzCase{
-		{name: "GET layouts", allowed: allRoles, ok: 200, location: true, foreign: 403, request: withLayout("GET", "", nil)},
-		{name: "POST layouts", allowed: allRoles, ok: 204, location: true, foreign: 403,
+		{name: "GET layouts", allowed: allRoles, ok: 200, location: true, foreign: 400, foreignCode: wnms.InvalidParameter, request: withLayout("GET", "", nil)},
+		{name: "POST layouts", allowed: allRoles, ok: 204, location: true, foreign: 400, foreignCode: wnms.InvalidParameter,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				return "POST", layoutsPath("", tg.Floor.ID.ID), layoutsBody(tg.Floor.ID.ID)
 			}},
-		{name: "DELETE layouts", allowed: opUp, ok: 204, location: true, foreign: 403, request: withLayout("DELETE", "", nil)},
-		{name: "GET layouts/image", allowed: allRoles, ok: 200, location: true, foreign: 403,
+		{name: "DELETE layouts", allowed: opUp, ok: 204, location: true, foreign: 400, foreignCode: wnms.InvalidParameter, request: withLayout("DELETE", "", nil)},
+		{name: "GET layouts/image", allowed: allRoles, ok: 200, location: true, foreign: 400, foreignCode: wnms.InvalidParameter,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				layoutsPut(t, f.E, tg.Floor.ID.ID)
 				layoutsAttach(t, f.E, tg.Floor.ID.ID)
 				return "GET", layoutsPath("/image", tg.Floor.ID.ID), nil
 			}},
-		{name: "POST layouts/image", allowed: opUp, ok: 200, location: true, foreign: 403, request: withLayout("POST", "/image", png)},
-		{name: "POST layouts/spm", allowed: opUp, ok: 204, location: true, foreign: 403,
+		{name: "POST layouts/image", allowed: opUp, ok: 200, location: true, foreign: 400, foreignCode: wnms.InvalidParameter, request: withLayout("POST", "/image", png)},
+		{name: "POST layouts/spm", allowed: opUp, ok: 204, location: true, foreign: 400, foreignCode: wnms.InvalidParameter,
 			request: withLayout("POST", "/spm", func(t *testing.T) any { return layoutsFile(t, "a.spm", []byte("spm")) })},
 		// sfiles hides files outside the caller's scope as not found; that
 		// is checked in TestLayoutsScope.
-		{name: "GET sfiles", allowed: allRoles, ok: 200, foreign: 404,
+		{name: "GET sfiles", allowed: allRoles, ok: 200, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				layoutsPut(t, f.E, tg.Floor.ID.ID)
 				return "GET", layoutsSfile(layoutsAttach(t, f.E, tg.Floor.ID.ID)), nil

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/wnms/wnms/internal/apitest"
@@ -146,10 +147,13 @@ func TestLocationCustomerIsolation(t *testing.T) {
 			t.Error("customer 2 sees customer 1's HQ")
 		}
 		createLoc(t, c2, 0, "folderlocation", "HQ")
-		if r := c2.Expect(403, "DELETE", fmt.Sprintf("/V2/locations/%d", hq.ID.ID), nil); r.ErrorCode() != wnms.LocationAccessDenied {
-			t.Errorf("cross-customer delete: %s", r.ErrorCode())
+		// Another customer's location is answered exactly as an unknown one.
+		unknown := c2.Expect(404, "DELETE", "/V2/locations/987654", nil)
+		if r := c2.Expect(404, "DELETE", fmt.Sprintf("/V2/locations/%d", hq.ID.ID), nil); r.ErrorCode() != unknown.ErrorCode() ||
+			strings.ReplaceAll(string(r.Body), fmt.Sprint(hq.ID.ID), "ID") != strings.ReplaceAll(string(unknown.Body), "987654", "ID") {
+			t.Errorf("cross-customer delete: %s, unlike an unknown location's %s", r.Body, unknown.Body)
 		}
-		c2.Expect(403, "PUT", "/V2/locations", map[string]any{"parentLocation": map[string]any{"type": "locallocationid", "id": hq.ID.ID},
+		c2.Expect(400, "PUT", "/V2/locations", map[string]any{"parentLocation": map[string]any{"type": "locallocationid", "id": hq.ID.ID},
 			"location": map[string]any{"type": "floorlocation", "name": "sneaky"}})
 	})
 }

@@ -16,14 +16,14 @@ func (s *Server) locationFor(ctx context.Context, c *wnms.Caller, id int64) (*wn
 // caller. When the parameter is absent, def is used; def < -1 means the
 // parameter is required.
 func (s *Server) locationParam(r *http.Request, def int64) (*wnms.Location, error) {
+	if v, _ := queryValue(r, "locationid"); v == "" && def < -1 {
+		return nil, wnms.MissingParam("locationid") // absent or empty
+	}
 	id, err := queryInt(r, "locationid", def)
 	if err != nil {
 		return nil, err
 	}
 	if id < -1 {
-		if _, given := queryValue(r, "locationid"); !given {
-			return nil, wnms.MissingParam("locationid")
-		}
 		return nil, wnms.ParamError("locationid", "no location %d", id)
 	}
 	l, err := s.locationFor(r.Context(), wnms.CallerFrom(r.Context()), id)

@@ -254,7 +254,7 @@ func TestProfilesCreateBadInput(t *testing.T) {
 			{"no locationid", "/V5/templates", profilesBody("x"), 400, wnms.MissingParameter, "locationid"},
 			{"locationid not a number", "/V5/templates?locationid=abc", profilesBody("x"), 400, wnms.InvalidParameter, "locationid"},
 			{"unknown locationid", "/V5/templates?locationid=987654", profilesBody("x"), 400, wnms.InvalidParameter, "locationid"},
-			{"another customer's location", "/V5/templates?locationid=" + profilesLoc(w.Foreign.ID.ID), profilesBody("x"), 403, wnms.LocationAccessDenied, ""},
+			{"another customer's location", "/V5/templates?locationid=" + profilesLoc(w.Foreign.ID.ID), profilesBody("x"), 400, wnms.InvalidParameter, "locationid"},
 			{"no type", site, profilesBody("x", profilesDel("type")), 400, wnms.ValidationFailed, "type"},
 			{"wrong type", site, profilesBody("x", profilesSet("type", "snmppolicy")), 400, wnms.InvalidRequestBody, "type"},
 			{"wrong templateType", site, profilesBody("x", profilesSet("templateType", "OTHER")), 400, wnms.InvalidRequestBody, "templateType"},
@@ -505,7 +505,7 @@ func TestProfilesVisibility(t *testing.T) {
 			{"unknown location", e.Admin, "/V5/templates/CL_CONN_TEST_PROFILE?minimalinforequired=true&locationid=55555", 400, wnms.InvalidParameter},
 			{"scoped caller elsewhere", w.ScopedSite, "/V5/templates/CL_CONN_TEST_PROFILE?minimalinforequired=true&locationid=" + other, 403, wnms.LocationAccessDenied},
 			{"scoped caller at root", w.ScopedSite, "/V5/templates/CL_CONN_TEST_PROFILE?minimalinforequired=true&locationid=0", 403, wnms.LocationAccessDenied},
-			{"foreign location", e.Admin, "/V5/templates/CL_CONN_TEST_PROFILE?minimalinforequired=true&locationid=" + profilesLoc(w.Foreign.ID.ID), 403, wnms.LocationAccessDenied},
+			{"foreign location", e.Admin, "/V5/templates/CL_CONN_TEST_PROFILE?minimalinforequired=true&locationid=" + profilesLoc(w.Foreign.ID.ID), 400, wnms.InvalidParameter},
 		}
 		for _, tc := range bad {
 			t.Run(tc.name, func(t *testing.T) {
@@ -796,7 +796,7 @@ func TestProfilesCopy(t *testing.T) {
 		}{
 			{"no such profile", e.Admin, copyPath(9999999, ""), dest(w.Site.ID.ID), 404, wnms.ResourceNotFound},
 			{"another customer's profile", e.Admin, copyPath(foreign.TemplateID, ""), dest(w.Site.ID.ID), 404, wnms.ResourceNotFound},
-			{"to another customer's location", e.Admin, copyPath(src2.TemplateID, ""), dest(w.Foreign.ID.ID), 403, wnms.LocationAccessDenied},
+			{"to another customer's location", e.Admin, copyPath(src2.TemplateID, ""), dest(w.Foreign.ID.ID), 400, wnms.ValidationFailed},
 			{"foreign caller to its own location", w.ForeignAdmin, copyPath(src2.TemplateID, ""), dest(w.Foreign.ID.ID), 404, wnms.ResourceNotFound},
 			{"to an unknown location", e.Admin, copyPath(src2.TemplateID, ""), dest(7777777), 400, wnms.ValidationFailed},
 			{"no destination id", e.Admin, copyPath(src2.TemplateID, ""), map[string]any{"type": "locallocationid"}, 400, wnms.ValidationFailed},
@@ -1055,38 +1055,38 @@ func TestAuthzProfiles(t *testing.T) {
 		return p
 	}
 	runAuthz(t, []authzCase{
-		{name: "list", allowed: allRoles, ok: 200, location: true, foreign: 403,
+		{name: "list", allowed: allRoles, ok: 200, location: true, foreign: 400, foreignCode: wnms.InvalidParameter,
 			request: func(t *testing.T, f *authzFixture, target authzTarget) (string, string, any) {
 				seed(t, f, target)
 				return "GET", "/V5/templates/CL_CONN_TEST_PROFILE?minimalinforequired=true&locationid=" + profilesLoc(target.Floor.ID.ID), nil
 			}},
-		{name: "paged list", allowed: allRoles, ok: 200, location: true, foreign: 403,
+		{name: "paged list", allowed: allRoles, ok: 200, location: true, foreign: 400, foreignCode: wnms.InvalidParameter,
 			request: func(t *testing.T, f *authzFixture, target authzTarget) (string, string, any) {
 				return "GET", "/V5/templates/CL_CONN_TEST_PROFILE/0/10?locationid=" + profilesLoc(target.Folder.ID.ID) + "&fetchSubTreeTemplates=true", nil
 			}},
-		{name: "read", allowed: allRoles, ok: 200, location: true, foreign: 404,
+		{name: "read", allowed: allRoles, ok: 200, location: true, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, target authzTarget) (string, string, any) {
 				p := seed(t, f, target)
 				return "GET", fmt.Sprintf("/V5/templates/%d/CL_CONN_TEST_PROFILE?locationid=%d", p.TemplateID, target.Floor.ID.ID), nil
 			}},
-		{name: "create", allowed: opUp, ok: 200, location: true, foreign: 403,
+		{name: "create", allowed: opUp, ok: 200, location: true, foreign: 400, foreignCode: wnms.InvalidParameter,
 			request: func(t *testing.T, f *authzFixture, target authzTarget) (string, string, any) {
 				return "PUT", "/V5/templates?locationid=" + profilesLoc(target.Floor.ID.ID), profilesBody(profilesName("created"))
 			}},
-		{name: "copy", allowed: opUp, ok: 200, location: true, foreign: 404,
+		{name: "copy", allowed: opUp, ok: 200, location: true, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, target authzTarget) (string, string, any) {
 				p := seed(t, f, target)
 				return "PUT", fmt.Sprintf("/V5/templates/copy/%d/CL_CONN_TEST_PROFILE?locationid=%d", p.TemplateID, target.Floor.ID.ID),
 					map[string]any{"type": "locallocationid", "id": target.Floor.ID.ID}
 			}},
-		{name: "edit", allowed: opUp, ok: 200, location: true, foreign: 404,
+		{name: "edit", allowed: opUp, ok: 200, location: true, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, target authzTarget) (string, string, any) {
 				p := seed(t, f, target)
 				return "POST", "/V5/templates", map[string]any{"type": "clientconntestprofile", "templateId": p.TemplateID,
 					"templateName": p.TemplateName + " edited", "createdAtLocationId": p.CreatedAtLocationID,
 					"ssid": "Corp 2", "frequencyBand": "BAND_2_4_GHZ"}
 			}},
-		{name: "delete", allowed: opUp, ok: 204, location: true, foreign: 404,
+		{name: "delete", allowed: opUp, ok: 204, location: true, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, target authzTarget) (string, string, any) {
 				p := seed(t, f, target)
 				return "DELETE", fmt.Sprintf("/V5/templates/%d/CL_CONN_TEST_PROFILE?locationid=%d", p.TemplateID, target.Floor.ID.ID), nil

@@ -385,19 +385,12 @@ func (s *Server) checkUser(ctx context.Context, c *wnms.Caller, u *wnms.User) er
 			continue
 		}
 		seen[l.ID] = true
-		loc, err := s.Store.Location(ctx, l.ID)
+		_, err := s.locationFor(ctx, c, l.ID)
 		if wnms.ErrorCode(err) == wnms.ResourceNotFound {
 			return wnms.Invalid("allowedLocations", "no location %d", l.ID)
 		}
 		if err != nil {
 			return err
-		}
-		ok, err := c.Sees(ctx, loc)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return wnms.Errorf(wnms.LocationAccessDenied, "location %d is outside your locations", l.ID)
 		}
 		locs = append(locs, l)
 	}

@@ -114,13 +114,17 @@ func CallerFrom(ctx context.Context) *Caller {
 }
 
 // LocationFor reads location id for the caller: RESOURCE_NOT_FOUND when it
-// does not exist, LOCATION_ACCESS_DENIED when it lies outside the caller's
-// customer or allowed locations. Every call that takes a location goes
-// through here.
+// does not exist or belongs to another customer (the two must be
+// indistinguishable: same code, same message), LOCATION_ACCESS_DENIED when
+// it is the caller's customer's but outside the caller's allowed
+// locations. Every call that takes a location goes through here.
 func LocationFor(ctx context.Context, st LocationStore, c *Caller, id int64) (*Location, error) {
 	l, err := st.Location(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if l.CustomerID != 0 && l.CustomerID != c.CustomerID() {
+		return nil, NotFound("no location %d", id)
 	}
 	ok, err := c.Sees(ctx, l)
 	if err != nil {
