@@ -158,9 +158,10 @@ func TestPoliciesSNMPRoundTrip(t *testing.T) {
 func TestPoliciesSNMPDefaultsFilled(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
 		e := apitest.New(t, b)
-		// A minimal body: absent fields take their zero values, protocols
-		// NONE, trapPort 162, policyType and location filled in.
-		body := `{"snmpIntegrationEnabled": true, "snmpServerlist": [
+		// A minimal body: the top-level fields a PUT must carry, and inside
+		// them absent fields take their zero values, protocols NONE, trapPort
+		// 162, the location filled in.
+		body := `{"policyType": "SNMP_POLICY", "snmpIntegrationEnabled": true, "snmpSettings": {}, "snmpMib": {}, "snmpServerlist": [
 			{"enableTraps": true, "protocolVersion": "V3", "userName": "u", "destIpAddress": "trap.example.org."},
 			{"protocolVersion": "V1", "destIpAddress": "192.0.2.1", "trapPort": 0}]}`
 		want := &wnms.SNMPPolicy{
@@ -181,7 +182,8 @@ func TestPoliciesSNMPDefaultsFilled(t *testing.T) {
 		policiesDiff(t, "PUT of a minimal body", want, &got)
 		policiesDiff(t, "stored", want, policiesStoredSNMP(t, e, 1))
 		// A null list is an empty one; policyType and location may be sent.
-		body = `{"policyType": "SNMP_POLICY", "policyCreatedAtLocId": {"type": "locallocationid", "id": 0}, "snmpServerlist": null}`
+		body = `{"policyType": "SNMP_POLICY", "policyCreatedAtLocId": {"type": "locallocationid", "id": 0}, "snmpIntegrationEnabled": true,
+			"snmpSettings": {}, "snmpMib": {}, "snmpServerlist": null}`
 		e.Admin.Expect(http.StatusOK, "PUT", policiesSNMPPath, body).Decode(t, &got)
 		if got.SNMPServerList == nil || len(got.SNMPServerList) != 0 {
 			t.Errorf("null list stored as %v, want []", got.SNMPServerList)
@@ -482,7 +484,7 @@ func TestPoliciesNodeAndParams(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
 		e := apitest.New(t, b)
 		e.Admin.Expect(http.StatusOK, "PUT", policiesSNMPPath, policiesFullSNMP())
-		e.Admin.Expect(http.StatusOK, "PUT", policiesHotspotPath, map[string]any{"ssids": []string{"Guest"}})
+		e.Admin.Expect(http.StatusOK, "PUT", policiesHotspotPath, map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{"Guest"}})
 		snmp, hotspot := policiesStoredSNMP(t, e, 1), policiesStoredHotspot(t, e, 1)
 		for _, tc := range []struct {
 			method, path string
@@ -497,7 +499,7 @@ func TestPoliciesNodeAndParams(t *testing.T) {
 			{"PUT", policiesSNMPPath + "?nodeid=x", policiesFlippedSNMP(), "nodeid"},
 			{"GET", policiesHotspotPath + "?isdefault=2", nil, "isdefault"},
 			{"GET", policiesHotspotPath + "?nodeid=7", nil, "nodeid"},
-			{"PUT", policiesHotspotPath + "?nodeid=7", map[string]any{"ssids": []string{}}, "nodeid"},
+			{"PUT", policiesHotspotPath + "?nodeid=7", map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{}}, "nodeid"},
 		} {
 			r := e.Admin.Expect(http.StatusBadRequest, tc.method, tc.path, tc.body)
 			if r.ErrorCode() != wnms.InvalidParameter || policiesMoreInfo(t, r) != tc.param {
@@ -516,7 +518,7 @@ func TestPoliciesNodeAndParams(t *testing.T) {
 			t.Errorf("text/plain body: %s", r.Body)
 		}
 		e.Admin.Expect(http.StatusUnsupportedMediaType, "PUT", policiesHotspotPath, apitest.Raw{ContentType: "application/xml", Body: []byte("<ssids/>")})
-		big := `{"ssids": ["` + strings.Repeat("a", 1<<20) + `"]}`
+		big := `{"policyType": "HOTSPOT_SSID_POLICY", "ssids": ["` + strings.Repeat("a", 1<<20) + `"]}`
 		if r := e.Admin.Expect(http.StatusRequestEntityTooLarge, "PUT", policiesHotspotPath, big); r.ErrorCode() != wnms.PayloadTooLarge {
 			t.Errorf("big body: %s", r.ErrorCode())
 		}
@@ -568,7 +570,7 @@ func TestPoliciesHotspot(t *testing.T) {
 		}
 		// Only ssids is needed; any role may write.
 		_, viewer := e.NewUser(t, apitest.UserSpec{Role: wnms.Viewer})
-		viewer.Expect(http.StatusOK, "PUT", "/v4/configuration/global/hotspotssid", map[string]any{"ssids": []string{"Lobby"}})
+		viewer.Expect(http.StatusOK, "PUT", "/v4/configuration/global/hotspotssid", map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{"Lobby"}})
 		policiesDiff(t, "after a viewer's PUT", []string{"Lobby"}, policiesGetHotspot(t, e.Admin, "").SSIDs)
 
 		stored := policiesStoredHotspot(t, e, 1)
@@ -579,21 +581,21 @@ func TestPoliciesHotspot(t *testing.T) {
 			field string
 		}{
 			{"ssids absent", map[string]any{"policyType": wnms.HotspotSSIDPolicyType}, wnms.ValidationFailed, "ssids"},
-			{"ssids null", `{"ssids": null}`, wnms.ValidationFailed, "ssids"},
-			{"empty SSID", map[string]any{"ssids": []string{"a", ""}}, wnms.ValidationFailed, "ssids[1]"},
-			{"null SSID", `{"ssids": ["a", null]}`, wnms.ValidationFailed, "ssids[1]"},
-			{"33 octets", map[string]any{"ssids": []string{strings.Repeat("s", 33)}}, wnms.ValidationFailed, "ssids[0]"},
-			{"17 chars 33 octets", map[string]any{"ssids": []string{strings.Repeat("é", 16) + "x"}}, wnms.ValidationFailed, "ssids[0]"},
-			{"control char", map[string]any{"ssids": []string{"a\x00b"}}, wnms.ValidationFailed, "ssids[0]"},
-			{"duplicate", map[string]any{"ssids": []string{"Guest", "Lobby", "Guest"}}, wnms.ValidationFailed, "ssids[2]"},
-			{"1001 SSIDs", map[string]any{"ssids": append(append([]string{}, thousand...), "one-more")}, wnms.ValidationFailed, "ssids"},
+			{"ssids null", `{"policyType": "HOTSPOT_SSID_POLICY", "ssids": null}`, wnms.ValidationFailed, "ssids"},
+			{"empty SSID", map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{"a", ""}}, wnms.ValidationFailed, "ssids[1]"},
+			{"null SSID", `{"policyType": "HOTSPOT_SSID_POLICY", "ssids": ["a", null]}`, wnms.ValidationFailed, "ssids[1]"},
+			{"33 octets", map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{strings.Repeat("s", 33)}}, wnms.ValidationFailed, "ssids[0]"},
+			{"17 chars 33 octets", map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{strings.Repeat("é", 16) + "x"}}, wnms.ValidationFailed, "ssids[0]"},
+			{"control char", map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{"a\x00b"}}, wnms.ValidationFailed, "ssids[0]"},
+			{"duplicate", map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{"Guest", "Lobby", "Guest"}}, wnms.ValidationFailed, "ssids[2]"},
+			{"1001 SSIDs", map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": append(append([]string{}, thousand...), "one-more")}, wnms.ValidationFailed, "ssids"},
 			{"policyType of another policy", map[string]any{"policyType": wnms.SNMPPolicyType, "ssids": []string{}}, wnms.ValidationFailed, "policyType"},
-			{"location not root", map[string]any{"policyCreatedAtLocId": wnms.LocalID(3), "ssids": []string{}}, wnms.ValidationFailed, "policyCreatedAtLocId"},
-			{"location with childId", `{"policyCreatedAtLocId": {"type": "remotelocationid", "id": 0, "childId": 2}, "ssids": []}`, wnms.ValidationFailed, "policyCreatedAtLocId"},
-			{"ssids a string", `{"ssids": "Guest"}`, wnms.InvalidRequestBody, "ssids"},
-			{"SSID a number", `{"ssids": [1]}`, wnms.InvalidRequestBody, "ssids"},
+			{"location not root", map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "policyCreatedAtLocId": wnms.LocalID(3), "ssids": []string{}}, wnms.ValidationFailed, "policyCreatedAtLocId"},
+			{"location with childId", `{"policyType": "HOTSPOT_SSID_POLICY", "policyCreatedAtLocId": {"type": "remotelocationid", "id": 0, "childId": 2}, "ssids": []}`, wnms.ValidationFailed, "policyCreatedAtLocId"},
+			{"ssids a string", `{"policyType": "HOTSPOT_SSID_POLICY", "ssids": "Guest"}`, wnms.InvalidRequestBody, "ssids"},
+			{"SSID a number", `{"policyType": "HOTSPOT_SSID_POLICY", "ssids": [1]}`, wnms.InvalidRequestBody, "ssids"},
 			{"array body", `["Guest"]`, wnms.InvalidRequestBody, ""},
-			{"not JSON", `{"ssids": [`, wnms.InvalidRequestBody, ""},
+			{"not JSON", `{"policyType": "HOTSPOT_SSID_POLICY", "ssids": [`, wnms.InvalidRequestBody, ""},
 			{"empty body", ``, wnms.InvalidRequestBody, ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -618,7 +620,7 @@ func TestPoliciesCustomers(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
 		e := apitest.New(t, b)
 		e.Admin.Expect(http.StatusOK, "PUT", policiesSNMPPath, policiesFullSNMP())
-		e.Admin.Expect(http.StatusOK, "PUT", policiesHotspotPath, map[string]any{"ssids": []string{"One"}})
+		e.Admin.Expect(http.StatusOK, "PUT", policiesHotspotPath, map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{"One"}})
 		snmp1, hotspot1 := policiesStoredSNMP(t, e, 1), policiesStoredHotspot(t, e, 1)
 
 		_, admin2 := e.NewUser(t, apitest.UserSpec{Role: wnms.Administrator, Customer: 2})
@@ -634,7 +636,7 @@ func TestPoliciesCustomers(t *testing.T) {
 		}
 		p2 := policiesFlippedSNMP()
 		admin2.Expect(http.StatusOK, "PUT", policiesSNMPPath, p2)
-		admin2.Expect(http.StatusOK, "PUT", policiesHotspotPath, map[string]any{"ssids": []string{"Two"}})
+		admin2.Expect(http.StatusOK, "PUT", policiesHotspotPath, map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{"Two"}})
 
 		policiesDiff(t, "customer 1 SNMP", snmp1, policiesStoredSNMP(t, e, 1))
 		policiesDiff(t, "customer 1 hotspot", hotspot1, policiesStoredHotspot(t, e, 1))
@@ -693,7 +695,7 @@ func TestAuthzPolicies(t *testing.T) {
 		}, allowed: adUp, ok: http.StatusOK},
 		{name: "GET hotspotssid", request: get(policiesHotspotPath + "?isdefault=true"), allowed: allRoles, ok: http.StatusOK},
 		{name: "PUT hotspotssid", request: func(*testing.T, *authzFixture, authzTarget) (string, string, any) {
-			return "PUT", policiesHotspotPath, map[string]any{"ssids": []string{"Guest"}}
+			return "PUT", policiesHotspotPath, map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{"Guest"}}
 		}, allowed: allRoles, ok: http.StatusOK},
 	})
 }
@@ -808,5 +810,59 @@ func FuzzHotspotPolicy(f *testing.F) {
 		if d := cmp.Diff(p, again); d != "" {
 			t.Fatalf("round trip changed the policy (-want +got):\n%s", d)
 		}
+	})
+}
+
+// A PUT replaces the whole policy, so a body that does not carry it is
+// refused and changes nothing: {"bogus":1} once reset the SNMP policy to
+// its defaults, community included.
+func TestPoliciesJunkPutRefused(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		e.Admin.Expect(http.StatusOK, "PUT", policiesSNMPPath, policiesFullSNMP())
+		e.Admin.Expect(http.StatusOK, "PUT", policiesHotspotPath, map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{"Guest"}})
+		snmp, hotspot := policiesStoredSNMP(t, e, 1), policiesStoredHotspot(t, e, 1)
+		full := func(drop string, extra map[string]any) map[string]any {
+			var m map[string]any
+			raw, _ := json.Marshal(policiesFullSNMP())
+			json.Unmarshal(raw, &m)
+			delete(m, drop)
+			for k, v := range extra {
+				m[k] = v
+			}
+			return m
+		}
+		for _, tc := range []struct {
+			name  string
+			path  string
+			body  any
+			code  string
+			field string
+		}{
+			{"snmp: only junk", policiesSNMPPath, `{"bogus":1}`, wnms.ValidationFailed, "policyType"},
+			{"snmp: empty object", policiesSNMPPath, `{}`, wnms.ValidationFailed, "policyType"},
+			{"snmp: no snmpSettings", policiesSNMPPath, full("snmpSettings", nil), wnms.ValidationFailed, "snmpSettings"},
+			{"snmp: no snmpMib", policiesSNMPPath, full("snmpMib", nil), wnms.ValidationFailed, "snmpMib"},
+			{"snmp: no snmpServerlist", policiesSNMPPath, full("snmpServerlist", nil), wnms.ValidationFailed, "snmpServerlist"},
+			{"snmp: no snmpIntegrationEnabled", policiesSNMPPath, full("snmpIntegrationEnabled", nil), wnms.ValidationFailed, "snmpIntegrationEnabled"},
+			{"snmp: no policyType", policiesSNMPPath, full("policyType", nil), wnms.ValidationFailed, "policyType"},
+			{"snmp: an unknown field", policiesSNMPPath, full("", map[string]any{"bogus": 1}), wnms.InvalidRequestBody, "bogus"},
+			{"hotspot: only junk", policiesHotspotPath, `{"bogus":1}`, wnms.ValidationFailed, "policyType"},
+			{"hotspot: an unknown field", policiesHotspotPath, map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{}, "ssid": "x"}, wnms.InvalidRequestBody, "ssid"},
+			{"hotspot: no ssids", policiesHotspotPath, map[string]any{"policyType": wnms.HotspotSSIDPolicyType}, wnms.ValidationFailed, "ssids"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := e.Admin.Do("PUT", tc.path, tc.body)
+				var eb struct {
+					Errors []struct{ ErrorCode, MoreInfo string } `json:"errors"`
+				}
+				r.Decode(t, &eb)
+				if r.Status != 400 || len(eb.Errors) != 1 || eb.Errors[0].ErrorCode != tc.code || eb.Errors[0].MoreInfo != tc.field {
+					t.Errorf("status %d %s, want 400 %s naming %s", r.Status, r.Body, tc.code, tc.field)
+				}
+			})
+		}
+		policiesDiff(t, "SNMP policy after junk", snmp, policiesStoredSNMP(t, e, 1))
+		policiesDiff(t, "hotspot policy after junk", hotspot, policiesStoredHotspot(t, e, 1))
 	})
 }

@@ -1,8 +1,10 @@
 package wnms
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -229,6 +231,10 @@ func (p *SNMPPolicy) Masked() *SNMPPolicy {
 func ParseSNMPPolicy(body []byte, stored *SNMPPolicy) (*SNMPPolicy, error) {
 	var p SNMPPolicy
 	if err := DecodeJSONObject(body, &p); err != nil {
+		return nil, err
+	}
+	if err := checkPolicyFields(body, []string{"policyType", "snmpIntegrationEnabled", "snmpSettings", "snmpMib", "snmpServerlist"},
+		"policyCreatedAtLocId"); err != nil {
 		return nil, err
 	}
 	if err := checkPolicyHeader(p.PolicyType, SNMPPolicyType, p.PolicyCreatedAtLocID); err != nil {
@@ -566,6 +572,9 @@ func ParseHotspotSSIDPolicy(body []byte) (*HotspotSSIDPolicy, error) {
 	if err := DecodeJSONObject(body, &p); err != nil {
 		return nil, err
 	}
+	if err := checkPolicyFields(body, []string{"policyType", "ssids"}, "policyCreatedAtLocId"); err != nil {
+		return nil, err
+	}
 	if err := checkPolicyHeader(p.PolicyType, HotspotSSIDPolicyType, p.PolicyCreatedAtLocID); err != nil {
 		return nil, err
 	}
@@ -599,6 +608,39 @@ func (p *HotspotSSIDPolicy) Validate() error {
 			return Invalid(field, "duplicate of ssids[%d]", j)
 		}
 		seen[s] = i
+	}
+	return nil
+}
+
+// checkPolicyFields checks the top level of a policy PUT body: a PUT
+// replaces the whole policy, so it must carry every field in required (a
+// body such as {"bogus":1} would otherwise reset the policy to its
+// defaults), and may carry nothing but those and optional. A missing field
+// is VALIDATION_FAILED, an unknown one INVALID_REQUEST_BODY, each named.
+func checkPolicyFields(body []byte, required []string, optional ...string) error {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return JSONError(err, "")
+	}
+	known := make(map[string]bool, len(required)+len(optional))
+	for _, f := range optional {
+		known[f] = true
+	}
+	for _, f := range required {
+		known[f] = true
+		if _, ok := top[f]; !ok {
+			return Invalid(f, "required: a PUT replaces the whole policy")
+		}
+	}
+	names := make([]string, 0, len(top))
+	for f := range top {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	for _, f := range names {
+		if !known[f] {
+			return &Error{Code: InvalidRequestBody, Message: fmt.Sprintf("unknown field %q", f), MoreInfo: f}
+		}
 	}
 	return nil
 }
