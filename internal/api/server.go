@@ -248,7 +248,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.Store.Ping(ctx); err != nil {
 		s.Log.Warn("not ready", "error", err.Error())
-		httpkit.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "store not reachable or schema not current"})
+		httpkit.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
+			"reason": "store not reachable, schema not current, or store cannot write"})
 		return
 	}
 	httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})

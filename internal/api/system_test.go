@@ -177,3 +177,26 @@ func TestPanicIsInternalError(t *testing.T) {
 		t.Errorf("the log lacks the request id or the panic: %s", logs.String())
 	}
 }
+
+// Readiness proves the store can commit a write: a store that answers reads
+// but refuses writes (a full disk, a read-only file system) is not ready,
+// and readiness comes back with the writes.
+func TestReadyzNeedsWritableStore(t *testing.T) {
+	e := apitest.New(t, apitest.SQLite)
+	e.Store.WriteProbeEvery = 0
+	c := e.NewClient()
+	c.Expect(200, "GET", "/readyz", nil)
+	// query_only makes SQLite refuse every write on the store's one write
+	// connection, as a full or read-only disk would.
+	if err := e.Store.ExecForTest(context.Background(), `PRAGMA query_only = 1`); err != nil {
+		t.Fatal(err)
+	}
+	r := c.Expect(503, "GET", "/readyz", nil)
+	if !strings.Contains(string(r.Body), "cannot write") {
+		t.Errorf("readyz body %s does not say why", r.Body)
+	}
+	if err := e.Store.ExecForTest(context.Background(), `PRAGMA query_only = 0`); err != nil {
+		t.Fatal(err)
+	}
+	c.Expect(200, "GET", "/readyz", nil)
+}

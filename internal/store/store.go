@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -51,6 +52,14 @@ type Store struct {
 	events authEvents
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+
+	// WriteProbeEvery is how often Ping proves that the store can commit a
+	// write (5 s); in between it repeats the last good verdict.
+	WriteProbeEvery time.Duration
+
+	probeMu  sync.Mutex // guards the readiness write probe
+	probeAt  time.Time
+	probeErr error
 }
 
 // Config says where the store lives.
@@ -77,7 +86,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 // OpenNoMigrate opens the store without touching its schema.
 func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{Now: time.Now}
+	s := &Store{Now: time.Now, WriteProbeEvery: 5 * time.Second}
 	if cfg.DatabaseURL != "" {
 		if !strings.HasPrefix(cfg.DatabaseURL, "postgres://") && !strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
 			return nil, errors.New("database URL must start with postgres://")
@@ -170,7 +179,26 @@ func (s *Store) Ping(ctx context.Context) error {
 	if want := latestVersion(s.dialect); have != want {
 		return fmt.Errorf("schema version %d, binary knows %d", have, want)
 	}
-	return nil
+	return s.writeProbe(ctx)
+}
+
+// writeProbe commits a small write (a heartbeat row in settings) at most
+// once every WriteProbeEvery: a store that answers reads but cannot write
+// (a full disk, a read-only file system, a replica in recovery) is not
+// ready.
+func (s *Store) writeProbe(ctx context.Context) error {
+	s.probeMu.Lock()
+	defer s.probeMu.Unlock()
+	if now := time.Now(); now.Sub(s.probeAt) >= s.WriteProbeEvery || s.probeErr != nil {
+		s.probeAt = now
+		_, err := s.w.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('readiness_probe', $1)
+			ON CONFLICT (name) DO UPDATE SET value = excluded.value`, strconv.FormatInt(now.UnixMilli(), 10))
+		if err != nil {
+			err = fmt.Errorf("the store cannot commit a write: %w", err)
+		}
+		s.probeErr = err
+	}
+	return s.probeErr
 }
 
 func (s *Store) nowMS() int64 { return s.Now().UnixMilli() }
