@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -263,5 +266,58 @@ func TestTLSAuto(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("https healthz: %d", resp.StatusCode)
+	}
+}
+
+// A busy port fails the start before the store is touched: nothing is
+// created or printed, and the message names the flag.
+func TestServeBusyPortFailsFirst(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, flagName := range []string{"--listen", "--analytics-listen"} {
+		t.Run(flagName, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data")
+			args := []string{"--data", dir, "--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0", flagName, busy.Addr().String()}
+			var stdout, stderr bytes.Buffer
+			err := runServe(context.Background(), args, func(string) string { return "" }, &stdout, &stderr, nil)
+			if err == nil || !strings.Contains(err.Error(), flagName+" "+busy.Addr().String()) || !strings.Contains(err.Error(), "address already in use") {
+				t.Fatalf("error %v, want one naming %s and the busy address", err, flagName)
+			}
+			if _, statErr := os.Stat(dir); !os.IsNotExist(statErr) {
+				t.Errorf("the data directory was created before the ports were checked")
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("printed before failing: %s", stdout.String())
+			}
+		})
+	}
+}
+
+// The running binary answers requests net/http cannot parse in the JSON
+// envelope of each listener.
+func TestServeJSONForMalformedRequests(t *testing.T) {
+	l, _, _, _ := bootServe(t, map[string]string{"WNMS_DATA": t.TempDir()})
+	for _, tc := range []struct{ addr, want string }{
+		{l.API, `"errors":[{"errorCode":"INVALID_REQUEST_BODY"`},
+		{l.Analytics, `"success":false`},
+	} {
+		c, err := net.Dial("tcp", tc.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(c, "GARBAGE\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		c.Close()
+		if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: %d %s %s", tc.addr, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/wnms/wnms/internal/analytics"
 	"github.com/wnms/wnms/internal/api"
 	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/wnms"
@@ -37,6 +38,8 @@ type serveConfig struct {
 	shutdownTimeout time.Duration
 	bootstrapKeyID  string
 	bootstrapValue  string
+	maxConnsPerAddr int
+	maxConns        int
 }
 
 // listening tells a test where the listeners ended up.
@@ -61,6 +64,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for requests to drain")
 	fs.StringVar(&c.bootstrapKeyID, "bootstrap-key-id", "", "key id of the first admin key (with --bootstrap-key-value)")
 	fs.StringVar(&c.bootstrapValue, "bootstrap-key-value", "", "key value of the first admin key")
+	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-addr", 256, "open connections one source address may hold on each listener (0: no limit)")
+	fs.IntVar(&c.maxConns, "max-conns", 0, "open connections each listener holds in all (0: each listener takes half of three quarters of the raised open-file limit)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -72,6 +77,23 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	// Both addresses are taken before the store is touched, so a busy port
+	// fails the start before anything is created or printed.
+	apiLn, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", c.listen, unwrapListenError(err))
+	}
+	defer apiLn.Close()
+	anLn, err := net.Listen("tcp", c.analyticsListen)
+	if err != nil {
+		return fmt.Errorf("--analytics-listen %s: %w", c.analyticsListen, unwrapListenError(err))
+	}
+	defer anLn.Close()
+	limits := httpkit.ConnLimits{PerAddr: c.maxConnsPerAddr, Total: c.maxConns}
+	if limits.Total == 0 {
+		limits.Total = connBudget()
+	}
 
 	st, err := c.open(ctx)
 	if err != nil {
@@ -112,17 +134,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	anSrv := analytics.New(st, a, log)
 	anSrv.ServerID = int64(c.serverID)
 
-	apiLn, err := net.Listen("tcp", c.listen)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", c.listen, err)
-	}
-	anLn, err := net.Listen("tcp", c.analyticsListen)
-	if err != nil {
-		apiLn.Close()
-		return fmt.Errorf("listen %s: %w", c.analyticsListen, err)
-	}
 	servers := []*http.Server{newHTTPServer(apiSrv, tlsConf, log), newHTTPServer(anSrv, tlsConf, log)}
-	lns := []net.Listener{apiLn, anLn}
+	lns := []net.Listener{httpkit.NewListener(apiLn, limits, api.ErrorJSON), httpkit.NewListener(anLn, limits, analytics.ErrorJSON)}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
 		go func(srv *http.Server, ln net.Listener) {
@@ -263,4 +276,14 @@ func (c *serveConfig) tlsConfig() (*tls.Config, error) {
 		return nil, fmt.Errorf("load TLS certificate: %w", err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// unwrapListenError keeps the system's reason ("address already in use")
+// without repeating the address the message already names.
+func unwrapListenError(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
 }

@@ -5,6 +5,7 @@ package analytics
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -79,6 +80,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", id)
 	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 	httpkit.CollapseSlashes(r)
+	httpkit.LimitBodyTime(w, r)
 	if !httpkit.CleanPath(r.URL.Path) {
 		// The mux would redirect; a client of this API wants an answer.
 		s.writeError(w, r, wnms.NotFound("no such path: %q", r.URL.Path))
@@ -189,4 +191,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	httpkit.WriteJSON(w, e.Status(), errorEnvelope{Success: false, Message: e.Message,
 		Data: []errorDetail{{ErrorCode: e.Code, Message: e.Message}}})
+}
+
+// ErrorJSON is the analytics listener's error envelope for a status and
+// code: what the connection layer (httpkit.Listener) answers outside any
+// handler.
+func ErrorJSON(status int, code, message string) []byte {
+	b, _ := json.Marshal(errorEnvelope{Success: false, Message: message, Data: []errorDetail{{ErrorCode: code, Message: message}}})
+	return b
 }

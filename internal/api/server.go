@@ -6,6 +6,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -101,6 +102,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// One copy of the request carries the id and room for the caller.
 	r = r.WithContext(wnms.WithCallerSlot(withRequestID(r.Context(), id)))
 	httpkit.CollapseSlashes(r)
+	httpkit.LimitBodyTime(w, r)
 	if !httpkit.CleanPath(r.URL.Path) {
 		// The mux would redirect; a client of this API wants an answer.
 		s.writeError(w, r, wnms.NotFound("no such path: %q", r.URL.Path))
@@ -202,6 +204,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	httpkit.WriteJSON(w, e.Status(), errorBody{Status: e.Status(),
 		Errors: []errorItem{{ErrorCode: e.Code, Message: e.Message, MoreInfo: e.MoreInfo}}})
+}
+
+// ErrorJSON is the main listener's error body for a status and code: what
+// the connection layer (httpkit.Listener) answers outside any handler.
+func ErrorJSON(status int, code, message string) []byte {
+	b, _ := json.Marshal(errorBody{Status: status, Errors: []errorItem{{ErrorCode: code, Message: message}}})
+	return b
 }
 
 // noContent answers 204 with an empty body.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"path"
 	"strconv"
@@ -233,6 +234,7 @@ func CollapseSlashes(r *http.Request) {
 // debug log line (a body cut short, a canceled request).
 func Classify(err error) (e *wnms.Error, internal, clientFault bool) {
 	var mbe *http.MaxBytesError
+	var ne net.Error
 	switch {
 	case errors.As(err, &e):
 		return e, false, false
@@ -241,6 +243,9 @@ func Classify(err error) (e *wnms.Error, internal, clientFault bool) {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		// net/http reports a body shorter than its Content-Length this way.
 		return wnms.Errorf(wnms.InvalidRequestBody, "the body ended before its declared Content-Length"), false, true
+	case errors.As(err, &ne) && ne.Timeout():
+		// The body did not arrive within its deadline (LimitBodyTime).
+		return wnms.Errorf(wnms.InvalidRequestBody, "the body did not arrive in time"), false, true
 	case errors.Is(err, context.Canceled):
 		return wnms.Errorf(wnms.InternalError, "request canceled"), false, true
 	}
