@@ -13,19 +13,70 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
+const apikeyUsage = `usage: wnms apikey <action> [flags]
+
+actions:
+  create --login NAME --role ROLE [--customer ID]
+            create the API user if needed and a new key for it; prints {"keyId","keyValue",...} once
+  list      list the keys of every customer (never their values)
+  revoke KEYID
+            revoke a key and end its sessions
+
+Run "wnms apikey <action> -h" for the flags of an action. The commands work beside a
+running server on the same data directory or database.
+`
+
+// runAPIKey is wnms apikey create|list|revoke: key administration from the
+// command line, each action with its own flags.
 func runAPIKey(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("apikey: say create, list or revoke")
+		fmt.Fprint(stderr, apikeyUsage)
+		return usagef("apikey: say create, list or revoke")
 	}
-	fs := newFlagSet("apikey "+args[0], stderr)
+	var (
+		cmd              *command
+		login, role      string
+		customer         int64
+		keyID            string
+		maxArgs          int
+		action, restArgs = args[0], args[1:]
+	)
+	switch action {
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, apikeyUsage)
+		return errHelp
+	case "create":
+		cmd = newCommand("apikey create", "", "Creates the API user --login (with --role and --customer) if it does not exist, and a new key for it.\nPrints the key as JSON; its value is shown this once and only its hash is stored.", stdout, stderr)
+		cmd.fs.StringVar(&login, "login", "", "login id of the API user (created if it does not exist)")
+		cmd.fs.StringVar(&role, "role", "", "role of a new API user: VIEWER, OPERATOR, POWERUSER, ADMINISTRATOR or SUPERUSER")
+		cmd.fs.Int64Var(&customer, "customer", wnms.OnPremCustomer, "customer id of a new API user (cloud accounts)")
+	case "list":
+		cmd = newCommand("apikey list", "", "Lists the API keys of every customer as JSON: key id, user, customer, created and last used. Never their values.", stdout, stderr)
+	case "revoke":
+		cmd = newCommand("apikey revoke", "KEYID", "Revokes the key KEYID (or --key-id) and ends every session opened with it.", stdout, stderr)
+		cmd.fs.StringVar(&keyID, "key-id", "", "the key id to revoke (or give it as the argument)")
+		maxArgs = 1
+	default:
+		fmt.Fprint(stderr, apikeyUsage)
+		return usagef("apikey: unknown action %q (create, list or revoke)", action)
+	}
 	var sf storeFlags
-	sf.register(fs)
-	login := fs.String("login", "", "login id of the API user (created if it does not exist)")
-	role := fs.String("role", "", "role of a new API user: VIEWER, OPERATOR, POWERUSER, ADMINISTRATOR, SUPERUSER")
-	customer := fs.Int64("customer", wnms.OnPremCustomer, "customer id of a new API user (cloud accounts)")
-	keyID := fs.String("key-id", "", "key id to revoke")
-	if err := parseFlags(fs, args[1:], getenv); err != nil {
+	sf.register(cmd.fs)
+	if err := cmd.parse(restArgs, getenv, maxArgs); err != nil {
 		return err
+	}
+	switch {
+	case action == "create" && login == "":
+		return usagef("apikey create: --login is required")
+	case action == "revoke":
+		if keyID == "" {
+			keyID = cmd.fs.Arg(0)
+		} else if cmd.fs.NArg() > 0 {
+			return usagef("apikey revoke: give the key id once, as --key-id or as the argument")
+		}
+		if keyID == "" {
+			return usagef("apikey revoke: give the key id")
+		}
 	}
 	st, err := sf.open(ctx)
 	if err != nil {
@@ -38,12 +89,9 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	a := auth.NewService(st, secret)
 	enc := json.NewEncoder(stdout)
-	switch args[0] {
+	switch action {
 	case "create":
-		if *login == "" {
-			return fmt.Errorf("apikey create: --login is required")
-		}
-		u, err := auth.EnsureAPIUser(ctx, st, *login, *role, *customer)
+		u, err := auth.EnsureAPIUser(ctx, st, login, role, customer)
 		if err != nil {
 			return err
 		}
@@ -58,28 +106,19 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 			return err
 		}
 		return enc.Encode(ks)
-	case "revoke":
-		id := *keyID
-		if id == "" && fs.NArg() > 0 {
-			id = fs.Arg(0)
-		}
-		if id == "" {
-			return fmt.Errorf("apikey revoke: give the key id")
-		}
-		if err := st.DeleteAPIKey(ctx, 0, id); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "revoked %s\n", id)
-		return nil
 	}
-	return fmt.Errorf("apikey: unknown action %q (create, list, revoke)", args[0])
+	if err := st.DeleteAPIKey(ctx, 0, keyID); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "revoked %s\n", keyID)
+	return nil
 }
 
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("migrate", stderr)
+	cmd := newCommand("migrate", "", "Applies the pending schema migrations to the store and exits (serve also does this at start).", stdout, stderr)
 	var sf storeFlags
-	sf.register(fs)
-	if err := parseFlags(fs, args, getenv); err != nil {
+	sf.register(cmd.fs)
+	if err := cmd.parse(args, getenv, 0); err != nil {
 		return err
 	}
 	st, err := sf.open(ctx)
@@ -92,10 +131,10 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 }
 
 func runBackup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("backup", stderr)
+	cmd := newCommand("backup", "", "Writes a consistent copy of the embedded SQLite store to <data>/backups and prints its path.\nFor PostgreSQL, use pg_dump.", stdout, stderr)
 	var sf storeFlags
-	sf.register(fs)
-	if err := parseFlags(fs, args, getenv); err != nil {
+	sf.register(cmd.fs)
+	if err := cmd.parse(args, getenv, 0); err != nil {
 		return err
 	}
 	if sf.databaseURL != "" {

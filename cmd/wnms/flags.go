@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/wnms/wnms/internal/store"
 )
@@ -16,51 +19,147 @@ var (
 	Build   = "dev"
 )
 
+// errHelp says that help was asked for and printed: the command succeeds.
+var errHelp = errors.New("help printed")
+
+// usageError is a mistake in how the command was called: the program
+// exits 2 after saying what was wrong.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
 // envName is the environment twin of a flag: --database-url is
 // WNMS_DATABASE_URL.
 func envName(flagName string) string {
 	return "WNMS_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// parseFlags parses args; a flag not given takes its environment twin when
-// that is set. Command-line beats environment beats default.
-func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
+// command is one subcommand's flags and how to explain them.
+type command struct {
+	fs      *flag.FlagSet
+	name    string // "serve", "apikey create", ...
+	args    string // what follows the flags in the usage line, "" for nothing
+	summary string
+	stdout  io.Writer
+	// fromEnv names the environment variable each flag took its value
+	// from, for flags set that way.
+	fromEnv map[string]string
+}
+
+func newCommand(name, args, summary string, stdout, stderr io.Writer) *command {
+	fs := flag.NewFlagSet("wnms "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors and help are ours to print
+	return &command{fs: fs, name: name, args: args, summary: summary, stdout: stdout, fromEnv: map[string]string{}}
+}
+
+// usage is the command's help: what it does, then each flag with its
+// environment twin and default.
+func (c *command) usage() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: wnms %s [flags]", c.name)
+	if c.args != "" {
+		b.WriteString(" " + c.args)
+	}
+	fmt.Fprintf(&b, "\n\n%s\n", c.summary)
+	n := 0
+	c.fs.VisitAll(func(f *flag.Flag) { n++ })
+	if n > 0 {
+		b.WriteString("\nflags (each also set by its environment variable; the flag wins):\n")
+	}
+	c.fs.VisitAll(func(f *flag.Flag) {
+		fmt.Fprintf(&b, "  --%s  (%s)\n      %s", f.Name, envName(f.Name), f.Usage)
+		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" {
+			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+		}
+		b.WriteString("\n")
+	})
+	return b.String()
+}
+
+var invalidValue = regexp.MustCompile(`^invalid value "(.*)" for flag -(\S+): `)
+
+// parse parses args (help: printed to stdout, errHelp); a flag not given
+// takes its environment twin when that is set. Command line beats
+// environment beats default. At most maxArgs arguments may follow the
+// flags. Every mistake names the flag or variable, the bad value and what
+// is expected.
+func (c *command) parse(args []string, getenv func(string) string, maxArgs int) error {
+	if err := c.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(c.stdout, c.usage())
+			return errHelp
+		}
+		if m := invalidValue.FindStringSubmatch(err.Error()); m != nil {
+			return usagef("--%s %q: expected %s", m[2], m[1], c.expected(m[2]))
+		}
+		return usagef("%s: %v (wnms %s -h lists the flags)", c.name, err, c.name)
 	}
 	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	c.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
-	fs.VisitAll(func(f *flag.Flag) {
+	c.fs.VisitAll(func(f *flag.Flag) {
 		if given[f.Name] || err != nil {
 			return
 		}
-		if v := getenv(envName(f.Name)); v != "" {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s=%q: %w", envName(f.Name), v, e)
+		env := envName(f.Name)
+		if v := getenv(env); v != "" {
+			if c.fs.Set(f.Name, v) != nil {
+				err = usagef("%s=%q: expected %s", env, v, c.expected(f.Name))
+				return
 			}
+			c.fromEnv[f.Name] = env
 		}
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	if c.fs.NArg() > maxArgs {
+		return usagef("%s: unexpected argument %q (wnms %s -h shows the usage)", c.name, c.fs.Arg(maxArgs), c.name)
+	}
+	return nil
+}
+
+// expected says what kind of value a flag takes.
+func (c *command) expected(name string) string {
+	f := c.fs.Lookup(name)
+	if f == nil {
+		return "a value"
+	}
+	switch f.Value.(flag.Getter).Get().(type) {
+	case bool:
+		return "true or false"
+	case int, int64, uint, uint64:
+		return "a whole number (" + f.Usage + ")"
+	case time.Duration:
+		return "a duration such as 30s or 2m"
+	}
+	return f.Usage
+}
+
+// origin names where a flag's value came from, for error messages:
+// "--log-level", or "WNMS_LOG_LEVEL" when the environment set it.
+func (c *command) origin(name string) string {
+	if env, ok := c.fromEnv[name]; ok {
+		return env
+	}
+	return "--" + name
 }
 
 // storeFlags are the flags that say where the store is.
 type storeFlags struct {
 	data        string
 	databaseURL string
+	synchronous string
 }
 
 func (sf *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&sf.data, "data", "wnms-data", "data directory: SQLite store, bootstrap key, backups, TLS files")
 	fs.StringVar(&sf.databaseURL, "database-url", "", "PostgreSQL URL (postgres://...); empty = embedded SQLite in --data")
+	fs.StringVar(&sf.synchronous, "sqlite-synchronous", "normal", "SQLite durability: normal (survives a crash of wnms; the last commits may be lost on power loss) or full (survives power loss; slower writes)")
 }
 
 func (sf *storeFlags) open(ctx context.Context) (*store.Store, error) {
-	return store.Open(ctx, store.Config{DatabaseURL: sf.databaseURL, DataDir: sf.data})
-}
-
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("wnms "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+	return store.Open(ctx, store.Config{DatabaseURL: sf.databaseURL, DataDir: sf.data, Synchronous: sf.synchronous})
 }

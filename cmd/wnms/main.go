@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,10 +15,22 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "wnms:", err)
-		os.Exit(1)
+	os.Exit(exitCode(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr), os.Stderr))
+}
+
+// exitCode reports err and turns it into the exit status: 0 for success or
+// help, 2 for a mistake in how wnms was called, 1 for anything else.
+func exitCode(err error, stderr io.Writer) int {
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "wnms:", err)
+		return 2
 	}
+	fmt.Fprintln(stderr, "wnms:", err)
+	return 1
 }
 
 const usage = `usage: wnms <command> [flags]
@@ -40,7 +53,7 @@ Run "wnms <command> -h" for the flags of a command.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("no command given")
+		return usagef("no command given")
 	}
 	switch args[0] {
 	case "serve":
@@ -52,6 +65,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "backup":
 		return runBackup(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
+		c := newCommand("version", "", "Prints the version of this binary.", stdout, stderr)
+		if err := c.parse(args[1:], getenv, 0); err != nil {
+			return err
+		}
 		fmt.Fprintf(stdout, "wnms %s (build %s)\n", Version, Build)
 		return nil
 	case "help", "-h", "--help":
@@ -59,5 +76,5 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	return usagef("unknown command %q", args[0])
 }

@@ -50,7 +50,10 @@ type listening struct {
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(listening)) error {
-	fs := newFlagSet("serve", stderr)
+	cmd := newCommand("serve", "", `Runs the server: the API on --listen, location analytics on --analytics-listen, over the
+embedded SQLite store in --data or the PostgreSQL of --database-url. On an empty store it
+creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stderr)
+	fs := cmd.fs
 	var c serveConfig
 	c.storeFlags.register(fs)
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address of the API listener")
@@ -66,15 +69,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.StringVar(&c.bootstrapValue, "bootstrap-key-value", "", "key value of the first admin key")
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-addr", 256, "open connections one source address may hold on each listener (0: no limit)")
 	fs.IntVar(&c.maxConns, "max-conns", 0, "open connections each listener holds in all (0: each listener takes half of three quarters of the raised open-file limit)")
-	if err := parseFlags(fs, args, getenv); err != nil {
+	if err := cmd.parse(args, getenv, 0); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+		return usagef("%s %q: must be debug, info, warn or error", cmd.origin("log-level"), c.logLevel)
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
@@ -241,12 +241,9 @@ func bootstrap(ctx context.Context, st *store.Store, a *auth.Service, c serveCon
 		return err
 	}
 	b, _ := json.MarshalIndent(map[string]string{"keyId": k.KeyID, "keyValue": value}, "", "  ")
-	if err := os.MkdirAll(c.data, 0o700); err != nil {
-		return err
-	}
-	path := filepath.Join(c.data, "bootstrap-key.json")
-	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
-		return err
+	path, err := writeNewFile(c.data, "bootstrap-key", ".json", append(b, '\n'))
+	if err != nil {
+		return fmt.Errorf("write the bootstrap key (it is printed below): %w; %s", err, b)
 	}
 	fmt.Fprintf(stdout, "wnms: created SUPERUSER \"admin\" with this API key (shown once; also in %s):\n%s\n", path, b)
 	log.Info("bootstrap admin key created", "key_id", k.KeyID, "file", path)
@@ -286,4 +283,33 @@ func unwrapListenError(err error) error {
 		return op.Err
 	}
 	return err
+}
+
+// writeNewFile writes data, mode 0600, to dir/base+ext, or to
+// dir/base-2+ext, -3, ... when that exists: a key file is never
+// overwritten (two stores, say SQLite and PostgreSQL, may share one --data).
+func writeNewFile(dir, base, ext string, data []byte) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	for n := 1; n <= 100; n++ {
+		name := base + ext
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d%s", base, n, ext)
+		}
+		path := filepath.Join(dir, name)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return "", err
+		}
+		return path, f.Close()
+	}
+	return "", fmt.Errorf("%s has 100 %s*%s files already", dir, base, ext)
 }

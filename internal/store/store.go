@@ -68,6 +68,11 @@ type Config struct {
 	DatabaseURL string
 	// DataDir holds the SQLite file when DatabaseURL is empty.
 	DataDir string
+	// Synchronous is SQLite's durability: "normal" (the default; a commit
+	// survives a crash of the process, and the last commits can be lost on
+	// power loss) or "full" (a commit survives power loss; writes are
+	// slower).
+	Synchronous string
 }
 
 // Open opens the store and applies pending migrations. It refuses a schema
@@ -104,11 +109,19 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		if dir == "" {
 			dir = "wnms-data"
 		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create data directory: %w", err)
+		if err := checkDataDir(dir); err != nil {
+			return nil, err
+		}
+		sync := strings.ToUpper(cfg.Synchronous)
+		switch sync {
+		case "":
+			sync = "NORMAL"
+		case "NORMAL", "FULL":
+		default:
+			return nil, fmt.Errorf("sqlite synchronous must be normal or full, not %q", cfg.Synchronous)
 		}
 		s.Path = filepath.Join(dir, "wnms.db")
-		pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+		pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")"
 		dsn := "file:" + (&url.URL{Path: s.Path}).EscapedPath() + "?" + pragmas
 		w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
 		if err != nil {
@@ -144,6 +157,28 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// checkDataDir makes the data directory if needed and proves it can hold
+// the store, so that a problem is reported as one of the directory rather
+// than as a failure to open some file inside it.
+func checkDataDir(dir string) error {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("data directory %s is not a directory", dir)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("data directory %s cannot be created: %w", dir, errors.Unwrap(err))
+	}
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("data directory %s is not writable: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // Dialect is the engine behind the store.
