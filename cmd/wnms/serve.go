@@ -117,7 +117,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 		return err
 	}
 	reg := metrics.NewRegistry()
-	m := api.NewMetrics(reg)
+	m := httpkit.NewMetrics(reg)
 	reg.GaugeFunc("wnms_active_sessions", "Sessions not yet expired.", func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -130,8 +130,8 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	hostname, _ := os.Hostname()
 	info := api.Info{Version: Version, Build: Build, ServerID: c.serverID, DataDir: c.data,
 		ServerURL: c.serverURL, Hostname: hostname, TLS: tlsConf != nil, StartedAt: time.Now()}
-	apiSrv := api.New(st, a, log, info, m)
-	anSrv := analytics.New(st, a, log)
+	apiSrv := api.New(st, a, log, info, reg, m)
+	anSrv := analytics.New(st, a, log, m)
 	anSrv.ServerID = int64(c.serverID)
 
 	servers := []*http.Server{newHTTPServer(apiSrv, tlsConf, log), newHTTPServer(anSrv, tlsConf, log)}

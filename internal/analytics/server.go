@@ -4,14 +4,11 @@
 package analytics
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/httpkit"
@@ -35,34 +32,28 @@ type Server struct {
 	// Footfall supplies the daily client counts of the zone
 	// configuration's footfall range; nil until telemetry is stored.
 	Footfall FootfallSource
-
-	root  *http.ServeMux
-	calls *http.ServeMux
-	reqID atomic.Uint64
-	boot  string
+	// Router is the listener's plumbing and route table (httpkit).
+	Router *httpkit.Router
 }
 
 // New builds the analytics server with ServerID 1, reading floor
-// dimensions from the store.
-func New(st wnms.Store, a *auth.Service, log *slog.Logger) *Server {
-	s := &Server{Store: st, Auth: a, Log: log, ServerID: 1, Layouts: storeLayouts{st}, root: http.NewServeMux(),
-		calls: http.NewServeMux(), boot: auth.RandomToken(4)}
+// dimensions from the store. m holds the HTTP series both listeners
+// share.
+func New(st wnms.Store, a *auth.Service, log *slog.Logger, m *httpkit.Metrics) *Server {
+	s := &Server{Store: st, Auth: a, Log: log, ServerID: 1, Layouts: storeLayouts{st},
+		Router: httpkit.NewRouter("analytics", log, m, a, writeErrorBody)}
 	s.routes()
-	s.calls.HandleFunc("/", s.unmatched)
-	s.root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	s.Router.Root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	s.root.HandleFunc("/api/", s.dispatch)
-	s.root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, wnms.NotFound("no such path: %s", r.URL.Path))
-	})
+	s.Router.Root.HandleFunc("/api/", s.dispatch)
 	return s
 }
 
 // routes lists the analytics calls, below /api/v1.N, in the order of
 // interface.md.
 func (s *Server) routes() {
-	// Zone configuration (decisions.md §16; roles §4).
+	// Zone configuration (decisions §16; roles §4).
 	s.handle("GET /analytics/graphs/locationtracking/zones/ap/config", anyRole, s.getZoneConfig)
 	s.handle("PUT /analytics/graphs/locationtracking/zones/ap/config", suAd, s.putZoneConfig)
 
@@ -70,40 +61,8 @@ func (s *Server) routes() {
 	s.handle("GET /session", anyRole, s.session)
 }
 
-// ServeHTTP gives every request an id (X-Request-Id), recovers panics and
-// serves the call.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	id := r.Header.Get("X-Request-Id")
-	if id == "" || len(id) > 64 {
-		id = s.boot + "-" + strconv.FormatUint(s.reqID.Add(1), 10)
-	}
-	w.Header().Set("X-Request-Id", id)
-	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
-	httpkit.CollapseSlashes(r)
-	httpkit.LimitBodyTime(w, r)
-	if !httpkit.CleanPath(r.URL.Path) {
-		// The mux would redirect; a client of this API wants an answer.
-		s.writeError(w, r, wnms.NotFound("no such path: %q", r.URL.Path))
-		return
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			s.Log.Error("panic in analytics handler", "request_id", id, "path", r.URL.Path, "panic", p)
-			s.writeError(w, r, errors.New("panic"))
-		}
-	}()
-	s.root.ServeHTTP(w, r)
-}
-
-type requestIDKey struct{}
-
-func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
-}
+// ServeHTTP serves the analytics listener (httpkit.Router.ServeHTTP).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.Router.ServeHTTP(w, r) }
 
 // isVersion reports whether seg is v1.N.
 func isVersion(seg string) bool {
@@ -119,15 +78,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	rest := strings.TrimPrefix(r.URL.Path, "/api/")
 	seg, after, _ := strings.Cut(rest, "/")
 	if !isVersion(seg) {
-		s.writeError(w, r, wnms.NotFound("no such path: %s (expected /api/v1.N/...)", r.URL.Path))
+		s.Router.WriteError(w, r, wnms.NotFound("no such path: %s (expected /api/v1.N/...)", r.URL.Path))
 		return
 	}
-	s.calls.ServeHTTP(w, httpkit.WithPath(r, "/"+after))
+	s.Router.ServeCalls(w, r, "/"+after)
 }
-
-// handlerFunc is a call's handler: it writes a success response or returns
-// an error for writeError.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // The access rules of the analytics calls.
 var (
@@ -138,22 +93,8 @@ var (
 // handle registers a call that needs a session of one of the roles in who.
 // No or an expired session is 401; another role, or a session opened only
 // to change an expired password, is 403 ACCESS_DENIED.
-func (s *Server) handle(pattern string, who httpkit.Access, h handlerFunc) {
-	s.calls.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		c, err := httpkit.Authorize(s.Auth, r, who)
-		if err == nil {
-			err = h(w, r.WithContext(wnms.WithCaller(r.Context(), c)))
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-		}
-	})
-}
-
-// unmatched answers a path no call matches: 405 with Allow when another
-// method would match, else 404.
-func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, httpkit.Unmatched(s.calls, w, r))
+func (s *Server) handle(pattern string, who httpkit.Access, h httpkit.HandlerFunc) {
+	s.Router.Handle(pattern, who, h)
 }
 
 // session answers who the session belongs to: a cheap check that a main
@@ -165,7 +106,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// errorEnvelope is the analytics error body of decisions.md §3.
+// errorEnvelope is the analytics error body (decisions §3).
 type errorEnvelope struct {
 	Success bool          `json:"success"`
 	Message string        `json:"message"`
@@ -177,19 +118,9 @@ type errorDetail struct {
 	Message   string `json:"message"`
 }
 
-// writeError writes the analytics error envelope for err with its status.
-// Internal errors are logged with the request id and never shown.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	e, internal, clientFault := httpkit.Classify(err)
-	id := requestID(r.Context())
-	switch {
-	case internal:
-		s.Log.Error("analytics request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
-		e = wnms.Errorf(wnms.InternalError, "internal error; see the server log (request %s)", id)
-	case clientFault:
-		s.Log.Debug("analytics request failed by the client", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
-	}
-	httpkit.WriteJSON(w, e.Status(), errorEnvelope{Success: false, Message: e.Message,
+// writeErrorBody writes the analytics error envelope for e.
+func writeErrorBody(w http.ResponseWriter, e *wnms.Error) {
+	httpkit.WriteJSON(w, httpkit.Status(e.Code), errorEnvelope{Success: false, Message: e.Message,
 		Data: []errorDetail{{ErrorCode: e.Code, Message: e.Message}}})
 }
 
@@ -199,4 +130,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 func ErrorJSON(status int, code, message string) []byte {
 	b, _ := json.Marshal(errorEnvelope{Success: false, Message: message, Data: []errorDetail{{ErrorCode: code, Message: message}}})
 	return b
+}
+
+// writeError writes the error envelope for err (httpkit.Router.WriteError).
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	s.Router.WriteError(w, r, err)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -113,8 +114,8 @@ func FuzzZoneConfig(f *testing.F) {
 			if !errors.As(err, &e) {
 				t.Fatalf("error %v is not a *wnms.Error", err)
 			}
-			if e.Status() != http.StatusBadRequest || (e.Code != wnms.InvalidRequestBody && e.Code != wnms.ValidationFailed) {
-				t.Fatalf("error %s: status %d, want 400 INVALID_REQUEST_BODY or VALIDATION_FAILED", e.Code, e.Status())
+			if httpkit.Status(e.Code) != http.StatusBadRequest || (e.Code != wnms.InvalidRequestBody && e.Code != wnms.ValidationFailed) {
+				t.Fatalf("error %s: status %d, want 400 INVALID_REQUEST_BODY or VALIDATION_FAILED", e.Code, httpkit.Status(e.Code))
 			}
 			if e.Message == "" {
 				t.Fatalf("error %s without a message", e.Code)

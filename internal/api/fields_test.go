@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -41,7 +42,7 @@ func TestFieldsParse(t *testing.T) {
 			got, err := parseFields(r, known)
 			if tc.bad != "" {
 				e, ok := err.(*wnms.Error)
-				if !ok || e.Code != wnms.SelectiveFetch || e.MoreInfo != tc.bad || e.Status() != 400 {
+				if !ok || e.Code != wnms.SelectiveFetch || e.MoreInfo != tc.bad || httpkit.Status(e.Code) != 400 {
 					t.Fatalf("error %#v, want %s naming %q", err, wnms.SelectiveFetch, tc.bad)
 				}
 				return

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -22,8 +23,8 @@ func layoutsFuzzClientError(t *testing.T, err error, codes ...string) {
 	if !errors.As(err, &e) {
 		t.Fatalf("error %T %v is not a *wnms.Error", err, err)
 	}
-	if e.Status() < 400 || e.Status() > 499 {
-		t.Fatalf("error %v has status %d", e, e.Status())
+	if httpkit.Status(e.Code) < 400 || httpkit.Status(e.Code) > 499 {
+		t.Fatalf("error %v has status %d", e, httpkit.Status(e.Code))
 	}
 	for _, c := range codes {
 		if e.Code == c {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -710,7 +711,7 @@ func policiesFuzzError(t *testing.T, err error, body []byte) {
 	if !errors.As(err, &we) {
 		t.Fatalf("error %T %v is not a *wnms.Error", err, err)
 	}
-	if s := we.Status(); s < 400 || s > 499 {
+	if s := httpkit.Status(we.Code); s < 400 || s > 499 {
 		t.Fatalf("error %v has status %d, want 4xx", we, s)
 	}
 	for _, secret := range []string{"s3cret-comm", "agent-auth-pw", "agent-priv-pw", "trap-auth-1", "trap-priv-1", "trap-auth-2"} {

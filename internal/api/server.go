@@ -7,14 +7,9 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/wnms/wnms/internal/auth"
@@ -40,98 +35,43 @@ type Info struct {
 
 // Server is the main listener's handler.
 type Server struct {
-	Store   wnms.Store
-	Auth    *auth.Service
-	Log     *slog.Logger
-	Info    Info
-	Metrics *Metrics
-
-	root  *http.ServeMux // operational endpoints and the base path
-	calls *http.ServeMux // the calls, by path below the version segment
-	reqID atomic.Uint64
-	boot  string
+	Store wnms.Store
+	Auth  *auth.Service
+	Log   *slog.Logger
+	Info  Info
+	// Registry holds every series of the process; /metrics shows it.
+	Registry *metrics.Registry
+	// Router is the listener's plumbing and route table; its Intercept
+	// hook sees every authorized call before its handler.
+	Router *httpkit.Router
 }
 
-// Metrics are the server's Prometheus series.
-type Metrics struct {
-	Registry      *metrics.Registry
-	Requests      *metrics.CounterVec
-	Latency       *metrics.HistogramVec
-	LoginFailures *metrics.CounterVec
-}
-
-// NewMetrics registers the server's series.
-func NewMetrics(reg *metrics.Registry) *Metrics {
-	return &Metrics{
-		Registry: reg,
-		Requests: reg.Counter("wnms_http_requests_total", "HTTP requests by route and status.", "route", "status"),
-		Latency: reg.Histogram("wnms_http_request_duration_seconds", "HTTP request latency by route.",
-			[]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}, "route"),
-		LoginFailures: reg.Counter("wnms_login_failures_total", "Failed login attempts."),
-	}
-}
-
-// New builds the server and its routes.
-func New(st wnms.Store, a *auth.Service, log *slog.Logger, info Info, m *Metrics) *Server {
-	s := &Server{Store: st, Auth: a, Log: log, Info: info, Metrics: m,
-		root: http.NewServeMux(), calls: http.NewServeMux(), boot: auth.RandomToken(4)}
+// New builds the server and its routes. m holds the HTTP series both
+// listeners share; reg is where they and the server's own series live.
+func New(st wnms.Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Registry, m *httpkit.Metrics) *Server {
+	s := &Server{Store: st, Auth: a, Log: log, Info: info, Registry: reg,
+		Router: httpkit.NewRouter("api", log, m, a, writeErrorBody)}
+	loginFailures := reg.Counter("wnms_login_failures_total", "Failed login attempts.")
 	prev := a.OnLoginFailure
 	a.OnLoginFailure = func() {
-		m.LoginFailures.Inc()
+		loginFailures.Inc()
 		if prev != nil {
 			prev()
 		}
 	}
 	s.routes()
-	s.calls.HandleFunc("/", s.unmatched)
-	s.root.HandleFunc("GET /healthz", s.healthz)
-	s.root.HandleFunc("GET /readyz", s.readyz)
-	s.root.HandleFunc("GET /metrics", s.metrics)
-	s.root.HandleFunc(BasePath+"/", s.dispatch)
-	s.root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.unmatchedIn(s.root, w, r) })
+	s.Router.Root.HandleFunc("GET /healthz", s.healthz)
+	s.Router.Root.HandleFunc("GET /readyz", s.readyz)
+	s.Router.Root.HandleFunc("GET /metrics", s.metrics)
+	s.Router.Root.HandleFunc(BasePath+"/", s.dispatch)
 	return s
 }
 
-// ServeHTTP gives every request an id, recovers panics and logs failures.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	id := r.Header.Get("X-Request-Id")
-	if id == "" || len(id) > 64 {
-		id = s.boot + "-" + strconv.FormatUint(s.reqID.Add(1), 10)
-	}
-	w.Header()["X-Request-Id"] = []string{id}
-	// One copy of the request carries the id and room for the caller.
-	r = r.WithContext(wnms.WithCallerSlot(withRequestID(r.Context(), id)))
-	httpkit.CollapseSlashes(r)
-	httpkit.LimitBodyTime(w, r)
-	if !httpkit.CleanPath(r.URL.Path) {
-		// The mux would redirect; a client of this API wants an answer.
-		s.writeError(w, r, wnms.NotFound("no such path: %q", r.URL.Path))
-		return
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			s.Log.Error("panic", "request_id", id, "method", r.Method, "path", r.URL.Path,
-				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			s.writeError(w, r, errors.New("panic"))
-		}
-	}()
-	s.root.ServeHTTP(w, r)
-}
-
-type requestIDKey struct{}
-
-func withRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, id)
-}
+// ServeHTTP serves the main listener (httpkit.Router.ServeHTTP).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.Router.ServeHTTP(w, r) }
 
 // RequestID returns the id of the request in ctx.
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
-}
+func RequestID(ctx context.Context) string { return httpkit.RequestID(ctx) }
 
 // unversioned are the first path segments that may come without a version.
 var unversioned = map[string]bool{"login": true, "logout": true, "sfiles": true, "openapi.json": true}
@@ -142,7 +82,7 @@ func isVersion(seg string) bool {
 }
 
 // dispatch strips the base path and the version segment and serves the
-// rest from the call table.
+// rest from the route table.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	rest := strings.TrimPrefix(r.URL.Path, BasePath)
 	seg, after, _ := strings.Cut(strings.TrimPrefix(rest, "/"), "/")
@@ -151,27 +91,13 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		rest = "/" + after
 	case unversioned[seg]:
 	default:
-		s.writeError(w, r, wnms.NotFound("no such path: %s (a version segment V1-V7 is required)", r.URL.Path))
+		s.Router.WriteError(w, r, wnms.NotFound("no such path: %s (a version segment V1-V7 is required)", r.URL.Path))
 		return
 	}
-	// r is this server's own copy (ServeHTTP made it), but its URL is
-	// shared with net/http's: give it its own URL with the path below the
-	// version segment rather than copy the whole request again.
-	u := *r.URL
-	u.Path, u.RawPath = rest, ""
-	r.URL = &u
-	s.calls.ServeHTTP(w, r)
+	s.Router.ServeCalls(w, r, rest)
 }
 
-// unmatched answers a path no call matches: 405 with Allow when another
-// method would match, else 404.
-func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) { s.unmatchedIn(s.calls, w, r) }
-
-func (s *Server) unmatchedIn(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, httpkit.Unmatched(mux, w, r))
-}
-
-// errorBody is the error body of decisions.md §3.
+// errorBody is the main listener's error body (decisions §3).
 type errorBody struct {
 	Status int         `json:"status"`
 	Errors []errorItem `json:"errors"`
@@ -183,26 +109,10 @@ type errorItem struct {
 	MoreInfo  string `json:"moreInfo"`
 }
 
-// writeError writes the JSON error body for err. Internal errors are logged
-// with the request id and never shown.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	e, internal, clientFault := httpkit.Classify(err)
-	id := RequestID(r.Context())
-	switch {
-	case internal:
-		s.Log.Error("request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
-		e = &wnms.Error{Code: e.Code, Message: e.Message + " (request " + id + ")"}
-	case clientFault:
-		s.Log.Debug("request failed by the client", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
-	}
-	if e.Code == wnms.RateLimited && w.Header().Get("Retry-After") == "" {
-		retry := 60
-		if e.RetryAfter > 0 {
-			retry = e.RetryAfter
-		}
-		w.Header().Set("Retry-After", strconv.Itoa(retry))
-	}
-	httpkit.WriteJSON(w, e.Status(), errorBody{Status: e.Status(),
+// writeErrorBody writes the main listener's error body for e.
+func writeErrorBody(w http.ResponseWriter, e *wnms.Error) {
+	status := httpkit.Status(e.Code)
+	httpkit.WriteJSON(w, status, errorBody{Status: status,
 		Errors: []errorItem{{ErrorCode: e.Code, Message: e.Message, MoreInfo: e.MoreInfo}}})
 }
 
@@ -211,6 +121,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 func ErrorJSON(status int, code, message string) []byte {
 	b, _ := json.Marshal(errorBody{Status: status, Errors: []errorItem{{ErrorCode: code, Message: message}}})
 	return b
+}
+
+// writeError writes the error body for err (httpkit.Router.WriteError).
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	s.Router.WriteError(w, r, err)
 }
 
 // noContent answers 204 with an empty body.
@@ -225,28 +140,6 @@ func okEmpty(w http.ResponseWriter) error {
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
-
-// statusWriter records the status a handler wrote.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -266,5 +159,5 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	s.Metrics.Registry.Write(w)
+	s.Registry.Write(w)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wnms/wnms/internal/api"
 	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/tz"
 	"github.com/wnms/wnms/internal/wnms"
@@ -133,8 +134,11 @@ func TestRoutingAndErrors(t *testing.T) {
 	c.Expect(200, "GET", "/healthz", nil)
 	c.Expect(200, "GET", "/readyz", nil)
 	c.Do("POST", "/login/key/c/600", keyBody("nope", "nope"))
+	c.AnalyticsClient().Expect(200, "GET", "/api/v1.14/session", nil)
 	r := c.Expect(200, "GET", "/metrics", nil)
-	for _, want := range []string{`wnms_http_requests_total{route="GET /users/current",status="200"}`,
+	for _, want := range []string{`wnms_http_requests_total{listener="api",route="GET /users/current",status="200"}`,
+		`wnms_http_requests_total{listener="analytics",route="GET /session",status="200"}`,
+		`wnms_http_request_duration_seconds_bucket{listener="analytics",route="GET /session",le="0.005"}`,
 		"wnms_http_request_duration_seconds_bucket", "wnms_login_failures_total 1"} {
 		if !strings.Contains(string(r.Body), want) {
 			t.Errorf("metrics lack %s", want)
@@ -154,7 +158,8 @@ func (panicStore) Users(context.Context, int64) ([]wnms.User, error) { panic("bo
 func TestPanicIsInternalError(t *testing.T) {
 	e := apitest.New(t, apitest.SQLite)
 	var logs apitest.SyncBuffer
-	srv := api.New(panicStore{e.Store}, e.Auth, slog.New(slog.NewJSONHandler(&logs, nil)), api.Info{}, api.NewMetrics(metrics.NewRegistry()))
+	reg := metrics.NewRegistry()
+	srv := api.New(panicStore{e.Store}, e.Auth, slog.New(slog.NewJSONHandler(&logs, nil)), api.Info{}, reg, httpkit.NewMetrics(reg))
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	req, _ := http.NewRequest("GET", hs.URL+"/new/webservice/V5/users", nil)

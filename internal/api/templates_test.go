@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -1120,8 +1121,8 @@ func FuzzProfileDecode(f *testing.F) {
 		var in wnms.TemplateInput
 		if err := json.Unmarshal(body, &in); err != nil {
 			var we *wnms.Error
-			if errors.As(err, &we) && we.Status() != 400 {
-				t.Fatalf("decode error %v has status %d", we, we.Status())
+			if errors.As(err, &we) && httpkit.Status(we.Code) != 400 {
+				t.Fatalf("decode error %v has status %d", we, httpkit.Status(we.Code))
 			}
 			return
 		}
@@ -1135,7 +1136,7 @@ func FuzzProfileDecode(f *testing.F) {
 		}
 		if err != nil {
 			var we *wnms.Error
-			if !errors.As(err, &we) || we.Status() != 400 || we.MoreInfo == "" {
+			if !errors.As(err, &we) || httpkit.Status(we.Code) != 400 || we.MoreInfo == "" {
 				t.Fatalf("rejection %#v is not a 400 *wnms.Error naming a field", err)
 			}
 			return

@@ -88,11 +88,13 @@ func NewAt(t testing.TB, b Backend, cfg store.Config) *Env {
 	e.Auth = auth.NewService(st, secret)
 	e.Auth.Argon = CheapArgon
 	log := slog.New(slog.NewJSONHandler(e.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	reg := metrics.NewRegistry()
+	m := httpkit.NewMetrics(reg)
 	e.API = api.New(st, e.Auth, log, api.Info{Version: "test", Build: "test", ServerID: 1, DataDir: cfg.DataDir,
-		Hostname: "test"}, api.NewMetrics(metrics.NewRegistry()))
+		Hostname: "test"}, reg, m)
 	e.HTTP = httptest.NewServer(e.API)
 	t.Cleanup(e.HTTP.Close)
-	e.Analytics = httptest.NewServer(analytics.New(st, e.Auth, log))
+	e.Analytics = httptest.NewServer(analytics.New(st, e.Auth, log, m))
 	t.Cleanup(e.Analytics.Close)
 
 	admin, err := auth.EnsureAPIUser(ctx, st, "admin", "SUPERUSER", wnms.OnPremCustomer)

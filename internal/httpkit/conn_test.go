@@ -154,7 +154,7 @@ func TestBodyDeadline(t *testing.T) {
 			if !clientFault {
 				t.Errorf("a late body is not the client's fault: %v", err)
 			}
-			WriteJSON(w, e.Status(), map[string]string{"errorCode": e.Code})
+			WriteJSON(w, Status(e.Code), map[string]string{"errorCode": e.Code})
 			return
 		}
 		ok(w, r)

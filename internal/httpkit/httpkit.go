@@ -9,8 +9,8 @@ import (
 	"errors"
 	"io"
 	"mime"
-	"net"
 	"net/http"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -234,7 +234,6 @@ func CollapseSlashes(r *http.Request) {
 // debug log line (a body cut short, a canceled request).
 func Classify(err error) (e *wnms.Error, internal, clientFault bool) {
 	var mbe *http.MaxBytesError
-	var ne net.Error
 	switch {
 	case errors.As(err, &e):
 		return e, false, false
@@ -243,8 +242,9 @@ func Classify(err error) (e *wnms.Error, internal, clientFault bool) {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		// net/http reports a body shorter than its Content-Length this way.
 		return wnms.Errorf(wnms.InvalidRequestBody, "the body ended before its declared Content-Length"), false, true
-	case errors.As(err, &ne) && ne.Timeout():
-		// The body did not arrive within its deadline (LimitBodyTime).
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The body did not arrive within its deadline (LimitBodyTime); a
+		// context's deadline (a slow store) is not this, and stays internal.
 		return wnms.Errorf(wnms.InvalidRequestBody, "the body did not arrive in time"), false, true
 	case errors.Is(err, context.Canceled):
 		return wnms.Errorf(wnms.InternalError, "request canceled"), false, true

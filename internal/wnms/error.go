@@ -6,10 +6,10 @@ package wnms
 import (
 	"errors"
 	"fmt"
-	"net/http"
 )
 
-// Error codes of decisions.md §3. Each maps to exactly one HTTP status.
+// Error codes of decisions §3. Each maps to exactly one HTTP status
+// (httpkit.Status).
 const (
 	InvalidRequestBody    = "INVALID_REQUEST_BODY"
 	InvalidParameter      = "INVALID_PARAMETER"
@@ -37,33 +37,6 @@ const (
 	ChildTimeout          = "CHILD_TIMEOUT"
 )
 
-var codeStatus = map[string]int{
-	InvalidRequestBody:    http.StatusBadRequest,
-	InvalidParameter:      http.StatusBadRequest,
-	MissingParameter:      http.StatusBadRequest,
-	ValidationFailed:      http.StatusBadRequest,
-	PageSizeExceeded:      http.StatusBadRequest,
-	SelectiveFetch:        http.StatusBadRequest,
-	NotSupportedInCluster: http.StatusBadRequest,
-	InvalidFilter:         http.StatusBadRequest,
-	UnsupportedAuthType:   http.StatusBadRequest,
-	InvalidCredentials:    http.StatusUnauthorized,
-	SessionRequired:       http.StatusUnauthorized,
-	SessionExpired:        http.StatusUnauthorized,
-	AccessDenied:          http.StatusForbidden,
-	LocationAccessDenied:  http.StatusForbidden,
-	ResourceNotFound:      http.StatusNotFound,
-	MethodNotAllowed:      http.StatusMethodNotAllowed,
-	DuplicateEntity:       http.StatusConflict,
-	Conflict:              http.StatusConflict,
-	PayloadTooLarge:       http.StatusRequestEntityTooLarge,
-	UnsupportedMediaType:  http.StatusUnsupportedMediaType,
-	RateLimited:           http.StatusTooManyRequests,
-	InternalError:         http.StatusInternalServerError,
-	ChildUnreachable:      http.StatusBadGateway,
-	ChildTimeout:          http.StatusGatewayTimeout,
-}
-
 // Error is an error a client may see: a code of decisions.md §3, a message
 // safe to show, and moreInfo (the parameter name for parameter errors).
 // Any error that is not an *Error is internal and shown only as
@@ -82,14 +55,6 @@ func (e *Error) Error() string {
 		return e.Code + ": " + e.Message + " (" + e.MoreInfo + ")"
 	}
 	return e.Code + ": " + e.Message
-}
-
-// Status is the HTTP status of the error's code.
-func (e *Error) Status() int {
-	if s, ok := codeStatus[e.Code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
 }
 
 // Errorf makes an *Error with a formatted message.
