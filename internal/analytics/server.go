@@ -131,8 +131,3 @@ func ErrorJSON(status int, code, message string) []byte {
 	b, _ := json.Marshal(errorEnvelope{Success: false, Message: message, Data: []errorDetail{{ErrorCode: code, Message: message}}})
 	return b
 }
-
-// writeError writes the error envelope for err (httpkit.Router.WriteError).
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	s.Router.WriteError(w, r, err)
-}

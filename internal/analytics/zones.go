@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"context"
+	"github.com/wnms/wnms/internal/access"
 	"net/http"
 	"strconv"
 	"strings"
@@ -94,7 +95,7 @@ func (s *Server) zoneTarget(r *http.Request) (zoneQuery, *wnms.Caller, *wnms.Loc
 		return q, nil, nil, err
 	}
 	c := wnms.CallerFrom(r.Context())
-	loc, err := wnms.LocationFor(r.Context(), s.Store, c, q.LocationID)
+	loc, err := access.LocationFor(r.Context(), s.Store, c, q.LocationID)
 	return q, c, loc, err
 }
 

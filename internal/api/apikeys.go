@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 
+	"github.com/wnms/wnms/internal/access"
+
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -21,12 +23,12 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	manageable := make(map[int64]bool, len(users))
+	ok, err := access.Manageable(r.Context(), s.Store, c, users)
+	if err != nil {
+		return err
+	}
 	for i := range users {
-		err := s.checkManage(r.Context(), c, &users[i])
-		if err != nil && wnms.ErrorCode(err) == wnms.InternalError {
-			return err
-		}
-		manageable[users[i].UserID] = err == nil
+		manageable[users[i].UserID] = ok[i]
 	}
 	out := ks[:0]
 	for _, k := range ks {
@@ -62,7 +64,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.checkManage(r.Context(), c, u); err != nil {
+	if err := access.Manage(r.Context(), s.Store, c, u); err != nil {
 		return err
 	}
 	k, value, err := s.Auth.NewKey(r.Context(), u)
@@ -87,7 +89,7 @@ func (s *Server) deleteAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.checkManage(r.Context(), c, u); err != nil {
+	if err := access.Manage(r.Context(), s.Store, c, u); err != nil {
 		return err
 	}
 	if err := s.Store.DeleteAPIKey(r.Context(), c.CustomerID(), k.KeyID); err != nil {

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/wnms/wnms/internal/access"
+
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -133,7 +135,7 @@ func (s *Server) sfile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if sees, err := wnms.CallerFrom(ctx).Sees(ctx, loc); err != nil {
+	if sees, err := access.Sees(ctx, wnms.CallerFrom(ctx), loc); err != nil {
 		return err
 	} else if !sees {
 		return notFound

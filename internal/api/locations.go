@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
@@ -70,17 +69,17 @@ type locationInput struct {
 func checkLocationFields(in *locationInput) error {
 	if in.Name != nil {
 		*in.Name = strings.TrimSpace(*in.Name)
-		if err := checkText("location.name", *in.Name, 1, 64); err != nil {
+		if err := wnms.CheckText("location.name", *in.Name, 1, 64); err != nil {
 			return err
 		}
 	}
 	if in.TimezoneID != nil && *in.TimezoneID != "" {
-		if _, err := time.LoadLocation(*in.TimezoneID); err != nil || *in.TimezoneID == "Local" {
-			return wnms.Invalid("location.timezoneId", "unknown time zone id %q", *in.TimezoneID)
+		if err := wnms.CheckTimeZone("location.timezoneId", *in.TimezoneID); err != nil {
+			return err
 		}
 	}
 	if in.LocationTag != nil {
-		if err := checkText("location.locationTag", *in.LocationTag, 0, 128); err != nil {
+		if err := wnms.CheckText("location.locationTag", *in.LocationTag, 0, 128); err != nil {
 			return err
 		}
 	}

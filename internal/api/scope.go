@@ -4,12 +4,14 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/wnms/wnms/internal/access"
+
 	"github.com/wnms/wnms/internal/wnms"
 )
 
 // locationFor reads location id for the caller (wnms.LocationFor).
 func (s *Server) locationFor(ctx context.Context, c *wnms.Caller, id int64) (*wnms.Location, error) {
-	return wnms.LocationFor(ctx, s.Store, c, id)
+	return access.LocationFor(ctx, s.Store, c, id)
 }
 
 // locationParam reads the locationid query parameter and checks it for the

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wnms/wnms/internal/accounts"
+
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
@@ -37,8 +39,10 @@ type Info struct {
 type Server struct {
 	Store wnms.Store
 	Auth  *auth.Service
-	Log   *slog.Logger
-	Info  Info
+	// Accounts manages user accounts (the users calls).
+	Accounts *accounts.Service
+	Log      *slog.Logger
+	Info     Info
 	// Registry holds every series of the process; /metrics shows it.
 	Registry *metrics.Registry
 	// Router is the listener's plumbing and route table; its Intercept
@@ -49,7 +53,7 @@ type Server struct {
 // New builds the server and its routes. m holds the HTTP series both
 // listeners share; reg is where they and the server's own series live.
 func New(st wnms.Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Registry, m *httpkit.Metrics) *Server {
-	s := &Server{Store: st, Auth: a, Log: log, Info: info, Registry: reg,
+	s := &Server{Store: st, Auth: a, Accounts: &accounts.Service{Store: st, Hasher: a}, Log: log, Info: info, Registry: reg,
 		Router: httpkit.NewRouter("api", log, m, a, writeErrorBody)}
 	loginFailures := reg.Counter("wnms_login_failures_total", "Failed login attempts.")
 	prev := a.OnLoginFailure
@@ -121,11 +125,6 @@ func writeErrorBody(w http.ResponseWriter, e *wnms.Error) {
 func ErrorJSON(status int, code, message string) []byte {
 	b, _ := json.Marshal(errorBody{Status: status, Errors: []errorItem{{ErrorCode: code, Message: message}}})
 	return b
-}
-
-// writeError writes the error body for err (httpkit.Router.WriteError).
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	s.Router.WriteError(w, r, err)
 }
 
 // noContent answers 204 with an empty body.

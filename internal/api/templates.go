@@ -248,27 +248,23 @@ func (s *Server) editProfile(w http.ResponseWriter, r *http.Request) error {
 	if err := in.Require("templateId"); err != nil {
 		return err
 	}
-	old, err := s.Store.Template(r.Context(), c.CustomerID(), *in.TemplateID)
+	t, err := s.Store.EditTemplate(r.Context(), c.CustomerID(), *in.TemplateID, func(old *wnms.Template) (*wnms.Template, error) {
+		if _, err := s.profileWriter(r.Context(), c, old); err != nil {
+			return nil, err
+		}
+		if err := in.Require("type", "templateName", "createdAtLocationId", "ssid", "frequencyBand"); err != nil {
+			return nil, err
+		}
+		if err := checkProfileLocation(in.CreatedAtLocationID, old.CreatedAtLocationID.ID); err != nil {
+			return nil, err
+		}
+		t := *old
+		if err := in.ApplyTo(&t); err != nil {
+			return nil, err
+		}
+		return &t, t.Validate()
+	})
 	if err != nil {
-		return err
-	}
-	if _, err := s.profileWriter(r.Context(), c, old); err != nil {
-		return err
-	}
-	if err := in.Require("type", "templateName", "createdAtLocationId", "ssid", "frequencyBand"); err != nil {
-		return err
-	}
-	if err := checkProfileLocation(in.CreatedAtLocationID, old.CreatedAtLocationID.ID); err != nil {
-		return err
-	}
-	t := *old
-	if err := in.ApplyTo(&t); err != nil {
-		return err
-	}
-	if err := t.Validate(); err != nil {
-		return err
-	}
-	if err := s.Store.UpdateTemplate(r.Context(), &t); err != nil {
 		return err
 	}
 	return s.writeProfile(w, r, t.TemplateID)

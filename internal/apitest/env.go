@@ -337,8 +337,9 @@ func (e *Env) NewUser(t testing.TB, s UserSpec) (*wnms.User, *Client) {
 	if err := e.Store.EnsureCustomer(ctx, s.Customer, fmt.Sprintf("customer %d", s.Customer)); err != nil {
 		t.Fatal(err)
 	}
-	u := &wnms.User{LoginID: s.Login, Role: s.Role, UserType: s.Type, CustomerID: s.Customer,
-		FontPref: "ENGLISH_ONLY", LogoutInterval: -1}
+	nu := wnms.NewUser(s.Customer)
+	u := &nu
+	u.LoginID, u.Role, u.UserType = s.Login, s.Role, s.Type
 	for _, id := range s.Locations {
 		u.AllowedLocations = append(u.AllowedLocations, wnms.LocalID(id))
 	}

@@ -89,13 +89,6 @@ func (c *sessionCache) apply(ev wnms.AuthEvent) {
 	}
 }
 
-// len is the number of cached sessions.
-func (c *sessionCache) len() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.m)
-}
-
 func newCachedSession(s *wnms.Session, u *wnms.User, now time.Time) (*cachedSession, error) {
 	b, err := json.Marshal(u)
 	if err != nil {

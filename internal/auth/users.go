@@ -36,9 +36,13 @@ func EnsureAPIUser(ctx context.Context, st wnms.Store, login, roleName string, c
 	if err := st.EnsureCustomer(ctx, customer, fmt.Sprintf("customer %d", customer)); err != nil {
 		return nil, err
 	}
-	u = &wnms.User{LoginID: login, Role: role, UserType: wnms.UserTypeAPI, CustomerID: customer,
-		FontPref: "ENGLISH_ONLY", LogoutInterval: -1, AllowAccessMgmt: true, AllowSecurityMgmt: true,
-		AllowedLocations: []wnms.LocationID{wnms.LocalID(wnms.RootLocation)}}
+	nu := wnms.NewUser(customer)
+	u = &nu
+	u.LoginID, u.Role, u.UserType = login, role, wnms.UserTypeAPI
+	u.AllowedLocations = []wnms.LocationID{wnms.LocalID(wnms.RootLocation)}
+	if err := u.Validate(nil); err != nil {
+		return nil, fmt.Errorf("user %q: %w", login, err)
+	}
 	if err := st.CreateUser(ctx, u, ""); err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package httpkit
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -179,7 +178,7 @@ func TestBodyDeadline(t *testing.T) {
 	if resp.StatusCode != 400 || !strings.Contains(string(body), "INVALID_REQUEST_BODY") {
 		t.Errorf("trickled body: %d %s", resp.StatusCode, body)
 	}
-	resp, body = exchange(t, nil, addr, fmt.Sprintf("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"))
+	resp, body = exchange(t, nil, addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
 	if resp.StatusCode != 200 {
 		t.Errorf("a prompt body: %d %s", resp.StatusCode, body)
 	}

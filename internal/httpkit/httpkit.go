@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -30,45 +31,16 @@ const MaxJSONBody = 1 << 20
 // layout of many fully spelled-out obstacles passes 1 MiB.
 const MaxLayoutBody = 16 << 20
 
-// Roles is a set of access roles; POWERUSER counts as OPERATOR.
-type Roles uint8
+// Access says who may make a call (access.Rule).
+type Access = access.Rule
 
-// The roles as set members.
-const (
-	Viewer Roles = 1 << iota
-	Operator
-	Administrator
-	SuperUser
-)
-
-func roleBit(r wnms.Role) Roles {
-	switch r.Access() {
-	case wnms.Viewer:
-		return Viewer
-	case wnms.Operator:
-		return Operator
-	case wnms.Administrator:
-		return Administrator
-	case wnms.SuperUser:
-		return SuperUser
-	}
-	return 0
-}
-
-// Access says who may make a call.
-type Access struct {
-	Public   bool  // no session needed
-	Roles    Roles // roles admitted when a session is needed
-	PwChange bool  // admitted in a session opened only to change an expired password
-}
-
-// The access rules the interface uses.
+// The access rules the interface uses (access.Public, ...).
 var (
-	Public   = Access{Public: true}
-	AnyRole  = Access{Roles: Viewer | Operator | Administrator | SuperUser}
-	SuAdOp   = Access{Roles: Operator | Administrator | SuperUser}
-	SuAd     = Access{Roles: Administrator | SuperUser}
-	SelfOnly = Access{Roles: Viewer | Operator | Administrator | SuperUser, PwChange: true}
+	Public   = access.Public
+	AnyRole  = access.AnyRole
+	SuAdOp   = access.SuAdOp
+	SuAd     = access.SuAd
+	SelfOnly = access.SelfOnly
 )
 
 // Authorize resolves the request's session and checks it against the
@@ -87,13 +59,7 @@ func Authorize(a *auth.Service, r *http.Request, rule Access) (*wnms.Caller, err
 	if err != nil {
 		return nil, err
 	}
-	if c.Session.PasswordChange && !rule.PwChange {
-		return nil, wnms.Errorf(wnms.AccessDenied, "the password has expired; change it with users/ownpassword first")
-	}
-	if rule.Roles&roleBit(c.Role()) == 0 {
-		return nil, wnms.Errorf(wnms.AccessDenied, "role %s may not make this call", c.Role())
-	}
-	return c, nil
+	return c, access.Check(c, rule)
 }
 
 // RequireJSON refuses a body declared as something other than JSON

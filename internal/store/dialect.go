@@ -21,12 +21,13 @@ func lockKey(ctx context.Context, tx *sql.Tx, d Dialect, key string) error {
 	return err
 }
 
-// forUpdate is the clause that locks the rows a transaction reads before it
-// writes them back: FOR UPDATE on PostgreSQL; nothing on SQLite, where the
-// write transaction holds the database.
-func forUpdate(d Dialect) string {
+// forUpdate is the clause that locks the rows of table (its name or alias
+// in the query) that a transaction reads before it writes them back: FOR
+// UPDATE OF on PostgreSQL; nothing on SQLite, where the write transaction
+// holds the database.
+func forUpdate(d Dialect, table string) string {
 	if d == Postgres {
-		return " FOR UPDATE"
+		return " FOR UPDATE OF " + table
 	}
 	return ""
 }

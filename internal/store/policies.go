@@ -87,12 +87,12 @@ type policyReader interface {
 }
 
 // readPolicy decodes the stored policy of the type into v, reporting
-// whether one is stored (v is untouched when not). forUpdate locks the row
-// on PostgreSQL.
-func (s *Store) readPolicy(ctx context.Context, q policyReader, customerID int64, typ string, forUpdate bool, v any) (bool, error) {
+// whether one is stored (v is untouched when not). lock locks the row
+// for the rest of the transaction.
+func (s *Store) readPolicy(ctx context.Context, q policyReader, customerID int64, typ string, lock bool, v any) (bool, error) {
 	query := `SELECT body FROM global_policies WHERE customer_id = $1 AND policy_type = $2`
-	if forUpdate && s.dialect == Postgres {
-		query += ` FOR UPDATE`
+	if lock {
+		query += forUpdate(s.dialect, "global_policies")
 	}
 	var body string
 	err := q.QueryRowContext(ctx, query, customerID, typ).Scan(&body)

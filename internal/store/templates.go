@@ -297,27 +297,48 @@ func (s *Store) CopyTemplate(ctx context.Context, t *wnms.Template) error {
 	return err
 }
 
-// UpdateTemplate replaces the stored profile t.TemplateID of t.CustomerID;
-// its location never changes. An unknown profile is RESOURCE_NOT_FOUND, a
-// name taken at its location DUPLICATE_ENTITY.
-func (s *Store) UpdateTemplate(ctx context.Context, t *wnms.Template) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE templates SET name = $1, description = $2, mnc_template_id = $3,
-		mnc_template = $4, ssid = $5, frequency_band = $6, security_mode = $7, security_type = $8, username = $9,
-		password = $10, passphrase = $11, ping_servers = $12, wan_test_url = $13, ping_test_enabled = $14,
-		updated_at = $15 WHERE id = $16 AND customer_id = $17`,
-		t.TemplateName, t.Description, t.MncTemplateID, t.MncTemplate, t.SSID, t.FrequencyBand, t.SecurityMode,
-		t.SecurityType, t.Username, t.Password, t.Passphrase, templatePingJSON(t), t.WanTestURL, t.PingTestEnabled,
-		s.nowMS(), t.TemplateID, t.CustomerID)
-	if isUnique(err) {
-		return duplicateTemplate(t)
-	}
-	if err != nil {
+// EditTemplate changes profile id of the customer in one transaction: it
+// reads the profile, locked until the transaction ends, lets edit make the
+// new profile of it (masked secrets resolve against exactly the values
+// they replace), and writes that back; the id, customer and location never
+// change. An unknown profile is RESOURCE_NOT_FOUND, a name taken at its
+// location DUPLICATE_ENTITY; an error from edit is returned as is and
+// nothing changes.
+func (s *Store) EditTemplate(ctx context.Context, customerID, id int64,
+	edit func(old *wnms.Template) (*wnms.Template, error)) (*wnms.Template, error) {
+	var out *wnms.Template
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		old, err := scanTemplate(tx.QueryRowContext(ctx, `SELECT `+templateColumns+
+			` WHERE t.id = $1 AND t.customer_id = $2`+forUpdate(s.dialect, "t"), id, customerID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return wnms.NotFound("no template %d", id)
+		}
+		if err != nil {
+			return err
+		}
+		t, err := edit(old)
+		if err != nil {
+			return err
+		}
+		t.TemplateID, t.CustomerID, t.CreatedAtLocationID = old.TemplateID, old.CustomerID, old.CreatedAtLocationID
+		t.LocationPath = old.LocationPath
+		_, err = tx.ExecContext(ctx, `UPDATE templates SET name = $1, description = $2, mnc_template_id = $3,
+			mnc_template = $4, ssid = $5, frequency_band = $6, security_mode = $7, security_type = $8, username = $9,
+			password = $10, passphrase = $11, ping_servers = $12, wan_test_url = $13, ping_test_enabled = $14,
+			updated_at = $15 WHERE id = $16 AND customer_id = $17`,
+			t.TemplateName, t.Description, t.MncTemplateID, t.MncTemplate, t.SSID, t.FrequencyBand, t.SecurityMode,
+			t.SecurityType, t.Username, t.Password, t.Passphrase, templatePingJSON(t), t.WanTestURL, t.PingTestEnabled,
+			s.nowMS(), t.TemplateID, t.CustomerID)
+		if isUnique(err) {
+			return duplicateTemplate(t)
+		}
+		out = t
 		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return wnms.NotFound("no template %d", t.TemplateID)
-	}
-	return nil
+	return out, nil
 }
 
 // DeleteTemplate removes a profile of the customer; an unknown one is

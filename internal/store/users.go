@@ -156,19 +156,8 @@ func (s *Store) CreateUser(ctx context.Context, u *wnms.User, passwordHash strin
 	return err
 }
 
-// UpdateUser writes every stored field of u. Clearing the lock also resets
+// updateUser writes every stored field of u. Clearing the lock also resets
 // the failed-login count; a manual lock ends the user's sessions at once.
-func (s *Store) UpdateUser(ctx context.Context, u *wnms.User) error {
-	args, err := userArgs(u)
-	if err != nil {
-		return err
-	}
-	args = append(args, u.UserID, u.CustomerID)
-	return s.authTx(ctx, wnms.AuthEvent{User: u.UserID}, func(tx *sql.Tx) error {
-		return updateUser(ctx, tx, u, args)
-	})
-}
-
 func updateUser(ctx context.Context, tx *sql.Tx, u *wnms.User, args []any) error {
 	res, err := tx.ExecContext(ctx, `UPDATE users SET login_id = $1, first_name = $2, last_name = $3, email = $4,
 		role = $5, user_type = $6, time_zone = $7, tz_offset = $8, font_pref = $9, passwd_settings = $10,
@@ -194,6 +183,54 @@ func updateUser(ctx context.Context, tx *sql.Tx, u *wnms.User, args []any) error
 	return nil
 }
 
+// ModifyUser changes user userID of the customer in one transaction: it
+// reads the user, locked until the transaction ends, lets edit make the
+// new user of it, and writes that back, so that two concurrent edits of
+// one user apply one after the other and neither is lost. passwordHash,
+// when not "", becomes the user's password as SetPassword does (ending all
+// of its sessions); a passwordChangeEnforced the edit sets stays set. An
+// error from edit is returned as is and nothing changes.
+func (s *Store) ModifyUser(ctx context.Context, customerID, userID int64, passwordHash string,
+	edit func(old *wnms.User) (*wnms.User, error)) (*wnms.User, error) {
+	err := s.authTx(ctx, wnms.AuthEvent{User: userID}, func(tx *sql.Tx) error {
+		old, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+userFrom+
+			` WHERE u.id = $1 AND u.customer_id = $2`+forUpdate(s.dialect, "u"), userID, customerID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return wnms.NotFound("no user %d", userID)
+		}
+		if err != nil {
+			return err
+		}
+		old.Derive(s.Now())
+		u, err := edit(old)
+		if err != nil {
+			return err
+		}
+		u.UserID, u.CustomerID = old.UserID, old.CustomerID
+		args, err := userArgs(u)
+		if err != nil {
+			return err
+		}
+		if err := updateUser(ctx, tx, u, append(args, u.UserID, u.CustomerID)); err != nil {
+			return err
+		}
+		if passwordHash == "" {
+			return nil
+		}
+		if err := s.setPassword(ctx, tx, userID, passwordHash, ""); err != nil {
+			return err
+		}
+		if u.PasswordChangeEnforced {
+			_, err = tx.ExecContext(ctx, `UPDATE users SET password_change_enforced = $1 WHERE id = $2`, true, userID)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.User(ctx, customerID, userID)
+}
+
 // SetPassword stores a new password hash, clears passwordChangeEnforced and
 // moves the expiry date by the user's interval when expiry is on. It ends
 // every session of the user except keep (the token hash of the session
@@ -201,30 +238,38 @@ func updateUser(ctx context.Context, tx *sql.Tx, u *wnms.User, args []any) error
 // longer restricted to changing the password.
 func (s *Store) SetPassword(ctx context.Context, userID int64, hash, keep string) error {
 	return s.authTx(ctx, wnms.AuthEvent{User: userID}, func(tx *sql.Tx) error {
-		u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+userFrom+` WHERE u.id = $1`, userID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return wnms.NotFound("no user %d", userID)
-		}
-		if err != nil {
-			return err
-		}
-		now := s.nowMS()
-		ps := u.PasswdSettings
-		if ps.PasswordExpires && ps.PasswordExpiryDaysInterval > 0 {
-			ps.PasswordExpiryDateTime = now + ps.PasswordExpiryDaysInterval*86400*1000
-		}
-		b, _ := json.Marshal(ps)
-		_, err = tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, password_set_at = $2, passwd_settings = $3,
-			password_change_enforced = $4, default_password = $4 WHERE id = $5`, hash, now, string(b), false, userID)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2`, userID, keep); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET password_change = $1 WHERE token_hash = $2`, false, keep)
-		return err
+		return s.setPassword(ctx, tx, userID, hash, keep)
 	})
+}
+
+func (s *Store) setPassword(ctx context.Context, tx *sql.Tx, userID int64, hash, keep string) error {
+	var raw string
+	err := tx.QueryRowContext(ctx, `SELECT passwd_settings FROM users WHERE id = $1`, userID).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return wnms.NotFound("no user %d", userID)
+	}
+	if err != nil {
+		return err
+	}
+	var ps wnms.PasswdSettings
+	if err := json.Unmarshal([]byte(raw), &ps); err != nil {
+		return fmt.Errorf("user %d passwd_settings: %w", userID, err)
+	}
+	now := s.nowMS()
+	if ps.PasswordExpires && ps.PasswordExpiryDaysInterval > 0 {
+		ps.PasswordExpiryDateTime = now + ps.PasswordExpiryDaysInterval*86400*1000
+	}
+	b, _ := json.Marshal(ps)
+	_, err = tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, password_set_at = $2, passwd_settings = $3,
+		password_change_enforced = $4, default_password = $4 WHERE id = $5`, hash, now, string(b), false, userID)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2`, userID, keep); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE sessions SET password_change = $1 WHERE token_hash = $2`, false, keep)
+	return err
 }
 
 // DeleteUser removes a user of a customer, with its keys and sessions.

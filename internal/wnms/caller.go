@@ -53,19 +53,6 @@ func (c *Caller) ScopePaths(ctx context.Context) ([]string, error) {
 	return c.scope, c.scopeErr
 }
 
-// Sees reports whether the caller may see location l: l belongs to the
-// caller's customer (or is shared) and lies in one of its allowed subtrees.
-func (c *Caller) Sees(ctx context.Context, l *Location) (bool, error) {
-	if l.CustomerID != 0 && l.CustomerID != c.CustomerID() {
-		return false, nil
-	}
-	paths, err := c.ScopePaths(ctx)
-	if err != nil {
-		return false, err
-	}
-	return UnderAny(l.Path, paths), nil
-}
-
 // UnderAny reports whether path lies at or below one of the ancestors.
 func UnderAny(path string, ancestors []string) bool {
 	for _, a := range ancestors {
@@ -111,27 +98,4 @@ func CallerFrom(ctx context.Context) *Caller {
 		return v.c
 	}
 	return nil
-}
-
-// LocationFor reads location id for the caller: RESOURCE_NOT_FOUND when it
-// does not exist or belongs to another customer (the two must be
-// indistinguishable: same code, same message), LOCATION_ACCESS_DENIED when
-// it is the caller's customer's but outside the caller's allowed
-// locations. Every call that takes a location goes through here.
-func LocationFor(ctx context.Context, st LocationStore, c *Caller, id int64) (*Location, error) {
-	l, err := st.Location(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if l.CustomerID != 0 && l.CustomerID != c.CustomerID() {
-		return nil, NotFound("no location %d", id)
-	}
-	ok, err := c.Sees(ctx, l)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, Errorf(LocationAccessDenied, "location %d is outside your locations", id)
-	}
-	return l, nil
 }

@@ -6,8 +6,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // FloorLayoutType is the type of every Floor layout.
@@ -285,23 +283,6 @@ func canonical(v string, allowed []string) (string, bool) {
 	return "", false
 }
 
-func checkLayoutText(field, v string, min int) error {
-	if !utf8.ValidString(v) {
-		return Invalid(field, "must be valid UTF-8")
-	}
-	n := utf8.RuneCountInString(v)
-	if n < min {
-		return Invalid(field, "required")
-	}
-	if n > maxLayoutTextLength {
-		return Invalid(field, "must be at most %d characters", maxLayoutTextLength)
-	}
-	if strings.IndexFunc(v, unicode.IsControl) >= 0 {
-		return Invalid(field, "must not contain control characters")
-	}
-	return nil
-}
-
 func checkNumber(field string, v, min, max float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return Invalid(field, "must be a finite number")
@@ -455,7 +436,7 @@ func (out *ObstaclesInfo) buildMaterials(in map[string]*Material) error {
 	for _, key := range keys {
 		m := in[key]
 		field := "obstaclesInfo.materialProperties." + key
-		if err := checkLayoutText("obstaclesInfo.materialProperties", key, 1); err != nil {
+		if err := CheckText("obstaclesInfo.materialProperties", key, 1, maxLayoutTextLength); err != nil {
 			return err
 		}
 		if m == nil {
@@ -471,7 +452,7 @@ func (out *ObstaclesInfo) buildMaterials(in map[string]*Material) error {
 		if mat.Name == "" {
 			mat.Name = key
 		}
-		if err := checkLayoutText(field+".name", mat.Name, 1); err != nil {
+		if err := CheckText(field+".name", mat.Name, 1, maxLayoutTextLength); err != nil {
 			return err
 		}
 		if mat.GroupID == "" {
@@ -528,7 +509,7 @@ func buildGroups(in []*ObstacleGroup) ([]ObstacleGroup, error) {
 			return nil, Invalid(field+".id", "%s is listed twice", id)
 		}
 		seen[id] = true
-		if err := checkLayoutText(field+".name", g.Name, 0); err != nil {
+		if err := CheckText(field+".name", g.Name, 0, maxLayoutTextLength); err != nil {
 			return nil, err
 		}
 		out = append(out, ObstacleGroup{ID: id, Name: g.Name, Visible: g.Visible})

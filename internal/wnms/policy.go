@@ -425,7 +425,7 @@ func (p *SNMPPolicy) Validate() error {
 		{"snmpMib.snmpMibII.systemContact", m.SystemContact},
 		{"snmpMib.snmpMibII.systemLocation", m.SystemLocation},
 	} {
-		if err := policyOctets(f.name, f.v, 0, MaxSNMPMibIIOctets); err != nil {
+		if err := CheckOctets(f.name, f.v, 0, MaxSNMPMibIIOctets); err != nil {
 			return err
 		}
 	}
@@ -466,7 +466,7 @@ func snmpUSM(at string, used bool, user, authField string, auth SNMPAuthProtocol
 	if used && user == "" {
 		return Invalid(at+"userName", "required for SNMPv3")
 	}
-	if err := policyOctets(at+"userName", user, 0, MaxSNMPUserName); err != nil {
+	if err := CheckOctets(at+"userName", user, 0, MaxSNMPUserName); err != nil {
 		return err
 	}
 	if err := snmpSecret(at+"authenticationPassword", authPass, auth != AuthNone, "with authentication "+string(auth)); err != nil {
@@ -601,7 +601,7 @@ func (p *HotspotSSIDPolicy) Validate() error {
 	seen := make(map[string]int, len(p.SSIDs))
 	for i, s := range p.SSIDs {
 		field := fmt.Sprintf("ssids[%d]", i)
-		if err := policyOctets(field, s, 1, MaxSSIDOctets); err != nil {
+		if err := CheckOctets(field, s, 1, MaxSSIDOctets); err != nil {
 			return err
 		}
 		if j, dup := seen[s]; dup {
@@ -670,24 +670,6 @@ func policyEnum[T ~string](field string, v T, allowed []T) error {
 	}
 	return &Error{Code: InvalidRequestBody, MoreInfo: field,
 		Message: fmt.Sprintf("%s: unknown value %.*q; one of %s", field, policyMaxEcho, string(v), strings.Join(names, ", "))}
-}
-
-// policyOctets checks a text field measured in octets (as SNMP and 802.11
-// measure it): valid UTF-8, no control characters, min to max octets.
-func policyOctets(field, v string, min, max int) error {
-	switch {
-	case !utf8.ValidString(v):
-		return Invalid(field, "must be valid UTF-8")
-	case len(v) < min && min == 1:
-		return Invalid(field, "required (1 to %d octets)", max)
-	case len(v) < min:
-		return Invalid(field, "must be at least %d octets", min)
-	case len(v) > max:
-		return Invalid(field, "must be at most %d octets", max)
-	case strings.IndexFunc(v, unicode.IsControl) >= 0:
-		return Invalid(field, "must not contain control characters")
-	}
-	return nil
 }
 
 func policyPrintable(s string) bool {

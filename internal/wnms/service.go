@@ -11,7 +11,7 @@ type UserStore interface {
 	UserByLogin(ctx context.Context, loginID string) (*User, string, error)
 	PasswordHash(ctx context.Context, userID int64) (string, error)
 	CreateUser(ctx context.Context, u *User, passwordHash string) error
-	UpdateUser(ctx context.Context, u *User) error
+	ModifyUser(ctx context.Context, customerID, userID int64, passwordHash string, edit func(old *User) (*User, error)) (*User, error)
 	SetPassword(ctx context.Context, userID int64, hash, keepSession string) error
 	DeleteUser(ctx context.Context, customerID, userID int64) error
 	ReserveGuess(ctx context.Context, userID int64, max int) (n int, ok bool, err error)

@@ -278,7 +278,7 @@ func (in *TemplateInput) ApplyTo(t *Template) error {
 // broken rule is VALIDATION_FAILED naming the field; an unknown enum value
 // is INVALID_REQUEST_BODY.
 func (t *Template) Validate() error {
-	if err := profileCheckLine("templateName", t.TemplateName, 1, MaxTemplateName); err != nil {
+	if err := CheckText("templateName", t.TemplateName, 1, MaxTemplateName); err != nil {
 		return err
 	}
 	if !utf8.ValidString(t.Description) || utf8.RuneCountInString(t.Description) > MaxTemplateDesc {
@@ -319,17 +319,17 @@ func (t *Template) Validate() error {
 		return profileBadEnum("securityType", "must be 0 or 1")
 	}
 	if t.Username != nil {
-		if err := profileCheckLine("username", *t.Username, 0, MaxCredential); err != nil {
+		if err := CheckText("username", *t.Username, 0, MaxCredential); err != nil {
 			return err
 		}
 	}
 	if t.Password != nil {
-		if err := profileCheckLine("password", *t.Password, 0, MaxCredential); err != nil {
+		if err := CheckText("password", *t.Password, 0, MaxCredential); err != nil {
 			return err
 		}
 	}
 	if t.Passphrase != nil && *t.Passphrase != "" {
-		if err := profileCheckLine("passphrase", *t.Passphrase, MinPassphrase, MaxPassphrase); err != nil {
+		if err := CheckText("passphrase", *t.Passphrase, MinPassphrase, MaxPassphrase); err != nil {
 			return err
 		}
 	}
@@ -359,27 +359,6 @@ func (t *Template) Validate() error {
 		if !validProfileURL(t.WanTestURL) {
 			return Invalid("wanTestUrl", "must be an http or https URL with a host")
 		}
-	}
-	return nil
-}
-
-// profileCheckLine checks a one-line text field's length in characters.
-func profileCheckLine(field, v string, min, max int) error {
-	if !utf8.ValidString(v) {
-		return Invalid(field, "must be valid UTF-8")
-	}
-	n := utf8.RuneCountInString(v)
-	if n < min {
-		if min == 1 {
-			return Invalid(field, "required")
-		}
-		return Invalid(field, "must be at least %d characters", min)
-	}
-	if n > max {
-		return Invalid(field, "must be at most %d characters", max)
-	}
-	if strings.IndexFunc(v, unicode.IsControl) >= 0 {
-		return Invalid(field, "must not contain control characters")
 	}
 	return nil
 }
@@ -466,9 +445,9 @@ type TemplateStore interface {
 	// " (copy)", " (copy 2)", ... if needed to keep it unique at its
 	// location, and fills its TemplateID and TemplateName.
 	CopyTemplate(ctx context.Context, t *Template) error
-	// UpdateTemplate replaces the stored profile t.TemplateID; its customer
-	// and location never change.
-	UpdateTemplate(ctx context.Context, t *Template) error
+	// EditTemplate replaces profile id by what edit makes of the stored
+	// one, in one transaction; its id, customer and location never change.
+	EditTemplate(ctx context.Context, customerID, id int64, edit func(old *Template) (*Template, error)) (*Template, error)
 	// DeleteTemplate removes a profile.
 	DeleteTemplate(ctx context.Context, customerID, id int64) error
 }

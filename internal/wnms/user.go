@@ -3,8 +3,8 @@ package wnms
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
+	"unicode"
 )
 
 // Role is a user's role. The zero value is not a role.
@@ -201,22 +201,6 @@ func (u *User) PasswordExpired(now time.Time) bool {
 		u.PasswdSettings.PasswordExpiryDateTime > 0 && now.UnixMilli() >= u.PasswdSettings.PasswordExpiryDateTime
 }
 
-var zones sync.Map // name -> *time.Location
-
-// LoadLocation is time.LoadLocation with the loaded zones kept: loading
-// parses the embedded zone data each time, which costs microseconds a call.
-func LoadLocation(name string) (*time.Location, error) {
-	if l, ok := zones.Load(name); ok {
-		return l.(*time.Location), nil
-	}
-	l, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, err
-	}
-	zones.Store(name, l)
-	return l, nil
-}
-
 // Features available to every role (decisions.md §6).
 var allFeatures = []string{"REPORTS_CREATION", "SENSOR_PLACEMENT", "SHARED_REPORTS", "SWARM_DISABLED",
 	"WIFI", "MANAGELOGS", "AP_PLACEMENT", "SHOW_UPGRADE_FOR_SENSOR", "SENSOR_IMPORT",
@@ -235,4 +219,257 @@ func Features(r Role) []string {
 		out = append(out, f)
 	}
 	return out
+}
+
+// NewUser is a user of the customer with the defaults of a create: LOCAL,
+// English, no automatic logout, both management rights.
+func NewUser(customerID int64) User {
+	return User{CustomerID: customerID, UserType: UserTypeLocal, FontPref: "ENGLISH_ONLY",
+		LogoutInterval: -1, AllowAccessMgmt: true, AllowSecurityMgmt: true}
+}
+
+// ParseNewUser reads the "user" object of a create over NewUser's
+// defaults. What the server decides is not the client's: the id, the
+// customer and the lock state are reset.
+func ParseNewUser(raw json.RawMessage, customerID int64) (*User, error) {
+	u := NewUser(customerID)
+	if err := decodeUserObject(raw, &u); err != nil {
+		return nil, err
+	}
+	u.UserID, u.CustomerID = 0, customerID
+	u.ManualLock, u.LockedUntil = false, 0
+	if u.UserType == "" {
+		u.UserType = UserTypeLocal
+	}
+	return &u, nil
+}
+
+// UserEdit is the "user" object of a modify: which user it names (userId,
+// or loginId) and the fields it changes; fields it does not send stay.
+type UserEdit struct {
+	raw         json.RawMessage
+	UserID      *int64  `json:"userId"`
+	LoginID     *string `json:"loginId"`
+	LockedState *string `json:"userLockedState"`
+	UserType    *string `json:"userType"`
+}
+
+// ParseUserEdit reads the "user" object of a modify.
+func ParseUserEdit(raw json.RawMessage) (*UserEdit, error) {
+	e := &UserEdit{raw: raw}
+	if err := decodeUserObject(raw, e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// ChangesLock reports whether the edit changes old's lock state, and to
+// locked or not.
+func (e *UserEdit) ChangesLock(old *User) (changes, lock bool) {
+	if e.LockedState == nil || *e.LockedState == old.UserLockedState {
+		return false, false
+	}
+	return true, *e.LockedState == UserLocked
+}
+
+// Apply returns old with the edit's fields. The id, customer and user type
+// never change (a different userType is VALIDATION_FAILED); the lock state
+// changes only to NOT_LOCKED (which also ends a temporary lock) or
+// USER_LOCKED.
+func (e *UserEdit) Apply(old *User) (*User, error) {
+	u := *old
+	u.AllowedLocations = append([]LocationID(nil), old.AllowedLocations...)
+	u.UserDefinedFields = append([]UserDefinedField(nil), old.UserDefinedFields...)
+	if old.UserDefinedFields == nil {
+		u.UserDefinedFields = nil
+	}
+	if err := decodeUserObject(e.raw, &u); err != nil {
+		return nil, err
+	}
+	u.UserID, u.CustomerID = old.UserID, old.CustomerID
+	if e.UserType != nil && *e.UserType != old.UserType {
+		return nil, Invalid("userType", "cannot change from %s to %s", old.UserType, *e.UserType)
+	}
+	u.UserType = old.UserType
+	if changes, _ := e.ChangesLock(old); changes {
+		switch *e.LockedState {
+		case NotLocked:
+			u.ManualLock, u.LockedUntil = false, 0
+		case UserLocked:
+			u.ManualLock = true
+		default:
+			return nil, Invalid("userLockedState", "must be %s or %s", NotLocked, UserLocked)
+		}
+	}
+	return &u, nil
+}
+
+func decodeUserObject(raw json.RawMessage, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return JSONError(err, "user")
+	}
+	return nil
+}
+
+// Limits of a user's fields.
+const (
+	MaxLoginID           = 64
+	MaxUserName          = 64
+	MaxUserLocations     = 1000
+	MaxCustomFieldName   = 64
+	MaxCustomFieldValue  = 256
+	MaxPasswordDays      = 3650
+	MaxPasswordWarnDays  = 365
+	MaxLogoutMinutes     = 10080
+	MinTimeZoneOffsetMin = -720
+	MaxTimeZoneOffsetMin = 840
+)
+
+// Validate checks every field of a user about to be stored and puts it in
+// its stored form: the login id trimmed, the font preference defaulted,
+// allowed locations typed and without repeats, and custom field values
+// matched to the customer's definitions (fields), by name
+// (case-insensitively) or, when no name is sent, by id. Whether the
+// locations exist and whether the caller may grant the role and the
+// locations is access control's to say, not the user's.
+func (u *User) Validate(fields []CustomField) error {
+	u.LoginID = strings.TrimSpace(u.LoginID)
+	if err := CheckText("loginId", u.LoginID, 1, MaxLoginID); err != nil {
+		return err
+	}
+	if strings.IndexFunc(u.LoginID, unicode.IsSpace) >= 0 {
+		return Invalid("loginId", "must not contain spaces")
+	}
+	for _, f := range []struct{ name, v string }{{"firstName", u.FirstName}, {"lastName", u.LastName}} {
+		if err := CheckText(f.name, f.v, 0, MaxUserName); err != nil {
+			return err
+		}
+	}
+	if u.Email != "" && !validEmail(u.Email) {
+		return Invalid("email", "not an email address")
+	}
+	if !u.Role.Valid() {
+		return Invalid("role", "must be VIEWER, OPERATOR, POWERUSER, ADMINISTRATOR or SUPERUSER")
+	}
+	switch u.UserType {
+	case UserTypeLocal, UserTypeLDAP, UserTypeRADIUS, UserTypeAPI:
+	default:
+		return Invalid("userType", "must be LOCAL, LDAP, RADIUS or API")
+	}
+	if u.TimeZone != "" {
+		if err := CheckTimeZone("timeZone", u.TimeZone); err != nil {
+			return err
+		}
+	}
+	if u.TimeZoneOffsetInMins < MinTimeZoneOffsetMin || u.TimeZoneOffsetInMins > MaxTimeZoneOffsetMin {
+		return Invalid("timeZonOffSetInMins", "must be %d to %d", MinTimeZoneOffsetMin, MaxTimeZoneOffsetMin)
+	}
+	switch u.FontPref {
+	case "":
+		u.FontPref = "ENGLISH_ONLY"
+	case "ENGLISH_ONLY", "MULTILINGUAL":
+	default:
+		return Invalid("fontPref", "must be ENGLISH_ONLY or MULTILINGUAL")
+	}
+	if u.LangID != 0 {
+		return Invalid("langId", "only ENGLISH (0) is supported")
+	}
+	if u.LogoutInterval != -1 && (u.LogoutInterval < 1 || u.LogoutInterval > MaxLogoutMinutes) {
+		return Invalid("logoutInterval", "must be -1 or 1 to %d minutes", MaxLogoutMinutes)
+	}
+	if err := u.PasswdSettings.validate(); err != nil {
+		return err
+	}
+	if err := u.normalizeLocations(); err != nil {
+		return err
+	}
+	return u.resolveFields(fields)
+}
+
+func (ps PasswdSettings) validate() error {
+	if ps.PasswordExpires {
+		if ps.PasswordExpiryDateTime <= 0 {
+			return Invalid("passwdSettings.passwordExpiryDateTime", "required when passwordExpires is true")
+		}
+		if ps.PasswordExpiryDaysInterval <= 0 || ps.PasswordExpiryDaysInterval > MaxPasswordDays {
+			return Invalid("passwdSettings.passwordExpiryDaysInterval", "must be 1 to %d when passwordExpires is true", MaxPasswordDays)
+		}
+	}
+	if ps.PasswordExpiryDateTime < 0 || ps.PasswordExpiryDaysInterval < 0 {
+		return Invalid("passwdSettings", "times and intervals must not be negative")
+	}
+	if ps.PasswordExpiryWarningDays < 0 || ps.PasswordExpiryWarningDays > MaxPasswordWarnDays {
+		return Invalid("passwdSettings.passwordExpiryWarningDays", "must be 0 to %d", MaxPasswordWarnDays)
+	}
+	return nil
+}
+
+// normalizeLocations types the allowed locations (a local location id of
+// this server) and drops repeats; at least one is required.
+func (u *User) normalizeLocations() error {
+	if len(u.AllowedLocations) == 0 {
+		return Invalid("allowedLocations", "at least one location is required")
+	}
+	if len(u.AllowedLocations) > MaxUserLocations {
+		return Invalid("allowedLocations", "at most %d locations", MaxUserLocations)
+	}
+	seen := make(map[int64]bool, len(u.AllowedLocations))
+	locs := make([]LocationID, 0, len(u.AllowedLocations))
+	for _, l := range u.AllowedLocations {
+		if l.Type == "" {
+			l.Type = LocalLocationID
+		}
+		if l.Type != LocalLocationID {
+			return Invalid("allowedLocations", "type must be %s", LocalLocationID)
+		}
+		l.ChildID = nil
+		if !seen[l.ID] {
+			seen[l.ID] = true
+			locs = append(locs, l)
+		}
+	}
+	u.AllowedLocations = locs
+	return nil
+}
+
+// resolveFields matches the user's custom field values to the customer's
+// definitions.
+func (u *User) resolveFields(defs []CustomField) error {
+	if len(u.UserDefinedFields) == 0 {
+		return nil
+	}
+	byName := make(map[string]CustomField, len(defs))
+	byID := make(map[int64]CustomField, len(defs))
+	for _, d := range defs {
+		byName[strings.ToLower(d.Name)] = d
+		byID[d.ID] = d
+	}
+	seen := map[int64]bool{}
+	for i, f := range u.UserDefinedFields {
+		d, ok := byName[strings.ToLower(f.Name)]
+		if !ok && f.Name == "" {
+			d, ok = byID[f.ID]
+		}
+		if !ok {
+			return Invalid("userDefinedFields", "no custom field %q", f.Name)
+		}
+		if seen[d.ID] {
+			return Invalid("userDefinedFields", "field %q given twice", d.Name)
+		}
+		seen[d.ID] = true
+		if err := CheckText("userDefinedFields."+d.Name, f.Value, 0, MaxCustomFieldValue); err != nil {
+			return err
+		}
+		u.UserDefinedFields[i] = UserDefinedField{ID: d.ID, Name: d.Name, Value: f.Value}
+	}
+	return nil
+}
+
+func validEmail(s string) bool {
+	if len(s) > 254 || strings.ContainsAny(s, " \t\r\n<>") {
+		return false
+	}
+	local, domain, ok := strings.Cut(s, "@")
+	return ok && local != "" && domain != "" && !strings.Contains(domain, "@") &&
+		strings.Contains(domain, ".") && !strings.HasPrefix(domain, ".") && !strings.HasSuffix(domain, ".")
 }
