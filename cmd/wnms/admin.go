@@ -78,16 +78,11 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 			return usagef("apikey revoke: give the key id")
 		}
 	}
-	st, err := sf.open(ctx)
+	st, a, err := sf.openAuth(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	secret, err := auth.LoadSecret(ctx, st)
-	if err != nil {
-		return err
-	}
-	a := auth.NewService(st, secret)
 	enc := json.NewEncoder(stdout)
 	switch action {
 	case "create":

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/store"
 )
 
@@ -162,4 +163,19 @@ func (sf *storeFlags) register(fs *flag.FlagSet) {
 
 func (sf *storeFlags) open(ctx context.Context) (*store.Store, error) {
 	return store.Open(ctx, store.Config{DatabaseURL: sf.databaseURL, DataDir: sf.data, Synchronous: sf.synchronous})
+}
+
+// openAuth opens the store and the authentication service over it, keyed
+// by the server secret kept in the store. The caller closes the store.
+func (sf *storeFlags) openAuth(ctx context.Context) (*store.Store, *auth.Service, error) {
+	st, err := sf.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	secret, err := auth.LoadSecret(ctx, st)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return st, auth.NewService(st, secret), nil
 }

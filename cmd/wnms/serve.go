@@ -95,16 +95,11 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 		limits.Total = connBudget()
 	}
 
-	st, err := c.open(ctx)
+	st, a, err := c.openAuth(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	secret, err := auth.LoadSecret(ctx, st)
-	if err != nil {
-		return err
-	}
-	a := auth.NewService(st, secret)
 	a.OnUserLocked = func(u *wnms.User) {
 		log.Warn("user locked after failed logins", "user_id", u.UserID, "login_id", u.LoginID)
 	}

@@ -22,7 +22,7 @@ type Store interface {
 	UserByLogin(ctx context.Context, loginID string) (*wnms.User, string, error)
 	CreateUser(ctx context.Context, u *wnms.User, passwordHash string) error
 	ModifyUser(ctx context.Context, customerID, userID int64, passwordHash string,
-		edit func(old *wnms.User) (*wnms.User, error)) (*wnms.User, error)
+		edit func(old *wnms.User, in wnms.UserReads) (*wnms.User, error)) (*wnms.User, error)
 	DeleteUser(ctx context.Context, customerID, userID int64) error
 	CustomFields(ctx context.Context, customerID int64) ([]wnms.CustomField, error)
 }
@@ -69,7 +69,7 @@ func (s *Service) Create(ctx context.Context, c *wnms.Caller, raw json.RawMessag
 	if len(u.AllowedLocations) == 0 {
 		u.AllowedLocations = append([]wnms.LocationID(nil), c.User.AllowedLocations...)
 	}
-	if err := s.check(ctx, c, u); err != nil {
+	if err := check(ctx, s.Store, c, u); err != nil {
 		return nil, err
 	}
 	hash, err := s.passwordHash(ctx, u.UserType, password, true)
@@ -99,13 +99,15 @@ func (s *Service) Modify(ctx context.Context, c *wnms.Caller, raw json.RawMessag
 		return nil, err
 	}
 	// The user type never changes, so the password can be hashed (slowly,
-	// on purpose) before the transaction rather than inside it.
+	// on purpose) before the transaction rather than inside it. The
+	// caller's own scope was resolved by the check above, so the checks
+	// inside read only through the transaction.
 	hash, err := s.passwordHash(ctx, target.UserType, password, false)
 	if err != nil {
 		return nil, err
 	}
-	return s.Store.ModifyUser(ctx, c.CustomerID(), target.UserID, hash, func(old *wnms.User) (*wnms.User, error) {
-		if err := access.Manage(ctx, s.Store, c, old); err != nil {
+	return s.Store.ModifyUser(ctx, c.CustomerID(), target.UserID, hash, func(old *wnms.User, in wnms.UserReads) (*wnms.User, error) {
+		if err := access.Manage(ctx, in, c, old); err != nil {
 			return nil, err
 		}
 		if changes, lock := edit.ChangesLock(old); changes {
@@ -117,7 +119,7 @@ func (s *Service) Modify(ctx context.Context, c *wnms.Caller, raw json.RawMessag
 		if err != nil {
 			return nil, err
 		}
-		return u, s.check(ctx, c, u)
+		return u, check(ctx, in, c, u)
 	})
 }
 
@@ -134,19 +136,20 @@ func (s *Service) Delete(ctx context.Context, c *wnms.Caller, userID int64) erro
 	return s.Store.DeleteUser(ctx, c.CustomerID(), userID)
 }
 
-// check validates u and that the caller may grant its role and locations.
-func (s *Service) check(ctx context.Context, c *wnms.Caller, u *wnms.User) error {
+// check validates u and that the caller may grant its role and locations,
+// reading through in.
+func check(ctx context.Context, in wnms.UserReads, c *wnms.Caller, u *wnms.User) error {
 	var fields []wnms.CustomField
 	if len(u.UserDefinedFields) > 0 {
 		var err error
-		if fields, err = s.Store.CustomFields(ctx, u.CustomerID); err != nil {
+		if fields, err = in.CustomFields(ctx, u.CustomerID); err != nil {
 			return err
 		}
 	}
 	if err := u.Validate(fields); err != nil {
 		return err
 	}
-	return access.Grant(ctx, s.Store, c, u)
+	return access.Grant(ctx, in, c, u)
 }
 
 // find finds a user of the caller's customer by id or login id.

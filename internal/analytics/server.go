@@ -4,21 +4,31 @@
 package analytics
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
+// Store is what the analytics listener reads and writes: the location
+// tree (for scope), zone configurations, and floor layouts.
+type Store interface {
+	access.Locations
+	wnms.ZoneStore
+	Layout(ctx context.Context, locationID int64) (*wnms.FloorLayout, error)
+}
+
 // Server is the analytics listener's handler. Set its fields before it
 // serves.
 type Server struct {
-	Store wnms.Store
+	Store Store
 	// Auth resolves sessions; its Now is the clock of every call here
 	// ("today" of the zone configuration's date labels).
 	Auth *auth.Service
@@ -39,7 +49,7 @@ type Server struct {
 // New builds the analytics server with ServerID 1, reading floor
 // dimensions from the store. m holds the HTTP series both listeners
 // share.
-func New(st wnms.Store, a *auth.Service, log *slog.Logger, m *httpkit.Metrics) *Server {
+func New(st Store, a *auth.Service, log *slog.Logger, m *httpkit.Metrics) *Server {
 	s := &Server{Store: st, Auth: a, Log: log, ServerID: 1, Layouts: storeLayouts{st},
 		Router: httpkit.NewRouter("analytics", log, m, a, writeErrorBody)}
 	s.routes()
@@ -86,14 +96,14 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 
 // The access rules of the analytics calls.
 var (
-	anyRole = httpkit.AnyRole
-	suAd    = httpkit.SuAd
+	anyRole = access.AnyRole
+	suAd    = access.SuAd
 )
 
 // handle registers a call that needs a session of one of the roles in who.
 // No or an expired session is 401; another role, or a session opened only
 // to change an expired password, is 403 ACCESS_DENIED.
-func (s *Server) handle(pattern string, who httpkit.Access, h httpkit.HandlerFunc) {
+func (s *Server) handle(pattern string, who access.Rule, h httpkit.HandlerFunc) {
 	s.Router.Handle(pattern, who, h)
 }
 

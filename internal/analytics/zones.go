@@ -2,12 +2,11 @@ package analytics
 
 import (
 	"context"
-	"github.com/wnms/wnms/internal/access"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/wnms/wnms/internal/access"
 
 	_ "time/tzdata" // every zone id loads even without system zoneinfo
 
@@ -39,21 +38,6 @@ type zoneQuery struct {
 	NodeType   string
 }
 
-// queryValue returns the last value of a query parameter and whether it
-// was given non-empty. Quoted values ("1") are unquoted, as real clients
-// send them.
-func queryValue(r *http.Request, name string) (string, bool) {
-	vs := r.URL.Query()[name]
-	if len(vs) == 0 {
-		return "", false
-	}
-	v := strings.TrimSpace(vs[len(vs)-1])
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		v = v[1 : len(v)-1]
-	}
-	return v, v != ""
-}
-
 // parseZoneQuery reads server_id, location_id and node_type: each is
 // required (MISSING_PARAMETER); server_id must be this server's serverID
 // and node_type one of location, zone, data (INVALID_PARAMETER).
@@ -63,23 +47,24 @@ func (s *Server) parseZoneQuery(r *http.Request) (zoneQuery, error) {
 		name string
 		dst  *int64
 	}{{"server_id", &q.ServerID}, {"location_id", &q.LocationID}} {
-		v, ok := queryValue(r, p.name)
-		if !ok {
+		v, _ := httpkit.QueryValue(r, p.name)
+		if v == "" {
 			return q, wnms.MissingParam(p.name)
 		}
-		n, err := strconv.ParseInt(v, 10, 64)
+		n, err := httpkit.ParseInt(p.name, v)
 		if err != nil {
-			return q, wnms.ParamError(p.name, "%s must be an integer, not %q", p.name, v)
+			return q, err
 		}
 		*p.dst = n
 	}
 	if q.ServerID != s.ServerID {
 		return q, wnms.ParamError("server_id", "no server %d here; this server's serverID is %d", q.ServerID, s.ServerID)
 	}
-	v, ok := queryValue(r, "node_type")
-	if !ok {
+	v, _ := httpkit.QueryValue(r, "node_type")
+	if v == "" {
 		return q, wnms.MissingParam("node_type")
 	}
+	var ok bool
 	if q.NodeType, ok = wnms.ParseNodeType(v); !ok {
 		return q, wnms.ParamError("node_type", "node_type must be location, zone or data, not %q", v)
 	}
@@ -261,7 +246,7 @@ func locationZone(l *wnms.Location) *time.Location {
 	if tz, ok := zones.Load(l.TimezoneID); ok {
 		return tz.(*time.Location)
 	}
-	tz, err := time.LoadLocation(l.TimezoneID)
+	tz, err := wnms.LoadLocation(l.TimezoneID)
 	if err != nil {
 		return time.UTC
 	}
@@ -270,7 +255,11 @@ func locationZone(l *wnms.Location) *time.Location {
 }
 
 // storeLayouts reads floor dimensions from the layout store.
-type storeLayouts struct{ st wnms.LayoutStore }
+type storeLayouts struct {
+	st interface {
+		Layout(ctx context.Context, locationID int64) (*wnms.FloorLayout, error)
+	}
+}
 
 // FloorDimensions implements LayoutDims over the stored floor layout.
 func (l storeLayouts) FloorDimensions(ctx context.Context, locationID int64) (float64, float64, string, bool, error) {

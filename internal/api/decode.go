@@ -2,60 +2,23 @@ package api
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// pathInt reads an integer path parameter.
-func pathInt(r *http.Request, name string) (int64, error) {
-	v := r.PathValue(name)
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, wnms.ParamError(name, "%s must be an integer, not %q", name, v)
+// localNode checks the nodeid parameter (nodeId, as some calls spell it):
+// 0 or absent addresses this server. This server has no cluster children
+// yet, so any other node is INVALID_PARAMETER, as an unknown child is.
+func localNode(r *http.Request) error {
+	for _, name := range []string{"nodeid", "nodeId"} {
+		n, err := httpkit.QueryInt(r, name, 0)
+		if err != nil {
+			return err
+		}
+		if n != 0 {
+			return wnms.ParamError(name, "no cluster child %d: this server has no cluster children", n)
+		}
 	}
-	return n, nil
-}
-
-// queryValue returns the last value of a query parameter and whether it was
-// given. Quoted values ("JSON") are unquoted, as real clients send them.
-func queryValue(r *http.Request, name string) (string, bool) {
-	vs, ok := r.URL.Query()[name]
-	if !ok || len(vs) == 0 {
-		return "", false
-	}
-	v := vs[len(vs)-1]
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		v = v[1 : len(v)-1]
-	}
-	return v, true
-}
-
-// queryInt reads an optional integer query parameter.
-func queryInt(r *http.Request, name string, def int64) (int64, error) {
-	v, ok := queryValue(r, name)
-	if !ok || v == "" {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, wnms.ParamError(name, "%s must be an integer, not %q", name, v)
-	}
-	return n, nil
-}
-
-// queryBool reads an optional boolean query parameter.
-func queryBool(r *http.Request, name string, def bool) (bool, error) {
-	v, ok := queryValue(r, name)
-	if !ok || v == "" {
-		return def, nil
-	}
-	switch strings.ToLower(v) {
-	case "true", "1":
-		return true, nil
-	case "false", "0":
-		return false, nil
-	}
-	return false, wnms.ParamError(name, "%s must be true or false, not %q", name, v)
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/wnms/wnms/internal/access"
+	"github.com/wnms/wnms/internal/httpkit"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -115,7 +116,7 @@ func sniffLayoutImage(data []byte) (string, error) {
 // content type. A file of a floor the caller does not see is answered as
 // not found, like an unknown key.
 func (s *Server) sfile(w http.ResponseWriter, r *http.Request) error {
-	key, ok := queryValue(r, "id")
+	key, ok := httpkit.QueryValue(r, "id")
 	if !ok || key == "" {
 		return wnms.MissingParam("id")
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 
+	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/httpkit"
 )
 
@@ -13,16 +14,16 @@ type handlerFunc = httpkit.HandlerFunc
 
 // The access rules of the route table (routes.go).
 var (
-	public   = httpkit.Public
-	anyRole  = httpkit.AnyRole
-	suAdOp   = httpkit.SuAdOp
-	suAd     = httpkit.SuAd
-	selfOnly = httpkit.SelfOnly
+	public   = access.Public
+	anyRole  = access.AnyRole
+	suAdOp   = access.SuAdOp
+	suAd     = access.SuAd
+	selfOnly = access.SelfOnly
 )
 
 // handle registers a call. The pattern is the method and the path below
 // the version segment, as the interface names it.
-func (s *Server) handle(pattern string, who httpkit.Access, h handlerFunc) {
+func (s *Server) handle(pattern string, who access.Rule, h handlerFunc) {
 	s.Router.Handle(pattern, who, h)
 }
 

@@ -215,7 +215,7 @@ func (s *Server) modifyLocation(w http.ResponseWriter, r *http.Request) error {
 // deleteLocation is DELETE /locations/{id}.
 func (s *Server) deleteLocation(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
-	id, err := pathInt(r, "id")
+	id, err := httpkit.PathInt(r, "id")
 	if err != nil {
 		return err
 	}

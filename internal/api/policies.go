@@ -14,20 +14,6 @@ import (
 // any caller of the customer reads them (and may write them, as its role
 // allows). Secrets leave only masked.
 
-// policyNode reads the nodeid parameter: 0 or absent addresses this
-// server. This server has no cluster children, so any other node is
-// INVALID_PARAMETER (decisions.md §15: an unknown child).
-func policyNode(r *http.Request) error {
-	n, err := queryInt(r, "nodeid", 0)
-	if err != nil {
-		return err
-	}
-	if n != 0 {
-		return wnms.ParamError("nodeid", "no child server %d: this server has no cluster children", n)
-	}
-	return nil
-}
-
 // policyBody reads a policy PUT body as raw JSON (415 for a non-JSON
 // content type, 413 above httpkit.MaxJSONBody); the policy's parser does the rest.
 func policyBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
@@ -42,11 +28,11 @@ func policyBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 // caller's customer's SNMP policy (isdefault=true: the built-in default),
 // secrets masked.
 func (s *Server) getSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
-	isDefault, err := queryBool(r, "isdefault", false)
+	isDefault, err := httpkit.QueryBool(r, "isdefault", false)
 	if err != nil {
 		return err
 	}
-	if err := policyNode(r); err != nil {
+	if err := localNode(r); err != nil {
 		return err
 	}
 	p := wnms.DefaultSNMPPolicy()
@@ -63,7 +49,7 @@ func (s *Server) getSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
 // SNMP policy; masked secrets keep their stored values. Answers the stored
 // policy, masked. Any bad field changes nothing.
 func (s *Server) putSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
-	if err := policyNode(r); err != nil {
+	if err := localNode(r); err != nil {
 		return err
 	}
 	body, err := policyBody(w, r)
@@ -85,11 +71,11 @@ func (s *Server) putSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
 // the caller's customer's hotspot SSIDs (isdefault=true: the built-in
 // default, no SSIDs).
 func (s *Server) getHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) error {
-	isDefault, err := queryBool(r, "isdefault", false)
+	isDefault, err := httpkit.QueryBool(r, "isdefault", false)
 	if err != nil {
 		return err
 	}
-	if err := policyNode(r); err != nil {
+	if err := localNode(r); err != nil {
 		return err
 	}
 	p := wnms.DefaultHotspotSSIDPolicy()
@@ -105,7 +91,7 @@ func (s *Server) getHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) er
 // putHotspotSSIDPolicy is PUT /configuration/global/hotspotssid: replaces
 // the hotspot SSID list and answers the stored policy.
 func (s *Server) putHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) error {
-	if err := policyNode(r); err != nil {
+	if err := localNode(r); err != nil {
 		return err
 	}
 	body, err := policyBody(w, r)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/wnms/wnms/internal/access"
+	"github.com/wnms/wnms/internal/httpkit"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -18,10 +19,10 @@ func (s *Server) locationFor(ctx context.Context, c *wnms.Caller, id int64) (*wn
 // caller. When the parameter is absent, def is used; def < -1 means the
 // parameter is required.
 func (s *Server) locationParam(r *http.Request, def int64) (*wnms.Location, error) {
-	if v, _ := queryValue(r, "locationid"); v == "" && def < -1 {
+	if v, _ := httpkit.QueryValue(r, "locationid"); v == "" && def < -1 {
 		return nil, wnms.MissingParam("locationid") // absent or empty
 	}
-	id, err := queryInt(r, "locationid", def)
+	id, err := httpkit.QueryInt(r, "locationid", def)
 	if err != nil {
 		return nil, err
 	}

@@ -35,9 +35,24 @@ type Info struct {
 	StartedAt time.Time
 }
 
+// Store is what the main listener reads and writes: everything the
+// server keeps.
+type Store interface {
+	wnms.UserStore
+	wnms.SessionStore
+	wnms.LocationStore
+	wnms.ZoneStore
+	wnms.PolicyStore
+	wnms.TemplateStore
+	wnms.LayoutStore
+	wnms.FileStore
+	Ping(ctx context.Context) error
+	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
+}
+
 // Server is the main listener's handler.
 type Server struct {
-	Store wnms.Store
+	Store Store
 	Auth  *auth.Service
 	// Accounts manages user accounts (the users calls).
 	Accounts *accounts.Service
@@ -52,7 +67,7 @@ type Server struct {
 
 // New builds the server and its routes. m holds the HTTP series both
 // listeners share; reg is where they and the server's own series live.
-func New(st wnms.Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Registry, m *httpkit.Metrics) *Server {
+func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Registry, m *httpkit.Metrics) *Server {
 	s := &Server{Store: st, Auth: a, Accounts: &accounts.Service{Store: st, Hasher: a}, Log: log, Info: info, Registry: reg,
 		Router: httpkit.NewRouter("api", log, m, a, writeErrorBody)}
 	loginFailures := reg.Counter("wnms_login_failures_total", "Failed login attempts.")

@@ -55,7 +55,7 @@ func parseLoginParams(r *http.Request) (loginParams, error) {
 		return p, wnms.ParamError("timeout", "timeout must be %d to %d seconds", MinSessionTimeout, MaxSessionTimeout)
 	}
 	p.Timeout = t
-	p.ClusterChildren, err = queryBool(r, "getClusterChildrenData", false)
+	p.ClusterChildren, err = httpkit.QueryBool(r, "getClusterChildrenData", false)
 	return p, err
 }
 

@@ -19,7 +19,7 @@ type versionInfo struct {
 }
 
 func (s *Server) version(w http.ResponseWriter, r *http.Request) error {
-	if _, err := queryInt(r, "locationid", 0); err != nil {
+	if _, err := httpkit.QueryInt(r, "locationid", 0); err != nil {
 		return err
 	}
 	httpkit.WriteJSON(w, http.StatusOK, versionInfo{Version: s.Info.Version, Build: s.Info.Build})

@@ -151,7 +151,7 @@ func TestRoutingAndErrors(t *testing.T) {
 
 // panicStore makes one store call panic, to prove a panicking handler
 // answers 500 with a request id and leaks nothing.
-type panicStore struct{ wnms.Store }
+type panicStore struct{ api.Store }
 
 func (panicStore) Users(context.Context, int64) ([]wnms.User, error) { panic("boom: secret detail") }
 

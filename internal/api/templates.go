@@ -41,10 +41,10 @@ type profilePage struct {
 // listProfiles is GET /templates/CL_CONN_TEST_PROFILE: the profiles created
 // at and above the location (and below it with fetchSubTreeTemplates).
 func (s *Server) listProfiles(w http.ResponseWriter, r *http.Request) error {
-	if _, given := queryValue(r, "minimalinforequired"); !given {
+	if _, given := httpkit.QueryValue(r, "minimalinforequired"); !given {
 		return wnms.MissingParam("minimalinforequired")
 	}
-	minimal, err := queryBool(r, "minimalinforequired", false)
+	minimal, err := httpkit.QueryBool(r, "minimalinforequired", false)
 	if err != nil {
 		return err
 	}
@@ -73,14 +73,14 @@ func (s *Server) listProfiles(w http.ResponseWriter, r *http.Request) error {
 
 // pageProfiles is GET /templates/CL_CONN_TEST_PROFILE/{startIndex}/{pageSize}.
 func (s *Server) pageProfiles(w http.ResponseWriter, r *http.Request) error {
-	start, err := pathInt(r, "startIndex")
+	start, err := httpkit.PathInt(r, "startIndex")
 	if err != nil {
 		return err
 	}
 	if start < 0 {
 		return wnms.ParamError("startIndex", "startIndex must be 0 or more, not %d", start)
 	}
-	size, err := pathInt(r, "pageSize")
+	size, err := httpkit.PathInt(r, "pageSize")
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (s *Server) pageProfiles(w http.ResponseWriter, r *http.Request) error {
 		return &wnms.Error{Code: wnms.PageSizeExceeded, MoreInfo: "pageSize",
 			Message: "pageSize must be at most " + strconv.Itoa(profileMaxPageSize) + ", not " + strconv.FormatInt(size, 10)}
 	}
-	if err := profileLocalNode(r); err != nil {
+	if err := localNode(r); err != nil {
 		return err
 	}
 	f, err := s.profileFilter(r)
@@ -193,7 +193,7 @@ func checkProfileLocation(id *wnms.LocationID, want int64) error {
 // mnctemplate start afresh.
 func (s *Server) copyProfile(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
-	if err := profileLocalNode(r); err != nil {
+	if err := localNode(r); err != nil {
 		return err
 	}
 	src, err := s.readableProfile(r)
@@ -312,22 +312,6 @@ func profileBadField(field, format string, args ...any) error {
 	return e
 }
 
-// profileLocalNode checks the nodeid (or nodeId) parameter: 0 or absent is this
-// server; this server has no cluster children, so anything else is 400
-// INVALID_PARAMETER (decisions.md §15).
-func profileLocalNode(r *http.Request) error {
-	for _, name := range []string{"nodeid", "nodeId"} {
-		n, err := queryInt(r, name, 0)
-		if err != nil {
-			return err
-		}
-		if n != 0 {
-			return wnms.ParamError(name, "no cluster child %d", n)
-		}
-	}
-	return nil
-}
-
 // readableProfile reads the profile of the templateId path parameter for
 // the caller: 404 when it is not a profile of the caller's customer. With
 // a locationid, that location must be the caller's (403) and the profile
@@ -336,7 +320,7 @@ func profileLocalNode(r *http.Request) error {
 func (s *Server) readableProfile(r *http.Request) (*wnms.Template, error) {
 	ctx := r.Context()
 	c := wnms.CallerFrom(ctx)
-	id, err := pathInt(r, "templateId")
+	id, err := httpkit.PathInt(r, "templateId")
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +328,7 @@ func (s *Server) readableProfile(r *http.Request) (*wnms.Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, given := queryValue(r, "locationid"); given {
+	if _, given := httpkit.QueryValue(r, "locationid"); given {
 		l, err := s.locationParam(r, wnms.RootLocation)
 		if err != nil {
 			return nil, err
@@ -396,12 +380,12 @@ func (s *Server) profileFilter(r *http.Request) (wnms.TemplateFilter, error) {
 	ctx := r.Context()
 	c := wnms.CallerFrom(ctx)
 	f := wnms.TemplateFilter{CustomerID: c.CustomerID()}
-	subtree, err := queryBool(r, "fetchSubTreeTemplates", false)
+	subtree, err := httpkit.QueryBool(r, "fetchSubTreeTemplates", false)
 	if err != nil {
 		return f, err
 	}
 	var l *wnms.Location
-	if _, given := queryValue(r, "locationid"); given {
+	if _, given := httpkit.QueryValue(r, "locationid"); given {
 		if l, err = s.locationParam(r, wnms.RootLocation); err != nil {
 			return f, err
 		}

@@ -164,7 +164,7 @@ func (s *Server) changeOwnPassword(w http.ResponseWriter, r *http.Request) error
 
 // deleteUser is DELETE /users/{userid}.
 func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathInt(r, "userid")
+	id, err := httpkit.PathInt(r, "userid")
 	if err != nil {
 		return err
 	}

@@ -11,10 +11,23 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
+// Store is what authentication reads and writes: sessions, keys and
+// attempts, and of users what a login needs.
+type Store interface {
+	wnms.SessionStore
+	User(ctx context.Context, customerID, userID int64) (*wnms.User, error)
+	UserByLogin(ctx context.Context, loginID string) (*wnms.User, string, error)
+	PasswordHash(ctx context.Context, userID int64) (string, error)
+	ReserveGuess(ctx context.Context, userID int64, max int) (n int, ok bool, err error)
+	LockUser(ctx context.Context, userID int64, until int64) error
+	LoginSucceeded(ctx context.Context, userID int64) error
+	LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error)
+}
+
 // Service opens, checks and ends sessions, and keeps the lockout and
 // throttling rules of decisions §6 and §19.
 type Service struct {
-	Store  wnms.Store
+	Store  Store
 	Secret []byte // keys API-key hashes
 	Argon  Argon2Params
 	Now    func() time.Time
@@ -48,7 +61,7 @@ func HashSlots() int { return max(2, runtime.NumCPU()) }
 // NewService returns a Service with the documented defaults. It subscribes
 // to the store's auth events, so its session cache drops what any replica
 // ends or alters.
-func NewService(st wnms.Store, secret []byte) *Service {
+func NewService(st Store, secret []byte) *Service {
 	a := &Service{Store: st, Secret: secret, Argon: DefaultArgon2, Now: time.Now,
 		MaxFailures: 5, LockFor: 15 * time.Minute, MaxAttempts: 20, Window: time.Minute,
 		HashWait: 2 * time.Second, hashSlots: make(chan struct{}, HashSlots())}
@@ -400,7 +413,9 @@ const SecretSetting = "server_secret"
 
 // LoadSecret returns the server secret, creating it on first use. Every
 // replica and the CLI read the same one from the store.
-func LoadSecret(ctx context.Context, st wnms.Store) ([]byte, error) {
+func LoadSecret(ctx context.Context, st interface {
+	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
+}) ([]byte, error) {
 	v, err := st.SettingOrInit(ctx, SecretSetting, func() string { return RandomToken(32) })
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 // countingStore is the real store, counting the session reads that reach
 // it.
 type countingStore struct {
-	wnms.Store
+	auth.Store
 	reads atomic.Int64
 }
 

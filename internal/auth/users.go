@@ -7,10 +7,18 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
+// UserMaker is what EnsureAPIUser needs of the store.
+type UserMaker interface {
+	UserByLogin(ctx context.Context, loginID string) (*wnms.User, string, error)
+	User(ctx context.Context, customerID, userID int64) (*wnms.User, error)
+	CreateUser(ctx context.Context, u *wnms.User, passwordHash string) error
+	EnsureCustomer(ctx context.Context, id int64, name string) error
+}
+
 // EnsureAPIUser finds the API user login, or creates it with the role and
 // customer, allowed at the root location. An existing user of another type
 // or role is an error.
-func EnsureAPIUser(ctx context.Context, st wnms.Store, login, roleName string, customer int64) (*wnms.User, error) {
+func EnsureAPIUser(ctx context.Context, st UserMaker, login, roleName string, customer int64) (*wnms.User, error) {
 	u, _, err := st.UserByLogin(ctx, login)
 	if err == nil {
 		if u.UserType != wnms.UserTypeAPI {

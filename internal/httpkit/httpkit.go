@@ -31,23 +31,11 @@ const MaxJSONBody = 1 << 20
 // layout of many fully spelled-out obstacles passes 1 MiB.
 const MaxLayoutBody = 16 << 20
 
-// Access says who may make a call (access.Rule).
-type Access = access.Rule
-
-// The access rules the interface uses (access.Public, ...).
-var (
-	Public   = access.Public
-	AnyRole  = access.AnyRole
-	SuAdOp   = access.SuAdOp
-	SuAd     = access.SuAd
-	SelfOnly = access.SelfOnly
-)
-
 // Authorize resolves the request's session and checks it against the
 // rule: no or a dead session is 401; another role, or a session opened
 // only to change an expired password, is 403 ACCESS_DENIED. A public call
 // has no caller.
-func Authorize(a *auth.Service, r *http.Request, rule Access) (*wnms.Caller, error) {
+func Authorize(a *auth.Service, r *http.Request, rule access.Rule) (*wnms.Caller, error) {
 	if rule.Public {
 		return nil, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/wnms"
@@ -28,7 +29,7 @@ type Call struct {
 	Pattern string
 	// Access is who may make the call; the caller in the request's
 	// context has passed it.
-	Access Access
+	Access access.Rule
 }
 
 // Interceptor sees every call after it was authorized and before its
@@ -138,7 +139,7 @@ func (k *Router) ServeCalls(w http.ResponseWriter, r *http.Request, rest string)
 
 // Handle registers a call: pattern is the method and the path below the
 // listener's prefix and version segment; rule says who may make it.
-func (k *Router) Handle(pattern string, rule Access, h HandlerFunc) {
+func (k *Router) Handle(pattern string, rule access.Rule, h HandlerFunc) {
 	call := Call{Pattern: pattern, Access: rule}
 	latency := k.Metrics.Latency.With(k.Name, pattern)
 	var byStatus sync.Map // status -> *metrics.Counter

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/wnms"
@@ -17,7 +18,7 @@ import (
 
 // nullStore is an auth store for calls that need no session: the router
 // tests only exercise public calls, so a store is never reached.
-type nullStore struct{ wnms.Store }
+type nullStore struct{ auth.Store }
 
 func (nullStore) SubscribeAuth(func(wnms.AuthEvent)) {}
 
@@ -34,15 +35,15 @@ func testRouter(t *testing.T) (*Router, *bytes.Buffer, *metrics.Registry) {
 	k.Root.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		k.ServeCalls(w, r, strings.TrimPrefix(r.URL.Path, "/v1"))
 	})
-	k.Handle("GET /things/{id}", Public, func(w http.ResponseWriter, r *http.Request) error {
+	k.Handle("GET /things/{id}", access.Public, func(w http.ResponseWriter, r *http.Request) error {
 		WriteJSON(w, 200, map[string]string{"id": r.PathValue("id"), "request": RequestID(r.Context())})
 		return nil
 	})
-	k.Handle("PUT /things/{id}", Public, func(w http.ResponseWriter, r *http.Request) error {
+	k.Handle("PUT /things/{id}", access.Public, func(w http.ResponseWriter, r *http.Request) error {
 		return wnms.Invalid("name", "required")
 	})
-	k.Handle("GET /boom", Public, func(w http.ResponseWriter, r *http.Request) error { panic("secret detail") })
-	k.Handle("GET /broken", Public, func(w http.ResponseWriter, r *http.Request) error {
+	k.Handle("GET /boom", access.Public, func(w http.ResponseWriter, r *http.Request) error { panic("secret detail") })
+	k.Handle("GET /broken", access.Public, func(w http.ResponseWriter, r *http.Request) error {
 		return context.DeadlineExceeded // any error that is not the client's
 	})
 	return k, &logs, reg

@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"strconv"
+
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // What differs between the engines, in one place. Everything else in the
@@ -30,4 +33,72 @@ func forUpdate(d Dialect, table string) string {
 		return " FOR UPDATE OF " + table
 	}
 	return ""
+}
+
+// subtreeMatch is the condition "column lies at or below a location", with
+// lo and hi the parameters that carry subtreeBounds of the location's
+// path. It is a range over the path index on both engines, a plan that
+// does not depend on the parameters' values (a LIKE 'prefix%' would need
+// the pattern at planning time on PostgreSQL and a non-default collation
+// on SQLite). On PostgreSQL the operators are the byte-wise ones that the
+// text_pattern_ops index serves, whatever the database's collation.
+func subtreeMatch(d Dialect, column, lo, hi string) string {
+	if d == Postgres {
+		return "(" + column + " ~>=~ " + lo + " AND " + column + " ~<~ " + hi + ")"
+	}
+	return "(" + column + " >= " + lo + " AND " + column + " < " + hi + ")"
+}
+
+// subtreeBounds are the bounds of the paths at or below path ("/0/5/"):
+// from path itself up to, not including, path with its final '/' made
+// '0' ("/0/50"), the next byte. Paths hold only digits, '-' and '/', and
+// every path below "/0/5/" starts with it, so exactly those fall between.
+func subtreeBounds(path string) (lo, hi string) {
+	return path, path[:len(path)-1] + "0"
+}
+
+// idList completes query, which ends in a column, with the condition that
+// the column is one of ids: "= ANY($1)" with one array parameter on
+// PostgreSQL; on SQLite "IN (SELECT value FROM json_each($1))" with the
+// ids as one JSON array. Either way the statement text is the same for any
+// number of ids.
+func idList(d Dialect, query string, ids []int64) (string, []any) {
+	if d == Postgres {
+		return query + " = ANY($1)", []any{ids}
+	}
+	b := make([]byte, 0, 8*len(ids)+2)
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	b = append(b, ']')
+	return query + " IN (SELECT value FROM json_each($1))", []any{string(b)}
+}
+
+// querier is what reads need: a pool, a connection or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// txReads reads inside a write transaction, so that an edit's checks see
+// what the transaction sees and never wait for a second connection.
+type txReads struct {
+	d Dialect
+	q querier
+}
+
+func (r txReads) Location(ctx context.Context, id int64) (*wnms.Location, error) {
+	return location(ctx, r.q, id)
+}
+
+func (r txReads) LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error) {
+	return locationPaths(ctx, r.d, r.q, ids)
+}
+
+func (r txReads) CustomFields(ctx context.Context, customerID int64) ([]wnms.CustomField, error) {
+	return customFields(ctx, r.q, customerID)
 }

@@ -70,7 +70,11 @@ func (s *Store) Locations(ctx context.Context, customerID int64) ([]*wnms.Locati
 // Location reads one location with its children. An unknown id is
 // RESOURCE_NOT_FOUND.
 func (s *Store) Location(ctx context.Context, id int64) (*wnms.Location, error) {
-	l, err := scanLocation(s.r.QueryRowContext(ctx, `SELECT `+locationColumns+` WHERE id = $1`, id))
+	return location(ctx, s.r, id)
+}
+
+func location(ctx context.Context, q querier, id int64) (*wnms.Location, error) {
+	l, err := scanLocation(q.QueryRowContext(ctx, `SELECT `+locationColumns+` WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, wnms.NotFound("no location %d", id)
 	}
@@ -79,7 +83,7 @@ func (s *Store) Location(ctx context.Context, id int64) (*wnms.Location, error) 
 	}
 	if l.IsFolder() {
 		kids := []wnms.LocationID{}
-		rows, err := s.r.QueryContext(ctx, `SELECT id FROM locations WHERE parent_id = $1 ORDER BY id`, id)
+		rows, err := q.QueryContext(ctx, `SELECT id FROM locations WHERE parent_id = $1 ORDER BY id`, id)
 		if err != nil {
 			return nil, err
 		}
@@ -102,19 +106,29 @@ func (s *Store) Location(ctx context.Context, id int64) (*wnms.Location, error) 
 // LocationPaths returns the materialized paths of the given location ids
 // that exist; unknown ids are left out.
 func (s *Store) LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error) {
+	return locationPaths(ctx, s.dialect, s.r, ids)
+}
+
+func locationPaths(ctx context.Context, d Dialect, q querier, ids []int64) (map[int64]string, error) {
 	out := make(map[int64]string, len(ids))
-	for _, id := range ids {
+	if len(ids) == 0 {
+		return out, nil
+	}
+	query, args := idList(d, `SELECT id, path FROM locations WHERE id`, ids)
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
 		var p string
-		err := s.r.QueryRowContext(ctx, `SELECT path FROM locations WHERE id = $1`, id).Scan(&p)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
+		if err := rows.Scan(&id, &p); err != nil {
 			return nil, err
 		}
 		out[id] = p
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // CreateLocation stores a new location under l.ParentID and fills l.ID and
@@ -181,8 +195,9 @@ func (s *Store) UpdateLocation(ctx context.Context, l *wnms.Location) error {
 				return wnms.Invalid("parentId", "cannot move a location under itself")
 			}
 			newPath = wnms.PathOf(parentPath, l.ID.ID)
-			if _, err := tx.ExecContext(ctx, `UPDATE locations SET path = $1 || substr(path, $2) WHERE path LIKE $3 || '%'`,
-				newPath, len(oldPath)+1, oldPath); err != nil {
+			lo, hi := subtreeBounds(oldPath)
+			if _, err := tx.ExecContext(ctx, `UPDATE locations SET path = $1 || substr(path, $2) WHERE `+
+				subtreeMatch(s.dialect, "path", "$3", "$4"), newPath, len(oldPath)+1, lo, hi); err != nil {
 				return err
 			}
 		}

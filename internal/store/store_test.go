@@ -4,20 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
-	"github.com/wnms/wnms/internal/apitest"
 	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/store/storetest"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
 // A binary refuses a schema newer than it knows, and migrating twice is a
 // no-op.
 func TestMigrationsAndNewerSchema(t *testing.T) {
-	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		cfg := apitest.StoreConfig(t, b)
+		cfg := storetest.StoreConfig(t, b)
 		st, err := store.Open(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -48,11 +49,11 @@ func TestMigrationsAndNewerSchema(t *testing.T) {
 
 // Many concurrent writers never fail with "database is locked".
 func TestConcurrentWrites(t *testing.T) {
-	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		cfg := apitest.StoreConfig(t, b)
-		st1 := apitest.OpenStoreAt(t, cfg)
-		st2 := apitest.OpenStoreAt(t, cfg) // a second process-like handle on the same file
+		cfg := storetest.StoreConfig(t, b)
+		st1 := storetest.OpenStoreAt(t, cfg)
+		st2 := storetest.OpenStoreAt(t, cfg) // a second process-like handle on the same file
 		var wg sync.WaitGroup
 		errs := make(chan error, 400)
 		for w := 0; w < 16; w++ {
@@ -94,9 +95,9 @@ func TestConcurrentWrites(t *testing.T) {
 }
 
 func TestLocationMoveRewritesSubtree(t *testing.T) {
-	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		st := apitest.OpenStore(t, b)
+		st := storetest.OpenStore(t, b)
 		mk := func(parent int64, typ, name string) *wnms.Location {
 			p := wnms.LocalID(parent)
 			l := &wnms.Location{Type: typ, Name: name, ParentID: &p, CustomerID: 1}
@@ -129,5 +130,23 @@ func TestLocationMoveRewritesSubtree(t *testing.T) {
 		if err := st.UpdateLocation(ctx, bb); wnms.ErrorCode(err) != wnms.ValidationFailed {
 			t.Errorf("move under own child: %v", err)
 		}
+	})
+}
+
+// Every subtree match (templates of a location's subtree, floors under a
+// location, a moved location's descendants) is one range condition on the
+// path; both engines must answer it from the path index, with the plan a
+// prepared statement keeps.
+func TestSubtreeMatchUsesThePathIndex(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		st := storetest.OpenStore(t, b)
+		plan, err := st.SubtreePlanForTest(context.Background(), "/0/5/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(plan, "locations_path") {
+			t.Errorf("the subtree match does not use the path index:\n%s", plan)
+		}
+		t.Logf("plan:\n%s", plan)
 	})
 }

@@ -54,25 +54,6 @@ func templateNullString(s sql.NullString) *string {
 	return &s.String
 }
 
-// pathPrefixMatch is the condition "column lies at or below path", written so
-// that each engine answers it from an index on the column: GLOB with a
-// binary-collated index on SQLite, LIKE with a text_pattern_ops index on
-// PostgreSQL. Paths hold only digits, '-' and '/', none of them special to
-// either pattern language.
-func (s *Store) pathPrefixMatch(column, param string) string {
-	if s.dialect == SQLite {
-		return column + " GLOB " + param
-	}
-	return column + " LIKE " + param
-}
-
-func (s *Store) pathPrefixPattern(path string) string {
-	if s.dialect == SQLite {
-		return path + "*"
-	}
-	return path + "%"
-}
-
 // templateWhere builds the condition on the templates (or template_counts)
 // table, unaliased, that f selects, with its arguments; ok is false when f selects nothing.
 // A selection that takes in the root's subtree is the customer's every
@@ -100,8 +81,9 @@ func (s *Store) templateWhere(f wnms.TemplateFilter) (where string, args []any, 
 		or = append(or, "id IN ("+strings.Join(ph, ", ")+")")
 	}
 	for _, p := range f.Subtrees {
-		args = append(args, s.pathPrefixPattern(p))
-		or = append(or, s.pathPrefixMatch("path", "$"+strconv.Itoa(len(args))))
+		lo, hi := subtreeBounds(p)
+		args = append(args, lo, hi)
+		or = append(or, subtreeMatch(s.dialect, "path", "$"+strconv.Itoa(len(args)-1), "$"+strconv.Itoa(len(args))))
 	}
 	return "customer_id = $1 AND location_id IN (SELECT id FROM locations WHERE " + strings.Join(or, " OR ") + ")", args, true
 }

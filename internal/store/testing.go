@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+	"database/sql"
+	"strings"
+)
 
 // ExecForTest runs a statement on the write connection. It exists for tests
 // that must put the database in a state the API cannot (a schema from a
@@ -8,4 +12,80 @@ import "context"
 func (s *Store) ExecForTest(ctx context.Context, query string, args ...any) error {
 	_, err := s.w.ExecContext(ctx, query, args...)
 	return err
+}
+
+// SubtreePlanForTest returns the engine's query plan for the subtree match
+// that every subtree query uses (here over the locations table, below
+// path). On PostgreSQL the plan is the generic one, made without the
+// parameters' values, as a prepared statement gets once its plans are
+// cached, and with sequential scans priced out so that a table of a few
+// rows still shows whether the index can serve the match.
+func (s *Store) SubtreePlanForTest(ctx context.Context, path string) (string, error) {
+	lo, hi := subtreeBounds(path)
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	var plan []string
+	if s.dialect == Postgres {
+		for _, q := range []string{`SET plan_cache_mode = force_generic_plan`, `SET enable_seqscan = off`,
+			`PREPARE subtree_plan AS SELECT id FROM locations WHERE ` + subtreeMatch(s.dialect, "path", "$1", "$2")} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return "", err
+			}
+		}
+		defer conn.ExecContext(context.Background(), `DEALLOCATE subtree_plan; RESET plan_cache_mode; RESET enable_seqscan`)
+		rows, err := conn.QueryContext(ctx, `EXPLAIN EXECUTE subtree_plan('`+lo+`', '`+hi+`')`)
+		if err != nil {
+			return "", err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return "", err
+			}
+			plan = append(plan, line)
+		}
+		return strings.Join(plan, "\n"), rows.Err()
+	}
+	rows, err := conn.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT id FROM locations WHERE `+
+		subtreeMatch(s.dialect, "path", "$1", "$2"), lo, hi)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return "", err
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "\n"), rows.Err()
+}
+
+// BulkInsertForTest inserts batches of rows into table through the bulk
+// path (bulk.go), all in one transaction, and returns how many rows each
+// batch stored.
+func (s *Store) BulkInsertForTest(ctx context.Context, table string, cols []string, conflict string, batches ...[][]any) ([]int64, error) {
+	var out []int64
+	err := s.bulk(ctx, func(b *bulkTx) error {
+		for _, rows := range batches {
+			n, err := b.Insert(ctx, table, cols, rows, conflict)
+			if err != nil {
+				return err
+			}
+			out = append(out, n)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// QueryRowForTest reads one row on the read pool.
+func (s *Store) QueryRowForTest(ctx context.Context, query string, args ...any) *sql.Row {
+	return s.r.QueryRowContext(ctx, query, args...)
 }

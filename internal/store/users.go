@@ -185,13 +185,14 @@ func updateUser(ctx context.Context, tx *sql.Tx, u *wnms.User, args []any) error
 
 // ModifyUser changes user userID of the customer in one transaction: it
 // reads the user, locked until the transaction ends, lets edit make the
-// new user of it, and writes that back, so that two concurrent edits of
+// new user of it (reading locations and custom fields through in, inside
+// the transaction), and writes that back, so that two concurrent edits of
 // one user apply one after the other and neither is lost. passwordHash,
 // when not "", becomes the user's password as SetPassword does (ending all
 // of its sessions); a passwordChangeEnforced the edit sets stays set. An
 // error from edit is returned as is and nothing changes.
 func (s *Store) ModifyUser(ctx context.Context, customerID, userID int64, passwordHash string,
-	edit func(old *wnms.User) (*wnms.User, error)) (*wnms.User, error) {
+	edit func(old *wnms.User, in wnms.UserReads) (*wnms.User, error)) (*wnms.User, error) {
 	err := s.authTx(ctx, wnms.AuthEvent{User: userID}, func(tx *sql.Tx) error {
 		old, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+userFrom+
 			` WHERE u.id = $1 AND u.customer_id = $2`+forUpdate(s.dialect, "u"), userID, customerID))
@@ -202,7 +203,7 @@ func (s *Store) ModifyUser(ctx context.Context, customerID, userID int64, passwo
 			return err
 		}
 		old.Derive(s.Now())
-		u, err := edit(old)
+		u, err := edit(old, txReads{d: s.dialect, q: tx})
 		if err != nil {
 			return err
 		}
@@ -323,7 +324,11 @@ func (s *Store) LoginSucceeded(ctx context.Context, userID int64) error {
 
 // CustomFields lists the custom user fields of a customer.
 func (s *Store) CustomFields(ctx context.Context, customerID int64) ([]wnms.CustomField, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, name FROM custom_fields WHERE customer_id = $1 ORDER BY id`, customerID)
+	return customFields(ctx, s.r, customerID)
+}
+
+func customFields(ctx context.Context, q querier, customerID int64) ([]wnms.CustomField, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, name FROM custom_fields WHERE customer_id = $1 ORDER BY id`, customerID)
 	if err != nil {
 		return nil, err
 	}

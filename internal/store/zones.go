@@ -141,8 +141,9 @@ func (s *Store) UpdateZoneConfig(ctx context.Context, c *wnms.ZoneConfig, parts 
 // location whose materialized path is path.
 func (s *Store) FloorCount(ctx context.Context, customerID int64, path string) (int, error) {
 	var n int
-	// Paths hold only digits, '-' and '/', so they need no LIKE escaping.
+	lo, hi := subtreeBounds(path)
 	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM locations
-		WHERE type = $1 AND customer_id = $2 AND path LIKE $3`, wnms.FloorLocation, customerID, path+"%").Scan(&n)
+		WHERE type = $1 AND customer_id = $2 AND `+subtreeMatch(s.dialect, "path", "$3", "$4"),
+		wnms.FloorLocation, customerID, lo, hi).Scan(&n)
 	return n, err
 }

@@ -1,6 +1,7 @@
 // Package tz lists the time zone ids wnms offers: the canonical zones of
 // the IANA tz database's zone.tab plus UTC. The zone data itself is
-// embedded in the binary (time/tzdata), so every id loads on any machine.
+// embedded in the binary (wnms.LoadLocation), so every id loads on any
+// machine.
 package tz
 
 import (
@@ -9,7 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
-	_ "time/tzdata" // every listed id loads even without system zoneinfo
+
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 //go:embed zones.txt
@@ -44,7 +46,7 @@ func Entries(now time.Time) ([]Entry, error) {
 	}
 	var zs []z
 	for _, id := range IDs() {
-		loc, err := time.LoadLocation(id)
+		loc, err := wnms.LoadLocation(id)
 		if err != nil {
 			return nil, fmt.Errorf("zone %s: %w", id, err)
 		}

@@ -11,7 +11,7 @@ type UserStore interface {
 	UserByLogin(ctx context.Context, loginID string) (*User, string, error)
 	PasswordHash(ctx context.Context, userID int64) (string, error)
 	CreateUser(ctx context.Context, u *User, passwordHash string) error
-	ModifyUser(ctx context.Context, customerID, userID int64, passwordHash string, edit func(old *User) (*User, error)) (*User, error)
+	ModifyUser(ctx context.Context, customerID, userID int64, passwordHash string, edit func(old *User, in UserReads) (*User, error)) (*User, error)
 	SetPassword(ctx context.Context, userID int64, hash, keepSession string) error
 	DeleteUser(ctx context.Context, customerID, userID int64) error
 	ReserveGuess(ctx context.Context, userID int64, max int) (n int, ok bool, err error)
@@ -21,6 +21,14 @@ type UserStore interface {
 	CreateCustomField(ctx context.Context, customerID int64, name string) (*CustomField, error)
 	CountUsers(ctx context.Context) (int, error)
 	EnsureCustomer(ctx context.Context, id int64, name string) error
+}
+
+// UserReads is what an edit of a user reads inside the edit's
+// transaction: locations, to check scope, and custom field definitions.
+type UserReads interface {
+	Location(ctx context.Context, id int64) (*Location, error)
+	LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error)
+	CustomFields(ctx context.Context, customerID int64) ([]CustomField, error)
 }
 
 // SessionStore keeps sessions, API keys and the per-address login failure
@@ -77,19 +85,4 @@ type PolicyStore interface {
 	HotspotSSIDPolicy(ctx context.Context, customerID int64) (*HotspotSSIDPolicy, error)
 	// PutHotspotSSIDPolicy replaces the customer's hotspot SSID policy.
 	PutHotspotSSIDPolicy(ctx context.Context, customerID int64, p *HotspotSSIDPolicy) error
-}
-
-// Store is everything the server keeps.
-type Store interface {
-	UserStore
-	SessionStore
-	LocationStore
-	ZoneStore
-	PolicyStore
-	TemplateStore
-	LayoutStore
-	FileStore
-	// @stores
-	Ping(ctx context.Context) error
-	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	_ "time/tzdata" // every zone id loads, even on a host without zoneinfo
 	"unicode"
 	"unicode/utf8"
 )
