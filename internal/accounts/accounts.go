@@ -77,7 +77,7 @@ func (s *Service) Create(ctx context.Context, c *wnms.Caller, raw json.RawMessag
 		return nil, err
 	}
 	if err := s.Store.CreateUser(ctx, u, hash); err != nil {
-		return nil, err
+		return nil, wnms.AtField(err, "customerId")
 	}
 	return s.Store.User(ctx, c.CustomerID(), u.UserID)
 }

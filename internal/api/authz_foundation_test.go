@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/wnms/wnms/internal/apitest"
@@ -33,8 +34,20 @@ func TestAuthzFoundation(t *testing.T) {
 	}
 	locID := func(id int64) map[string]any { return map[string]any{"type": "locallocationid", "id": id} }
 	cases := []authzCase{
-		{name: "GET users", request: none("GET", "/V5/users"), allowed: allRoles, ok: 200},
-		{name: "GET users/customfields", request: none("GET", "/V5/users/customfields"), allowed: allRoles, ok: 200},
+		{name: "GET users", request: none("GET", "/V5/users"), allowed: allRoles, ok: 200, scoped: true,
+			marker: func(t *testing.T, f *authzFixture) string {
+				u, _ := f.E.NewUser(t, apitest.UserSpec{Role: wnms.Viewer, Login: "insite-" + strings.ToLower(auth.RandomToken(6)),
+					Locations: []int64{f.Site.ID.ID}})
+				return `"loginId":"` + u.LoginID + `"`
+			}},
+		{name: "GET users/customfields", request: none("GET", "/V5/users/customfields"), allowed: allRoles, ok: 200,
+			marker: func(t *testing.T, f *authzFixture) string {
+				name := "Field " + auth.RandomToken(6)
+				if _, err := f.E.Store.CreateCustomField(context.Background(), 1, name); err != nil {
+					t.Fatal(err)
+				}
+				return `"name":"` + name + `"`
+			}},
 		{name: "GET users/current", request: none("GET", "/V5/users/current"), allowed: allRoles, ok: 200},
 		{name: "GET users/features", request: none("GET", "/V5/users/features"), allowed: allRoles, ok: 200},
 		{name: "PUT users", allowed: opUp, ok: 200, location: true, foreign: 400, foreignCode: wnms.ValidationFailed,
@@ -62,7 +75,11 @@ func TestAuthzFoundation(t *testing.T) {
 		{name: "POST keepsessionalive", request: none("POST", "/V5/login/keepsessionalive"), allowed: allRoles, ok: 200},
 		{name: "GET system/timestamp", request: none("GET", "/V5/system/timestamp"), allowed: allRoles, ok: 200},
 		{name: "GET system/info", request: none("GET", "/V7/system/info"), allowed: adUp, ok: 200},
-		{name: "GET locations/tree", request: none("GET", "/V2/locations/tree"), allowed: allRoles, ok: 200},
+		{name: "GET locations/tree", request: none("GET", "/V2/locations/tree"), allowed: allRoles, ok: 200, scoped: true,
+			marker: func(t *testing.T, f *authzFixture) string {
+				l := f.E.NewLocation(t, f.Site.ID.ID, wnms.FloorLocation, "Marked "+auth.RandomToken(6), 1)
+				return `"name":"` + l.Name + `"`
+			}},
 		{name: "PUT locations", allowed: adUp, ok: 200, location: true, foreign: 400, foreignCode: wnms.ValidationFailed,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				return "PUT", "/V2/locations", map[string]any{"parentLocation": locID(tg.Folder.ID.ID),
@@ -78,7 +95,11 @@ func TestAuthzFoundation(t *testing.T) {
 				l := f.E.NewLocation(t, tg.Folder.ID.ID, wnms.FloorLocation, "D"+auth.RandomToken(6), tg.Customer)
 				return "DELETE", fmt.Sprintf("/V2/locations/%d", l.ID.ID), nil
 			}},
-		{name: "GET apikeys", request: none("GET", "/V5/apikeys"), allowed: adUp, ok: 200},
+		{name: "GET apikeys", request: none("GET", "/V5/apikeys"), allowed: adUp, ok: 200, scoped: true,
+			marker: func(t *testing.T, f *authzFixture) string {
+				_, k := siteKey(t, f, authzTarget{Folder: f.Site, Customer: 1})
+				return `"keyId":"` + k.KeyID + `"`
+			}},
 		{name: "PUT apikeys", allowed: adUp, ok: 200, location: true, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, tg authzTarget) (string, string, any) {
 				u, _ := siteKey(t, f, tg)

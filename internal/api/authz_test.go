@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/wnms/wnms/internal/apitest"
@@ -59,6 +60,13 @@ type authzCase struct {
 	// exactly like what does not exist, never 403.
 	foreign     int
 	foreignCode string
+	// marker, for list calls, makes something of customer 1 inside the
+	// target's folder and returns the text by which the list shows it: an
+	// admitted caller whose locations include the folder finds it in the
+	// body; a caller of another customer never does, nor (when scoped) a
+	// caller whose locations exclude the folder.
+	marker func(t *testing.T, f *authzFixture) string
+	scoped bool
 }
 
 var (
@@ -85,6 +93,10 @@ func runAuthz(t *testing.T, cases []authzCase) {
 			t.Run(tc.name, func(t *testing.T) {
 				f := newAuthzFixture(t, b)
 				home := authzTarget{Floor: f.Floor, Folder: f.Site, Customer: 1}
+				mark := ""
+				if tc.marker != nil {
+					mark = tc.marker(t, f)
+				}
 				for _, role := range allRoles {
 					_, c := f.E.NewUser(t, apitest.UserSpec{Role: role})
 					method, path, body := tc.request(t, f, home)
@@ -92,6 +104,9 @@ func runAuthz(t *testing.T, cases []authzCase) {
 					if admits(tc.allowed, role) {
 						if r.Status != tc.ok {
 							t.Errorf("%s as %s: status %d, want %d; %s", tc.name, role, r.Status, tc.ok, r.Body)
+						}
+						if mark != "" && !strings.Contains(string(r.Body), mark) {
+							t.Errorf("%s as %s: the list lacks %s: %s", tc.name, role, mark, r.Body)
 						}
 					} else if r.Status != http.StatusForbidden || r.ErrorCode() != wnms.AccessDenied {
 						t.Errorf("%s as %s: status %d %s, want 403 ACCESS_DENIED", tc.name, role, r.Status, r.ErrorCode())
@@ -105,6 +120,20 @@ func runAuthz(t *testing.T, cases []authzCase) {
 					if r.Status != http.StatusForbidden || r.ErrorCode() != wnms.LocationAccessDenied {
 						t.Errorf("%s outside the caller's locations: status %d %s, want 403 LOCATION_ACCESS_DENIED; %s",
 							tc.name, r.Status, r.ErrorCode(), r.Body)
+					}
+				}
+				if mark != "" {
+					callers := map[string]apitest.UserSpec{"another customer": {Role: top, Customer: 2}}
+					if tc.scoped {
+						callers["outside the folder"] = apitest.UserSpec{Role: top, Locations: []int64{f.Other.ID.ID}}
+					}
+					for who, spec := range callers {
+						_, c := f.E.NewUser(t, spec)
+						method, path, body := tc.request(t, f, home)
+						r := c.Do(method, path, body)
+						if r.Status != tc.ok || strings.Contains(string(r.Body), mark) {
+							t.Errorf("%s by a caller %s: status %d, and the list shows %s: %s", tc.name, who, r.Status, mark, r.Body)
+						}
 					}
 				}
 				if tc.foreign != 0 {

@@ -121,7 +121,7 @@ func (s *Server) setLayout(w http.ResponseWriter, r *http.Request) error {
 		return wnms.ParamError("locationid", "no location %d", floor.ID.ID)
 	}
 	if err != nil {
-		return err
+		return wnms.AtField(err, "usesSpmFile")
 	}
 	return noContent(w)
 }

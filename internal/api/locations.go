@@ -141,7 +141,7 @@ func (s *Server) createLocation(w http.ResponseWriter, r *http.Request) error {
 		l.TimezoneID = *in.TimezoneID
 	}
 	if err := s.Store.CreateLocation(r.Context(), l); err != nil {
-		return err
+		return wnms.AtField(err, "parentLocation")
 	}
 	return s.writeLocation(w, r, c, l.ID.ID)
 }
@@ -207,7 +207,7 @@ func (s *Server) modifyLocation(w http.ResponseWriter, r *http.Request) error {
 		l.LocationTag = in.LocationTag
 	}
 	if err := s.Store.UpdateLocation(r.Context(), l); err != nil {
-		return err
+		return wnms.AtField(err, "parentId")
 	}
 	return s.writeLocation(w, r, c, l.ID.ID)
 }

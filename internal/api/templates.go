@@ -169,7 +169,7 @@ func (s *Server) createProfile(w http.ResponseWriter, r *http.Request) error {
 	}
 	t.CustomerID, t.CreatedAtLocationID = c.CustomerID(), wnms.LocalID(l.ID.ID)
 	if err := s.Store.CreateTemplate(r.Context(), &t); err != nil {
-		return err
+		return wnms.AtField(err, "createdAtLocationId")
 	}
 	return s.writeProfile(w, r, t.TemplateID)
 }
@@ -232,7 +232,7 @@ func (s *Server) copyProfile(w http.ResponseWriter, r *http.Request) error {
 	t.MncTemplateID, t.MncTemplate = 0, false
 	t.PingDestinationServers = append([]string{}, src.PingDestinationServers...)
 	if err := s.Store.CopyTemplate(r.Context(), &t); err != nil {
-		return err
+		return wnms.AtField(err, "id")
 	}
 	return s.writeProfile(w, r, t.TemplateID)
 }

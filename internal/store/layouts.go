@@ -134,7 +134,7 @@ func (s *Store) PutLayout(ctx context.Context, l *wnms.FloorLayout, usesSpmFile 
 				return err
 			}
 			if !key.Valid {
-				return wnms.Invalid("usesSpmFile", "no SPM file is attached to this layout; upload one with layouts/spm first")
+				return wnms.RuleBroken("no SPM file is attached to this layout; upload one with layouts/spm first")
 			}
 		}
 		// The CASE keeps the flag consistent with the key even if a

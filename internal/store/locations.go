@@ -138,13 +138,13 @@ func (s *Store) CreateLocation(ctx context.Context, l *wnms.Location) error {
 		var parentPath, parentType string
 		err := tx.QueryRowContext(ctx, `SELECT path, type FROM locations WHERE id = $1`, l.ParentID.ID).Scan(&parentPath, &parentType)
 		if errors.Is(err, sql.ErrNoRows) {
-			return wnms.Invalid("parentLocation", "no location %d", l.ParentID.ID)
+			return wnms.RuleBroken("no location %d", l.ParentID.ID)
 		}
 		if err != nil {
 			return err
 		}
 		if parentType != wnms.FolderLocation {
-			return wnms.Invalid("parentLocation", "location %d is a floor; floors have no children", l.ParentID.ID)
+			return wnms.RuleBroken("location %d is a floor; floors have no children", l.ParentID.ID)
 		}
 		var id int64
 		err = tx.QueryRowContext(ctx, `INSERT INTO locations (customer_id, parent_id, type, name, timezone_id, location_tag, path, created_at)
@@ -183,16 +183,16 @@ func (s *Store) UpdateLocation(ctx context.Context, l *wnms.Location) error {
 			var parentPath, parentType string
 			err := tx.QueryRowContext(ctx, `SELECT path, type FROM locations WHERE id = $1`, l.ParentID.ID).Scan(&parentPath, &parentType)
 			if errors.Is(err, sql.ErrNoRows) {
-				return wnms.Invalid("parentId", "no location %d", l.ParentID.ID)
+				return wnms.RuleBroken("no location %d", l.ParentID.ID)
 			}
 			if err != nil {
 				return err
 			}
 			if parentType != wnms.FolderLocation {
-				return wnms.Invalid("parentId", "location %d is a floor; floors have no children", l.ParentID.ID)
+				return wnms.RuleBroken("location %d is a floor; floors have no children", l.ParentID.ID)
 			}
 			if wnms.Under(parentPath, oldPath) {
-				return wnms.Invalid("parentId", "cannot move a location under itself")
+				return wnms.RuleBroken("cannot move a location under itself")
 			}
 			newPath = wnms.PathOf(parentPath, l.ID.ID)
 			lo, hi := subtreeBounds(oldPath)

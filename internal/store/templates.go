@@ -215,7 +215,7 @@ func (s *Store) CreateTemplate(ctx context.Context, t *wnms.Template) error {
 	case isUnique(err):
 		return duplicateTemplate(t)
 	case isForeignKey(err):
-		return wnms.Invalid("createdAtLocationId", "no location %d", t.CreatedAtLocationID.ID)
+		return wnms.RuleBroken("no location %d", t.CreatedAtLocationID.ID)
 	}
 	return err
 }
@@ -274,7 +274,7 @@ func (s *Store) CopyTemplate(ctx context.Context, t *wnms.Template) error {
 	case isUnique(err):
 		return duplicateTemplate(t)
 	case isForeignKey(err):
-		return wnms.Invalid("id", "no location %d", t.CreatedAtLocationID.ID)
+		return wnms.RuleBroken("no location %d", t.CreatedAtLocationID.ID)
 	}
 	return err
 }

@@ -151,7 +151,7 @@ func (s *Store) CreateUser(ctx context.Context, u *wnms.User, passwordHash strin
 		return wnms.Errorf(wnms.DuplicateEntity, "loginId %q is taken", u.LoginID)
 	}
 	if isForeignKey(err) {
-		return wnms.Invalid("customerId", "no customer %d", u.CustomerID)
+		return wnms.RuleBroken("no customer %d", u.CustomerID)
 	}
 	return err
 }

@@ -77,6 +77,24 @@ func Invalid(field, format string, args ...any) *Error {
 	return &Error{Code: ValidationFailed, Message: field + ": " + fmt.Sprintf(format, args...), MoreInfo: field}
 }
 
+// RuleBroken is a VALIDATION_FAILED error that does not yet know which
+// field of the request broke the rule: the store says what is wrong ("no
+// location 7"), and the call that knows its request names the field with
+// AtField.
+func RuleBroken(format string, args ...any) *Error {
+	return Errorf(ValidationFailed, format, args...)
+}
+
+// AtField names field in a VALIDATION_FAILED error that names none yet
+// (RuleBroken); any other error is returned as it is.
+func AtField(err error, field string) error {
+	var e *Error
+	if !errors.As(err, &e) || e.Code != ValidationFailed || e.MoreInfo != "" {
+		return err
+	}
+	return &Error{Code: ValidationFailed, Message: field + ": " + e.Message, MoreInfo: field}
+}
+
 // NotFound is a RESOURCE_NOT_FOUND error.
 func NotFound(format string, args ...any) *Error {
 	return Errorf(ResourceNotFound, format, args...)

@@ -138,3 +138,26 @@ func TestUserEdit(t *testing.T) {
 		})
 	}
 }
+
+func TestAtField(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		err       error
+		wantMsg   string
+		wantField string
+	}{
+		{"a store rule gets the field", wnms.RuleBroken("no location %d", 7), "parentId: no location 7", "parentId"},
+		{"a named field stays", wnms.Invalid("name", "required"), "name: required", "name"},
+		{"another code stays", wnms.NotFound("no location 7"), "no location 7", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := wnms.AtField(tc.err, "parentId").(*wnms.Error)
+			if e.Message != tc.wantMsg || e.MoreInfo != tc.wantField {
+				t.Errorf("got %q (%q), want %q (%q)", e.Message, e.MoreInfo, tc.wantMsg, tc.wantField)
+			}
+		})
+	}
+	if wnms.AtField(nil, "x") != nil {
+		t.Error("AtField(nil) is not nil")
+	}
+}
