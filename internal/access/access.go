@@ -4,7 +4,7 @@
 // above your own, no location outside your own, no deleting yourself).
 // It knows nothing of HTTP; the listeners ask it.
 //
-// Scope (decisions §4): a caller sees a location if it belongs to the
+// Scope (api.md §4): a caller sees a location if it belongs to the
 // caller's customer (or is shared: the root and the unknown location) and
 // lies at or below one of the caller's allowed locations. Across
 // customers, what a caller may not see is answered exactly as what does

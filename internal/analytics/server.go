@@ -60,10 +60,9 @@ func New(st Store, a *auth.Service, log *slog.Logger, m *httpkit.Metrics) *Serve
 	return s
 }
 
-// routes lists the analytics calls, below /api/v1.N, in the order of
-// interface.md.
+// routes lists the analytics calls, below /api/v1.N (docs/api.md §13).
 func (s *Server) routes() {
-	// Zone configuration (decisions §16; roles §4).
+	// Zone configuration (api.md §13; roles §4).
 	s.handle("GET /analytics/graphs/locationtracking/zones/ap/config", anyRole, s.getZoneConfig)
 	s.handle("PUT /analytics/graphs/locationtracking/zones/ap/config", suAd, s.putZoneConfig)
 
@@ -116,7 +115,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// errorEnvelope is the analytics error body (decisions §3).
+// errorEnvelope is the analytics error body (api.md §3).
 type errorEnvelope struct {
 	Success bool          `json:"success"`
 	Message string        `json:"message"`

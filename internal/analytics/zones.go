@@ -121,7 +121,7 @@ func (s *Server) putZoneConfig(w http.ResponseWriter, r *http.Request) error {
 	return s.writeZoneConfig(w, r, c, loc, zc)
 }
 
-// Zone configuration response (decisions.md §16). The body is a
+// Zone configuration response (api.md §13). The body is a
 // one-element array, as in the interface's sample.
 type (
 	zoneResponse struct {
@@ -220,7 +220,7 @@ const footfallDays = 365
 
 // measuredFootfall is the least and most distinct associated clients per
 // day at loc over the last 365 days (today included), the days counted in
-// the location's time zone. Client telemetry (decisions.md §9) is not
+// the location's time zone. Client telemetry is not
 // stored yet, so until a FootfallSource is wired in no client has been
 // seen and the range is 0/0.
 func (s *Server) measuredFootfall(ctx context.Context, c *wnms.Caller, loc *wnms.Location, tz *time.Location, now time.Time) (wnms.FootfallRange, error) {

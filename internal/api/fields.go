@@ -13,7 +13,7 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// The selective fetch of decisions.md §7: a call that takes `fields`
+// The selective fetch of api.md §7: a call that takes `fields`
 // answers with only the named top-level fields of each object, plus
 // `type`. Any resource can use it:
 //

@@ -14,7 +14,7 @@ import (
 )
 
 // layoutFloor reads the required locationid of a layout call: it must name
-// a floor the caller sees (decisions.md §14: only floors take layouts).
+// a floor the caller sees (api.md §11: only floors take layouts).
 func (s *Server) layoutFloor(r *http.Request) (*wnms.Location, error) {
 	l, err := s.locationParam(r, -2)
 	if err != nil {
@@ -139,7 +139,7 @@ func (s *Server) deleteLayout(w http.ResponseWriter, r *http.Request) error {
 }
 
 // layoutImageLink is GET /layouts/image?locationid=: the text link
-// webservice/sfiles?id=<imageKey> (decisions.md §14), as text/plain.
+// webservice/sfiles?id=<imageKey> (api.md §11), as text/plain.
 func (s *Server) layoutImageLink(w http.ResponseWriter, r *http.Request) error {
 	floor, err := s.layoutFloor(r)
 	if err != nil {

@@ -88,7 +88,7 @@ func FuzzLayoutDecode(f *testing.F) {
 	})
 }
 
-// layoutsFuzzCheckRules asserts the rules of decisions.md §14 on an
+// layoutsFuzzCheckRules asserts the rules of api.md §11 on an
 // accepted layout.
 func layoutsFuzzCheckRules(t *testing.T, l *wnms.FloorLayout) {
 	t.Helper()

@@ -742,7 +742,7 @@ func TestLayoutsScope(t *testing.T) {
 		site.Expect(http.StatusOK, "GET", layoutsSfile(key), nil)
 		viewer.Expect(http.StatusOK, "GET", layoutsSfile(key), nil)
 		viewer.Expect(http.StatusOK, "GET", layoutsPath("/image", id), nil)
-		// A viewer may set a layout (interface.md), not delete it or upload.
+		// A viewer may set a layout (the route table), not delete it or upload.
 		viewer.Expect(http.StatusNoContent, "POST", layoutsPath("", id), layoutsBody(id))
 		layoutsExpectError(t, viewer.Do("DELETE", layoutsPath("", id), nil), 403, wnms.AccessDenied, "")
 		layoutsExpectError(t, viewer.Do("POST", layoutsPath("/image", id), layoutsFile(t, "a.png", layoutsPNG(t, 4, 4))), 403, wnms.AccessDenied, "")

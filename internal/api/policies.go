@@ -8,8 +8,7 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// The global policies (interface.md §"SNMP configuration", §"Hotspot
-// SSIDs"; decisions.md §11): one SNMP policy and one hotspot SSID policy
+// The global policies (docs/api.md §9): one SNMP policy and one hotspot SSID policy
 // per customer, created at the root location. They take no location, so
 // any caller of the customer reads them (and may write them, as its role
 // allows). Secrets leave only masked.

@@ -1,7 +1,7 @@
 package api
 
-// routes lists every call of the main listener, in the order of
-// interface.md, then our extensions. Paths are below the base path and the
+// routes lists every call of the main listener, in the order of the
+// vendor's interface, then our extensions. Paths are below the base path and the
 // version segment (any of V1–V7, any case).
 func (s *Server) routes() {
 	// Users.
@@ -51,7 +51,7 @@ func (s *Server) routes() {
 	s.handle("POST /layouts/spm", suAdOp, s.uploadLayoutSPM)
 	s.handle("GET /sfiles", anyRole, s.sfile)
 
-	// Extensions (decisions.md §2, §5, §6).
+	// Extensions (api.md §2, §5, §6).
 	s.handle("POST /login/{clientidentifier}/{timeout}", public, s.login)
 	s.handle("PUT /users/customfields", suAd, s.createCustomField)
 	s.handle("GET /locations/tree", anyRole, s.locationTree)

@@ -1,5 +1,5 @@
-// Package api is the main listener of wnms: the HTTP interface of
-// interface.md under the base path /new/webservice, plus the operational
+// Package api is the main listener of wnms: the vendor's HTTP interface
+// under the base path /new/webservice (docs/api.md), plus the operational
 // endpoints. routes.go lists every call; each resource has its own file.
 // Handlers return errors; one function turns them into the JSON error body.
 package api
@@ -116,7 +116,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	s.Router.ServeCalls(w, r, rest)
 }
 
-// errorBody is the main listener's error body (decisions §3).
+// errorBody is the main listener's error body (api.md §3).
 type errorBody struct {
 	Status int         `json:"status"`
 	Errors []errorItem `json:"errors"`

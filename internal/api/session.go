@@ -19,7 +19,7 @@ const (
 	typePassword = "usernamepasswordcredentials"
 )
 
-// Session timeout bounds in seconds (decisions.md §2).
+// Session timeout bounds in seconds (api.md §2).
 const (
 	MinSessionTimeout = 60
 	MaxSessionTimeout = 86400
@@ -119,7 +119,7 @@ func (s *Server) doLogin(w http.ResponseWriter, r *http.Request, keyOnly bool) e
 }
 
 // loginResponse is the caller's User plus the fields real clients read
-// after login (decisions.md §2).
+// after login (api.md §2).
 func loginResponse(l *auth.Login) (map[string]any, error) {
 	b, err := json.Marshal(l.User)
 	if err != nil {

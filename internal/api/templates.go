@@ -10,8 +10,7 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// Client connection test profiles (interface.md "Client connection test
-// profiles", decisions.md §7 and §12).
+// Client connection test profiles (docs/api.md §7 and §10).
 //
 // Scope: a profile created at location L is visible at L and below. A
 // caller reads a profile when it is visible somewhere in the caller's
@@ -21,7 +20,7 @@ import (
 // outside the caller's locations (or of another customer) is 403
 // LOCATION_ACCESS_DENIED.
 
-// profileMaxPageSize is the largest pageSize of the paged list (decisions.md §19).
+// profileMaxPageSize is the largest pageSize of the paged list (api.md §14).
 const profileMaxPageSize = 1000
 
 // profileFields are the names the fields parameter may select.

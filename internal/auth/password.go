@@ -28,7 +28,7 @@ type Argon2Params struct {
 // DefaultArgon2 follows the OWASP recommendation (19 MiB, 2 passes).
 var DefaultArgon2 = Argon2Params{Memory: 19 * 1024, Time: 2, Threads: 1}
 
-// MinPasswordLength is the shortest password accepted (decisions.md §6).
+// MinPasswordLength is the shortest password accepted (api.md §6).
 const MinPasswordLength = 8
 
 // HashPassword hashes a password with argon2id into a PHC string.

@@ -25,7 +25,7 @@ type Store interface {
 }
 
 // Service opens, checks and ends sessions, and keeps the lockout and
-// throttling rules of decisions §6 and §19.
+// throttling rules of api.md §6 and §14.
 type Service struct {
 	Store  Store
 	Secret []byte // keys API-key hashes

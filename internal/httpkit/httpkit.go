@@ -23,7 +23,7 @@ import (
 // SessionCookie is the cookie that carries the session.
 const SessionCookie = "JSESSIONID"
 
-// MaxJSONBody is the largest JSON body a call accepts (decisions §19),
+// MaxJSONBody is the largest JSON body a call accepts (api.md §14),
 // but for the larger bodies below.
 const MaxJSONBody = 1 << 20
 
@@ -161,7 +161,7 @@ func CleanPath(p string) bool {
 
 // CollapseSlashes makes every run of slashes in r's path one slash, in
 // place: real clients build links such as /new//webservice/sfiles?id=…,
-// and repeated slashes mean nothing else here (decisions §1). Dot segments
+// and repeated slashes mean nothing else here (api.md §1). Dot segments
 // are left for CleanPath to refuse.
 func CollapseSlashes(r *http.Request) {
 	p := r.URL.Path

@@ -7,7 +7,7 @@ import (
 )
 
 // codeStatus maps each error code of the domain to its HTTP status: the one
-// place where errors meet HTTP (decisions §3).
+// place where errors meet HTTP (api.md §3).
 var codeStatus = map[string]int{
 	wnms.InvalidRequestBody:    http.StatusBadRequest,
 	wnms.InvalidParameter:      http.StatusBadRequest,

@@ -16,7 +16,7 @@ import (
 
 // Session caches and how the store keeps them honest.
 //
-// A replica may keep sessions in memory between requests (decisions §2).
+// A replica may keep sessions in memory between requests (api.md §2).
 // Whatever ends or alters a session reaches every cache in two ways:
 //
 //   - The revision (AuthRevision): a cache entry is valid only for the

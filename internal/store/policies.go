@@ -10,7 +10,7 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// Global policies (decisions.md §11) live in global_policies, one row per
+// Global policies (api.md §9) live in global_policies, one row per
 // customer and policy type, as JSON with their secrets in clear. A missing
 // row means the built-in default.
 

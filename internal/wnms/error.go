@@ -8,7 +8,7 @@ import (
 	"fmt"
 )
 
-// Error codes of decisions §3. Each maps to exactly one HTTP status
+// Error codes of api.md §3. Each maps to exactly one HTTP status
 // (httpkit.Status).
 const (
 	InvalidRequestBody    = "INVALID_REQUEST_BODY"
@@ -37,7 +37,7 @@ const (
 	ChildTimeout          = "CHILD_TIMEOUT"
 )
 
-// Error is an error a client may see: a code of decisions.md §3, a message
+// Error is an error a client may see: a code of api.md §3, a message
 // safe to show, and moreInfo (the parameter name for parameter errors).
 // Any error that is not an *Error is internal and shown only as
 // INTERNAL_ERROR.

@@ -34,7 +34,7 @@ const (
 
 var obstacleGroups = []string{IndoorMaterials, OutdoorMaterials, OtherMaterials}
 
-// Layout limits (decisions.md §14).
+// Layout limits (api.md §11).
 const (
 	MaxLayoutSide       = 1_000_000 // length and width, in the layout's unit
 	MaxObstacles        = 10_000
@@ -53,7 +53,7 @@ const (
 	FileSPM   = "spm"
 )
 
-// FloorLayout is the Floor layout of interface.md: the plan of a floor
+// FloorLayout is the floor layout of the interface (api.md §11): the plan of a floor
 // location with its obstacles and radio parameters. The server sets
 // Location (from the floor), the times, the file keys and RFParams.
 type FloorLayout struct {
@@ -266,7 +266,7 @@ type RFParamsInput struct {
 	SignaleDecaySlope      *float64 `json:"signaleDecaySlope"`
 }
 
-// badValue is the error of an unknown enum value (decisions.md §3:
+// badValue is the error of an unknown enum value (api.md §3:
 // INVALID_REQUEST_BODY), naming the field.
 func badValue(field, value string, allowed []string) *Error {
 	return &Error{Code: InvalidRequestBody, MoreInfo: field,

@@ -18,7 +18,7 @@ const (
 	FloorLocation  = "floorlocation"
 )
 
-// Well-known locations (decisions.md §5).
+// Well-known locations (api.md §5).
 const (
 	RootLocation    int64 = 0
 	UnknownLocation int64 = -1

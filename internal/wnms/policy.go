@@ -10,8 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// Global policies (interface.md §"SNMP policy", §"Hotspot SSID policy";
-// decisions.md §11). Both are global: created at the root location and
+// Global policies (api.md §9). Both are global: created at the root location and
 // kept once per customer.
 
 // Policy types: the read-only policyType of each global policy.
@@ -25,7 +24,7 @@ const (
 // that sends it back keeps the stored value.
 const SecretMask = "********"
 
-// Limits of the global policies (decisions.md §11).
+// Limits of the global policies (api.md §9).
 const (
 	MaxSNMPServers       = 64
 	MaxHotspotSSIDs      = 1000
@@ -91,7 +90,7 @@ const (
 var SNMPVersions = []SNMPVersion{SNMPv1, SNMPv2c, SNMPv3}
 
 // SNMPPolicy is the global SNMP policy of a customer: whether traps go out
-// and to whom, and how the SNMP agent answers queries (decisions.md §17).
+// and to whom, and how the SNMP agent answers queries (api.md §9).
 type SNMPPolicy struct {
 	PolicyCreatedAtLocID   LocationID   `json:"policyCreatedAtLocId"`
 	PolicyType             string       `json:"policyType"`

@@ -65,14 +65,14 @@ type LocationStore interface {
 	DeleteLocation(ctx context.Context, id int64) error
 }
 
-// PolicyStore keeps the global policies (decisions.md §11), one of each
+// PolicyStore keeps the global policies (api.md §9), one of each
 // type per customer. A customer that never stored one has the built-in
 // default. Policies are kept and returned with their secrets in clear:
 // callers that answer a client must mask them (SNMPPolicy.Masked).
 type PolicyStore interface {
 	// SNMPPolicy returns the SNMP policy in force for the customer, secrets
 	// unmasked: the stored one, or DefaultSNMPPolicy(). This is what the SNMP
-	// runtime (traps and agent, decisions.md §17) reads; it never reaches a
+	// runtime (traps and agent, api.md §9) reads; it never reaches a
 	// client unmasked.
 	SNMPPolicy(ctx context.Context, customerID int64) (*SNMPPolicy, error)
 	// UpdateSNMPPolicy replaces the customer's SNMP policy by what update

@@ -13,7 +13,7 @@ import (
 )
 
 // Template kinds: the only template type is the client connection test
-// profile (interface.md, decisions.md §12).
+// profile (api.md §10).
 const (
 	// ProfileTemplateType is the templateType of a profile and the
 	// templateType segment of its paths.
@@ -29,7 +29,7 @@ const (
 	BandAny   = "ANY"
 )
 
-// Security modes of a profile (decisions.md §12); 2 is not a mode.
+// Security modes of a profile (api.md §10); 2 is not a mode.
 const (
 	SecurityOpen     = 0
 	SecurityWEP      = 1
@@ -274,7 +274,7 @@ func (in *TemplateInput) ApplyTo(t *Template) error {
 	return nil
 }
 
-// Validate checks the rules of decisions.md §12 on a whole profile. Each
+// Validate checks the rules of api.md §10 on a whole profile. Each
 // broken rule is VALIDATION_FAILED naming the field; an unknown enum value
 // is INVALID_REQUEST_BODY.
 func (t *Template) Validate() error {

@@ -10,7 +10,7 @@ import (
 // Role is a user's role. The zero value is not a role.
 type Role string
 
-// The roles, lowest to highest (decisions.md §4).
+// The roles, lowest to highest (api.md §4).
 const (
 	Viewer        Role = "VIEWER"
 	Operator      Role = "OPERATOR"
@@ -201,7 +201,7 @@ func (u *User) PasswordExpired(now time.Time) bool {
 		u.PasswdSettings.PasswordExpiryDateTime > 0 && now.UnixMilli() >= u.PasswdSettings.PasswordExpiryDateTime
 }
 
-// Features available to every role (decisions.md §6).
+// Features available to every role (api.md §6).
 var allFeatures = []string{"REPORTS_CREATION", "SENSOR_PLACEMENT", "SHARED_REPORTS", "SWARM_DISABLED",
 	"WIFI", "MANAGELOGS", "AP_PLACEMENT", "SHOW_UPGRADE_FOR_SENSOR", "SENSOR_IMPORT",
 	"PERFORMANCE_MONITORING", "ACCOUNT_LOCKING", "IN_BROWSER_MESSAGING", "HA"}

@@ -7,7 +7,7 @@ import (
 )
 
 // ZoneConfig is the stored zone configuration of a location for location
-// analytics (decisions.md §16). It is kept per location and customer, so
+// analytics (api.md §13). It is kept per location and customer, so
 // the shared root and unknown locations carry one configuration per
 // customer. A nil part has not been set and falls back to its default:
 // the floor layout (or zeros), the measured footfall, DefaultDwellTime.

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The README's walk-through ("A first session with curl") must work as
+// written against a fresh server: every shell block runs, in order, in one
+// shell, and prints what the README shows after it: the same JSON objects
+// (compared by their fields, since ids, keys and dates differ from run to
+// run) and the same first word of every other line (statuses, types). It
+// needs bash, curl, jq, base64 and file; without them it is skipped, unless
+// WNMS_TEST_REQUIRE_TOOLS=1 (as in CI).
+func TestREADMEWalkthrough(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "jq", "base64", "file", "awk"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("WNMS_TEST_REQUIRE_TOOLS") == "1" {
+				t.Fatalf("%s is missing and WNMS_TEST_REQUIRE_TOOLS=1", tool)
+			}
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	start, end := strings.Index(s, "## A first session with curl"), strings.Index(s, "## Configuration")
+	if start < 0 || end < start {
+		t.Fatal("the README has no walk-through section")
+	}
+	steps := parseWalkthrough(s[start:end])
+	if len(steps) < 10 {
+		t.Fatalf("found only %d shell blocks in the walk-through", len(steps))
+	}
+
+	dir := t.TempDir()
+	l, _, stderr, _ := bootServe(t, map[string]string{}, "--data", filepath.Join(dir, "wnms-data"))
+	for i, st := range steps {
+		script := strings.NewReplacer("127.0.0.1:8080", l.API, "127.0.0.1:8081", l.Analytics).Replace(st.script)
+		// Each block runs in a shell that first replays the variable
+		// assignments of the blocks before it, so variables carry over as
+		// in one terminal.
+		var prior strings.Builder
+		for _, p := range steps[:i] {
+			for _, line := range strings.Split(p.script, "\n") {
+				if assignment.MatchString(line) {
+					prior.WriteString(strings.NewReplacer("127.0.0.1:8080", l.API, "127.0.0.1:8081", l.Analytics).Replace(line))
+					prior.WriteString("\n")
+				}
+			}
+		}
+		cmd := exec.Command("bash", "-c", "set -eo pipefail\n"+prior.String()+script)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("block %d failed: %v\n%s\n--- output:\n%s\n--- server:\n%s", i+1, err, st.script, out, stderr.String())
+		}
+		if st.want == "" {
+			continue
+		}
+		got, want := outputShape(string(out)), outputShape(st.want)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("block %d prints something else than the README shows:\n%s\n--- got:\n%s\n--- README:\n%s",
+				i+1, st.script, out, st.want)
+		}
+	}
+}
+
+type walkStep struct {
+	script string
+	want   string // the output block that follows, if any
+}
+
+var fence = regexp.MustCompile("(?s)```(sh|json|)\n(.*?)```")
+
+func parseWalkthrough(section string) []walkStep {
+	var steps []walkStep
+	for _, m := range fence.FindAllStringSubmatch(section, -1) {
+		switch m[1] {
+		case "sh":
+			steps = append(steps, walkStep{script: m[2]})
+		default:
+			if len(steps) > 0 && steps[len(steps)-1].want == "" {
+				steps[len(steps)-1].want = m[2]
+			}
+		}
+	}
+	return steps
+}
+
+var (
+	assignment = regexp.MustCompile(`^[A-Z_]+=`)
+	token      = regexp.MustCompile(`[A-Za-z0-9_-]{20,}`) // keys and ids that differ between runs
+)
+
+// outputShape reduces output to what does not change between runs: the
+// sorted field names of each JSON object (or the kind of a JSON array or
+// value), and the first word of every other line.
+func outputShape(out string) []string {
+	var shape []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		line = strings.TrimSpace(line)
+		var v any
+		if err := json.Unmarshal([]byte(line), &v); err == nil {
+			shape = append(shape, jsonShape(v))
+			continue
+		}
+		shape = append(shape, token.ReplaceAllString(strings.Fields(line + " .")[0], "<id>"))
+	}
+	return shape
+}
+
+func jsonShape(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return "{" + strings.Join(keys, ",") + "}"
+	case []any:
+		return "array"
+	default:
+		return "value"
+	}
+}
