@@ -95,6 +95,8 @@ func (s *Service) Modify(ctx context.Context, c *wnms.Caller, raw json.RawMessag
 	if err != nil {
 		return nil, err
 	}
+	// Refuse early, before the slow hash; the transaction checks again
+	// against the row it locks, which a concurrent change may have moved.
 	if err := access.Manage(ctx, s.Store, c, target); err != nil {
 		return nil, err
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"strconv"
-
-	"github.com/wnms/wnms/internal/wnms"
 )
 
 // What differs between the engines, in one place. Everything else in the
@@ -76,29 +74,4 @@ func idList(d Dialect, query string, ids []int64) (string, []any) {
 	}
 	b = append(b, ']')
 	return query + " IN (SELECT value FROM json_each($1))", []any{string(b)}
-}
-
-// querier is what reads need: a pool, a connection or a transaction.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// txReads reads inside a write transaction, so that an edit's checks see
-// what the transaction sees and never wait for a second connection.
-type txReads struct {
-	d Dialect
-	q querier
-}
-
-func (r txReads) Location(ctx context.Context, id int64) (*wnms.Location, error) {
-	return location(ctx, r.q, id)
-}
-
-func (r txReads) LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error) {
-	return locationPaths(ctx, r.d, r.q, ids)
-}
-
-func (r txReads) CustomFields(ctx context.Context, customerID int64) ([]wnms.CustomField, error) {
-	return customFields(ctx, r.q, customerID)
 }

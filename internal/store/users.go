@@ -377,3 +377,22 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n)
 	return n, err
 }
+
+// txReads reads inside a write transaction, so that an edit's checks see
+// what the transaction sees and never wait for a second connection.
+type txReads struct {
+	d Dialect
+	q querier
+}
+
+func (r txReads) Location(ctx context.Context, id int64) (*wnms.Location, error) {
+	return location(ctx, r.q, id)
+}
+
+func (r txReads) LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error) {
+	return locationPaths(ctx, r.d, r.q, ids)
+}
+
+func (r txReads) CustomFields(ctx context.Context, customerID int64) ([]wnms.CustomField, error) {
+	return customFields(ctx, r.q, customerID)
+}
