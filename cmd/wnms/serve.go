@@ -21,6 +21,7 @@ import (
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -40,6 +41,7 @@ type serveConfig struct {
 	bootstrapValue  string
 	maxConnsPerAddr int
 	maxConns        int
+	apTimeout       time.Duration
 }
 
 // listening tells a test where the listeners ended up.
@@ -69,6 +71,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.StringVar(&c.bootstrapValue, "bootstrap-key-value", "", "key value of the first admin key")
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-addr", 256, "open connections one source address may hold on each listener (0: no limit)")
 	fs.IntVar(&c.maxConns, "max-conns", 0, "open connections each listener holds in all (0: each listener takes half of three quarters of the raised open-file limit)")
+	fs.DurationVar(&c.apTimeout, "ap-timeout", telemetry.DefaultAPTimeout, "how long an AP may be silent before it counts as down")
 	if err := cmd.parse(args, getenv, 0); err != nil {
 		return err
 	}
@@ -125,7 +128,11 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	hostname, _ := os.Hostname()
 	info := api.Info{Version: Version, Build: Build, ServerID: c.serverID, DataDir: c.data,
 		ServerURL: c.serverURL, Hostname: hostname, TLS: tlsConf != nil, StartedAt: time.Now()}
+	if c.apTimeout < time.Second {
+		return usagef("--ap-timeout must be at least 1s, not %s", c.apTimeout)
+	}
 	apiSrv := api.New(st, a, log, info, reg, m)
+	apiSrv.Telemetry.APTimeout = c.apTimeout
 	anSrv := analytics.New(st, a, log, m)
 	anSrv.ServerID = int64(c.serverID)
 
@@ -156,6 +163,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	go housekeeping(bg, st, log)
+	go apiSrv.Telemetry.WatchAPs(bg)
 
 	var serveErr error
 	select {

@@ -31,7 +31,7 @@ func (s *Server) getSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := localNode(r); err != nil {
+	if err := httpkit.LocalNode(r); err != nil {
 		return err
 	}
 	p := wnms.DefaultSNMPPolicy()
@@ -48,7 +48,7 @@ func (s *Server) getSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
 // SNMP policy; masked secrets keep their stored values. Answers the stored
 // policy, masked. Any bad field changes nothing.
 func (s *Server) putSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
-	if err := localNode(r); err != nil {
+	if err := httpkit.LocalNode(r); err != nil {
 		return err
 	}
 	body, err := policyBody(w, r)
@@ -74,7 +74,7 @@ func (s *Server) getHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if err := localNode(r); err != nil {
+	if err := httpkit.LocalNode(r); err != nil {
 		return err
 	}
 	p := wnms.DefaultHotspotSSIDPolicy()
@@ -90,7 +90,7 @@ func (s *Server) getHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) er
 // putHotspotSSIDPolicy is PUT /configuration/global/hotspotssid: replaces
 // the hotspot SSID list and answers the stored policy.
 func (s *Server) putHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) error {
-	if err := localNode(r); err != nil {
+	if err := httpkit.LocalNode(r); err != nil {
 		return err
 	}
 	body, err := policyBody(w, r)

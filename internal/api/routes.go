@@ -51,6 +51,9 @@ func (s *Server) routes() {
 	s.handle("POST /layouts/spm", suAdOp, s.uploadLayoutSPM)
 	s.handle("GET /sfiles", anyRole, s.sfile)
 
+	// Telemetry: ingest and the device lists (internal/telemetry).
+	s.Telemetry.Routes(s.handle)
+
 	// Extensions (api.md §2, §5, §6).
 	s.handle("POST /login/{clientidentifier}/{timeout}", public, s.login)
 	s.handle("PUT /users/customfields", suAd, s.createCustomField)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/accounts"
+	"github.com/wnms/wnms/internal/telemetry"
 
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/httpkit"
@@ -46,6 +47,7 @@ type Store interface {
 	wnms.TemplateStore
 	wnms.LayoutStore
 	wnms.FileStore
+	telemetry.Store
 	Ping(ctx context.Context) error
 	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
 }
@@ -56,8 +58,11 @@ type Server struct {
 	Auth  *auth.Service
 	// Accounts manages user accounts (the users calls).
 	Accounts *accounts.Service
-	Log      *slog.Logger
-	Info     Info
+	// Telemetry ingests what APs and clients report and serves the device
+	// lists.
+	Telemetry *telemetry.Service
+	Log       *slog.Logger
+	Info      Info
 	// Registry holds every series of the process; /metrics shows it.
 	Registry *metrics.Registry
 	// Router is the listener's plumbing and route table; its Intercept
@@ -78,6 +83,7 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 			prev()
 		}
 	}
+	s.Telemetry = telemetry.NewService(st, log)
 	s.routes()
 	s.Router.Root.HandleFunc("GET /healthz", s.healthz)
 	s.Router.Root.HandleFunc("GET /readyz", s.readyz)

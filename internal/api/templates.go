@@ -90,7 +90,7 @@ func (s *Server) pageProfiles(w http.ResponseWriter, r *http.Request) error {
 		return &wnms.Error{Code: wnms.PageSizeExceeded, MoreInfo: "pageSize",
 			Message: "pageSize must be at most " + strconv.Itoa(profileMaxPageSize) + ", not " + strconv.FormatInt(size, 10)}
 	}
-	if err := localNode(r); err != nil {
+	if err := httpkit.LocalNode(r); err != nil {
 		return err
 	}
 	f, err := s.profileFilter(r)
@@ -192,7 +192,7 @@ func checkProfileLocation(id *wnms.LocationID, want int64) error {
 // mnctemplate start afresh.
 func (s *Server) copyProfile(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
-	if err := localNode(r); err != nil {
+	if err := httpkit.LocalNode(r); err != nil {
 		return err
 	}
 	src, err := s.readableProfile(r)

@@ -30,4 +30,5 @@ func (c *Clock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }
 func (e *Env) UseClock(c *Clock) {
 	e.Auth.Now = c.Now
 	e.Store.Now = c.Now
+	e.API.Telemetry.Now = c.Now
 }

@@ -122,6 +122,7 @@ func TestListenerLimits(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("another address was not served: %d", resp.StatusCode)
 	}
+	waitOpen(3) // that connection has closed on the server's side too
 	hold(b)
 	hold(b)
 	waitOpen(5)

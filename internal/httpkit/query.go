@@ -64,3 +64,35 @@ func QueryBool(r *http.Request, name string, def bool) (bool, error) {
 func PathInt(r *http.Request, name string) (int64, error) {
 	return ParseInt(name, r.PathValue(name))
 }
+
+// QueryValues returns every value given for a repeatable query parameter,
+// each trimmed and unquoted as QueryValue does; empty values are left out.
+func QueryValues(r *http.Request, name string) []string {
+	var out []string
+	for _, v := range r.URL.Query()[name] {
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = v[1 : len(v)-1]
+		}
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// LocalNode checks the nodeid parameter (nodeId, as some calls spell it):
+// 0 or absent addresses this server. This server has no cluster children
+// yet, so any other node is INVALID_PARAMETER, as an unknown child is.
+func LocalNode(r *http.Request) error {
+	for _, name := range []string{"nodeid", "nodeId"} {
+		n, err := QueryInt(r, name, 0)
+		if err != nil {
+			return err
+		}
+		if n != 0 {
+			return wnms.ParamError(name, "no cluster child %d: this server has no cluster children", n)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// TestAuthzTelemetry is the authorization matrix of the telemetry calls.
+func TestAuthzTelemetry(t *testing.T) {
+	apAt := func(loc int64) string {
+		return fmt.Sprintf(`{"macaddress":"00:11:74:%02x:%02x:%02x","locationId":{"type":"locallocationid","id":%d}}`,
+			auth.RandomToken(1)[0], auth.RandomToken(1)[0], auth.RandomToken(1)[0], loc)
+	}
+	// markAP stores an AP of customer 1 at the site folder, as the store,
+	// and returns how the lists show it.
+	markAP := func(t *testing.T, f *authzFixture) string {
+		a, err := telemetry.ParseAP(json.RawMessage(apAt(f.Site.ID.ID)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.E.Store.UpsertAPs(context.Background(), 1, []*telemetry.AP{a}, time.Now().UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+		return `"macaddress":"` + a.MacAddress + `"`
+	}
+	list := func(path string) func(*testing.T, *authzFixture, authzTarget) (string, string, any) {
+		return func(_ *testing.T, _ *authzFixture, tg authzTarget) (string, string, any) {
+			return "GET", strings.ReplaceAll(path, "{floor}", fmt.Sprint(tg.Floor.ID.ID)), nil
+		}
+	}
+	cases := []authzCase{
+		{name: "POST ingest/aps", allowed: opUp, ok: 200,
+			request: func(_ *testing.T, _ *authzFixture, tg authzTarget) (string, string, any) {
+				return "POST", "/V5/ingest/aps", json.RawMessage("[" + apAt(tg.Floor.ID.ID) + "]")
+			}},
+		{name: "GET devices/aps at a floor", request: list("/v2/devices/aps?locationid={floor}"), allowed: opUp, ok: 200,
+			location: true, foreign: 400, foreignCode: wnms.InvalidParameter},
+		{name: "GET devices/aps", request: list("/v2/devices/aps"), allowed: opUp, ok: 200, marker: markAP, scoped: true},
+		{name: "GET manageddevices at a floor", request: list("/V5/devices/manageddevices?locationid={floor}"), allowed: opUp, ok: 200,
+			location: true, foreign: 400, foreignCode: wnms.InvalidParameter},
+		{name: "GET manageddevices", request: list("/V5/devices/manageddevices"), allowed: opUp, ok: 200, marker: markAP, scoped: true},
+	}
+	runAuthz(t, cases)
+}

@@ -1,0 +1,231 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+const apColumns = `box_id, customer_id, mac, name, model, ip_address, location_id, software_version, vendor_name,
+	device_capability, ap_template_name, placed, num_assoc_clients, troubleshooting_status, grp, up_since, last_seen,
+	active, radios`
+
+// apFilterColumns maps the filter properties of APs to their columns.
+var apFilterColumns = map[string]string{
+	"boxid": "box_id", "name": "name", "macaddress": "mac", "ipaddress": "ip_address", "model": "model",
+	"group": "grp", "troubleshootingstatus": "troubleshooting_status", "devicecapability": "device_capability",
+	"locationid": "location_id", "numassocclients": "num_assoc_clients", "lastseen": "last_seen",
+	"upsince": "up_since", "softwareversion": "software_version", "vendorname": "vendor_name",
+}
+
+var apSortColumns = map[string]string{
+	"devicename": "name", "boxid": "box_id", "macaddress": "mac", "ipaddress": "ip_address", "lastseen": "last_seen",
+}
+
+func scanAP(sc scanner) (*telemetry.AP, error) {
+	var a telemetry.AP
+	var loc int64
+	var radios string
+	if err := sc.Scan(&a.BoxID, &a.CustomerID, &a.MacAddress, &a.Name, &a.Model, &a.IPAddress, &loc,
+		&a.SoftwareVersion, &a.VendorName, &a.DeviceCapability, &a.APTemplateName, &a.Placed, &a.NumAssocClients,
+		&a.TroubleshootingStatus, &a.Group, &a.UpSince, &a.LastSeen, &a.Announced, &radios); err != nil {
+		return nil, err
+	}
+	a.LocationID = wnms.LocalID(loc)
+	if err := json.Unmarshal([]byte(radios), &a.Radios); err != nil {
+		return nil, fmt.Errorf("ap %d radios: %w", a.BoxID, err)
+	}
+	return &a, nil
+}
+
+// UpsertAPs stores APs as seen at now, in one transaction (see
+// telemetry.Store).
+func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*telemetry.AP, now int64) ([]telemetry.AP, error) {
+	var up []telemetry.AP
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		up = up[:0]
+		for _, a := range aps {
+			radios, err := json.Marshal(a.Radios)
+			if err != nil {
+				return err
+			}
+			var box int64
+			err = tx.QueryRowContext(ctx, `INSERT INTO devices (customer_id, kind, mac) VALUES ($1, 'ap', $2)
+				ON CONFLICT (customer_id, kind, mac) DO UPDATE SET mac = excluded.mac RETURNING box_id`,
+				customerID, a.MacAddress).Scan(&box)
+			if err != nil {
+				return err
+			}
+			// wasUp is the liveness announced before this heartbeat; a new
+			// AP counts as coming up.
+			var wasUp sql.NullBool
+			err = tx.QueryRowContext(ctx, `SELECT active FROM aps WHERE box_id = $1`+forUpdate(s.dialect, "aps"), box).Scan(&wasUp)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO aps (box_id, customer_id, mac, name, model, ip_address, location_id,
+				software_version, vendor_name, device_capability, ap_template_name, placed, num_assoc_clients,
+				troubleshooting_status, grp, up_since, last_seen, active, radios)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16, $17, $18)
+				ON CONFLICT (box_id) DO UPDATE SET name = excluded.name, model = excluded.model,
+				ip_address = excluded.ip_address, location_id = excluded.location_id,
+				software_version = excluded.software_version, vendor_name = excluded.vendor_name,
+				device_capability = excluded.device_capability, ap_template_name = excluded.ap_template_name,
+				placed = excluded.placed, num_assoc_clients = excluded.num_assoc_clients,
+				troubleshooting_status = excluded.troubleshooting_status, grp = excluded.grp,
+				up_since = CASE WHEN aps.active THEN aps.up_since ELSE excluded.up_since END,
+				last_seen = excluded.last_seen, active = excluded.active, radios = excluded.radios`,
+				box, customerID, a.MacAddress, a.Name, a.Model, a.IPAddress, a.LocationID.ID, a.SoftwareVersion,
+				a.VendorName, a.DeviceCapability, a.APTemplateName, a.Placed, a.NumAssocClients,
+				a.TroubleshootingStatus, a.Group, now, true, string(radios))
+			if isForeignKey(err) {
+				return wnms.RuleBroken("no location %d", a.LocationID.ID)
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM ap_radios WHERE box_id = $1`, box); err != nil {
+				return err
+			}
+			for _, r := range a.Radios {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO ap_radios (customer_id, bssid, box_id) VALUES ($1, $2, $3)
+					ON CONFLICT (customer_id, bssid) DO UPDATE SET box_id = excluded.box_id`,
+					customerID, r.MacAddress, box); err != nil {
+					return err
+				}
+			}
+			a.BoxID, a.CustomerID, a.LastSeen = box, customerID, now
+			if !wasUp.Valid || !wasUp.Bool {
+				a.UpSince = now
+				up = append(up, *a)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return up, nil
+}
+
+// APs lists the APs q selects (see telemetry.Store).
+func (s *Store) APs(ctx context.Context, q telemetry.APQuery) ([]telemetry.AP, int, error) {
+	var args sqlArgs
+	where := []string{"customer_id = " + args.add(q.CustomerID)}
+	for _, subtrees := range [][]string{q.Scope, q.Locations} {
+		if subtrees == nil {
+			continue
+		}
+		if len(subtrees) == 0 {
+			return []telemetry.AP{}, 0, nil
+		}
+		or := make([]string, len(subtrees))
+		for i, p := range subtrees {
+			lo, hi := subtreeBounds(p)
+			or[i] = subtreeMatch(s.dialect, "path", args.add(lo), args.add(hi))
+		}
+		where = append(where, "location_id IN (SELECT id FROM locations WHERE "+strings.Join(or, " OR ")+")")
+	}
+	if len(q.MACs) > 0 {
+		ph := make([]string, len(q.MACs))
+		for i, m := range q.MACs {
+			ph[i] = args.add(m)
+		}
+		where = append(where, "mac IN ("+strings.Join(ph, ", ")+")")
+	}
+	if q.Capability != 0 {
+		where = append(where, "(device_capability & "+args.add(int64(q.Capability))+") <> 0")
+	}
+	if q.Active != nil {
+		op := " >= "
+		if !*q.Active {
+			op = " < "
+		}
+		where = append(where, "last_seen"+op+args.add(q.ActiveSince))
+	}
+	if q.Name != "" {
+		where = append(where, "lower(name) LIKE '%' || lower("+args.add(likeEscape(q.Name))+") || '%' ESCAPE '\\'")
+	}
+	if q.Filter != nil {
+		f, err := compileFilter(*q.Filter, apFilterColumns, &args)
+		if err != nil {
+			return nil, 0, err
+		}
+		where = append(where, f)
+	}
+	cond := strings.Join(where, " AND ")
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
+	var total int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM aps WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	col, ok := apSortColumns[q.Sort]
+	if !ok {
+		col = "box_id"
+	}
+	dir := " DESC"
+	if q.Ascending {
+		dir = " ASC"
+	}
+	order := col + dir
+	if col != "box_id" {
+		order += ", box_id" + dir
+	}
+	query := `SELECT ` + apColumns + ` FROM aps WHERE ` + cond + ` ORDER BY ` + order +
+		` LIMIT ` + strconv.Itoa(q.Limit) + ` OFFSET ` + strconv.Itoa(q.Offset)
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []telemetry.AP{}
+	for rows.Next() {
+		a, err := scanAP(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, *a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	return out, total, tx.Commit()
+}
+
+// MarkAPsDown records as down the APs announced up but silent since
+// staleBefore (see telemetry.Store). The conditional UPDATE makes one
+// replica, the first, return each AP.
+func (s *Store) MarkAPsDown(ctx context.Context, staleBefore int64) ([]telemetry.AP, error) {
+	var out []telemetry.AP
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `UPDATE aps SET active = $1 WHERE active = $2 AND last_seen < $3 RETURNING `+apColumns,
+			false, true, staleBefore)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			a, err := scanAP(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, *a)
+		}
+		return rows.Err()
+	})
+	slices.SortFunc(out, func(a, b telemetry.AP) int { return cmp.Compare(a.BoxID, b.BoxID) })
+	return out, err
+}

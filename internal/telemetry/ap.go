@@ -1,0 +1,267 @@
+package telemetry
+
+import (
+	"encoding/json"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// Device capability bits of an AP (deviceCapability).
+const (
+	Cap80211n  = 1
+	Cap80211ac = 2
+	Cap80211ax = 4
+	capAll     = Cap80211n | Cap80211ac | Cap80211ax
+)
+
+// Frequency bands of a radio.
+const (
+	Band24 = "BAND_2_4_GHZ"
+	Band5  = "BAND_5_GHZ"
+)
+
+// APGroups are the groups an AP may be in; managed APs are AUTHORIZED.
+var APGroups = []string{"AUTHORIZED", "UNCATEGORIZED", "EXTERNAL", "ROGUE"}
+
+// RadioProtocols are the 802.11 protocols a radio may name.
+var RadioProtocols = []string{"A", "B", "BG", "N", "AC", "AX"}
+
+// Limits of an AP record.
+const (
+	MaxAPName  = 64
+	MaxAPText  = 128
+	MaxRadios  = 16
+	MaxSSIDLen = 32
+	MaxChannel = 196
+)
+
+// AP is the AP record of the device lists.
+type AP struct {
+	Type                  string          `json:"type"`
+	BoxID                 int64           `json:"boxId"`
+	Name                  string          `json:"name"`
+	MacAddress            string          `json:"macaddress"`
+	Model                 string          `json:"model"`
+	IPAddress             string          `json:"ipAddress"`
+	LocationID            wnms.LocationID `json:"locationId"`
+	ActiveStatus          bool            `json:"activeStatus"`
+	UpSince               int64           `json:"upSince"`
+	LastSeen              int64           `json:"lastSeen"`
+	SoftwareVersion       string          `json:"softwareVersion"`
+	VendorName            string          `json:"vendorName"`
+	DeviceCapability      int             `json:"deviceCapability"`
+	Dot11ACCapability     bool            `json:"dot11ACCapability"`
+	APTemplateName        string          `json:"apTemplateName"`
+	Placed                bool            `json:"placed"`
+	NumAssocClients       int             `json:"numAssocClients"`
+	TroubleshootingStatus int             `json:"troubleshootingStatus"`
+	Group                 string          `json:"group"`
+	Radios                []Radio         `json:"radios"`
+
+	// CustomerID owns the AP; Announced is the liveness last announced.
+	CustomerID int64 `json:"-"`
+	Announced  bool  `json:"-"`
+}
+
+// Radio is one radio of an AP; MacAddress is its BSSID.
+type Radio struct {
+	Type            string `json:"type"`
+	MacAddress      string `json:"macaddress"`
+	Protocol        string `json:"protocol"`
+	Channel         int    `json:"channel"`
+	SSID            string `json:"ssid"`
+	FrequencyBand   string `json:"frequencyBand"`
+	NumAssocClients int    `json:"numAssocClients"`
+	Active          bool   `json:"active"`
+}
+
+// Derive fills what is computed on read: the record types, 802.11ac
+// capability, and activeStatus (seen within timeout of now).
+func (a *AP) Derive(now time.Time, timeout time.Duration) {
+	a.Type = "ap"
+	a.Dot11ACCapability = a.DeviceCapability&Cap80211ac != 0
+	a.ActiveStatus = now.Sub(time.UnixMilli(a.LastSeen)) < timeout
+	if a.Radios == nil {
+		a.Radios = []Radio{}
+	}
+	for i := range a.Radios {
+		a.Radios[i].Type = "apradio"
+	}
+}
+
+// APInput is an AP record as ingest takes it: the read shape, of which the
+// server's own fields (boxId, activeStatus, upSince, lastSeen,
+// dot11ACCapability) are ignored when sent back.
+type APInput struct {
+	Type                  *string          `json:"type"`
+	MacAddress            *string          `json:"macaddress"`
+	Name                  *string          `json:"name"`
+	Model                 string           `json:"model"`
+	IPAddress             string           `json:"ipAddress"`
+	LocationID            *wnms.LocationID `json:"locationId"`
+	SoftwareVersion       string           `json:"softwareVersion"`
+	VendorName            string           `json:"vendorName"`
+	DeviceCapability      int              `json:"deviceCapability"`
+	APTemplateName        string           `json:"apTemplateName"`
+	Placed                bool             `json:"placed"`
+	NumAssocClients       *int             `json:"numAssocClients"`
+	TroubleshootingStatus int              `json:"troubleshootingStatus"`
+	Group                 *string          `json:"group"`
+	Radios                []RadioInput     `json:"radios"`
+}
+
+// RadioInput is a radio of an ingested AP record.
+type RadioInput struct {
+	MacAddress      *string `json:"macaddress"`
+	Protocol        string  `json:"protocol"`
+	Channel         int     `json:"channel"`
+	SSID            string  `json:"ssid"`
+	FrequencyBand   string  `json:"frequencyBand"`
+	NumAssocClients int     `json:"numAssocClients"`
+	Active          *bool   `json:"active"`
+}
+
+// ParseAP decodes and checks one ingested AP record and returns the AP to
+// store. The location is left for the caller to check against the
+// ingesting key's scope; absent, it is the unknown location.
+func ParseAP(raw json.RawMessage) (*AP, error) {
+	var in APInput
+	if err := decodeRecord(raw, &in); err != nil {
+		return nil, err
+	}
+	if in.Type != nil && *in.Type != "ap" {
+		return nil, wnms.Invalid("type", "must be \"ap\"")
+	}
+	if in.MacAddress == nil {
+		return nil, wnms.Invalid("macaddress", "required")
+	}
+	mac, ok := ParseMAC(*in.MacAddress)
+	if !ok {
+		return nil, wnms.Invalid("macaddress", "%q is not a MAC address (six hex octets separated by ':' or '-')", *in.MacAddress)
+	}
+	a := &AP{MacAddress: mac, Name: mac, Model: in.Model, IPAddress: in.IPAddress,
+		LocationID:      wnms.LocalID(wnms.UnknownLocation),
+		SoftwareVersion: in.SoftwareVersion, VendorName: in.VendorName, DeviceCapability: in.DeviceCapability,
+		APTemplateName: in.APTemplateName, Placed: in.Placed, TroubleshootingStatus: in.TroubleshootingStatus,
+		Group: "AUTHORIZED"}
+	if in.Name != nil {
+		a.Name = *in.Name
+	}
+	if err := wnms.CheckText("name", a.Name, 1, MaxAPName); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct{ name, v string }{{"model", a.Model}, {"softwareVersion", a.SoftwareVersion},
+		{"vendorName", a.VendorName}, {"apTemplateName", a.APTemplateName}} {
+		if err := wnms.CheckText(f.name, f.v, 0, MaxAPText); err != nil {
+			return nil, err
+		}
+	}
+	if a.IPAddress != "" {
+		ip, err := netip.ParseAddr(a.IPAddress)
+		if err != nil {
+			return nil, wnms.Invalid("ipAddress", "%q is not an IPv4 or IPv6 address", a.IPAddress)
+		}
+		a.IPAddress = ip.String()
+	}
+	if in.LocationID != nil {
+		if in.LocationID.Type != "" && in.LocationID.Type != wnms.LocalLocationID || in.LocationID.ChildID != nil {
+			return nil, wnms.Invalid("locationId", "must be a %s of this server", wnms.LocalLocationID)
+		}
+		a.LocationID = wnms.LocalID(in.LocationID.ID)
+	}
+	if a.DeviceCapability < 0 || a.DeviceCapability > capAll {
+		return nil, wnms.Invalid("deviceCapability", "a bit mask of 1 (802.11n), 2 (802.11ac) and 4 (802.11ax): 0 to %d", capAll)
+	}
+	if a.TroubleshootingStatus < 0 {
+		return nil, wnms.Invalid("troubleshootingStatus", "must not be negative")
+	}
+	if in.Group != nil {
+		g, err := checkEnum("group", *in.Group, APGroups...)
+		if err != nil {
+			return nil, err
+		}
+		a.Group = g
+	}
+	if len(in.Radios) > MaxRadios {
+		return nil, wnms.Invalid("radios", "at most %d radios", MaxRadios)
+	}
+	seen := map[string]bool{}
+	total := 0
+	for i, ri := range in.Radios {
+		r, err := parseRadio(ri)
+		if err != nil {
+			if e, ok := err.(*wnms.Error); ok {
+				at := "radios[" + strconv.Itoa(i) + "]."
+				e.Message, e.MoreInfo = at+e.Message, at+e.MoreInfo
+			}
+			return nil, err
+		}
+		if seen[r.MacAddress] {
+			return nil, wnms.Invalid("radios", "BSSID %s given twice", r.MacAddress)
+		}
+		seen[r.MacAddress] = true
+		total += r.NumAssocClients
+		a.Radios = append(a.Radios, r)
+	}
+	a.NumAssocClients = total
+	if in.NumAssocClients != nil {
+		if *in.NumAssocClients < 0 {
+			return nil, wnms.Invalid("numAssocClients", "must not be negative")
+		}
+		a.NumAssocClients = *in.NumAssocClients
+	}
+	return a, nil
+}
+
+func parseRadio(in RadioInput) (Radio, error) {
+	var r Radio
+	if in.MacAddress == nil {
+		return r, wnms.Invalid("macaddress", "required: the radio's BSSID")
+	}
+	bssid, ok := ParseMAC(*in.MacAddress)
+	if !ok {
+		return r, wnms.Invalid("macaddress", "%q is not a BSSID (six hex octets separated by ':' or '-')", *in.MacAddress)
+	}
+	r = Radio{MacAddress: bssid, Channel: in.Channel, SSID: in.SSID, NumAssocClients: in.NumAssocClients, Active: true}
+	if in.Protocol != "" {
+		p, err := checkEnum("protocol", in.Protocol, RadioProtocols...)
+		if err != nil {
+			return r, err
+		}
+		r.Protocol = p
+	}
+	if r.Channel < 1 || r.Channel > MaxChannel {
+		return r, wnms.Invalid("channel", "must be 1 to %d", MaxChannel)
+	}
+	if err := wnms.CheckOctets("ssid", r.SSID, 0, MaxSSIDLen); err != nil {
+		return r, err
+	}
+	r.FrequencyBand = BandOf(r.Channel)
+	if in.FrequencyBand != "" {
+		b, err := checkEnum("frequencyBand", in.FrequencyBand, Band24, Band5)
+		if err != nil {
+			return r, err
+		}
+		if b != r.FrequencyBand {
+			return r, wnms.Invalid("frequencyBand", "channel %d is in %s, not %s", r.Channel, r.FrequencyBand, b)
+		}
+	}
+	if r.NumAssocClients < 0 {
+		return r, wnms.Invalid("numAssocClients", "must not be negative")
+	}
+	if in.Active != nil {
+		r.Active = *in.Active
+	}
+	return r, nil
+}
+
+// BandOf is the band of a channel: 1–14 are 2.4 GHz, the rest 5 GHz.
+func BandOf(channel int) string {
+	if channel >= 1 && channel <= 14 {
+		return Band24
+	}
+	return Band5
+}

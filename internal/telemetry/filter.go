@@ -1,0 +1,262 @@
+package telemetry
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// The vendor's filter language for device lists (docs/api.md §7): a
+// URL-encoded JSON condition
+//
+//	{"property": "boxid", "value": [1, 2], "operator": "="}
+//
+// or a group of conditions {"value": [cond, cond], "operator": "OR"}.
+// Several filter parameters combine by the query parameter operator (AND
+// by default). Anything that cannot be applied is INVALID_FILTER.
+
+// Kind is the type of a filterable property.
+type Kind int
+
+// The kinds of properties.
+const (
+	Number Kind = iota
+	Text
+	Bool
+)
+
+// Properties names what a resource may be filtered on, in lower case.
+type Properties map[string]Kind
+
+// Cond is a parsed filter: a group (Op AND or OR over Sub) or a test of
+// one property (Op one of the comparison operators, Values of the
+// property's kind: int64, string or bool).
+type Cond struct {
+	Op       string
+	Sub      []Cond
+	Property string
+	Kind     Kind
+	Values   []any
+}
+
+// Group reports whether c is an AND or OR of conditions.
+func (c Cond) Group() bool { return c.Op == "AND" || c.Op == "OR" }
+
+// The comparison operators, and for each the kinds it applies to.
+var operators = map[string][]Kind{
+	"=":           {Number, Text, Bool},
+	"!=":          {Number, Text, Bool},
+	"<":           {Number},
+	">":           {Number},
+	"<=":          {Number},
+	">=":          {Number},
+	"contains":    {Text},
+	"notcontains": {Text},
+	"bitwise_and": {Number},
+}
+
+// Limits of a filter.
+const (
+	maxFilterDepth  = 8
+	maxFilterTests  = 100
+	maxFilterValues = 1000
+	maxFilterText   = 256
+)
+
+func filterError(format string, args ...any) *wnms.Error {
+	e := wnms.Errorf(wnms.InvalidFilter, format, args...)
+	e.MoreInfo = "filter"
+	return e
+}
+
+// ParseFilters reads the filter parameters of a list call against the
+// resource's properties: each a JSON condition, combined by op (AND when
+// empty, else AND or OR in any case). No filter is the zero Cond with ok
+// false.
+func ParseFilters(filters []string, op string, props Properties) (c Cond, ok bool, err error) {
+	if len(filters) == 0 {
+		return Cond{}, false, nil
+	}
+	switch strings.ToUpper(strings.TrimSpace(op)) {
+	case "", "AND":
+		op = "AND"
+	case "OR":
+		op = "OR"
+	default:
+		return Cond{}, false, wnms.ParamError("operator", "operator must be AND or OR, not %q", op)
+	}
+	p := filterParser{props: props}
+	all := Cond{Op: op}
+	for _, f := range filters {
+		sub, err := p.parse([]byte(f))
+		if err != nil {
+			return Cond{}, false, err
+		}
+		all.Sub = append(all.Sub, sub)
+	}
+	if len(all.Sub) == 1 {
+		return all.Sub[0], true, nil
+	}
+	return all, true, nil
+}
+
+type filterParser struct {
+	props Properties
+	tests int
+}
+
+type rawCond struct {
+	Property *string           `json:"property"`
+	Value    []json.RawMessage `json:"value"`
+	Operator *string           `json:"operator"`
+}
+
+func (p *filterParser) parse(b []byte) (Cond, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		// Some clients quote the whole parameter.
+		var s string
+		if err := json.Unmarshal(b, &s); err == nil {
+			b = []byte(s)
+		}
+	}
+	return p.cond(b, 0)
+}
+
+func (p *filterParser) cond(b []byte, depth int) (Cond, error) {
+	if depth >= maxFilterDepth {
+		return Cond{}, filterError("filter nests deeper than %d levels", maxFilterDepth)
+	}
+	var r rawCond
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return Cond{}, filterError("filter is not a JSON condition {\"property\", \"value\": [...], \"operator\"}: %s", jsonProblem(err))
+	}
+	if dec.More() {
+		return Cond{}, filterError("filter holds more than one JSON value")
+	}
+	if r.Operator == nil {
+		return Cond{}, filterError("filter condition has no operator")
+	}
+	op := strings.TrimSpace(*r.Operator)
+	if len(r.Value) == 0 {
+		return Cond{}, filterError("filter condition has no values")
+	}
+	if r.Property == nil {
+		up := strings.ToUpper(op)
+		if up != "AND" && up != "OR" {
+			return Cond{}, filterError("a condition without a property is a group: its operator must be AND or OR, not %q", op)
+		}
+		g := Cond{Op: up}
+		for _, v := range r.Value {
+			sub, err := p.cond(v, depth+1)
+			if err != nil {
+				return Cond{}, err
+			}
+			g.Sub = append(g.Sub, sub)
+		}
+		return g, nil
+	}
+	p.tests++
+	if p.tests > maxFilterTests {
+		return Cond{}, filterError("filter has more than %d conditions", maxFilterTests)
+	}
+	name := strings.ToLower(strings.TrimSpace(*r.Property))
+	kind, ok := p.props[name]
+	if !ok {
+		return Cond{}, filterError("no property %q to filter on; the properties are %s", *r.Property, p.props.names())
+	}
+	op = strings.ToLower(op)
+	kinds, ok := operators[op]
+	if !ok {
+		return Cond{}, filterError("unknown operator %q", *r.Operator)
+	}
+	if !slices.Contains(kinds, kind) {
+		return Cond{}, filterError("operator %q does not apply to %s, a %s", op, name, kind)
+	}
+	if len(r.Value) > maxFilterValues {
+		return Cond{}, filterError("at most %d values a condition", maxFilterValues)
+	}
+	c := Cond{Op: op, Property: name, Kind: kind}
+	for _, raw := range r.Value {
+		v, err := filterValue(name, kind, raw)
+		if err != nil {
+			return Cond{}, err
+		}
+		c.Values = append(c.Values, v)
+	}
+	return c, nil
+}
+
+// filterValue reads one value of a condition as the property's kind.
+// Numbers may come as JSON numbers or numeric strings; MACs are read in
+// any case and separator.
+func filterValue(name string, kind Kind, raw json.RawMessage) (any, error) {
+	var s string
+	isString := json.Unmarshal(raw, &s) == nil
+	switch kind {
+	case Number:
+		text := string(bytes.TrimSpace(raw))
+		if isString {
+			text = strings.TrimSpace(s)
+		}
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return nil, filterError("%s takes whole numbers, not %s", name, raw)
+		}
+		return n, nil
+	case Bool:
+		var b bool
+		if err := json.Unmarshal(raw, &b); err == nil {
+			return b, nil
+		}
+		if isString {
+			if b, err := strconv.ParseBool(s); err == nil {
+				return b, nil
+			}
+		}
+		return nil, filterError("%s takes true or false, not %s", name, raw)
+	}
+	if !isString {
+		return nil, filterError("%s takes strings, not %s", name, raw)
+	}
+	if len(s) > maxFilterText {
+		return nil, filterError("a value of %s is longer than %d bytes", name, maxFilterText)
+	}
+	if strings.Contains(name, "mac") || name == "bssid" {
+		if m, ok := ParseMAC(s); ok {
+			return m, nil
+		}
+	}
+	return s, nil
+}
+
+func (k Kind) String() string {
+	switch k {
+	case Number:
+		return "number"
+	case Bool:
+		return "boolean"
+	}
+	return "string"
+}
+
+func (p Properties) names() string {
+	var out []string
+	for n := range p {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+func jsonProblem(err error) string {
+	msg := err.Error()
+	return strings.TrimPrefix(msg, "json: ")
+}

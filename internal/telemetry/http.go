@@ -1,0 +1,209 @@
+package telemetry
+
+import (
+	"context"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wnms/wnms/internal/access"
+	"github.com/wnms/wnms/internal/httpkit"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// MaxAPList is the most APs GET /devices/aps answers; X-Total-Count says
+// how many matched.
+const MaxAPList = 100
+
+// Paging of the managed-device list.
+const (
+	DefaultPageLimit = 100
+	MaxPageLimit     = 1000
+)
+
+// Routes registers the telemetry calls with handle (the listener's route
+// table; paths are below the base path and the version segment).
+func (s *Service) Routes(handle func(pattern string, rule access.Rule, h httpkit.HandlerFunc)) {
+	handle("POST /ingest/aps", access.SuAdOp, s.ingestAPs)
+	handle("GET /devices/aps", access.SuAdOp, s.listAPs)
+	handle("GET /devices/manageddevices", access.SuAdOp, s.managedDevices)
+}
+
+// ingestAPs is POST /ingest/aps: AP inventory and heartbeats.
+func (s *Service) ingestAPs(w http.ResponseWriter, r *http.Request) error {
+	body, err := readIngestBody(w, r)
+	if err != nil {
+		return err
+	}
+	res, err := s.IngestAPs(r.Context(), wnms.CallerFrom(r.Context()), body)
+	if err != nil {
+		return err
+	}
+	httpkit.WriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// ingestTypes are the content types an ingest body may declare.
+var ingestTypes = map[string]bool{"application/json": true, "application/x-ndjson": true,
+	"application/ndjson": true, "application/jsonl": true, "application/x-jsonlines": true}
+
+// readIngestBody reads an ingest body: JSON or NDJSON, at most
+// MaxIngestBody bytes (413 beyond).
+func readIngestBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || !ingestTypes[mt] {
+			return nil, wnms.Errorf(wnms.UnsupportedMediaType, "an ingest body is application/json (an array) or application/x-ndjson, not %q", ct)
+		}
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, MaxIngestBody))
+}
+
+// listAPs is GET /devices/aps: at most MaxAPList APs, X-Total-Count.
+func (s *Service) listAPs(w http.ResponseWriter, r *http.Request) error {
+	c := wnms.CallerFrom(r.Context())
+	if c.Session.ClusterChildren {
+		return wnms.Errorf(wnms.NotSupportedInCluster, "the AP list is not available in a session opened for cluster data; use devices/manageddevices")
+	}
+	q, err := s.apQuery(r.Context(), r, c, "sortcolumn", "sortascending", true)
+	if err != nil {
+		return err
+	}
+	q.Limit = MaxAPList
+	aps, total, err := s.ListAPs(r.Context(), c, q)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("X-Total-Count", strconv.Itoa(total))
+	httpkit.WriteJSON(w, http.StatusOK, aps)
+	return nil
+}
+
+// devicePage is the answer of the paged managed-device list.
+type devicePage struct {
+	ManagedDevices []AP    `json:"managedDevices"`
+	TotalCount     int     `json:"totalCount"`
+	PreviousLink   *string `json:"previousLink"`
+	NextLink       *string `json:"nextLink"`
+}
+
+// managedDevices is GET /devices/manageddevices: the APs, paged by
+// offset and limit, newest box first unless asked otherwise.
+func (s *Service) managedDevices(w http.ResponseWriter, r *http.Request) error {
+	c := wnms.CallerFrom(r.Context())
+	q, err := s.apQuery(r.Context(), r, c, "sortby", "ascending", false)
+	if err != nil {
+		return err
+	}
+	offset, err := httpkit.QueryInt(r, "offset", 0)
+	if err != nil {
+		return err
+	}
+	if offset < 0 {
+		return wnms.ParamError("offset", "offset must not be negative")
+	}
+	limit, err := httpkit.QueryInt(r, "limit", DefaultPageLimit)
+	if err != nil {
+		return err
+	}
+	if limit > MaxPageLimit {
+		e := wnms.Errorf(wnms.PageSizeExceeded, "limit is at most %d", MaxPageLimit)
+		e.MoreInfo = "limit"
+		return e
+	}
+	if limit < 1 {
+		return wnms.ParamError("limit", "limit must be at least 1")
+	}
+	q.Offset, q.Limit = int(offset), int(limit)
+	aps, total, err := s.ListAPs(r.Context(), c, q)
+	if err != nil {
+		return err
+	}
+	page := devicePage{ManagedDevices: aps, TotalCount: total}
+	link := func(from int64) *string {
+		v := r.URL.Query()
+		v.Set("offset", strconv.FormatInt(from, 10))
+		v.Set("limit", strconv.FormatInt(limit, 10))
+		l := "/devices/manageddevices?" + v.Encode()
+		return &l
+	}
+	if offset > 0 {
+		page.PreviousLink = link(max(0, offset-limit))
+	}
+	if offset+limit < int64(total) {
+		page.NextLink = link(offset + limit)
+	}
+	httpkit.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// apQuery reads the filters the AP lists share: macaddress and locationid
+// (both repeatable), capability, active, name, filter (repeatable, with
+// operator), the node, and the sort parameters named sortParam and
+// ascParam (ascending by default when asc).
+func (s *Service) apQuery(ctx context.Context, r *http.Request, c *wnms.Caller, sortParam, ascParam string, asc bool) (APQuery, error) {
+	var q APQuery
+	if err := httpkit.LocalNode(r); err != nil {
+		return q, err
+	}
+	for _, m := range httpkit.QueryValues(r, "macaddress") {
+		mac, ok := ParseMAC(m)
+		if !ok {
+			return q, wnms.ParamError("macaddress", "%q is not a MAC address (six hex octets separated by ':' or '-')", m)
+		}
+		q.MACs = append(q.MACs, mac)
+	}
+	for _, v := range httpkit.QueryValues(r, "locationid") {
+		id, err := httpkit.ParseInt("locationid", v)
+		if err != nil {
+			return q, err
+		}
+		l, err := access.LocationFor(ctx, s.Store, c, id)
+		if wnms.ErrorCode(err) == wnms.ResourceNotFound {
+			return q, wnms.ParamError("locationid", "no location %d", id)
+		}
+		if err != nil {
+			return q, err
+		}
+		q.Locations = append(q.Locations, l.Path)
+	}
+	capability, err := httpkit.QueryInt(r, "capability", 0)
+	if err != nil {
+		return q, err
+	}
+	if capability < 0 || capability > capAll {
+		return q, wnms.ParamError("capability", "capability is a bit mask of 1 (802.11n), 2 (802.11ac) and 4 (802.11ax): 0 to %d", capAll)
+	}
+	q.Capability = int(capability)
+	if _, given := httpkit.QueryValue(r, "active"); given {
+		active, err := httpkit.QueryBool(r, "active", false)
+		if err != nil {
+			return q, err
+		}
+		q.Active = &active
+	}
+	q.Name, _ = httpkit.QueryValue(r, "name")
+	if len(q.Name) > MaxAPName*4 {
+		return q, wnms.ParamError("name", "name is at most %d characters", MaxAPName)
+	}
+	op, _ := httpkit.QueryValue(r, "operator")
+	f, ok, err := ParseFilters(r.URL.Query()["filter"], op, APProperties)
+	if err != nil {
+		return q, err
+	}
+	if ok {
+		q.Filter = &f
+	}
+	q.Sort = "boxid"
+	if v, _ := httpkit.QueryValue(r, sortParam); v != "" {
+		q.Sort = strings.ToLower(v)
+		if !slices.Contains(APSortColumns, q.Sort) {
+			return q, wnms.ParamError(sortParam, "%s must be one of %s, not %q", sortParam, strings.Join(APSortColumns, ", "), v)
+		}
+	}
+	q.Ascending, err = httpkit.QueryBool(r, ascParam, asc)
+	return q, err
+}

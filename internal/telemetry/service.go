@@ -1,0 +1,153 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/wnms/wnms/internal/access"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// DefaultAPTimeout is how long an AP may stay silent before it counts as
+// down.
+const DefaultAPTimeout = 5 * time.Minute
+
+// Service ingests telemetry and answers its reads. Set its fields before
+// it serves.
+type Service struct {
+	Store Store
+	Now   func() time.Time
+	Log   *slog.Logger
+	// APTimeout turns an AP silent for that long inactive (activeStatus
+	// false) and announces it down.
+	APTimeout time.Duration
+	// OnAPChange is where an AP's liveness change is announced: down when
+	// it has been silent for APTimeout, up when a heartbeat comes from an
+	// AP that was down or new. It runs outside any request and must not
+	// block (the SNMP trap sender queues its traps).
+	OnAPChange func(ap AP, up bool)
+}
+
+// NewService returns a Service with the default AP timeout and the clock.
+func NewService(st Store, log *slog.Logger) *Service {
+	return &Service{Store: st, Now: time.Now, Log: log, APTimeout: DefaultAPTimeout}
+}
+
+// IngestAPs stores the AP records of an ingest body for the caller's
+// customer: each record is checked on its own (and refused on its own),
+// the good ones are committed together before the answer.
+func (s *Service) IngestAPs(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error) {
+	recs, err := SplitRecords(body)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Rejected: []Rejection{}}
+	aps := make([]*AP, 0, len(recs))
+	locs := map[int64]error{}
+	for i, raw := range recs {
+		a, err := s.parseAP(ctx, c, raw, locs)
+		if err != nil {
+			res.reject(i, err)
+			continue
+		}
+		aps = append(aps, a)
+	}
+	if len(aps) > 0 {
+		up, err := s.Store.UpsertAPs(ctx, c.CustomerID(), aps, s.Now().UnixMilli())
+		if err != nil {
+			return nil, wnms.AtField(err, "locationId")
+		}
+		for _, a := range up {
+			s.announce(a, true)
+		}
+	}
+	res.Accepted = len(aps)
+	return res, nil
+}
+
+// parseAP checks one record and its location against the caller's
+// scope; locs remembers the verdict on each location of the request.
+func (s *Service) parseAP(ctx context.Context, c *wnms.Caller, raw json.RawMessage, locs map[int64]error) (*AP, error) {
+	a, err := ParseAP(raw)
+	if err != nil {
+		return nil, err
+	}
+	id := a.LocationID.ID
+	verdict, ok := locs[id]
+	if !ok {
+		_, verdict = access.LocationFor(ctx, s.Store, c, id)
+		if wnms.ErrorCode(verdict) == wnms.ResourceNotFound {
+			verdict = wnms.Invalid("locationId", "no location %d", id)
+		}
+		locs[id] = verdict
+	}
+	if verdict != nil {
+		return nil, verdict
+	}
+	return a, nil
+}
+
+// ListAPs answers q for the caller: only APs at locations it sees.
+func (s *Service) ListAPs(ctx context.Context, c *wnms.Caller, q APQuery) ([]AP, int, error) {
+	scope, err := c.ScopePaths(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	q.CustomerID, q.Scope = c.CustomerID(), append([]string{}, scope...)
+	now := s.Now()
+	q.ActiveSince = now.Add(-s.APTimeout).UnixMilli()
+	aps, total, err := s.Store.APs(ctx, q)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := range aps {
+		aps[i].Derive(now, s.APTimeout)
+	}
+	return aps, total, nil
+}
+
+// WatchAPs announces APs that fall silent, until ctx ends: it looks every
+// tenth of the timeout (at least every second, at most every 30 s).
+func (s *Service) WatchAPs(ctx context.Context) {
+	every := min(max(s.APTimeout/10, time.Second), 30*time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.CheckAPs(ctx)
+		}
+	}
+}
+
+// CheckAPs announces, once, every AP silent for the timeout.
+func (s *Service) CheckAPs(ctx context.Context) {
+	down, err := s.Store.MarkAPsDown(ctx, s.Now().Add(-s.APTimeout).UnixMilli())
+	if err != nil {
+		if ctx.Err() == nil && s.Log != nil {
+			s.Log.Error("AP liveness check failed", "err", err)
+		}
+		return
+	}
+	for _, a := range down {
+		s.announce(a, false)
+	}
+}
+
+func (s *Service) announce(a AP, up bool) {
+	a.Derive(s.Now(), s.APTimeout)
+	if s.Log != nil {
+		state := "down"
+		if up {
+			state = "up"
+		}
+		s.Log.Info("AP "+state, "box_id", a.BoxID, "mac", a.MacAddress, "name", a.Name, "customer_id", a.CustomerID)
+	}
+	if s.OnAPChange != nil {
+		s.OnAPChange(a, up)
+	}
+}

@@ -1,0 +1,205 @@
+package telemetry_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+func code(err error) string {
+	if err == nil {
+		return ""
+	}
+	return wnms.ErrorCode(err)
+}
+
+func TestParseMAC(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"00:1a:2b:3c:4d:5e", "00:1A:2B:3C:4D:5E", true},
+		{"00-1A-2B-3C-4D-5E", "00:1A:2B:3C:4D:5E", true},
+		{" 00:1a:2B-3c:4d:5e ", "00:1A:2B:3C:4D:5E", true},
+		{"001a2b3c4d5e", "", false},
+		{"00:1a:2b:3c:4d", "", false},
+		{"00:1a:2b:3c:4d:5g", "", false},
+		{"00:1a:2b:3c:4d:5e:6f", "", false},
+		{"00.1a.2b.3c.4d.5e", "", false},
+	} {
+		got, ok := telemetry.ParseMAC(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("ParseMAC(%q) = %q %v, want %q %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestSplitRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		body string
+		n    int
+		want string
+	}{
+		{"array", `[{"a":1},{"a":2}]`, 2, ""},
+		{"ndjson", "{\"a\":1}\n\n{\"a\":2}\n", 2, ""},
+		{"ndjson with a broken line keeps it for its own rejection", "{\"a\":1}\n{\"a\":\n{\"a\":3}", 3, ""},
+		{"empty", "  ", 0, wnms.InvalidRequestBody},
+		{"a scalar", `42`, 0, wnms.InvalidRequestBody},
+		{"broken array", `[{"a":1},`, 0, wnms.InvalidRequestBody},
+		{"invalid UTF-8", "[{\"a\":\"\xff\"}]", 0, wnms.InvalidRequestBody},
+		{"too many", "[" + strings.Repeat("{},", telemetry.MaxRecords) + "{}]", 0, wnms.PayloadTooLarge},
+		{"too many lines", strings.Repeat("{}\n", telemetry.MaxRecords+1), 0, wnms.PayloadTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs, err := telemetry.SplitRecords([]byte(tc.body))
+			if code(err) != tc.want || len(recs) != tc.n {
+				t.Errorf("SplitRecords = %d records, %v; want %d, %q", len(recs), err, tc.n, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseAP(t *testing.T) {
+	good := `{"macaddress":"00-11-74-aa-bb-01","name":"AP 1","ipAddress":"10.0.0.5","deviceCapability":3,
+		"locationId":{"type":"locallocationid","id":7},"group":"authorized",
+		"radios":[{"macaddress":"00:11:74:aa:bb:10","channel":36,"ssid":"corp","protocol":"ac","numAssocClients":4},
+		          {"macaddress":"00:11:74:aa:bb:20","channel":6,"ssid":"corp","numAssocClients":2}],
+		"boxId":99,"activeStatus":false,"lastSeen":1}`
+	a, err := telemetry.ParseAP(json.RawMessage(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.MacAddress != "00:11:74:AA:BB:01" || a.Group != "AUTHORIZED" || a.NumAssocClients != 6 || a.LocationID.ID != 7 ||
+		a.Radios[0].FrequencyBand != telemetry.Band5 || a.Radios[1].FrequencyBand != telemetry.Band24 ||
+		a.Radios[0].Protocol != "AC" || a.BoxID != 0 || a.LastSeen != 0 {
+		t.Errorf("parsed %+v", a)
+	}
+	if b, _ := telemetry.ParseAP(json.RawMessage(`{"macaddress":"00:11:74:aa:bb:01"}`)); b.Name != "00:11:74:AA:BB:01" ||
+		b.LocationID.ID != wnms.UnknownLocation {
+		t.Errorf("defaults: %+v", b)
+	}
+	for _, tc := range []struct {
+		name, rec, want, field string
+	}{
+		{"no mac", `{"name":"x"}`, wnms.ValidationFailed, "macaddress"},
+		{"bad mac", `{"macaddress":"nope"}`, wnms.ValidationFailed, "macaddress"},
+		{"wrong type", `{"macaddress":"00:11:74:aa:bb:01","type":"client"}`, wnms.ValidationFailed, "type"},
+		{"a number as a name", `{"macaddress":"00:11:74:aa:bb:01","name":5}`, wnms.InvalidRequestBody, "name"},
+		{"long name", `{"macaddress":"00:11:74:aa:bb:01","name":"` + strings.Repeat("n", 65) + `"}`, wnms.ValidationFailed, "name"},
+		{"bad ip", `{"macaddress":"00:11:74:aa:bb:01","ipAddress":"10.0.0"}`, wnms.ValidationFailed, "ipAddress"},
+		{"capability", `{"macaddress":"00:11:74:aa:bb:01","deviceCapability":8}`, wnms.ValidationFailed, "deviceCapability"},
+		{"remote location", `{"macaddress":"00:11:74:aa:bb:01","locationId":{"type":"remotelocationid","id":1,"childId":2}}`, wnms.ValidationFailed, "locationId"},
+		{"unknown group", `{"macaddress":"00:11:74:aa:bb:01","group":"FRIENDS"}`, wnms.InvalidRequestBody, "group"},
+		{"radio channel", `{"macaddress":"00:11:74:aa:bb:01","radios":[{"macaddress":"00:11:74:aa:bb:10","channel":0}]}`, wnms.ValidationFailed, "radios[0].channel"},
+		{"radio band against channel", `{"macaddress":"00:11:74:aa:bb:01","radios":[{"macaddress":"00:11:74:aa:bb:10","channel":6,"frequencyBand":"BAND_5_GHZ"}]}`, wnms.ValidationFailed, "radios[0].frequencyBand"},
+		{"radio twice", `{"macaddress":"00:11:74:aa:bb:01","radios":[{"macaddress":"00:11:74:aa:bb:10","channel":6},{"macaddress":"00-11-74-AA-BB-10","channel":1}]}`, wnms.ValidationFailed, "radios"},
+		{"long ssid", `{"macaddress":"00:11:74:aa:bb:01","radios":[{"macaddress":"00:11:74:aa:bb:10","channel":6,"ssid":"` + strings.Repeat("s", 33) + `"}]}`, wnms.ValidationFailed, "radios[0].ssid"},
+		{"not an object", `[1]`, wnms.InvalidRequestBody, ""},
+		{"broken", `{"macaddress":`, wnms.InvalidRequestBody, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := telemetry.ParseAP(json.RawMessage(tc.rec))
+			if code(err) != tc.want {
+				t.Fatalf("ParseAP = %v, want %s", err, tc.want)
+			}
+			if e := err.(*wnms.Error); e.MoreInfo != tc.field {
+				t.Errorf("names %q, want %q (%s)", e.MoreInfo, tc.field, e.Message)
+			}
+		})
+	}
+}
+
+func TestParseFilters(t *testing.T) {
+	sample := `{"value":[{"property":"boxid","value":[1],"operator":"="},{"property":"group","value":["AUTHORIZED"],"operator":"="}],"operator":"OR"}`
+	c, ok, err := telemetry.ParseFilters([]string{sample}, "", telemetry.APProperties)
+	if err != nil || !ok || c.Op != "OR" || len(c.Sub) != 2 || c.Sub[0].Values[0] != int64(1) || c.Sub[1].Values[0] != "AUTHORIZED" {
+		t.Fatalf("the sample client's filter: %+v %v %v", c, ok, err)
+	}
+	two, _, err := telemetry.ParseFilters([]string{`{"property":"boxid","value":["2"],"operator":">="}`,
+		`{"property":"macaddress","value":["00-11-74-aa-bb-01"],"operator":"="}`}, "or", telemetry.APProperties)
+	if err != nil || two.Op != "OR" || two.Sub[0].Values[0] != int64(2) || two.Sub[1].Values[0] != "00:11:74:AA:BB:01" {
+		t.Errorf("two filters: %+v %v", two, err)
+	}
+	if _, ok, err := telemetry.ParseFilters(nil, "", telemetry.APProperties); ok || err != nil {
+		t.Error("no filter parsed as one")
+	}
+	for _, tc := range []struct {
+		name, filter, op, want string
+	}{
+		{"not JSON", `{boxid=1}`, "", wnms.InvalidFilter},
+		{"unknown property", `{"property":"colour","value":["red"],"operator":"="}`, "", wnms.InvalidFilter},
+		{"operator that does not fit", `{"property":"name","value":["x"],"operator":"<"}`, "", wnms.InvalidFilter},
+		{"contains on a number", `{"property":"boxid","value":[1],"operator":"contains"}`, "", wnms.InvalidFilter},
+		{"unknown operator", `{"property":"boxid","value":[1],"operator":"~"}`, "", wnms.InvalidFilter},
+		{"a text for a number", `{"property":"boxid","value":["one"],"operator":"="}`, "", wnms.InvalidFilter},
+		{"a fraction for a number", `{"property":"boxid","value":[1.5],"operator":"="}`, "", wnms.InvalidFilter},
+		{"a number for a text", `{"property":"name","value":[1],"operator":"="}`, "", wnms.InvalidFilter},
+		{"no values", `{"property":"boxid","value":[],"operator":"="}`, "", wnms.InvalidFilter},
+		{"no operator", `{"property":"boxid","value":[1]}`, "", wnms.InvalidFilter},
+		{"group with a comparison", `{"value":[{"property":"boxid","value":[1],"operator":"="}],"operator":"="}`, "", wnms.InvalidFilter},
+		{"unknown field", `{"property":"boxid","value":[1],"operator":"=","extra":1}`, "", wnms.InvalidFilter},
+		{"too deep", strings.Repeat(`{"operator":"AND","value":[`, 9) + `{"property":"boxid","value":[1],"operator":"="}` + strings.Repeat(`]}`, 9), "", wnms.InvalidFilter},
+		{"bad combining operator", `{"property":"boxid","value":[1],"operator":"="}`, "XOR", wnms.InvalidParameter},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := telemetry.ParseFilters([]string{tc.filter}, tc.op, telemetry.APProperties)
+			if code(err) != tc.want {
+				t.Errorf("ParseFilters = %v, want %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzParseFilters: any filter text is parsed or refused with
+// INVALID_FILTER, never a panic or another code.
+func FuzzParseFilters(f *testing.F) {
+	for _, s := range []string{
+		`{"value":[{"property":"boxid","value":[1],"operator":"="},{"property":"troubleshootingstatus","value":[0],"operator":"="}],"operator":"OR"}`,
+		`{"property":"name","value":["lobby"],"operator":"contains"}`,
+		`{"property":"devicecapability","value":[2],"operator":"bitwise_and"}`,
+		`"{\"property\":\"boxid\",\"value\":[1],\"operator\":\"=\"}"`,
+		`{"operator":"AND","value":[{"operator":"OR","value":[]}]}`,
+		`[]`, `null`, `{}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _, err := telemetry.ParseFilters([]string{s}, "", telemetry.APProperties)
+		if err != nil && wnms.ErrorCode(err) != wnms.InvalidFilter {
+			t.Fatalf("ParseFilters(%q) = %v", s, err)
+		}
+	})
+}
+
+// FuzzIngestRecords: any body is split and each record parsed or refused
+// with an error a client can read, never a panic or an internal error.
+func FuzzIngestRecords(f *testing.F) {
+	for _, s := range []string{
+		`[{"macaddress":"00:11:74:aa:bb:01","radios":[{"macaddress":"00:11:74:aa:bb:10","channel":36}]}]`,
+		"{\"macaddress\":\"00-11-74-AA-BB-02\",\"name\":\"lobby\"}\n{\"macaddress\":",
+		`[{"macaddress":"00:11:74:aa:bb:01","locationId":{"type":"remotelocationid","id":3}}]`,
+		`[1,"x",null]`, "\xff", `{"radios":[{}]}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		recs, err := telemetry.SplitRecords([]byte(s))
+		if err != nil {
+			if c := wnms.ErrorCode(err); c != wnms.InvalidRequestBody && c != wnms.PayloadTooLarge {
+				t.Fatalf("SplitRecords(%q) = %v", s, err)
+			}
+			return
+		}
+		for _, r := range recs {
+			if _, err := telemetry.ParseAP(r); err != nil {
+				if c := wnms.ErrorCode(err); c != wnms.InvalidRequestBody && c != wnms.ValidationFailed {
+					t.Fatalf("ParseAP(%q) = %v", r, err)
+				}
+			}
+		}
+	})
+}
