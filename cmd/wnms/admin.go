@@ -126,7 +126,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 }
 
 func runBackup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cmd := newCommand("backup", "", "Writes a consistent copy of the embedded SQLite store to <data>/backups and prints its path.\nFor PostgreSQL, use pg_dump.", stdout, stderr)
+	cmd := newCommand("backup", "", "Writes a consistent copy of the embedded SQLite store (wnms.db and its telemetry file) to <data>/backups and prints the paths.\nFor PostgreSQL, use pg_dump.", stdout, stderr)
 	var sf storeFlags
 	sf.register(cmd.fs)
 	if err := cmd.parse(args, getenv, 0); err != nil {
@@ -145,9 +145,12 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	path := filepath.Join(dir, "wnms-"+time.Now().UTC().Format("20060102-150405.000")+".db")
-	if err := st.Backup(ctx, path); err != nil {
+	paths, err := st.Backup(ctx, path)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, path)
+	for _, p := range paths {
+		fmt.Fprintln(stdout, p)
+	}
 	return nil
 }

@@ -179,8 +179,14 @@ func TestServeBootstrapCLIAndShutdown(t *testing.T) {
 				if err := run(context.Background(), []string{"backup"}, getenv, &out, &out); err != nil {
 					t.Fatalf("backup: %v", err)
 				}
-				if _, err := os.Stat(strings.TrimSpace(out.String())); err != nil {
-					t.Fatalf("backup file: %v", err)
+				paths := strings.Fields(out.String())
+				if len(paths) != 2 || !strings.HasSuffix(paths[1], "-telemetry.db") {
+					t.Fatalf("backup printed %q, want the store and its telemetry file", paths)
+				}
+				for _, p := range paths {
+					if _, err := os.Stat(p); err != nil {
+						t.Fatalf("backup file: %v", err)
+					}
 				}
 				req, _ := http.NewRequest("GET", base+"/new/webservice/V7/system/info", nil)
 				req.AddCookie(admin)
@@ -193,7 +199,7 @@ func TestServeBootstrapCLIAndShutdown(t *testing.T) {
 				}
 				json.NewDecoder(resp.Body).Decode(&info)
 				resp.Body.Close()
-				if len(info.BackupFiles) != 1 || !strings.HasPrefix(info.BackupFiles[0].BackupFileName, "wnms-") {
+				if len(info.BackupFiles) != 2 || !strings.HasPrefix(info.BackupFiles[0].BackupFileName, "wnms-") {
 					t.Errorf("system info backups: %+v", info.BackupFiles)
 				}
 			}

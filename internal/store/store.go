@@ -44,6 +44,11 @@ type Store struct {
 	// whose transactions begin IMMEDIATE, so writers queue in Go instead of
 	// failing with "database is locked"; on PostgreSQL both are one pool.
 	r, w *sql.DB
+	// tr and tw are the same for telemetry, the volume path. On SQLite they
+	// are a second database file with a writer of its own, so that a large
+	// ingest batch never makes a login or a configuration write wait; on
+	// PostgreSQL they are the one pool.
+	tr, tw *sql.DB
 	// Path is the SQLite file, empty on PostgreSQL.
 	Path string
 	// rev is the shared session revision counter (SQLite only).
@@ -103,7 +108,7 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		db.SetMaxOpenConns(32)
 		db.SetMaxIdleConns(32)
 		db.SetConnMaxIdleTime(5 * time.Minute)
-		s.dialect, s.r, s.w = Postgres, db, db
+		s.dialect, s.r, s.w, s.tr, s.tw = Postgres, db, db, db, db
 	} else {
 		dir := cfg.DataDir
 		if dir == "" {
@@ -121,26 +126,15 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("sqlite synchronous must be normal or full, not %q", cfg.Synchronous)
 		}
 		s.Path = filepath.Join(dir, "wnms.db")
-		pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")"
-		dsn := "file:" + (&url.URL{Path: s.Path}).EscapedPath() + "?" + pragmas
-		w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
-		if err != nil {
-			return nil, fmt.Errorf("open sqlite: %w", err)
+		var err error
+		if s.r, s.w, err = openSQLite(s.Path, sync, 8); err != nil {
+			return nil, err
 		}
-		w.SetMaxOpenConns(1)
-		w.SetMaxIdleConns(1)
-		w.SetConnMaxLifetime(0)
-		w.SetConnMaxIdleTime(0)
-		r, err := sql.Open("sqlite", dsn)
-		if err != nil {
-			w.Close()
-			return nil, fmt.Errorf("open sqlite: %w", err)
+		s.dialect = SQLite
+		if s.tr, s.tw, err = openSQLite(filepath.Join(dir, TelemetryFile), sync, 4); err != nil {
+			s.Close()
+			return nil, err
 		}
-		r.SetMaxOpenConns(8)
-		r.SetMaxIdleConns(8)
-		r.SetConnMaxIdleTime(0)
-		r.SetConnMaxLifetime(0)
-		s.dialect, s.r, s.w = SQLite, r, w
 		if s.rev, err = openAuthRev(dir); err != nil {
 			s.Close()
 			return nil, err
@@ -157,6 +151,34 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// TelemetryFile is the SQLite file of telemetry, beside wnms.db.
+const TelemetryFile = "wnms-telemetry.db"
+
+// openSQLite opens an SQLite file in WAL mode as a reader pool of readers
+// connections and a single writer whose transactions begin IMMEDIATE.
+func openSQLite(path, sync string, readers int) (r, w *sql.DB, err error) {
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")"
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas
+	w, err = sql.Open("sqlite", dsn+"&_txlock=immediate")
+	if err != nil {
+		return nil, nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	r, err = sql.Open("sqlite", dsn)
+	if err != nil {
+		w.Close()
+		return nil, nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	r.SetMaxOpenConns(readers)
+	r.SetMaxIdleConns(readers)
+	r.SetConnMaxIdleTime(0)
+	r.SetConnMaxLifetime(0)
+	return r, w, nil
 }
 
 // checkDataDir makes the data directory if needed and proves it can hold
@@ -187,7 +209,13 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 // Close releases the connections.
 func (s *Store) Close() error {
 	s.stopAuthListener()
-	err := s.w.Close()
+	var err error
+	if s.tw != nil && s.tw != s.w {
+		err = errors.Join(s.tw.Close(), s.tr.Close())
+	}
+	if e := s.w.Close(); err == nil {
+		err = e
+	}
 	if s.rev != nil {
 		if e := s.rev.close(); err == nil {
 			err = e
@@ -207,12 +235,14 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err := s.r.PingContext(ctx); err != nil {
 		return err
 	}
-	have, err := s.schemaVersion(ctx)
-	if err != nil {
-		return err
-	}
-	if want := latestVersion(s.dialect); have != want {
-		return fmt.Errorf("schema version %d, binary knows %d", have, want)
+	for _, set := range s.migrationSets() {
+		have, err := schemaVersion(ctx, set.db)
+		if err != nil {
+			return err
+		}
+		if want := latestVersion(set.dir); have != want {
+			return fmt.Errorf("schema version %d of %s, binary knows %d", have, set.dir, want)
+		}
 	}
 	return s.writeProbe(ctx)
 }
@@ -244,8 +274,25 @@ type migration struct {
 	sql     string
 }
 
-func loadMigrations(d Dialect) []migration {
-	dir := "migrations/" + string(d)
+// migrationSet is a database and the folder of its migrations.
+type migrationSet struct {
+	db  *sql.DB
+	dir string
+}
+
+// migrationSets are the store's databases: the main one, and on SQLite
+// the telemetry file (on PostgreSQL telemetry's tables are in the main
+// set).
+func (s *Store) migrationSets() []migrationSet {
+	sets := []migrationSet{{s.w, string(s.dialect)}}
+	if s.tw != s.w {
+		sets = append(sets, migrationSet{s.tw, string(s.dialect) + "-telemetry"})
+	}
+	return sets
+}
+
+func loadMigrations(set string) []migration {
+	dir := "migrations/" + set
 	entries, err := fs.ReadDir(migrations, dir)
 	if err != nil {
 		panic(err)
@@ -267,8 +314,8 @@ func loadMigrations(d Dialect) []migration {
 	return out
 }
 
-func latestVersion(d Dialect) int {
-	ms := loadMigrations(d)
+func latestVersion(set string) int {
+	ms := loadMigrations(set)
 	if len(ms) == 0 {
 		return 0
 	}
@@ -279,9 +326,9 @@ func latestVersion(d Dialect) int {
 // binary.
 var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
 
-func (s *Store) schemaVersion(ctx context.Context) (int, error) {
+func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
 	var v sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v)
+	err := db.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v)
 	if err != nil {
 		return 0, err
 	}
@@ -291,20 +338,26 @@ func (s *Store) schemaVersion(ctx context.Context) (int, error) {
 // Migrate applies the pending embedded migrations, each in a transaction of
 // its own, and records them. Concurrent replicas serialize on a lock.
 func (s *Store) Migrate(ctx context.Context) error {
-	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	for _, set := range s.migrationSets() {
+		if err := s.migrate(ctx, set); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) migrate(ctx context.Context, set migrationSet) error {
+	if _, err := set.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
-	ms := loadMigrations(s.dialect)
-	latest := latestVersion(s.dialect)
-	for _, m := range ms {
-		done, err := s.applyMigration(ctx, m, latest)
-		if err != nil {
+	latest := latestVersion(set.dir)
+	for _, m := range loadMigrations(set.dir) {
+		if _, err := s.applyMigration(ctx, set.db, m, latest); err != nil {
 			return err
 		}
-		_ = done
 	}
-	have, err := s.schemaVersion(ctx)
+	have, err := schemaVersion(ctx, set.db)
 	if err != nil {
 		return err
 	}
@@ -314,8 +367,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) applyMigration(ctx context.Context, m migration, latest int) (bool, error) {
-	tx, err := s.w.BeginTx(ctx, nil)
+func (s *Store) applyMigration(ctx context.Context, db *sql.DB, m migration, latest int) (bool, error) {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
@@ -416,11 +469,19 @@ func (s *Store) PutSetting(ctx context.Context, name, value string) error {
 	return err
 }
 
-// Backup writes a consistent copy of an SQLite store to path.
-func (s *Store) Backup(ctx context.Context, path string) error {
+// Backup writes a consistent copy of an SQLite store to path (a .db
+// file), and of its telemetry file beside it (-telemetry.db), and returns
+// both paths.
+func (s *Store) Backup(ctx context.Context, path string) (paths []string, err error) {
 	if s.dialect != SQLite {
-		return errors.New("backup is for the SQLite store; use pg_dump for PostgreSQL")
+		return nil, errors.New("backup is for the SQLite store; use pg_dump for PostgreSQL")
 	}
-	_, err := s.w.ExecContext(ctx, `VACUUM INTO $1`, path)
-	return err
+	if _, err := s.w.ExecContext(ctx, `VACUUM INTO $1`, path); err != nil {
+		return nil, err
+	}
+	tpath := strings.TrimSuffix(path, ".db") + "-telemetry.db"
+	if _, err := s.tw.ExecContext(ctx, `VACUUM INTO $1`, tpath); err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	return []string{path, tpath}, nil
 }
