@@ -36,6 +36,21 @@ func TestAuthzTelemetry(t *testing.T) {
 			return "GET", strings.ReplaceAll(path, "{floor}", fmt.Sprint(tg.Floor.ID.ID)), nil
 		}
 	}
+	// markEvent reports, as the admin, an 802.11ac AP at the site folder
+	// and a Success event of the client seen there, and returns how the
+	// client event lists show it.
+	const client = "aa:bb:cc:dd:ee:01"
+	markEvent := func(t *testing.T, f *authzFixture) string {
+		id := "mark-" + auth.RandomToken(6)
+		bssid := fmt.Sprintf("00:11:74:%02x:%02x:%02x", id[5], id[6], id[7])
+		f.E.Admin.Expect(200, "POST", "/V5/ingest/aps", json.RawMessage(fmt.Sprintf(
+			`[{"macaddress":%q,"deviceCapability":2,"locationId":{"type":"locallocationid","id":%d},"radios":[{"macaddress":%q,"channel":36}]}]`,
+			bssid, f.Site.ID.ID, bssid)))
+		f.E.Admin.Expect(200, "POST", "/V5/ingest/clientevents", json.RawMessage(fmt.Sprintf(
+			`[{"eventId":%q,"macAddress":%q,"bssid":%q,"channel":36,"timestamp":%d,"eventType":"Success"}]`,
+			id, client, bssid, time.Now().Add(-time.Minute).UnixMilli())))
+		return `"eventId":"` + id + `"`
+	}
 	cases := []authzCase{
 		{name: "POST ingest/aps", allowed: opUp, ok: 200,
 			request: func(_ *testing.T, _ *authzFixture, tg authzTarget) (string, string, any) {
@@ -47,6 +62,18 @@ func TestAuthzTelemetry(t *testing.T) {
 		{name: "GET manageddevices at a floor", request: list("/V5/devices/manageddevices?locationid={floor}"), allowed: opUp, ok: 200,
 			location: true, foreign: 400, foreignCode: wnms.InvalidParameter},
 		{name: "GET manageddevices", request: list("/V5/devices/manageddevices"), allowed: opUp, ok: 200, marker: markAP, scoped: true},
+		{name: "POST ingest/clientevents", allowed: opUp, ok: 200,
+			request: func(*testing.T, *authzFixture, authzTarget) (string, string, any) {
+				return "POST", "/V5/ingest/clientevents", json.RawMessage(fmt.Sprintf(
+					`[{"macAddress":%q,"bssid":"00:11:74:00:00:99","channel":1,"timestamp":%d,"eventType":"Success"}]`, client, time.Now().UnixMilli()))
+			}},
+		{name: "GET clientevents/metadata", request: list("/V5/devices/clientevents/metadata"), allowed: allRoles, ok: 200},
+		{name: "GET clientevents at a floor", request: list("/V5/devices/clientevents/" + client + "/0/10?locationid={floor}"),
+			allowed: allRoles, ok: 200, location: true, foreign: 400, foreignCode: wnms.InvalidParameter},
+		{name: "GET clientevents", request: list("/V5/devices/clientevents/" + client + "/0/10"), allowed: allRoles, ok: 200,
+			marker: markEvent, scoped: true},
+		{name: "GET connectionlogs", request: list("/V5/devices/clients/connectionlogs?clientmacaddress=" + client),
+			allowed: allRoles, ok: 200, marker: markEvent, scoped: true},
 	}
 	runAuthz(t, cases)
 }

@@ -117,13 +117,13 @@ func (b *bulkTx) Insert(ctx context.Context, table string, cols []string, rows [
 	return n, nil
 }
 
-// bulk runs f in one write transaction that can take rows in bulk,
-// committing when f returns nil.
-func (s *Store) bulk(ctx context.Context, f func(b *bulkTx) error) error {
+// bulk runs f in one write transaction on db (s.w, or s.tw for
+// telemetry) that can take rows in bulk, committing when f returns nil.
+func (s *Store) bulk(ctx context.Context, db *sql.DB, f func(b *bulkTx) error) error {
 	if s.dialect != Postgres {
-		return s.tx(ctx, func(tx *sql.Tx) error { return f(&bulkTx{d: s.dialect, tx: tx}) })
+		return txOn(ctx, db, func(tx *sql.Tx) error { return f(&bulkTx{d: s.dialect, tx: tx}) })
 	}
-	conn, err := s.w.Conn(ctx)
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
-	"strconv"
+	"encoding/json"
 )
 
 // What differs between the engines, in one place. Everything else in the
@@ -61,17 +61,16 @@ func subtreeBounds(path string) (lo, hi string) {
 // ids as one JSON array. Either way the statement text is the same for any
 // number of ids.
 func idList(d Dialect, query string, ids []int64) (string, []any) {
+	cond, arg := inList(d, "$1", ids)
+	return query + cond, []any{arg}
+}
+
+// inList is the condition, to follow a column, that it is one of values,
+// with param the placeholder of the one argument it returns (see idList).
+func inList[T int64 | string](d Dialect, param string, values []T) (cond string, arg any) {
 	if d == Postgres {
-		return query + " = ANY($1)", []any{ids}
+		return " = ANY(" + param + ")", values
 	}
-	b := make([]byte, 0, 8*len(ids)+2)
-	b = append(b, '[')
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, id, 10)
-	}
-	b = append(b, ']')
-	return query + " IN (SELECT value FROM json_each($1))", []any{string(b)}
+	b, _ := json.Marshal(values)
+	return " IN (SELECT value FROM json_each(" + param + "))", string(b)
 }

@@ -428,7 +428,12 @@ type querier interface {
 
 // tx runs f in a write transaction, committing when f returns nil.
 func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+	return txOn(ctx, s.w, f)
+}
+
+// txOn runs f in a write transaction on db, committing when f returns nil.
+func txOn(ctx context.Context, db *sql.DB, f func(*sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -72,7 +72,7 @@ func (s *Store) SubtreePlanForTest(ctx context.Context, path string) (string, er
 // batch stored.
 func (s *Store) BulkInsertForTest(ctx context.Context, table string, cols []string, conflict string, batches ...[][]any) ([]int64, error) {
 	var out []int64
-	err := s.bulk(ctx, func(b *bulkTx) error {
+	err := s.bulk(ctx, s.w, func(b *bulkTx) error {
 		for _, rows := range batches {
 			n, err := b.Insert(ctx, table, cols, rows, conflict)
 			if err != nil {

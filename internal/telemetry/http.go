@@ -30,6 +30,7 @@ func (s *Service) Routes(handle func(pattern string, rule access.Rule, h httpkit
 	handle("POST /ingest/aps", access.SuAdOp, s.ingestAPs)
 	handle("GET /devices/aps", access.SuAdOp, s.listAPs)
 	handle("GET /devices/manageddevices", access.SuAdOp, s.managedDevices)
+	s.eventRoutes(handle)
 }
 
 // ingestAPs is POST /ingest/aps: AP inventory and heartbeats.
@@ -109,13 +110,8 @@ func (s *Service) managedDevices(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if limit > MaxPageLimit {
-		e := wnms.Errorf(wnms.PageSizeExceeded, "limit is at most %d", MaxPageLimit)
-		e.MoreInfo = "limit"
-		return e
-	}
-	if limit < 1 {
-		return wnms.ParamError("limit", "limit must be at least 1")
+	if err := checkLimit(limit); err != nil {
+		return err
 	}
 	q.Offset, q.Limit = int(offset), int(limit)
 	aps, total, err := s.ListAPs(r.Context(), c, q)

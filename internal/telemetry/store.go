@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/wnms/wnms/internal/access"
 )
@@ -37,6 +38,7 @@ var APProperties = Properties{
 // Store is what telemetry reads and writes.
 type Store interface {
 	access.Locations
+	EventStore
 	// UpsertAPs stores the customer's APs as seen at now (ms), one
 	// transaction: a new MAC gets a boxId; a known one keeps it. An AP
 	// whose announced liveness was down comes up (UpSince = now); the APs
@@ -48,4 +50,40 @@ type Store interface {
 	// staleBefore (ms) and returns them; each is returned by one call
 	// only, whatever the number of replicas.
 	MarkAPsDown(ctx context.Context, staleBefore int64) ([]AP, error)
+}
+
+// EventQuery selects client events of one customer and client.
+type EventQuery struct {
+	CustomerID int64
+	MAC        string
+	// Locations are the location ids the events may be at (nil: any).
+	Locations []int64
+	From, To  int64    // ms, inclusive; -1: unbounded
+	Types     []string // Success, Failure, Intermediate (nil: any)
+	Code      *int     // failureCode or categoryCode
+	SubCode   *int     // subFailureCode or typeCode
+	Protocols []string
+	SSIDs     []string
+	// Dot11ACOnly keeps the events of APs with 802.11ac capability.
+	Dot11ACOnly   bool
+	Offset, Limit int
+	// Count asks for the number of matching events too.
+	Count bool
+}
+
+// EventStore is what the client event calls read and write.
+type EventStore interface {
+	// RadiosByBSSID tells, for each BSSID known as a radio of one of the
+	// customer's APs, that AP.
+	RadiosByBSSID(ctx context.Context, customerID int64, bssids []string) (map[string]RadioAP, error)
+	// InsertClientEvents stores events (with bodies, the events as the reads
+	// answer them) in one transaction and returns how many were new: an
+	// eventId stored before is skipped.
+	InsertClientEvents(ctx context.Context, customerID int64, events []*Event, bodies [][]byte) (int, error)
+	// ClientEvents answers q newest first (ties: the later arrival first),
+	// as stored bodies, with the count of all matches when q.Count.
+	ClientEvents(ctx context.Context, q EventQuery) ([]json.RawMessage, int, error)
+	// SubtreeLocations lists the ids of the customer's locations (and the
+	// shared ones) at or below the given paths.
+	SubtreeLocations(ctx context.Context, customerID int64, paths []string) ([]int64, error)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
@@ -183,6 +184,8 @@ func FuzzIngestRecords(f *testing.F) {
 		"{\"macaddress\":\"00-11-74-AA-BB-02\",\"name\":\"lobby\"}\n{\"macaddress\":",
 		`[{"macaddress":"00:11:74:aa:bb:01","locationId":{"type":"remotelocationid","id":3}}]`,
 		`[1,"x",null]`, "\xff", `{"radios":[{}]}`,
+		`[{"macAddress":"aa:bb:cc:00:00:01","bssid":"00:11:74:aa:10:01","channel":36,"timestamp":1795365120000,"eventType":"Failure","failureCode":2,"subFailureCode":202}]`,
+		`{"macAddress":"aa-bb-cc-00-00-01","bssid":"00:11:74:aa:10:01","channel":6,"timestamp":1,"eventType":"intermediate","categoryCode":1,"typeCode":3,"subTypeCode":65535,"ip":"10.0.0.1"}`,
 	} {
 		f.Add(s)
 	}
@@ -199,6 +202,16 @@ func FuzzIngestRecords(f *testing.F) {
 				if c := wnms.ErrorCode(err); c != wnms.InvalidRequestBody && c != wnms.ValidationFailed {
 					t.Fatalf("ParseAP(%q) = %v", r, err)
 				}
+			}
+			e, err := telemetry.ParseEvent(r, time.Unix(1795365120, 0))
+			if err != nil {
+				if c := wnms.ErrorCode(err); c != wnms.InvalidRequestBody && c != wnms.ValidationFailed {
+					t.Fatalf("ParseEvent(%q) = %v", r, err)
+				}
+				continue
+			}
+			if _, err := e.Place(nil); err != nil {
+				t.Fatalf("Place(%q) = %v", r, err)
 			}
 		}
 	})

@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/wnms/wnms/internal/telemetry"
+)
+
+// RadiosByBSSID tells which of the customer's APs each BSSID belongs to
+// (see telemetry.EventStore).
+func (s *Store) RadiosByBSSID(ctx context.Context, customerID int64, bssids []string) (map[string]telemetry.RadioAP, error) {
+	out := make(map[string]telemetry.RadioAP, len(bssids))
+	if len(bssids) == 0 {
+		return out, nil
+	}
+	cond, arg := inList(s.dialect, "$2", bssids)
+	rows, err := s.r.QueryContext(ctx, `SELECT r.bssid, a.box_id, a.name, a.location_id, a.device_capability
+		FROM ap_radios r JOIN aps a ON a.box_id = r.box_id WHERE r.customer_id = $1 AND r.bssid`+cond, customerID, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var bssid string
+		var r telemetry.RadioAP
+		var capability int
+		if err := rows.Scan(&bssid, &r.BoxID, &r.Name, &r.LocationID, &capability); err != nil {
+			return nil, err
+		}
+		r.Dot11AC = capability&telemetry.Cap80211ac != 0
+		out[bssid] = r
+	}
+	return out, rows.Err()
+}
+
+var eventColumns = []string{"customer_id", "event_id", "mac", "ts", "event_type", "location_id", "ap_box_id",
+	"dot11ac", "ssid", "protocol", "code", "sub_code", "body"}
+
+// InsertClientEvents stores events through the bulk path on the telemetry
+// database (see telemetry.EventStore). An event without the client's id
+// gets one no client can send (its own namespace, "~" and random), so it
+// never collides.
+func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events []*telemetry.Event, bodies [][]byte) (int, error) {
+	rows := make([][]any, len(events))
+	for i, e := range events {
+		id := e.EventID
+		if id == "" {
+			id = "~" + rand.Text()
+		}
+		var box, code, sub any
+		if e.APBoxID != nil {
+			box = *e.APBoxID
+		}
+		if e.Code != nil {
+			code = int64(*e.Code)
+		}
+		if e.SubCode != nil {
+			sub = int64(*e.SubCode)
+		}
+		rows[i] = []any{customerID, id, e.MacAddress, e.Timestamp, e.Type, e.LocationID, box, e.Dot11AC,
+			e.SSID, e.Protocol, code, sub, string(bodies[i])}
+	}
+	var n int64
+	err := s.bulk(ctx, s.tw, func(b *bulkTx) error {
+		var err error
+		n, err = b.Insert(ctx, "client_events", eventColumns, rows, "(customer_id, event_id)")
+		return err
+	})
+	return int(n), err
+}
+
+// ClientEvents answers q from the telemetry database (see
+// telemetry.EventStore).
+func (s *Store) ClientEvents(ctx context.Context, q telemetry.EventQuery) ([]json.RawMessage, int, error) {
+	var args sqlArgs
+	where := []string{"customer_id = " + args.add(q.CustomerID), "mac = " + args.add(q.MAC)}
+	if q.Locations != nil {
+		cond, arg := inList(s.dialect, "$"+strconv.Itoa(len(args)+1), q.Locations)
+		args = append(args, arg)
+		where = append(where, "location_id"+cond)
+	}
+	if q.From >= 0 {
+		where = append(where, "ts >= "+args.add(q.From))
+	}
+	if q.To >= 0 {
+		where = append(where, "ts <= "+args.add(q.To))
+	}
+	for _, f := range []struct {
+		col  string
+		vals []string
+	}{{"event_type", q.Types}, {"protocol", q.Protocols}, {"ssid", q.SSIDs}} {
+		if f.vals == nil {
+			continue
+		}
+		ph := make([]string, len(f.vals))
+		for i, v := range f.vals {
+			ph[i] = args.add(v)
+		}
+		where = append(where, f.col+" IN ("+strings.Join(ph, ", ")+")")
+	}
+	if q.Code != nil {
+		where = append(where, "code = "+args.add(int64(*q.Code)))
+	}
+	if q.SubCode != nil {
+		where = append(where, "sub_code = "+args.add(int64(*q.SubCode)))
+	}
+	if q.Dot11ACOnly {
+		where = append(where, "dot11ac = "+args.add(true))
+	}
+	cond := strings.Join(where, " AND ")
+	tx, err := s.tr.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
+	total := -1
+	if q.Count {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM client_events WHERE `+cond, args...).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT body FROM client_events WHERE `+cond+
+		` ORDER BY ts DESC, id DESC LIMIT `+strconv.Itoa(q.Limit)+` OFFSET `+strconv.Itoa(q.Offset), args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []json.RawMessage{}
+	for rows.Next() {
+		var b string
+		if err := rows.Scan(&b); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, json.RawMessage(b))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	return out, total, tx.Commit()
+}
+
+// SubtreeLocations lists the location ids at or below paths (see
+// telemetry.EventStore).
+func (s *Store) SubtreeLocations(ctx context.Context, customerID int64, paths []string) ([]int64, error) {
+	out := []int64{}
+	if len(paths) == 0 {
+		return out, nil
+	}
+	var args sqlArgs
+	cust := args.add(customerID)
+	or := make([]string, len(paths))
+	for i, p := range paths {
+		lo, hi := subtreeBounds(p)
+		or[i] = subtreeMatch(s.dialect, "path", args.add(lo), args.add(hi))
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT id FROM locations WHERE (customer_id = `+cust+` OR customer_id IS NULL OR customer_id = 0) AND (`+
+		strings.Join(or, " OR ")+`) ORDER BY id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,338 @@
+package telemetry
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// Client event types.
+const (
+	Success      = "Success"
+	Failure      = "Failure"
+	Intermediate = "Intermediate"
+)
+
+// Event protocols, as the reads answer and filter them.
+var EventProtocols = []string{"UNKNOWN", "A", "B", "BG"}
+
+// Limits of a client event.
+const (
+	MaxEventID    = 128
+	MaxEventText  = 256
+	maxFutureSkew = 24 * time.Hour
+)
+
+// eventCommon are the fields of every client event.
+type eventCommon struct {
+	EventID          string          `json:"eventId,omitempty"`
+	MacAddress       string          `json:"macAddress"`
+	Protocol         string          `json:"protocol"`
+	LocationID       wnms.LocationID `json:"locationId"`
+	EventType        string          `json:"eventType"`
+	BSSID            string          `json:"bssid"`
+	Channel          int             `json:"channel"`
+	SSID             string          `json:"ssid"`
+	Timestamp        int64           `json:"timestamp"`
+	AssociatedAPName string          `json:"associatedAPName"`
+}
+
+// connection are the fields of Success and Failure events (the connection
+// logs).
+type connection struct {
+	AssociationTimestamp    int64   `json:"associationTimestamp"`
+	AuthenticationTimestamp int64   `json:"authenticationTimestamp"`
+	NetworkTimestamp        int64   `json:"networkTimestamp"`
+	AutoTestSessionID       *int64  `json:"autoTestSessionId"`
+	AutoTestStatusCode      int     `json:"autoTestStatusCode"`
+	AutoTestStatus          *string `json:"autoTestStatus"`
+}
+
+type successEvent struct {
+	eventCommon
+	connection
+	DHCPLatency int64 `json:"dhcpLatency"`
+	AAALatency  int64 `json:"aaaLatency"`
+	DNSLatency  int64 `json:"dnsLatency"`
+}
+
+type failureEvent struct {
+	eventCommon
+	connection
+	FailureCode    int     `json:"failureCode"`
+	Failure        string  `json:"failure"`
+	SubFailureCode int     `json:"subFailureCode"`
+	SubFailure     string  `json:"subFailure"`
+	FileID         *string `json:"fileId"`
+}
+
+// intermediateDetail are the optional details of intermediate events.
+type intermediateDetail struct {
+	Vlan              *int    `json:"vlan"`
+	BwUpload          *int    `json:"bwUpload"`
+	BwDownload        *int    `json:"bwDownload"`
+	RSSI              *int    `json:"rssi"`
+	BwPriority        *int    `json:"bwPriority"`
+	AssocCount        *int    `json:"assocCount"`
+	ThresholdRSSI     *int    `json:"thresholdRssi"`
+	ClCount2Ghz       *int    `json:"clCount2Ghz"`
+	ClCount5Ghz       *int    `json:"clCount5Ghz"`
+	BstNbrRSSI        *int    `json:"bstNbrRssi"`
+	BstNbrClCnt       *int    `json:"bstNbrClCnt"`
+	DisTime           *int    `json:"disTime"`
+	NbrCnt            *int    `json:"nbrCnt"`
+	IP                *string `json:"ip"`
+	RadiusPrimaryIP   *string `json:"radiusPrimaryIP"`
+	RadiusSecondaryIP *string `json:"radiusSecondaryIP"`
+	DetailedRole      *string `json:"detailedRole"`
+	DetailedGoogleOU  *string `json:"detailedGoogleOU"`
+	BwSource          *string `json:"bwSource"`
+	BstNbrMac         *string `json:"bstNbrMac"`
+}
+
+type intermediateEvent struct {
+	eventCommon
+	CategoryCode        int    `json:"categoryCode"`
+	TypeCode            int    `json:"typeCode"`
+	SubTypeCode         int    `json:"subTypeCode"`
+	Category            string `json:"category"`
+	EventDescription    string `json:"eventDescription"`
+	SubEventDescription string `json:"subEventDescription"`
+	intermediateDetail
+}
+
+// eventInput is a client event as ingest takes it: the read shape plus
+// eventId, clientName and username. What the server derives (the
+// location, the catalogue's names) is ignored when sent.
+type eventInput struct {
+	eventCommon
+	EventID    *string `json:"eventId"`
+	MacAddress *string `json:"macAddress"`
+	EventType  *string `json:"eventType"`
+	BSSID      *string `json:"bssid"`
+	Timestamp  *int64  `json:"timestamp"`
+	ClientName string  `json:"clientName"`
+	Username   string  `json:"username"`
+	connection
+	DHCPLatency    int64   `json:"dhcpLatency"`
+	AAALatency     int64   `json:"aaaLatency"`
+	DNSLatency     int64   `json:"dnsLatency"`
+	FailureCode    *int    `json:"failureCode"`
+	SubFailureCode *int    `json:"subFailureCode"`
+	FileID         *string `json:"fileId"`
+	CategoryCode   *int    `json:"categoryCode"`
+	TypeCode       *int    `json:"typeCode"`
+	SubTypeCode    int     `json:"subTypeCode"`
+	intermediateDetail
+}
+
+// Event is a checked client event, ready to store once its AP is known
+// (Place).
+type Event struct {
+	EventID    string // the client's, or "" for one the store makes
+	MacAddress string
+	BSSID      string
+	Timestamp  int64
+	Type       string
+	SSID       string
+	Protocol   string
+	Code       *int // failureCode or categoryCode
+	SubCode    *int // subFailureCode or typeCode
+	ClientName string
+	Username   string
+
+	// Set by Place: the location and AP of the event's BSSID.
+	LocationID int64
+	APBoxID    *int64
+	Dot11AC    bool
+
+	out any // the event as the reads answer it, without the location
+}
+
+// ParseEvent decodes and checks one ingested client event at time now.
+func ParseEvent(raw json.RawMessage, now time.Time) (*Event, error) {
+	var in eventInput
+	if err := decodeRecord(raw, &in); err != nil {
+		return nil, err
+	}
+	e := &Event{}
+	if in.EventID != nil {
+		if err := wnms.CheckText("eventId", *in.EventID, 1, MaxEventID); err != nil {
+			return nil, err
+		}
+		e.EventID = *in.EventID
+	}
+	if in.MacAddress == nil {
+		return nil, wnms.Invalid("macAddress", "required")
+	}
+	mac, ok := ParseMAC(*in.MacAddress)
+	if !ok {
+		return nil, wnms.Invalid("macAddress", "%q is not a MAC address (six hex octets separated by ':' or '-')", *in.MacAddress)
+	}
+	if in.BSSID == nil {
+		return nil, wnms.Invalid("bssid", "required")
+	}
+	bssid, ok := ParseMAC(*in.BSSID)
+	if !ok {
+		return nil, wnms.Invalid("bssid", "%q is not a BSSID (six hex octets separated by ':' or '-')", *in.BSSID)
+	}
+	if in.Timestamp == nil || *in.Timestamp <= 0 {
+		return nil, wnms.Invalid("timestamp", "required: epoch milliseconds")
+	}
+	if time.UnixMilli(*in.Timestamp).After(now.Add(maxFutureSkew)) {
+		return nil, wnms.Invalid("timestamp", "more than a day in the future")
+	}
+	if in.EventType == nil {
+		return nil, wnms.Invalid("eventType", "required: Success, Failure or Intermediate")
+	}
+	typ, err := checkEnum("eventType", *in.EventType, Success, Failure, Intermediate)
+	if err != nil {
+		return nil, err
+	}
+	if in.Channel < 1 || in.Channel > MaxChannel {
+		return nil, wnms.Invalid("channel", "must be 1 to %d", MaxChannel)
+	}
+	if err := wnms.CheckOctets("ssid", in.SSID, 0, MaxSSIDLen); err != nil {
+		return nil, err
+	}
+	protocol := "BG"
+	if BandOf(in.Channel) == Band5 {
+		protocol = "A"
+	}
+	if in.Protocol != "" {
+		if protocol, err = checkEnum("protocol", in.Protocol, EventProtocols...); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"associatedAPName", in.AssociatedAPName},
+		{"clientName", in.ClientName}, {"username", in.Username}} {
+		if err := wnms.CheckText(f.name, f.v, 0, MaxEventText); err != nil {
+			return nil, err
+		}
+	}
+	e.MacAddress, e.BSSID, e.Timestamp, e.Type, e.SSID, e.Protocol = mac, bssid, *in.Timestamp, typ, in.SSID, protocol
+	e.ClientName, e.Username = in.ClientName, in.Username
+	common := eventCommon{EventID: e.EventID, MacAddress: mac, Protocol: protocol, EventType: typ, BSSID: bssid,
+		Channel: in.Channel, SSID: in.SSID, Timestamp: e.Timestamp, AssociatedAPName: in.AssociatedAPName}
+	if typ != Intermediate {
+		c := in.connection
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"associationTimestamp", c.AssociationTimestamp}, {"authenticationTimestamp", c.AuthenticationTimestamp},
+			{"networkTimestamp", c.NetworkTimestamp}} {
+			if f.v < 0 {
+				return nil, wnms.Invalid(f.name, "must not be negative")
+			}
+		}
+		if c.AutoTestStatus != nil {
+			if err := wnms.CheckText("autoTestStatus", *c.AutoTestStatus, 0, MaxEventText); err != nil {
+				return nil, err
+			}
+		}
+	}
+	switch typ {
+	case Success:
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"dhcpLatency", in.DHCPLatency}, {"aaaLatency", in.AAALatency}, {"dnsLatency", in.DNSLatency}} {
+			if f.v < 0 {
+				return nil, wnms.Invalid(f.name, "must not be negative (seconds)")
+			}
+		}
+		e.out = &successEvent{eventCommon: common, connection: in.connection,
+			DHCPLatency: in.DHCPLatency, AAALatency: in.AAALatency, DNSLatency: in.DNSLatency}
+	case Failure:
+		if in.FailureCode == nil || in.SubFailureCode == nil {
+			return nil, wnms.Invalid("failureCode", "a Failure event needs failureCode and subFailureCode")
+		}
+		failure, sub, ok := failureNames(*in.FailureCode, *in.SubFailureCode)
+		if !ok {
+			return nil, wnms.Invalid("subFailureCode", "no failure %d/%d in the catalogue (1xx Association, 2xx Authentication, 3xx Network)",
+				*in.FailureCode, *in.SubFailureCode)
+		}
+		if in.FileID != nil {
+			if err := wnms.CheckText("fileId", *in.FileID, 1, MaxEventID); err != nil {
+				return nil, err
+			}
+		}
+		e.Code, e.SubCode = in.FailureCode, in.SubFailureCode
+		e.out = &failureEvent{eventCommon: common, connection: in.connection, FailureCode: *in.FailureCode,
+			Failure: failure, SubFailureCode: *in.SubFailureCode, SubFailure: sub, FileID: in.FileID}
+	case Intermediate:
+		if in.CategoryCode == nil || in.TypeCode == nil {
+			return nil, wnms.Invalid("categoryCode", "an Intermediate event needs categoryCode and typeCode")
+		}
+		cat, desc, subDesc, ok := eventNames(*in.CategoryCode, *in.TypeCode, in.SubTypeCode)
+		if !ok {
+			return nil, wnms.Invalid("typeCode", "no intermediate event %d/%d/%d in the catalogue (GET devices/clientevents/metadata)",
+				*in.CategoryCode, *in.TypeCode, in.SubTypeCode)
+		}
+		d := in.intermediateDetail
+		for _, f := range []struct {
+			name string
+			v    *string
+		}{{"ip", d.IP}, {"radiusPrimaryIP", d.RadiusPrimaryIP}, {"radiusSecondaryIP", d.RadiusSecondaryIP},
+			{"detailedRole", d.DetailedRole}, {"detailedGoogleOU", d.DetailedGoogleOU}, {"bwSource", d.BwSource},
+			{"bstNbrMac", d.BstNbrMac}} {
+			if f.v != nil {
+				if err := wnms.CheckText(f.name, *f.v, 0, MaxEventText); err != nil {
+					return nil, err
+				}
+			}
+		}
+		e.Code, e.SubCode = in.CategoryCode, in.TypeCode
+		e.out = &intermediateEvent{eventCommon: common, CategoryCode: *in.CategoryCode, TypeCode: *in.TypeCode,
+			SubTypeCode: in.SubTypeCode, Category: cat, EventDescription: desc, SubEventDescription: subDesc,
+			intermediateDetail: d}
+	}
+	return e, nil
+}
+
+// RadioAP is what a BSSID tells about an event: its AP and where it is.
+type RadioAP struct {
+	BoxID      int64
+	Name       string
+	LocationID int64
+	Dot11AC    bool
+}
+
+// Place sets the event's location and AP from its BSSID's AP (ap), or
+// the unknown location when the BSSID belongs to no known AP, and returns
+// the event as the reads will answer it.
+func (e *Event) Place(ap *RadioAP) ([]byte, error) {
+	e.LocationID = wnms.UnknownLocation
+	var common *eventCommon
+	switch o := e.out.(type) {
+	case *successEvent:
+		common = &o.eventCommon
+	case *failureEvent:
+		common = &o.eventCommon
+	case *intermediateEvent:
+		common = &o.eventCommon
+	}
+	if ap != nil {
+		box := ap.BoxID
+		e.LocationID, e.APBoxID, e.Dot11AC = ap.LocationID, &box, ap.Dot11AC
+		common.AssociatedAPName = ap.Name
+	}
+	common.LocationID = wnms.LocalID(e.LocationID)
+	return json.Marshal(e.out)
+}
+
+// IsConnection reports whether the event is a connection log (Success or
+// Failure).
+func (e *Event) IsConnection() bool { return e.Type != Intermediate }
+
+// normalizeType reads an event type filter in any case.
+func normalizeType(v string) (string, bool) {
+	for _, t := range []string{Success, Failure, Intermediate} {
+		if strings.EqualFold(v, t) {
+			return t, true
+		}
+	}
+	return "", false
+}
