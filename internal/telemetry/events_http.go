@@ -13,24 +13,10 @@ import (
 
 // eventRoutes registers the client event calls.
 func (s *Service) eventRoutes(handle func(pattern string, rule access.Rule, h httpkit.HandlerFunc)) {
-	handle("POST /ingest/clientevents", access.SuAdOp, s.ingestEvents)
+	handle("POST /ingest/clientevents", access.SuAdOp, ingest(s.IngestEvents))
 	handle("GET /devices/clientevents/metadata", access.AnyRole, s.eventMetadata)
 	handle("GET /devices/clientevents/{macaddress}/{offset}/{limit}", access.AnyRole, s.clientEvents)
 	handle("GET /devices/clients/connectionlogs", access.AnyRole, s.connectionLogs)
-}
-
-// ingestEvents is POST /ingest/clientevents.
-func (s *Service) ingestEvents(w http.ResponseWriter, r *http.Request) error {
-	body, err := readIngestBody(w, r)
-	if err != nil {
-		return err
-	}
-	res, err := s.IngestEvents(r.Context(), wnms.CallerFrom(r.Context()), body)
-	if err != nil {
-		return err
-	}
-	httpkit.WriteJSON(w, http.StatusOK, res)
-	return nil
 }
 
 // eventMetadata is GET /devices/clientevents/metadata: the catalogue of

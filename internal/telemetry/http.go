@@ -27,24 +27,27 @@ const (
 // Routes registers the telemetry calls with handle (the listener's route
 // table; paths are below the base path and the version segment).
 func (s *Service) Routes(handle func(pattern string, rule access.Rule, h httpkit.HandlerFunc)) {
-	handle("POST /ingest/aps", access.SuAdOp, s.ingestAPs)
+	handle("POST /ingest/aps", access.SuAdOp, ingest(s.IngestAPs))
 	handle("GET /devices/aps", access.SuAdOp, s.listAPs)
 	handle("GET /devices/manageddevices", access.SuAdOp, s.managedDevices)
 	s.eventRoutes(handle)
 }
 
-// ingestAPs is POST /ingest/aps: AP inventory and heartbeats.
-func (s *Service) ingestAPs(w http.ResponseWriter, r *http.Request) error {
-	body, err := readIngestBody(w, r)
-	if err != nil {
-		return err
+// ingest is the handler of an ingest call: it reads the body and answers
+// what store made of it.
+func ingest(store func(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error)) httpkit.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		body, err := readIngestBody(w, r)
+		if err != nil {
+			return err
+		}
+		res, err := store(r.Context(), wnms.CallerFrom(r.Context()), body)
+		if err != nil {
+			return err
+		}
+		httpkit.WriteJSON(w, http.StatusOK, res)
+		return nil
 	}
-	res, err := s.IngestAPs(r.Context(), wnms.CallerFrom(r.Context()), body)
-	if err != nil {
-		return err
-	}
-	httpkit.WriteJSON(w, http.StatusOK, res)
-	return nil
 }
 
 // ingestTypes are the content types an ingest body may declare.
