@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,25 @@ func TestAuthzTelemetry(t *testing.T) {
 			id, client, bssid, time.Now().Add(-time.Minute).UnixMilli())))
 		return `"eventId":"` + id + `"`
 	}
+	// markClient reports a Success event of a new client at the site
+	// folder and returns the client's boxId and MAC.
+	markClient := func(t *testing.T, f *authzFixture) (int64, string) {
+		id := auth.RandomToken(6)
+		mac := fmt.Sprintf("aa:bb:cc:%02x:%02x:%02x", id[0], id[1], id[2])
+		bssid := fmt.Sprintf("00:11:74:%02x:%02x:%02x", id[3], id[4], id[5])
+		f.E.Admin.Expect(200, "POST", "/V5/ingest/aps", json.RawMessage(fmt.Sprintf(
+			`[{"macaddress":%q,"locationId":{"type":"locallocationid","id":%d},"radios":[{"macaddress":%q,"channel":36}]}]`,
+			bssid, f.Site.ID.ID, bssid)))
+		f.E.Admin.Expect(200, "POST", "/V5/ingest/clientevents", json.RawMessage(fmt.Sprintf(
+			`[{"macAddress":%q,"bssid":%q,"channel":36,"timestamp":%d,"eventType":"Success"}]`, mac, bssid, time.Now().UnixMilli())))
+		var cs []struct{ BoxID int64 }
+		f.E.Admin.Expect(200, "GET", "/V5/devices/clients?filter="+url.QueryEscape(
+			fmt.Sprintf(`{"property":"macaddress","value":[%q],"operator":"="}`, mac)), nil).Decode(t, &cs)
+		if len(cs) != 1 {
+			t.Fatalf("client %s not listed", mac)
+		}
+		return cs[0].BoxID, strings.ToUpper(mac)
+	}
 	cases := []authzCase{
 		{name: "POST ingest/aps", allowed: opUp, ok: 200,
 			request: func(_ *testing.T, _ *authzFixture, tg authzTarget) (string, string, any) {
@@ -74,6 +94,28 @@ func TestAuthzTelemetry(t *testing.T) {
 			marker: markEvent, scoped: true},
 		{name: "GET connectionlogs", request: list("/V5/devices/clients/connectionlogs?clientmacaddress=" + client),
 			allowed: allRoles, ok: 200, marker: markEvent, scoped: true},
+		{name: "POST ingest/clientstats", allowed: opUp, ok: 200,
+			request: func(*testing.T, *authzFixture, authzTarget) (string, string, any) {
+				return "POST", "/V5/ingest/clientstats", json.RawMessage(fmt.Sprintf(
+					`[{"macAddress":%q,"bssid":"00:11:74:00:00:99","channel":1,"timestamp":%d,"rssi":-50,"dataRateMbps":54}]`, client, time.Now().UnixMilli()))
+			}},
+		{name: "GET clients at a floor", request: list("/V5/devices/clients?locationid={floor}"), allowed: allRoles, ok: 200,
+			location: true, foreign: 400, foreignCode: wnms.InvalidParameter},
+		{name: "GET clients", request: list("/V5/devices/clients"), allowed: allRoles, ok: 200, scoped: true,
+			marker: func(t *testing.T, f *authzFixture) string {
+				_, mac := markClient(t, f)
+				return `"macAddress":"` + mac + `"`
+			}},
+		{name: "GET clients paged", request: list("/V5/devices/clients/0/100"), allowed: allRoles, ok: 200, scoped: true,
+			marker: func(t *testing.T, f *authzFixture) string {
+				_, mac := markClient(t, f)
+				return `"macAddress":"` + mac + `"`
+			}},
+		{name: "GET observingmanageddevices", allowed: allRoles, ok: 200, foreign: 404, foreignCode: wnms.ResourceNotFound,
+			request: func(t *testing.T, f *authzFixture, _ authzTarget) (string, string, any) {
+				box, _ := markClient(t, f)
+				return "GET", fmt.Sprintf("/V5/devices/clients/%d/observingmanageddevices", box), nil
+			}},
 	}
 	runAuthz(t, cases)
 }

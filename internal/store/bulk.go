@@ -46,11 +46,12 @@ func (b *bulkTx) Exec(ctx context.Context, query string, args ...any) (int64, er
 }
 
 // Insert adds rows (each a value per column of cols) to table and returns
-// how many were stored. With conflict set (the conflict target, such as
-// "(customer_id, event_id)"), a row whose key is already stored, in the
-// table or earlier in the batch, is skipped and not counted; without it, a
-// duplicate key fails the batch.
-func (b *bulkTx) Insert(ctx context.Context, table string, cols []string, rows [][]any, conflict string) (int64, error) {
+// how many were stored. onConflict is the statement's ON CONFLICT clause:
+// "ON CONFLICT (customer_id, event_id) DO NOTHING" skips (and does not
+// count) a row whose key is stored already, in the table or earlier in the
+// batch; an ON CONFLICT … DO UPDATE upserts (then no key may repeat in one
+// batch); "" makes a duplicate key fail the batch.
+func (b *bulkTx) Insert(ctx context.Context, table string, cols []string, rows [][]any, onConflict string) (int64, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
@@ -59,9 +60,8 @@ func (b *bulkTx) Insert(ctx context.Context, table string, cols []string, rows [
 			return 0, fmt.Errorf("bulk insert into %s: row %d has %d values for %d columns", table, i, len(r), len(cols))
 		}
 	}
-	onConflict := ""
-	if conflict != "" {
-		onConflict = " ON CONFLICT " + conflict + " DO NOTHING"
+	if onConflict != "" {
+		onConflict = " " + onConflict
 	}
 	list := strings.Join(cols, ", ")
 	if b.d == Postgres {

@@ -68,7 +68,7 @@ func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events
 	var n int64
 	err := s.bulk(ctx, s.tw, func(b *bulkTx) error {
 		var err error
-		n, err = b.Insert(ctx, "client_events", eventColumns, rows, "(customer_id, event_id)")
+		n, err = b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id) DO NOTHING")
 		return err
 	})
 	return int(n), err

@@ -72,6 +72,9 @@ func (s *Store) SubtreePlanForTest(ctx context.Context, path string) (string, er
 // batch stored.
 func (s *Store) BulkInsertForTest(ctx context.Context, table string, cols []string, conflict string, batches ...[][]any) ([]int64, error) {
 	var out []int64
+	if conflict != "" {
+		conflict = "ON CONFLICT " + conflict + " DO NOTHING"
+	}
 	err := s.bulk(ctx, s.w, func(b *bulkTx) error {
 		for _, rows := range batches {
 			n, err := b.Insert(ctx, table, cols, rows, conflict)

@@ -137,7 +137,9 @@ type Event struct {
 	Timestamp  int64
 	Type       string
 	SSID       string
+	Channel    int
 	Protocol   string
+	APName     string
 	Code       *int // failureCode or categoryCode
 	SubCode    *int // subFailureCode or typeCode
 	ClientName string
@@ -213,6 +215,7 @@ func ParseEvent(raw json.RawMessage, now time.Time) (*Event, error) {
 		}
 	}
 	e.MacAddress, e.BSSID, e.Timestamp, e.Type, e.SSID, e.Protocol = mac, bssid, *in.Timestamp, typ, in.SSID, protocol
+	e.Channel, e.APName = in.Channel, in.AssociatedAPName
 	e.ClientName, e.Username = in.ClientName, in.Username
 	common := eventCommon{EventID: e.EventID, MacAddress: mac, Protocol: protocol, EventType: typ, BSSID: bssid,
 		Channel: in.Channel, SSID: in.SSID, Timestamp: e.Timestamp, AssociatedAPName: in.AssociatedAPName}
@@ -317,7 +320,7 @@ func (e *Event) Place(ap *RadioAP) ([]byte, error) {
 	if ap != nil {
 		box := ap.BoxID
 		e.LocationID, e.APBoxID, e.Dot11AC = ap.LocationID, &box, ap.Dot11AC
-		common.AssociatedAPName = ap.Name
+		common.AssociatedAPName, e.APName = ap.Name, ap.Name
 	}
 	common.LocationID = wnms.LocalID(e.LocationID)
 	return json.Marshal(e.out)
@@ -335,4 +338,11 @@ func normalizeType(v string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// ClientUpdate is what the event says of its client.
+func (e *Event) ClientUpdate() ClientUpdate {
+	return ClientUpdate{MacAddress: e.MacAddress, Timestamp: e.Timestamp, Name: e.ClientName, Username: e.Username,
+		EventType: e.Type, BSSID: e.BSSID, SSID: e.SSID, Channel: e.Channel, Protocol: e.Protocol,
+		LocationID: e.LocationID, APBoxID: e.APBoxID, APName: e.APName}
 }

@@ -61,6 +61,15 @@ func (s *Service) IngestEvents(ctx context.Context, c *wnms.Caller, body []byte)
 		bodies = append(bodies, b)
 	}
 	if len(good) > 0 {
+		// The clients first: their update is idempotent, so if storing the
+		// events fails, the retry (all duplicates then) changes nothing.
+		updates := make([]ClientUpdate, len(good))
+		for i, e := range good {
+			updates[i] = e.ClientUpdate()
+		}
+		if err := s.updateClients(ctx, c, updates); err != nil {
+			return nil, err
+		}
 		n, err := s.Store.InsertClientEvents(ctx, c.CustomerID(), good, bodies)
 		if err != nil {
 			return nil, err

@@ -31,6 +31,7 @@ func (s *Service) Routes(handle func(pattern string, rule access.Rule, h httpkit
 	handle("GET /devices/aps", access.SuAdOp, s.listAPs)
 	handle("GET /devices/manageddevices", access.SuAdOp, s.managedDevices)
 	s.eventRoutes(handle)
+	s.clientRoutes(handle)
 }
 
 // ingest is the handler of an ingest call: it reads the body and answers

@@ -39,6 +39,7 @@ var APProperties = Properties{
 type Store interface {
 	access.Locations
 	EventStore
+	ClientStore
 	// UpsertAPs stores the customer's APs as seen at now (ms), one
 	// transaction: a new MAC gets a boxId; a known one keeps it. An AP
 	// whose announced liveness was down comes up (UpSince = now); the APs
@@ -86,4 +87,34 @@ type EventStore interface {
 	// SubtreeLocations lists the ids of the customer's locations (and the
 	// shared ones) at or below the given paths.
 	SubtreeLocations(ctx context.Context, customerID int64, paths []string) ([]int64, error)
+}
+
+// ClientQuery selects clients of one customer.
+type ClientQuery struct {
+	CustomerID  int64
+	Locations   []int64 // nil: any
+	SSID        string
+	Active      *bool
+	ActiveSince int64
+	Filter      *Cond
+	Offset      int
+	Limit       int
+}
+
+// ClientStore is what the client calls read and write.
+type ClientStore interface {
+	// ClientBoxIDs gives each client MAC its boxId, making one on first
+	// sight.
+	ClientBoxIDs(ctx context.Context, customerID int64, macs []string) (map[string]int64, error)
+	// InsertClientStats stores samples in one transaction.
+	InsertClientStats(ctx context.Context, customerID int64, samples []*Sample) error
+	// UpdateClients records what events and samples say of clients
+	// (keyed by boxId, one update each): an update older than what is
+	// stored changes nothing.
+	UpdateClients(ctx context.Context, customerID int64, updates map[int64]ClientUpdate) error
+	// Clients lists the clients q selects, last seen first, and how many
+	// it selects in all.
+	Clients(ctx context.Context, q ClientQuery) ([]Client, int, error)
+	// RecentSamples lists the samples of a client since since (ms).
+	RecentSamples(ctx context.Context, customerID int64, mac string, since int64) ([]Sample, error)
 }

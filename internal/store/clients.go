@@ -1,0 +1,247 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// ClientBoxIDs gives each client MAC its boxId (see
+// telemetry.ClientStore): new MACs get a row in devices, in the main
+// database, in one transaction.
+func (s *Store) ClientBoxIDs(ctx context.Context, customerID int64, macs []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(macs))
+	if len(macs) == 0 {
+		return out, nil
+	}
+	read := func(q querier) error {
+		cond, arg := inList(s.dialect, "$2", macs)
+		rows, err := q.QueryContext(ctx, `SELECT mac, box_id FROM devices WHERE customer_id = $1 AND kind = 'client' AND mac`+cond,
+			customerID, arg)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var mac string
+			var box int64
+			if err := rows.Scan(&mac, &box); err != nil {
+				return err
+			}
+			out[mac] = box
+		}
+		return rows.Err()
+	}
+	if err := read(s.r); err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, m := range macs {
+		if _, ok := out[m]; !ok {
+			missing = append(missing, m)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	err := s.bulk(ctx, s.w, func(b *bulkTx) error {
+		rows := make([][]any, len(missing))
+		for i, m := range missing {
+			rows[i] = []any{customerID, "client", m}
+		}
+		_, err := b.Insert(ctx, "devices", []string{"customer_id", "kind", "mac"}, rows,
+			"ON CONFLICT (customer_id, kind, mac) DO NOTHING")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, read(s.w)
+}
+
+var sampleColumns = []string{"customer_id", "mac", "ts", "location_id", "ap_box_id", "bssid", "ssid", "channel", "rssi",
+	"data_rate", "retry_pct", "best_nbr_rssi", "tx_bytes", "rx_bytes", "observed_by"}
+
+// InsertClientStats stores samples through the bulk path on the
+// telemetry database.
+func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples []*telemetry.Sample) error {
+	rows := make([][]any, len(samples))
+	for i, x := range samples {
+		var box, nbr, tx, rx, obs any
+		if x.APBoxID != nil {
+			box = *x.APBoxID
+		}
+		if x.BestNeighbor != nil {
+			nbr = int64(*x.BestNeighbor)
+		}
+		if x.TxBytes != nil {
+			tx = *x.TxBytes
+		}
+		if x.RxBytes != nil {
+			rx = *x.RxBytes
+		}
+		if b := x.ObservedByJSON(); b != nil {
+			obs = string(b)
+		}
+		rows[i] = []any{customerID, x.MacAddress, x.Timestamp, x.LocationID, box, x.BSSID, x.SSID, int64(x.Channel),
+			int64(x.RSSI), x.DataRateMbps, x.RetryRatePct, nbr, tx, rx, obs}
+	}
+	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
+		_, err := b.Insert(ctx, "client_stats", sampleColumns, rows, "")
+		return err
+	})
+}
+
+var clientColumns = []string{"box_id", "customer_id", "mac", "name", "username", "last_seen", "last_event_type", "bssid",
+	"ap_name", "ap_box_id", "ssid", "channel", "protocol", "location_id", "rssi", "data_rate"}
+
+// UpdateClients upserts the latest state of clients (see
+// telemetry.ClientStore).
+func (s *Store) UpdateClients(ctx context.Context, customerID int64, updates map[int64]telemetry.ClientUpdate) error {
+	if len(updates) == 0 {
+		return nil
+	}
+	rows := make([][]any, 0, len(updates))
+	for box, u := range updates {
+		var ap, rssi, rate any
+		if u.APBoxID != nil {
+			ap = *u.APBoxID
+		}
+		if u.RSSI != nil {
+			rssi = int64(*u.RSSI)
+		}
+		if u.DataRate != nil {
+			rate = *u.DataRate
+		}
+		rows = append(rows, []any{box, customerID, u.MacAddress, u.Name, u.Username, u.Timestamp, u.EventType, u.BSSID,
+			u.APName, ap, u.SSID, int64(u.Channel), u.Protocol, u.LocationID, rssi, rate})
+	}
+	keep := func(col string) string {
+		return col + " = CASE WHEN excluded." + col + " <> '' THEN excluded." + col + " ELSE clients." + col + " END"
+	}
+	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
+		_, err := b.Insert(ctx, "clients", clientColumns, rows, `ON CONFLICT (box_id) DO UPDATE SET `+
+			keep("name")+`, `+keep("username")+`, `+keep("last_event_type")+`,
+			last_seen = excluded.last_seen, bssid = excluded.bssid, ap_name = excluded.ap_name,
+			ap_box_id = excluded.ap_box_id, ssid = excluded.ssid, channel = excluded.channel,
+			protocol = excluded.protocol, location_id = excluded.location_id,
+			rssi = COALESCE(excluded.rssi, clients.rssi), data_rate = COALESCE(excluded.data_rate, clients.data_rate)
+			WHERE excluded.last_seen >= clients.last_seen`)
+		return err
+	})
+}
+
+// clientFilterColumns maps the filter properties of clients to their
+// columns (the band follows from the channel).
+var clientFilterColumns = map[string]string{
+	"boxid": "box_id", "macaddress": "mac", "name": "CASE WHEN name = '' THEN mac ELSE name END", "username": "username",
+	"ssid": "ssid", "frequencyband": "CASE WHEN channel BETWEEN 1 AND 14 THEN '" + telemetry.Band24 + "' ELSE '" + telemetry.Band5 + "' END",
+	"troubleshootingstatus": "0", "apboxid": "ap_box_id",
+}
+
+// Clients lists the clients q selects (see telemetry.ClientStore).
+func (s *Store) Clients(ctx context.Context, q telemetry.ClientQuery) ([]telemetry.Client, int, error) {
+	var args sqlArgs
+	where := []string{"customer_id = " + args.add(q.CustomerID)}
+	if q.Locations != nil {
+		cond, arg := inList(s.dialect, "$"+strconv.Itoa(len(args)+1), q.Locations)
+		args = append(args, arg)
+		where = append(where, "location_id"+cond)
+	}
+	if q.SSID != "" {
+		where = append(where, "ssid = "+args.add(q.SSID))
+	}
+	if q.Active != nil {
+		op := " >= "
+		if !*q.Active {
+			op = " < "
+		}
+		where = append(where, "last_seen"+op+args.add(q.ActiveSince))
+	}
+	if q.Filter != nil {
+		f, err := compileFilter(*q.Filter, clientFilterColumns, &args)
+		if err != nil {
+			return nil, 0, err
+		}
+		where = append(where, f)
+	}
+	cond := strings.Join(where, " AND ")
+	tx, err := s.tr.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
+	var total int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM clients WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT box_id, mac, name, username, last_seen, last_event_type, bssid, ap_name,
+		ap_box_id, ssid, channel, protocol, location_id, rssi, data_rate FROM clients WHERE `+cond+
+		` ORDER BY last_seen DESC, box_id DESC LIMIT `+strconv.Itoa(q.Limit)+` OFFSET `+strconv.Itoa(q.Offset), args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []telemetry.Client{}
+	for rows.Next() {
+		var c telemetry.Client
+		var ap, rssi sql.NullInt64
+		var rate sql.NullFloat64
+		var loc int64
+		if err := rows.Scan(&c.BoxID, &c.MacAddress, &c.Name, &c.Username, &c.LastSeen, &c.LastEventType, &c.BSSID,
+			&c.AssociatedAPName, &ap, &c.SSID, &c.Channel, &c.Protocol, &loc, &rssi, &rate); err != nil {
+			return nil, 0, err
+		}
+		c.LocationID = wnms.LocalID(loc)
+		if ap.Valid {
+			c.AssociatedAPBoxID = &ap.Int64
+		}
+		if rssi.Valid {
+			v := int(rssi.Int64)
+			c.RSSI = &v
+		}
+		if rate.Valid {
+			c.DataRateMbps = &rate.Float64
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	return out, total, tx.Commit()
+}
+
+// RecentSamples lists a client's samples since since, oldest first.
+func (s *Store) RecentSamples(ctx context.Context, customerID int64, mac string, since int64) ([]telemetry.Sample, error) {
+	rows, err := s.tr.QueryContext(ctx, `SELECT ts, bssid, ap_box_id, rssi, observed_by FROM client_stats
+		WHERE customer_id = $1 AND mac = $2 AND ts >= $3 ORDER BY ts, id`, customerID, mac, since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []telemetry.Sample
+	for rows.Next() {
+		var x telemetry.Sample
+		var ap sql.NullInt64
+		var obs sql.NullString
+		if err := rows.Scan(&x.Timestamp, &x.BSSID, &ap, &x.RSSI, &obs); err != nil {
+			return nil, err
+		}
+		if ap.Valid {
+			x.APBoxID = &ap.Int64
+		}
+		if obs.Valid {
+			if err := json.Unmarshal([]byte(obs.String), &x.ObservedBy); err != nil {
+				return nil, err
+			}
+		}
+		x.MacAddress = mac
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}

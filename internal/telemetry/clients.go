@@ -1,0 +1,247 @@
+package telemetry
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// ActiveWindow is how recently a client must have been seen to be active,
+// and how far back its observers are looked for.
+const ActiveWindow = 15 * time.Minute
+
+// Limits of a sample.
+const (
+	MaxObservedBy = 32
+	MinRSSI       = -120
+	MaxDataRate   = 100_000 // Mbps
+)
+
+// Observation is an AP radio that heard a client, and how strongly.
+type Observation struct {
+	BSSID string `json:"bssid"`
+	RSSI  int    `json:"rssi"`
+}
+
+// Sample is a checked client statistics sample.
+type Sample struct {
+	MacAddress     string
+	Timestamp      int64
+	BSSID          string
+	SSID           string
+	Channel        int
+	RSSI           int
+	DataRateMbps   float64
+	RetryRatePct   float64
+	BestNeighbor   *int
+	TxBytes        *int64
+	RxBytes        *int64
+	ObservedBy     []Observation
+	ClientName     string
+	Username       string
+	LocationID     int64
+	APBoxID        *int64
+	APName         string
+	observedByJSON []byte
+}
+
+type sampleInput struct {
+	MacAddress       *string       `json:"macAddress"`
+	Timestamp        *int64        `json:"timestamp"`
+	BSSID            *string       `json:"bssid"`
+	SSID             string        `json:"ssid"`
+	FrequencyBand    string        `json:"frequencyBand"`
+	Channel          int           `json:"channel"`
+	RSSI             *int          `json:"rssi"`
+	DataRateMbps     *float64      `json:"dataRateMbps"`
+	RetryRatePct     *float64      `json:"retryRatePct"`
+	BestNeighborRSSI *int          `json:"bestNeighborRssi"`
+	TxBytes          *int64        `json:"txBytes"`
+	RxBytes          *int64        `json:"rxBytes"`
+	ObservedBy       []Observation `json:"observedBy"`
+	ClientName       string        `json:"clientName"`
+	Username         string        `json:"username"`
+}
+
+// ParseSample decodes and checks one ingested client statistics sample
+// at time now.
+func ParseSample(raw json.RawMessage, now time.Time) (*Sample, error) {
+	var in sampleInput
+	if err := decodeRecord(raw, &in); err != nil {
+		return nil, err
+	}
+	if in.MacAddress == nil {
+		return nil, wnms.Invalid("macAddress", "required")
+	}
+	mac, ok := ParseMAC(*in.MacAddress)
+	if !ok {
+		return nil, wnms.Invalid("macAddress", "%q is not a MAC address (six hex octets separated by ':' or '-')", *in.MacAddress)
+	}
+	if in.BSSID == nil {
+		return nil, wnms.Invalid("bssid", "required")
+	}
+	bssid, ok := ParseMAC(*in.BSSID)
+	if !ok {
+		return nil, wnms.Invalid("bssid", "%q is not a BSSID", *in.BSSID)
+	}
+	if in.Timestamp == nil || *in.Timestamp <= 0 {
+		return nil, wnms.Invalid("timestamp", "required: epoch milliseconds")
+	}
+	if time.UnixMilli(*in.Timestamp).After(now.Add(maxFutureSkew)) {
+		return nil, wnms.Invalid("timestamp", "more than a day in the future")
+	}
+	if in.Channel < 1 || in.Channel > MaxChannel {
+		return nil, wnms.Invalid("channel", "must be 1 to %d", MaxChannel)
+	}
+	if in.FrequencyBand != "" {
+		b, err := checkEnum("frequencyBand", in.FrequencyBand, Band24, Band5)
+		if err != nil {
+			return nil, err
+		}
+		if b != BandOf(in.Channel) {
+			return nil, wnms.Invalid("frequencyBand", "channel %d is in %s, not %s", in.Channel, BandOf(in.Channel), b)
+		}
+	}
+	if err := wnms.CheckOctets("ssid", in.SSID, 0, MaxSSIDLen); err != nil {
+		return nil, err
+	}
+	s := &Sample{MacAddress: mac, Timestamp: *in.Timestamp, BSSID: bssid, SSID: in.SSID, Channel: in.Channel,
+		BestNeighbor: in.BestNeighborRSSI, TxBytes: in.TxBytes, RxBytes: in.RxBytes,
+		ClientName: in.ClientName, Username: in.Username}
+	if in.RSSI == nil {
+		return nil, wnms.Invalid("rssi", "required (dBm)")
+	}
+	s.RSSI = *in.RSSI
+	for _, r := range []struct {
+		name string
+		v    *int
+	}{{"rssi", in.RSSI}, {"bestNeighborRssi", in.BestNeighborRSSI}} {
+		if r.v != nil && (*r.v < MinRSSI || *r.v > 0) {
+			return nil, wnms.Invalid(r.name, "must be %d to 0 dBm", MinRSSI)
+		}
+	}
+	if in.DataRateMbps == nil {
+		return nil, wnms.Invalid("dataRateMbps", "required")
+	}
+	if s.DataRateMbps = *in.DataRateMbps; s.DataRateMbps < 0 || s.DataRateMbps > MaxDataRate {
+		return nil, wnms.Invalid("dataRateMbps", "must be 0 to %d", MaxDataRate)
+	}
+	if in.RetryRatePct != nil {
+		if s.RetryRatePct = *in.RetryRatePct; s.RetryRatePct < 0 || s.RetryRatePct > 100 {
+			return nil, wnms.Invalid("retryRatePct", "must be 0 to 100")
+		}
+	}
+	for _, b := range []struct {
+		name string
+		v    *int64
+	}{{"txBytes", in.TxBytes}, {"rxBytes", in.RxBytes}} {
+		if b.v != nil && *b.v < 0 {
+			return nil, wnms.Invalid(b.name, "must not be negative")
+		}
+	}
+	if len(in.ObservedBy) > MaxObservedBy {
+		return nil, wnms.Invalid("observedBy", "at most %d observations", MaxObservedBy)
+	}
+	for i, o := range in.ObservedBy {
+		b, ok := ParseMAC(o.BSSID)
+		if !ok {
+			return nil, wnms.Invalid("observedBy", "observation %d: %q is not a BSSID", i, o.BSSID)
+		}
+		if o.RSSI < MinRSSI || o.RSSI > 0 {
+			return nil, wnms.Invalid("observedBy", "observation %d: rssi must be %d to 0 dBm", i, MinRSSI)
+		}
+		s.ObservedBy = append(s.ObservedBy, Observation{BSSID: b, RSSI: o.RSSI})
+	}
+	for _, f := range []struct{ name, v string }{{"clientName", in.ClientName}, {"username", in.Username}} {
+		if err := wnms.CheckText(f.name, f.v, 0, MaxEventText); err != nil {
+			return nil, err
+		}
+	}
+	if s.ObservedBy != nil {
+		s.observedByJSON, _ = json.Marshal(s.ObservedBy)
+	}
+	return s, nil
+}
+
+// ObservedByJSON is the sample's observations as stored (nil: none).
+func (s *Sample) ObservedByJSON() []byte { return s.observedByJSON }
+
+// Place sets the sample's location and AP from its BSSID's AP.
+func (s *Sample) Place(ap *RadioAP) {
+	s.LocationID = wnms.UnknownLocation
+	if ap != nil {
+		box := ap.BoxID
+		s.LocationID, s.APBoxID, s.APName = ap.LocationID, &box, ap.Name
+	}
+}
+
+// Client is a client of the client lists: its latest state.
+type Client struct {
+	Type                  string          `json:"type"`
+	BoxID                 int64           `json:"boxId"`
+	Name                  string          `json:"name"`
+	MacAddress            string          `json:"macAddress"`
+	Username              string          `json:"username"`
+	LastSeen              int64           `json:"lastSeen"`
+	Active                bool            `json:"active"`
+	LastEventType         string          `json:"lastEventType"`
+	BSSID                 string          `json:"bssid"`
+	AssociatedAPName      string          `json:"associatedAPName"`
+	AssociatedAPBoxID     *int64          `json:"associatedAPBoxId"`
+	SSID                  string          `json:"ssid"`
+	FrequencyBand         string          `json:"frequencyBand"`
+	Channel               int             `json:"channel"`
+	Protocol              string          `json:"protocol"`
+	LocationID            wnms.LocationID `json:"locationId"`
+	RSSI                  *int            `json:"rssi"`
+	DataRateMbps          *float64        `json:"dataRateMbps"`
+	TroubleshootingStatus int             `json:"troubleshootingStatus"`
+}
+
+// Derive fills what is computed on read.
+func (c *Client) Derive(now time.Time) {
+	c.Type = "client"
+	c.FrequencyBand = BandOf(c.Channel)
+	c.Active = now.Sub(time.UnixMilli(c.LastSeen)) < ActiveWindow
+	if c.Name == "" {
+		c.Name = c.MacAddress
+	}
+}
+
+// ClientUpdate is what one event or sample says of its client; the store
+// keeps the latest.
+type ClientUpdate struct {
+	MacAddress string
+	Timestamp  int64
+	Name       string // "" keeps the stored one
+	Username   string // "" keeps the stored one
+	EventType  string // "" keeps the stored one (samples)
+	BSSID      string
+	SSID       string
+	Channel    int
+	Protocol   string
+	LocationID int64
+	APBoxID    *int64
+	APName     string
+	RSSI       *int
+	DataRate   *float64
+}
+
+// ClientProperties are what the filter language may test on clients.
+var ClientProperties = Properties{
+	"boxid": Number, "macaddress": Text, "name": Text, "username": Text, "ssid": Text,
+	"frequencyband": Text, "troubleshootingstatus": Number, "apboxid": Number,
+}
+
+// ClientUpdate is what the sample says of its client.
+func (s *Sample) ClientUpdate() ClientUpdate {
+	protocol := "BG"
+	if BandOf(s.Channel) == Band5 {
+		protocol = "A"
+	}
+	rssi, rate := s.RSSI, s.DataRateMbps
+	return ClientUpdate{MacAddress: s.MacAddress, Timestamp: s.Timestamp, Name: s.ClientName, Username: s.Username,
+		BSSID: s.BSSID, SSID: s.SSID, Channel: s.Channel, Protocol: protocol, LocationID: s.LocationID,
+		APBoxID: s.APBoxID, APName: s.APName, RSSI: &rssi, DataRate: &rate}
+}

@@ -1,0 +1,195 @@
+package telemetry
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// updateClients records what events or samples say of their clients: the
+// latest of each client counts, and a name or username given by an older
+// record of the batch is kept when the latest gives none.
+func (s *Service) updateClients(ctx context.Context, c *wnms.Caller, updates []ClientUpdate) error {
+	latest := map[string]ClientUpdate{}
+	for _, u := range updates {
+		cur, ok := latest[u.MacAddress]
+		if ok && u.Timestamp < cur.Timestamp {
+			cur.Name, cur.Username = cmp.Or(cur.Name, u.Name), cmp.Or(cur.Username, u.Username)
+			if cur.EventType == "" {
+				cur.EventType = u.EventType
+			}
+			latest[u.MacAddress] = cur
+			continue
+		}
+		if ok {
+			u.Name, u.Username = cmp.Or(u.Name, cur.Name), cmp.Or(u.Username, cur.Username)
+			u.EventType = cmp.Or(u.EventType, cur.EventType)
+			if u.RSSI == nil {
+				u.RSSI, u.DataRate = cur.RSSI, cur.DataRate
+			}
+		}
+		latest[u.MacAddress] = u
+	}
+	macs := make([]string, 0, len(latest))
+	for m := range latest {
+		macs = append(macs, m)
+	}
+	slices.Sort(macs)
+	boxes, err := s.Store.ClientBoxIDs(ctx, c.CustomerID(), macs)
+	if err != nil {
+		return err
+	}
+	byBox := make(map[int64]ClientUpdate, len(latest))
+	for m, u := range latest {
+		byBox[boxes[m]] = u
+	}
+	return s.Store.UpdateClients(ctx, c.CustomerID(), byBox)
+}
+
+// IngestStats stores the client statistics samples of an ingest body for
+// the caller's customer. Like events, a sample takes the location of the
+// AP whose radio its BSSID names, which the caller must see.
+func (s *Service) IngestStats(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error) {
+	recs, err := SplitRecords(body)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Rejected: []Rejection{}}
+	now := s.Now()
+	parsed := make([]*Sample, len(recs))
+	var bssids []string
+	for i, raw := range recs {
+		x, err := ParseSample(raw, now)
+		if err != nil {
+			res.reject(i, err)
+			continue
+		}
+		parsed[i] = x
+		if !slices.Contains(bssids, x.BSSID) {
+			bssids = append(bssids, x.BSSID)
+		}
+	}
+	radios, err := s.Store.RadiosByBSSID(ctx, c.CustomerID(), bssids)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[int64]error{}
+	var good []*Sample
+	var updates []ClientUpdate
+	for i, x := range parsed {
+		if x == nil {
+			continue
+		}
+		var ap *RadioAP
+		if r, ok := radios[x.BSSID]; ok {
+			ap = &r
+		}
+		x.Place(ap)
+		if err := s.sees(ctx, c, x.LocationID, seen); err != nil {
+			res.reject(i, err)
+			continue
+		}
+		good = append(good, x)
+		updates = append(updates, x.ClientUpdate())
+	}
+	if len(good) > 0 {
+		if err := s.updateClients(ctx, c, updates); err != nil {
+			return nil, err
+		}
+		if err := s.Store.InsertClientStats(ctx, c.CustomerID(), good); err != nil {
+			return nil, err
+		}
+		res.Accepted = len(good)
+	}
+	return res, nil
+}
+
+// Clients answers q for the caller, at location at (nil: all it sees).
+func (s *Service) Clients(ctx context.Context, c *wnms.Caller, at *wnms.Location, q ClientQuery) ([]Client, int, error) {
+	locs, err := s.scopeLocations(ctx, c, at)
+	if err != nil {
+		return nil, 0, err
+	}
+	now := s.Now()
+	q.CustomerID, q.Locations, q.ActiveSince = c.CustomerID(), locs, now.Add(-ActiveWindow).UnixMilli()
+	clients, total, err := s.Store.Clients(ctx, q)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := range clients {
+		clients[i].Derive(now)
+	}
+	return clients, total, nil
+}
+
+// Observer is an AP that heard a client.
+type Observer struct {
+	Type           string `json:"type"`
+	BoxID          int64  `json:"boxId"`
+	Name           string `json:"name"`
+	MacAddress     string `json:"macaddress"`
+	SignalStrength int    `json:"signalStrength"`
+}
+
+// Observers lists the APs that heard the client boxID in the last
+// ActiveWindow, strongest first: the serving AP of each sample and the
+// APs of its observedBy radios, each with the latest strength heard.
+func (s *Service) Observers(ctx context.Context, c *wnms.Caller, boxID int64) ([]Observer, error) {
+	byBox := Cond{Op: "=", Property: "boxid", Kind: Number, Values: []any{boxID}}
+	clients, _, err := s.Clients(ctx, c, nil, ClientQuery{Filter: &byBox, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(clients) == 0 {
+		return nil, wnms.NotFound("no client %d", boxID)
+	}
+	samples, err := s.Store.RecentSamples(ctx, c.CustomerID(), clients[0].MacAddress, s.Now().Add(-ActiveWindow).UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	var bssids []string
+	for _, x := range samples {
+		for _, o := range x.ObservedBy {
+			if !slices.Contains(bssids, o.BSSID) {
+				bssids = append(bssids, o.BSSID)
+			}
+		}
+	}
+	radios, err := s.Store.RadiosByBSSID(ctx, c.CustomerID(), bssids)
+	if err != nil {
+		return nil, err
+	}
+	signal := map[int64]int{} // AP boxId -> latest strength
+	for _, x := range samples {
+		if x.APBoxID != nil {
+			signal[*x.APBoxID] = x.RSSI
+		}
+		for _, o := range x.ObservedBy {
+			if r, ok := radios[o.BSSID]; ok {
+				signal[r.BoxID] = o.RSSI
+			}
+		}
+	}
+	out := []Observer{}
+	if len(signal) == 0 {
+		return out, nil
+	}
+	ids := make([]any, 0, len(signal))
+	for id := range signal {
+		ids = append(ids, id)
+	}
+	in := Cond{Op: "=", Property: "boxid", Kind: Number, Values: ids}
+	aps, _, err := s.ListAPs(ctx, c, APQuery{Filter: &in, Limit: len(ids), Ascending: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range aps {
+		out = append(out, Observer{Type: "ap", BoxID: a.BoxID, Name: a.Name, MacAddress: a.MacAddress, SignalStrength: signal[a.BoxID]})
+	}
+	slices.SortFunc(out, func(a, b Observer) int {
+		return cmp.Or(cmp.Compare(b.SignalStrength, a.SignalStrength), cmp.Compare(a.BoxID, b.BoxID))
+	})
+	return out, nil
+}
