@@ -111,6 +111,9 @@ func TestAuthzTelemetry(t *testing.T) {
 				_, mac := markClient(t, f)
 				return `"macAddress":"` + mac + `"`
 			}},
+		{name: "GET associationdata at a floor", request: list(fmt.Sprintf("/V2/analytics/associationdata/%d/%d?locationid={floor}",
+			time.Now().Add(-time.Hour).UnixMilli(), time.Now().UnixMilli())),
+			allowed: allRoles, ok: 200, location: true, foreign: 400, foreignCode: wnms.InvalidParameter},
 		{name: "GET observingmanageddevices", allowed: allRoles, ok: 200, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, _ authzTarget) (string, string, any) {
 				box, _ := markClient(t, f)

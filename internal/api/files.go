@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/httpkit"
@@ -112,9 +113,10 @@ func sniffLayoutImage(data []byte) (string, error) {
 	return "", wnms.Errorf(wnms.UnsupportedMediaType, "%s is not a GIF, JPEG or PNG image", layoutUploadPart)
 }
 
-// sfile is GET /sfiles?id=: a file attached to a floor layout, with its
-// content type. A file of a floor the caller does not see is answered as
-// not found, like an unknown key.
+// sfile is GET /sfiles?id=: a file attached to a floor layout, or an
+// export (which only the user who made it may read), with its content
+// type. A file the caller may not read is answered as not found, like an
+// unknown key.
 func (s *Server) sfile(w http.ResponseWriter, r *http.Request) error {
 	key, ok := httpkit.QueryValue(r, "id")
 	if !ok || key == "" {
@@ -129,6 +131,14 @@ func (s *Server) sfile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	c := wnms.CallerFrom(ctx)
+	if f.Kind == wnms.FileExport {
+		// An export is its maker's: it holds what that user may see.
+		if f.CustomerID != c.CustomerID() || f.UserID != c.User.UserID {
+			return notFound
+		}
+		return writeFile(w, f)
+	}
 	loc, err := s.Store.Location(ctx, f.LocationID)
 	if wnms.ErrorCode(err) == wnms.ResourceNotFound {
 		return notFound
@@ -136,11 +146,16 @@ func (s *Server) sfile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if sees, err := access.Sees(ctx, wnms.CallerFrom(ctx), loc); err != nil {
+	if sees, err := access.Sees(ctx, c, loc); err != nil {
 		return err
 	} else if !sees {
 		return notFound
 	}
+	return writeFile(w, f)
+}
+
+// writeFile answers a stored file.
+func writeFile(w http.ResponseWriter, f *wnms.File) error {
 	h := w.Header()
 	h.Set("Content-Type", f.ContentType)
 	h.Set("Content-Length", strconv.Itoa(len(f.Data)))
@@ -149,9 +164,16 @@ func (s *Server) sfile(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	// A key always names the same bytes: a new upload gets a new key.
 	h.Set("Cache-Control", "private, max-age=86400, immutable")
-	if f.Kind == wnms.FileSPM {
+	switch f.Kind {
+	case wnms.FileSPM:
 		h.Set("Content-Disposition", `attachment; filename="floor-`+strconv.FormatInt(f.LocationID, 10)+`.spm"`)
-	} else {
+	case wnms.FileExport:
+		ext := ".json"
+		if strings.HasPrefix(f.ContentType, "text/csv") {
+			ext = ".csv"
+		}
+		h.Set("Content-Disposition", `attachment; filename="associations`+ext+`"`)
+	default:
 		h.Set("Content-Disposition", "inline")
 	}
 	w.WriteHeader(http.StatusOK)

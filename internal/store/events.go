@@ -173,3 +173,31 @@ func (s *Store) SubtreeLocations(ctx context.Context, customerID int64, paths []
 	}
 	return out, rows.Err()
 }
+
+// Associations lists Success events in a window (see
+// telemetry.EventStore).
+func (s *Store) Associations(ctx context.Context, customerID int64, locs []int64, from, to int64, limit int) ([]json.RawMessage, error) {
+	var args sqlArgs
+	where := "customer_id = " + args.add(customerID) + " AND event_type = " + args.add(telemetry.Success) +
+		" AND ts >= " + args.add(from) + " AND ts <= " + args.add(to)
+	if locs != nil {
+		cond, arg := inList(s.dialect, "$"+strconv.Itoa(len(args)+1), locs)
+		args = append(args, arg)
+		where += " AND location_id" + cond
+	}
+	rows, err := s.tr.QueryContext(ctx, `SELECT body FROM client_events WHERE `+where+
+		` ORDER BY ts, id LIMIT `+strconv.Itoa(limit), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []json.RawMessage
+	for rows.Next() {
+		var b string
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		out = append(out, json.RawMessage(b))
+	}
+	return out, rows.Err()
+}

@@ -73,9 +73,11 @@ func (s *Store) AttachFile(ctx context.Context, f *wnms.File) (*wnms.FloorLayout
 // RESOURCE_NOT_FOUND.
 func (s *Store) File(ctx context.Context, key string) (*wnms.File, error) {
 	var f wnms.File
-	err := s.r.QueryRowContext(ctx, `SELECT file_key, location_id, kind, content_type, size, bytes, created_at
-		FROM files WHERE file_key = $1`, key).
-		Scan(&f.Key, &f.LocationID, &f.Kind, &f.ContentType, &f.Size, &f.Data, &f.CreatedAt)
+	err := s.r.QueryRowContext(ctx, `SELECT file_key, location_id, 0, 0, kind, content_type, size, bytes, created_at
+		FROM files WHERE file_key = $1
+		UNION ALL SELECT file_key, location_id, customer_id, user_id, kind, content_type, size, bytes, created_at
+		FROM exports WHERE file_key = $1`, key).
+		Scan(&f.Key, &f.LocationID, &f.CustomerID, &f.UserID, &f.Kind, &f.ContentType, &f.Size, &f.Data, &f.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, wnms.NotFound("no file %q", key)
 	}
@@ -83,4 +85,12 @@ func (s *Store) File(ctx context.Context, key string) (*wnms.File, error) {
 		return nil, err
 	}
 	return &f, nil
+}
+
+// PutExport stores an export file (see wnms.FileStore).
+func (s *Store) PutExport(ctx context.Context, f *wnms.File) error {
+	f.CreatedAt, f.Size = s.nowMS(), int64(len(f.Data))
+	_, err := s.w.ExecContext(ctx, `INSERT INTO exports (file_key, customer_id, user_id, location_id, kind, content_type, size, bytes, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, f.Key, f.CustomerID, f.UserID, f.LocationID, f.Kind, f.ContentType, f.Size, f.Data, f.CreatedAt)
+	return err
 }

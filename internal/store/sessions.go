@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sort"
+	"time"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -77,9 +78,15 @@ func (s *Store) PurgeExpired(ctx context.Context, attemptsBefore int64) error {
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, s.nowMS()); err != nil {
 		return err
 	}
-	_, err := s.w.ExecContext(ctx, `DELETE FROM login_attempts WHERE at < $1`, attemptsBefore)
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM login_attempts WHERE at < $1`, attemptsBefore); err != nil {
+		return err
+	}
+	_, err := s.w.ExecContext(ctx, `DELETE FROM exports WHERE created_at < $1`, s.Now().Add(-ExportLife).UnixMilli())
 	return err
 }
+
+// ExportLife is how long an export file is kept.
+const ExportLife = 24 * time.Hour
 
 // ReserveAttempt records one login attempt in every bucket (a source
 // address, an API key id, ...) unless one of them already holds limit

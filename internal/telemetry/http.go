@@ -32,6 +32,7 @@ func (s *Service) Routes(handle func(pattern string, rule access.Rule, h httpkit
 	handle("GET /devices/manageddevices", access.SuAdOp, s.managedDevices)
 	s.eventRoutes(handle)
 	s.clientRoutes(handle)
+	s.exportRoutes(handle)
 }
 
 // ingest is the handler of an ingest call: it reads the body and answers

@@ -23,6 +23,8 @@ type Service struct {
 	// APTimeout turns an AP silent for that long inactive (activeStatus
 	// false) and announces it down.
 	APTimeout time.Duration
+	// Secret keys the MAC hash of exports (tohashmac); the server secret.
+	Secret []byte
 	// OnAPChange is where an AP's liveness change is announced: down when
 	// it has been silent for APTimeout, up when a heartbeat comes from an
 	// AP that was down or new. It runs outside any request and must not

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/wnms/wnms/internal/access"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // APQuery selects APs of one customer for a list call.
@@ -40,6 +41,8 @@ type Store interface {
 	access.Locations
 	EventStore
 	ClientStore
+	// PutExport keeps a file made for a client to download.
+	PutExport(ctx context.Context, f *wnms.File) error
 	// UpsertAPs stores the customer's APs as seen at now (ms), one
 	// transaction: a new MAC gets a boxId; a known one keeps it. An AP
 	// whose announced liveness was down comes up (UpSince = now); the APs
@@ -84,6 +87,9 @@ type EventStore interface {
 	// ClientEvents answers q newest first (ties: the later arrival first),
 	// as stored bodies, with the count of all matches when q.Count.
 	ClientEvents(ctx context.Context, q EventQuery) ([]json.RawMessage, int, error)
+	// Associations lists the customer's Success events between from and
+	// to (ms, inclusive) at locs (nil: any), oldest first, at most limit.
+	Associations(ctx context.Context, customerID int64, locs []int64, from, to int64, limit int) ([]json.RawMessage, error)
 	// SubtreeLocations lists the ids of the customer's locations (and the
 	// shared ones) at or below the given paths.
 	SubtreeLocations(ctx context.Context, customerID int64, paths []string) ([]int64, error)

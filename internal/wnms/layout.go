@@ -49,8 +49,9 @@ const (
 
 // File kinds attached to a layout.
 const (
-	FileImage = "image"
-	FileSPM   = "spm"
+	FileImage  = "image"
+	FileSPM    = "spm"
+	FileExport = "export"
 )
 
 // FloorLayout is the floor layout of the interface (api.md §11): the plan of a floor
@@ -586,7 +587,9 @@ func buildObstacle(field string, o *Obstacle, materials map[string]Material) (Ob
 type File struct {
 	Key         string
 	LocationID  int64
-	Kind        string // FileImage or FileSPM
+	CustomerID  int64  // the owner of an export; 0 for a layout's file (its floor's customer)
+	UserID      int64  // the user who made an export
+	Kind        string // FileImage, FileSPM or FileExport
 	ContentType string
 	Size        int64
 	Data        []byte
@@ -619,6 +622,8 @@ type FileStore interface {
 	// of f.LocationID, replacing and deleting the previous one, and returns
 	// the updated layout. An SPM file also sets usesSpmFile.
 	AttachFile(ctx context.Context, f *File) (*FloorLayout, error)
-	// File reads a file with its bytes.
+	// File reads a file with its bytes: a layout's, or an export.
 	File(ctx context.Context, key string) (*File, error)
+	// PutExport stores an export file of f.CustomerID at f.LocationID.
+	PutExport(ctx context.Context, f *File) error
 }
