@@ -42,6 +42,7 @@ type serveConfig struct {
 	maxConnsPerAddr int
 	maxConns        int
 	apTimeout       time.Duration
+	retention       time.Duration
 }
 
 // listening tells a test where the listeners ended up.
@@ -72,6 +73,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-addr", 256, "open connections one source address may hold on each listener (0: no limit)")
 	fs.IntVar(&c.maxConns, "max-conns", 0, "open connections each listener holds in all (0: each listener takes half of three quarters of the raised open-file limit)")
 	fs.DurationVar(&c.apTimeout, "ap-timeout", telemetry.DefaultAPTimeout, "how long an AP may be silent before it counts as down")
+	fs.DurationVar(&c.retention, "retention", telemetry.DefaultRetention, "how long client events and samples are kept (purged hourly)")
 	if err := cmd.parse(args, getenv, 0); err != nil {
 		return err
 	}
@@ -133,6 +135,10 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	}
 	apiSrv := api.New(st, a, log, info, reg, m)
 	apiSrv.Telemetry.APTimeout = c.apTimeout
+	if c.retention < time.Hour {
+		return usagef("--retention must be at least 1h, not %s", c.retention)
+	}
+	apiSrv.Telemetry.Retention = c.retention
 	anSrv := analytics.New(st, a, log, m)
 	anSrv.ServerID = int64(c.serverID)
 
@@ -164,6 +170,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	defer stopBG()
 	go housekeeping(bg, st, log)
 	go apiSrv.Telemetry.WatchAPs(bg)
+	go apiSrv.Telemetry.PurgeEvery(bg, st, time.Hour)
 
 	var serveErr error
 	select {

@@ -85,6 +85,7 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 	}
 	s.Telemetry = telemetry.NewService(st, log)
 	s.Telemetry.Secret = a.Secret
+	s.Telemetry.Instrument(reg)
 	s.routes()
 	s.Router.Root.HandleFunc("GET /healthz", s.healthz)
 	s.Router.Root.HandleFunc("GET /readyz", s.readyz)

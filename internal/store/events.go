@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -200,4 +201,27 @@ func (s *Store) Associations(ctx context.Context, customerID int64, locs []int64
 		out = append(out, json.RawMessage(b))
 	}
 	return out, rows.Err()
+}
+
+// purgeColumns are the time column of each purged telemetry table.
+var purgeColumns = map[string]string{"client_events": "ts", "client_stats": "ts", "clients": "last_seen"}
+
+// PurgeTelemetry deletes at most batch rows of a telemetry table older
+// than before (see telemetry.Purger).
+func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, batch int) (int, error) {
+	col, ok := purgeColumns[table]
+	if !ok {
+		return 0, fmt.Errorf("no telemetry table %q", table)
+	}
+	key := "id"
+	if table == "clients" {
+		key = "box_id"
+	}
+	res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE `+key+` IN (SELECT `+key+` FROM `+table+
+		` WHERE `+col+` < $1 LIMIT `+strconv.Itoa(batch)+`)`, before)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }

@@ -16,7 +16,7 @@ const MaxClientList = 100
 
 // clientRoutes registers the client calls.
 func (s *Service) clientRoutes(handle func(pattern string, rule access.Rule, h httpkit.HandlerFunc)) {
-	handle("POST /ingest/clientstats", access.SuAdOp, ingest(s.IngestStats))
+	handle("POST /ingest/clientstats", access.SuAdOp, s.ingest("clientstats", s.IngestStats))
 	handle("GET /devices/clients", access.AnyRole, s.listClients)
 	handle("GET /devices/clients/{offset}/{limit}", access.AnyRole, s.pageClients)
 	handle("GET /devices/clients/{boxId}/observingmanageddevices", access.AnyRole, s.observers)

@@ -27,7 +27,7 @@ const (
 // Routes registers the telemetry calls with handle (the listener's route
 // table; paths are below the base path and the version segment).
 func (s *Service) Routes(handle func(pattern string, rule access.Rule, h httpkit.HandlerFunc)) {
-	handle("POST /ingest/aps", access.SuAdOp, ingest(s.IngestAPs))
+	handle("POST /ingest/aps", access.SuAdOp, s.ingest("aps", s.IngestAPs))
 	handle("GET /devices/aps", access.SuAdOp, s.listAPs)
 	handle("GET /devices/manageddevices", access.SuAdOp, s.managedDevices)
 	s.eventRoutes(handle)
@@ -35,9 +35,9 @@ func (s *Service) Routes(handle func(pattern string, rule access.Rule, h httpkit
 	s.exportRoutes(handle)
 }
 
-// ingest is the handler of an ingest call: it reads the body and answers
-// what store made of it.
-func ingest(store func(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error)) httpkit.HandlerFunc {
+// ingest is the handler of an ingest call of records of kind: it reads the
+// body, answers what store made of it, and counts the result.
+func (s *Service) ingest(kind string, store func(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error)) httpkit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		body, err := readIngestBody(w, r)
 		if err != nil {
@@ -47,6 +47,7 @@ func ingest(store func(ctx context.Context, c *wnms.Caller, body []byte) (*Resul
 		if err != nil {
 			return err
 		}
+		s.count(kind, res)
 		httpkit.WriteJSON(w, http.StatusOK, res)
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/access"
+	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -23,6 +24,8 @@ type Service struct {
 	// APTimeout turns an AP silent for that long inactive (activeStatus
 	// false) and announces it down.
 	APTimeout time.Duration
+	// Retention is how long events and samples are kept (Purge).
+	Retention time.Duration
 	// Secret keys the MAC hash of exports (tohashmac); the server secret.
 	Secret []byte
 	// OnAPChange is where an AP's liveness change is announced: down when
@@ -30,11 +33,13 @@ type Service struct {
 	// AP that was down or new. It runs outside any request and must not
 	// block (the SNMP trap sender queues its traps).
 	OnAPChange func(ap AP, up bool)
+
+	ingested, purged *metrics.CounterVec
 }
 
 // NewService returns a Service with the default AP timeout and the clock.
 func NewService(st Store, log *slog.Logger) *Service {
-	return &Service{Store: st, Now: time.Now, Log: log, APTimeout: DefaultAPTimeout}
+	return &Service{Store: st, Now: time.Now, Log: log, APTimeout: DefaultAPTimeout, Retention: DefaultRetention}
 }
 
 // IngestAPs stores the AP records of an ingest body for the caller's

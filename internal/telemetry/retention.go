@@ -1,0 +1,90 @@
+package telemetry
+
+import (
+	"context"
+	"time"
+
+	"github.com/wnms/wnms/internal/metrics"
+)
+
+// DefaultRetention is how long events and samples are kept.
+const DefaultRetention = 30 * 24 * time.Hour
+
+// PurgeBatch is how many rows one purge statement deletes; the purge
+// pauses between batches so that ingest and reads are never held up.
+const PurgeBatch = 10_000
+
+// Purger is what retention needs of the store.
+type Purger interface {
+	// PurgeTelemetry deletes at most batch rows of table older than
+	// before (ms) and returns how many it deleted.
+	PurgeTelemetry(ctx context.Context, table string, before int64, batch int) (int, error)
+}
+
+// PurgedTables are the telemetry tables retention purges, oldest rows
+// first: events, samples, and the clients not seen since.
+var PurgedTables = []string{"client_events", "client_stats", "clients"}
+
+// Instrument registers the service's series: records ingested by kind and
+// result, and rows purged by table.
+func (s *Service) Instrument(reg *metrics.Registry) {
+	s.ingested = reg.Counter("wnms_ingest_records_total", "Telemetry records ingested, by kind and result.", "kind", "result")
+	s.purged = reg.Counter("wnms_telemetry_purged_rows_total", "Telemetry rows purged by retention, by table.", "table")
+}
+
+// count records an ingest's result.
+func (s *Service) count(kind string, r *Result) {
+	if s.ingested == nil || r == nil {
+		return
+	}
+	s.ingested.With(kind, "accepted").Add(uint64(r.Accepted))
+	s.ingested.With(kind, "duplicate").Add(uint64(r.Duplicates))
+	s.ingested.With(kind, "rejected").Add(uint64(len(r.Rejected)))
+}
+
+// Purge deletes, table by table and batch by batch, the telemetry older
+// than the retention, and returns how many rows it deleted.
+func (s *Service) Purge(ctx context.Context, p Purger) (int, error) {
+	before := s.Now().Add(-s.Retention).UnixMilli()
+	total := 0
+	for _, table := range PurgedTables {
+		for {
+			n, err := p.PurgeTelemetry(ctx, table, before, PurgeBatch)
+			if err != nil {
+				return total, err
+			}
+			total += n
+			if s.purged != nil {
+				s.purged.With(table).Add(uint64(n))
+			}
+			if n < PurgeBatch {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return total, ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return total, nil
+}
+
+// PurgeEvery runs Purge every interval until ctx ends.
+func (s *Service) PurgeEvery(ctx context.Context, p Purger, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := s.Purge(ctx, p)
+			if err != nil && ctx.Err() == nil && s.Log != nil {
+				s.Log.Error("telemetry purge failed", "err", err)
+			} else if n > 0 && s.Log != nil {
+				s.Log.Info("telemetry purged", "rows", n, "retention", s.Retention.String())
+			}
+		}
+	}
+}

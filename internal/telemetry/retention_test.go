@@ -1,0 +1,77 @@
+package telemetry_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/telemetry"
+)
+
+// Retention purges, in batches, the events, samples and clients older
+// than --retention, and /metrics counts what was ingested and purged.
+func TestRetentionAndMetrics(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		now := time.Now()
+		clock := apitest.NewClock(now)
+		e.UseClock(clock)
+		e.API.Telemetry.Retention = 24 * time.Hour
+		var recs, samples []string
+		for i := 0; i < telemetry.PurgeBatch+5; i++ { // more than one batch of old events
+			recs = append(recs, fmt.Sprintf(`{"macAddress":"aa:bb:cc:00:%02x:%02x","bssid":"00:11:74:00:00:01","channel":1,"timestamp":%d,"eventType":"Success"}`,
+				i/256%256, i%256, now.Add(-48*time.Hour).UnixMilli()+int64(i)))
+		}
+		recs = append(recs, fmt.Sprintf(`{"macAddress":"aa:bb:cc:ff:00:01","bssid":"00:11:74:00:00:01","channel":1,"timestamp":%d,"eventType":"Success"}`,
+			now.Add(-time.Hour).UnixMilli()))
+		recs = append(recs, `{"macAddress":"broken"}`)
+		samples = append(samples,
+			fmt.Sprintf(`{"macAddress":"aa:bb:cc:ff:00:01","bssid":"00:11:74:00:00:01","channel":1,"timestamp":%d,"rssi":-50,"dataRateMbps":54}`, now.Add(-30*time.Hour).UnixMilli()),
+			fmt.Sprintf(`{"macAddress":"aa:bb:cc:ff:00:01","bssid":"00:11:74:00:00:01","channel":1,"timestamp":%d,"rssi":-50,"dataRateMbps":54}`, now.Add(-time.Minute).UnixMilli()))
+		var res, res2 ingestResult
+		half := len(recs) / 2
+		e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", body(recs[:half]...)).Decode(t, &res)
+		e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", body(recs[half:]...)).Decode(t, &res2)
+		if res.Accepted+res2.Accepted != telemetry.PurgeBatch+6 || len(res.Rejected)+len(res2.Rejected) != 1 {
+			t.Fatalf("ingest: %+v %+v", res.Accepted, res2.Accepted)
+		}
+		e.Admin.Expect(200, "POST", "/V5/ingest/clientstats", body(samples...))
+		n, err := e.API.Telemetry.Purge(t.Context(), e.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Old events, one old sample, and the clients only they had seen.
+		if want := 2*(telemetry.PurgeBatch+5) + 1; n != want {
+			t.Errorf("purged %d rows, want %d", n, want)
+		}
+		var p eventPage
+		e.Admin.Expect(200, "GET", "/V5/devices/clientevents/aa:bb:cc:00:00:01/0/10", nil).Decode(t, &p)
+		if p.TotalCount != 0 {
+			t.Errorf("an old event survived")
+		}
+		e.Admin.Expect(200, "GET", "/V5/devices/clientevents/aa:bb:cc:ff:00:01/0/10", nil).Decode(t, &p)
+		if p.TotalCount != 1 {
+			t.Errorf("a recent event was purged")
+		}
+		var cs []telemetry.Client
+		r := e.Admin.Expect(200, "GET", "/V5/devices/clients", nil)
+		r.Decode(t, &cs)
+		if r.Header.Get("X-Total-Count") != "1" {
+			t.Errorf("clients after the purge: %s", r.Header.Get("X-Total-Count"))
+		}
+		metrics := string(e.Admin.Expect(200, "GET", "/metrics", nil).Body)
+		for _, want := range []string{
+			fmt.Sprintf(`wnms_ingest_records_total{kind="clientevents",result="accepted"} %d`, telemetry.PurgeBatch+6),
+			`wnms_ingest_records_total{kind="clientevents",result="rejected"} 1`,
+			`wnms_ingest_records_total{kind="clientstats",result="accepted"} 2`,
+			fmt.Sprintf(`wnms_telemetry_purged_rows_total{table="client_events"} %d`, telemetry.PurgeBatch+5),
+			`wnms_telemetry_purged_rows_total{table="client_stats"} 1`,
+		} {
+			if !strings.Contains(metrics, want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+	})
+}
