@@ -114,6 +114,18 @@ func TestAuthzTelemetry(t *testing.T) {
 		{name: "GET associationdata at a floor", request: list(fmt.Sprintf("/V2/analytics/associationdata/%d/%d?locationid={floor}",
 			time.Now().Add(-time.Hour).UnixMilli(), time.Now().UnixMilli())),
 			allowed: allRoles, ok: 200, location: true, foreign: 400, foreignCode: wnms.InvalidParameter},
+		{name: "GET clients/statistics/trend", allowed: allRoles, ok: 200, foreign: 404, foreignCode: wnms.ResourceNotFound,
+			request: func(t *testing.T, f *authzFixture, _ authzTarget) (string, string, any) {
+				box, _ := markClient(t, f)
+				return "GET", fmt.Sprintf("/V5/devices/clients/statistics/trend?type=clientdatarate&boxid=%d", box), nil
+			}},
+		{name: "GET manageddevices/statistics/trend", allowed: allRoles, ok: 200, foreign: 404, foreignCode: wnms.ResourceNotFound,
+			request: func(t *testing.T, f *authzFixture, _ authzTarget) (string, string, any) {
+				markAP(t, f)
+				var aps []struct{ BoxID int64 }
+				f.E.Admin.Expect(200, "GET", "/v2/devices/aps?sortcolumn=boxid&sortascending=false", nil).Decode(t, &aps)
+				return "GET", fmt.Sprintf("/V5/devices/manageddevices/statistics/trend?type=apclientcount&boxid=%d", aps[0].BoxID), nil
+			}},
 		{name: "GET observingmanageddevices", allowed: allRoles, ok: 200, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, _ authzTarget) (string, string, any) {
 				box, _ := markClient(t, f)

@@ -68,7 +68,8 @@ func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*telemetr
 			// wasUp is the liveness announced before this heartbeat; a new
 			// AP counts as coming up.
 			var wasUp sql.NullBool
-			err = tx.QueryRowContext(ctx, `SELECT active FROM aps WHERE box_id = $1`+forUpdate(s.dialect, "aps"), box).Scan(&wasUp)
+			var prevSeen sql.NullInt64
+			err = tx.QueryRowContext(ctx, `SELECT active, last_seen FROM aps WHERE box_id = $1`+forUpdate(s.dialect, "aps"), box).Scan(&wasUp, &prevSeen)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
@@ -104,6 +105,7 @@ func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*telemetr
 				}
 			}
 			a.BoxID, a.CustomerID, a.LastSeen = box, customerID, now
+			a.PrevSeen = prevSeen.Int64
 			if !wasUp.Valid || !wasUp.Bool {
 				a.UpSince = now
 				up = append(up, *a)

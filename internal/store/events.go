@@ -204,7 +204,7 @@ func (s *Store) Associations(ctx context.Context, customerID int64, locs []int64
 }
 
 // purgeColumns are the time column of each purged telemetry table.
-var purgeColumns = map[string]string{"client_events": "ts", "client_stats": "ts", "clients": "last_seen"}
+var purgeColumns = map[string]string{"client_events": "ts", "client_stats": "ts", "ap_stats": "ts", "clients": "last_seen"}
 
 // PurgeTelemetry deletes at most batch rows of a telemetry table older
 // than before (see telemetry.Purger).

@@ -64,6 +64,12 @@ type AP struct {
 	// CustomerID owns the AP; Announced is the liveness last announced.
 	CustomerID int64 `json:"-"`
 	Announced  bool  `json:"-"`
+	// TxBytes and RxBytes are what a heartbeat reports moved since the
+	// previous one, if it does.
+	TxBytes, RxBytes *int64 `json:"-"`
+	// PrevSeen is the heartbeat before this one (0 for a new AP), set by
+	// UpsertAPs.
+	PrevSeen int64 `json:"-"`
 }
 
 // Radio is one radio of an AP; MacAddress is its BSSID.
@@ -111,6 +117,8 @@ type APInput struct {
 	TroubleshootingStatus int              `json:"troubleshootingStatus"`
 	Group                 *string          `json:"group"`
 	Radios                []RadioInput     `json:"radios"`
+	TxBytes               *int64           `json:"txBytes"`
+	RxBytes               *int64           `json:"rxBytes"`
 }
 
 // RadioInput is a radio of an ingested AP record.
@@ -175,6 +183,15 @@ func ParseAP(raw json.RawMessage) (*AP, error) {
 	if a.DeviceCapability < 0 || a.DeviceCapability > capAll {
 		return nil, wnms.Invalid("deviceCapability", "a bit mask of 1 (802.11n), 2 (802.11ac) and 4 (802.11ax): 0 to %d", capAll)
 	}
+	for _, b := range []struct {
+		name string
+		v    *int64
+	}{{"txBytes", in.TxBytes}, {"rxBytes", in.RxBytes}} {
+		if b.v != nil && *b.v < 0 {
+			return nil, wnms.Invalid(b.name, "must not be negative")
+		}
+	}
+	a.TxBytes, a.RxBytes = in.TxBytes, in.RxBytes
 	if a.TroubleshootingStatus < 0 {
 		return nil, wnms.Invalid("troubleshootingStatus", "must not be negative")
 	}

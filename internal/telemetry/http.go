@@ -33,6 +33,7 @@ func (s *Service) Routes(handle func(pattern string, rule access.Rule, h httpkit
 	s.eventRoutes(handle)
 	s.clientRoutes(handle)
 	s.exportRoutes(handle)
+	s.trendRoutes(handle)
 }
 
 // ingest is the handler of an ingest call of records of kind: it reads the

@@ -22,8 +22,8 @@ type Purger interface {
 }
 
 // PurgedTables are the telemetry tables retention purges, oldest rows
-// first: events, samples, and the clients not seen since.
-var PurgedTables = []string{"client_events", "client_stats", "clients"}
+// first: events, samples, AP heartbeats, and the clients not seen since.
+var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients"}
 
 // Instrument registers the service's series: records ingested by kind and
 // result, and rows purged by table.

@@ -62,9 +62,13 @@ func (s *Service) IngestAPs(ctx context.Context, c *wnms.Caller, body []byte) (*
 		aps = append(aps, a)
 	}
 	if len(aps) > 0 {
-		up, err := s.Store.UpsertAPs(ctx, c.CustomerID(), aps, s.Now().UnixMilli())
+		now := s.Now().UnixMilli()
+		up, err := s.Store.UpsertAPs(ctx, c.CustomerID(), aps, now)
 		if err != nil {
 			return nil, wnms.AtField(err, "locationId")
+		}
+		if err := s.Store.InsertAPStats(ctx, c.CustomerID(), aps, now); err != nil {
+			return nil, err
 		}
 		for _, a := range up {
 			s.announce(a, true)

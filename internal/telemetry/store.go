@@ -41,6 +41,7 @@ type Store interface {
 	access.Locations
 	EventStore
 	ClientStore
+	TrendStore
 	// PutExport keeps a file made for a client to download.
 	PutExport(ctx context.Context, f *wnms.File) error
 	// UpsertAPs stores the customer's APs as seen at now (ms), one
@@ -123,4 +124,43 @@ type ClientStore interface {
 	Clients(ctx context.Context, q ClientQuery) ([]Client, int, error)
 	// RecentSamples lists the samples of a client since since (ms).
 	RecentSamples(ctx context.Context, customerID int64, mac string, since int64) ([]Sample, error)
+}
+
+// TrendPoint is one 5-minute bucket of a trend.
+type TrendPoint struct {
+	Time  int64   `json:"time"`
+	Value float64 `json:"value"`
+}
+
+// TrendStore is what the trend calls read and write.
+type TrendStore interface {
+	// InsertAPStats records heartbeats: each AP's bytes since its previous
+	// heartbeat (over now minus PrevSeen) and its client count.
+	InsertAPStats(ctx context.Context, customerID int64, aps []*AP, now int64) error
+	// ClientTrend buckets a client's samples between from and to (ms) at
+	// locs (nil: any) by 5 minutes, with ssid ("" any): the mean data rate
+	// (Mbps), the bytes moved, and the mean retry rate, for buckets with
+	// samples (bytes only where reported: ok false otherwise).
+	ClientTrend(ctx context.Context, customerID int64, mac, ssid string, locs []int64, from, to int64) ([]ClientBucket, error)
+	// APTrend buckets an AP's heartbeats by 5 minutes: bytes moved, the
+	// milliseconds they cover, and the highest client count.
+	APTrend(ctx context.Context, customerID, boxID int64, from, to int64) ([]APBucket, error)
+}
+
+// ClientBucket is a client's samples in one 5-minute bucket.
+type ClientBucket struct {
+	Time       int64
+	DataRate   float64 // mean, Mbps
+	Retry      float64 // mean, %
+	Bytes      int64
+	HasTraffic bool
+}
+
+// APBucket is an AP's heartbeats in one 5-minute bucket.
+type APBucket struct {
+	Time       int64
+	Bytes      int64
+	CoveredMS  int64
+	HasTraffic bool
+	MaxClients int
 }
