@@ -1,14 +1,17 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"mime/multipart"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wnms/wnms/internal/apitest"
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
@@ -86,6 +89,15 @@ func TestAuthzTelemetry(t *testing.T) {
 			request: func(*testing.T, *authzFixture, authzTarget) (string, string, any) {
 				return "POST", "/V5/ingest/clientevents", json.RawMessage(fmt.Sprintf(
 					`[{"macAddress":%q,"bssid":"00:11:74:00:00:99","channel":1,"timestamp":%d,"eventType":"Success"}]`, client, time.Now().UnixMilli()))
+			}},
+		{name: "POST ingest/files", allowed: opUp, ok: 200,
+			request: func(*testing.T, *authzFixture, authzTarget) (string, string, any) {
+				var b bytes.Buffer
+				mw := multipart.NewWriter(&b)
+				w, _ := mw.CreateFormFile("uploadedFile", "logs.bin")
+				w.Write([]byte("logs"))
+				mw.Close()
+				return "POST", "/V5/ingest/files", apitest.Raw{ContentType: mw.FormDataContentType(), Body: b.Bytes()}
 			}},
 		{name: "GET clientevents/metadata", request: list("/V5/devices/clientevents/metadata"), allowed: allRoles, ok: 200},
 		{name: "GET clientevents at a floor", request: list("/V5/devices/clientevents/" + client + "/0/10?locationid={floor}"),

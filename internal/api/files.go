@@ -2,13 +2,10 @@ package api
 
 import (
 	"bytes"
-	"errors"
 	"image"
 	_ "image/gif" // registers the decoders image.DecodeConfig uses
 	_ "image/jpeg"
 	_ "image/png"
-	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -21,64 +18,6 @@ import (
 
 // layoutUploadPart is the multipart form part that carries an upload.
 const layoutUploadPart = "uploadedFile"
-
-// layoutUploadOverhead is what a multipart body may carry besides the file:
-// boundaries, part headers and small form fields.
-const layoutUploadOverhead = 1 << 20
-
-// readLayoutUpload reads the file part uploadedFile of a
-// multipart/form-data request. It streams the body: nothing goes to disk,
-// at most max bytes of the file are kept, and the whole body may not
-// exceed max plus a small overhead. Not multipart/form-data is 415, a
-// malformed body INVALID_REQUEST_BODY, no uploadedFile part
-// VALIDATION_FAILED, too large 413. Parts other than the file are skipped.
-func readLayoutUpload(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	ct := r.Header.Get("Content-Type")
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return nil, wnms.Errorf(wnms.UnsupportedMediaType,
-			"the body must be multipart/form-data (with a boundary) carrying a file part named %s, not %q", layoutUploadPart, ct)
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, max+layoutUploadOverhead)
-	mr, err := r.MultipartReader()
-	if err != nil {
-		return nil, wnms.Errorf(wnms.UnsupportedMediaType, "the body must be multipart/form-data: %v", err)
-	}
-	for {
-		p, err := mr.NextPart()
-		if err == io.EOF {
-			return nil, wnms.Invalid(layoutUploadPart, "the multipart body has no file part named %s", layoutUploadPart)
-		}
-		if err != nil {
-			return nil, layoutUploadError(err)
-		}
-		if p.FormName() != layoutUploadPart {
-			if _, err := io.Copy(io.Discard, p); err != nil {
-				return nil, layoutUploadError(err)
-			}
-			continue
-		}
-		var buf bytes.Buffer
-		n, err := buf.ReadFrom(io.LimitReader(p, max+1))
-		if err != nil {
-			return nil, layoutUploadError(err)
-		}
-		if n > max {
-			return nil, wnms.Errorf(wnms.PayloadTooLarge, "%s is larger than %d bytes", layoutUploadPart, max)
-		}
-		return buf.Bytes(), nil
-	}
-}
-
-// layoutUploadError maps an error reading a multipart body: over the body
-// limit is 413, anything else a malformed body.
-func layoutUploadError(err error) error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return wnms.Errorf(wnms.PayloadTooLarge, "the request body is larger than %d bytes", mbe.Limit)
-	}
-	return wnms.Errorf(wnms.InvalidRequestBody, "malformed multipart/form-data body")
-}
 
 // layoutImageFormats are the accepted image formats by their magic bytes.
 var layoutImageFormats = []struct{ magic, format, contentType string }{
@@ -132,9 +71,16 @@ func (s *Server) sfile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c := wnms.CallerFrom(ctx)
-	if f.Kind == wnms.FileExport {
+	switch f.Kind {
+	case wnms.FileExport:
 		// An export is its maker's: it holds what that user may see.
 		if f.CustomerID != c.CustomerID() || f.UserID != c.User.UserID {
+			return notFound
+		}
+		return writeFile(w, f)
+	case wnms.FileBundle:
+		// A log bundle is its customer's, as the events that name it are.
+		if f.CustomerID != c.CustomerID() {
 			return notFound
 		}
 		return writeFile(w, f)
@@ -167,6 +113,8 @@ func writeFile(w http.ResponseWriter, f *wnms.File) error {
 	switch f.Kind {
 	case wnms.FileSPM:
 		h.Set("Content-Disposition", `attachment; filename="floor-`+strconv.FormatInt(f.LocationID, 10)+`.spm"`)
+	case wnms.FileBundle:
+		h.Set("Content-Disposition", `attachment; filename="connection-logs-`+f.Key+`.bin"`)
 	case wnms.FileExport:
 		ext := ".json"
 		if strings.HasPrefix(f.ContentType, "text/csv") {

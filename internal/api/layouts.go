@@ -173,7 +173,7 @@ func (s *Server) uploadLayoutImage(w http.ResponseWriter, r *http.Request) error
 	if _, err := s.Store.Layout(r.Context(), floor.ID.ID); err != nil {
 		return err
 	}
-	data, err := readLayoutUpload(w, r, wnms.MaxImageSize)
+	data, err := httpkit.ReadUpload(w, r, layoutUploadPart, wnms.MaxImageSize)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (s *Server) uploadLayoutSPM(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.Store.Layout(r.Context(), floor.ID.ID); err != nil {
 		return err
 	}
-	data, err := readLayoutUpload(w, r, wnms.MaxSPMSize)
+	data, err := httpkit.ReadUpload(w, r, layoutUploadPart, wnms.MaxSPMSize)
 	if err != nil {
 		return err
 	}

@@ -192,7 +192,7 @@ func FuzzLayoutUpload(f *testing.F) {
 		if contentType != "" {
 			r.Header.Set("Content-Type", contentType)
 		}
-		data, err := readLayoutUpload(httptest.NewRecorder(), r, layoutsFuzzMax)
+		data, err := httpkit.ReadUpload(httptest.NewRecorder(), r, layoutUploadPart, layoutsFuzzMax)
 		if err != nil {
 			layoutsFuzzClientError(t, err, wnms.UnsupportedMediaType, wnms.InvalidRequestBody, wnms.ValidationFailed, wnms.PayloadTooLarge)
 			return

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // RadiosByBSSID tells which of the customer's APs each BSSID belongs to
@@ -209,6 +210,15 @@ var purgeColumns = map[string]string{"client_events": "ts", "client_stats": "ts"
 // PurgeTelemetry deletes at most batch rows of a telemetry table older
 // than before (see telemetry.Purger).
 func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, batch int) (int, error) {
+	if table == "log_bundles" {
+		res, err := s.w.ExecContext(ctx, `DELETE FROM exports WHERE file_key IN (SELECT file_key FROM exports
+			WHERE kind = $1 AND created_at < $2 LIMIT `+strconv.Itoa(batch)+`)`, wnms.FileBundle, before)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		return int(n), err
+	}
 	col, ok := purgeColumns[table]
 	if !ok {
 		return 0, fmt.Errorf("no telemetry table %q", table)

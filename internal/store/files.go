@@ -94,3 +94,26 @@ func (s *Store) PutExport(ctx context.Context, f *wnms.File) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, f.Key, f.CustomerID, f.UserID, f.LocationID, f.Kind, f.ContentType, f.Size, f.Data, f.CreatedAt)
 	return err
 }
+
+// LogBundles tells which of keys are log bundles of the customer.
+func (s *Store) LogBundles(ctx context.Context, customerID int64, keys []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	cond, arg := inList(s.dialect, "$3", keys)
+	rows, err := s.r.QueryContext(ctx, `SELECT file_key FROM exports WHERE customer_id = $1 AND kind = $2 AND file_key`+cond,
+		customerID, wnms.FileBundle, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		out[k] = true
+	}
+	return out, rows.Err()
+}

@@ -81,11 +81,12 @@ func (s *Store) PurgeExpired(ctx context.Context, attemptsBefore int64) error {
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM login_attempts WHERE at < $1`, attemptsBefore); err != nil {
 		return err
 	}
-	_, err := s.w.ExecContext(ctx, `DELETE FROM exports WHERE created_at < $1`, s.Now().Add(-ExportLife).UnixMilli())
+	_, err := s.w.ExecContext(ctx, `DELETE FROM exports WHERE kind = $1 AND created_at < $2`, wnms.FileExport, s.Now().Add(-ExportLife).UnixMilli())
 	return err
 }
 
-// ExportLife is how long an export file is kept.
+// ExportLife is how long an export file is kept. Log bundles stay as
+// long as telemetry does (PurgeTelemetry).
 const ExportLife = 24 * time.Hour
 
 // ReserveAttempt records one login attempt in every bucket (a source

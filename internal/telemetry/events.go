@@ -144,6 +144,7 @@ type Event struct {
 	SubCode    *int // subFailureCode or typeCode
 	ClientName string
 	Username   string
+	FileID     string // the log bundle a Failure names, if any
 
 	// Set by Place: the location and AP of the event's BSSID.
 	LocationID int64
@@ -263,6 +264,9 @@ func ParseEvent(raw json.RawMessage, now time.Time) (*Event, error) {
 			}
 		}
 		e.Code, e.SubCode = in.FailureCode, in.SubFailureCode
+		if in.FileID != nil {
+			e.FileID = *in.FileID
+		}
 		e.out = &failureEvent{eventCommon: common, connection: in.connection, FailureCode: *in.FailureCode,
 			Failure: failure, SubFailureCode: *in.SubFailureCode, SubFailure: sub, FileID: in.FileID}
 	case Intermediate:

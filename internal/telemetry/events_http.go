@@ -14,6 +14,7 @@ import (
 // eventRoutes registers the client event calls.
 func (s *Service) eventRoutes(handle func(pattern string, rule access.Rule, h httpkit.HandlerFunc)) {
 	handle("POST /ingest/clientevents", access.SuAdOp, s.ingest("clientevents", s.IngestEvents))
+	handle("POST /ingest/files", access.SuAdOp, s.ingestFile)
 	handle("GET /devices/clientevents/metadata", access.AnyRole, s.eventMetadata)
 	handle("GET /devices/clientevents/{macaddress}/{offset}/{limit}", access.AnyRole, s.clientEvents)
 	handle("GET /devices/clients/connectionlogs", access.AnyRole, s.connectionLogs)

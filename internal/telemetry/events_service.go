@@ -38,11 +38,25 @@ func (s *Service) IngestEvents(ctx context.Context, c *wnms.Caller, body []byte)
 	if err != nil {
 		return nil, err
 	}
+	var fileIDs []string
+	for _, e := range parsed {
+		if e != nil && e.FileID != "" && !slices.Contains(fileIDs, e.FileID) {
+			fileIDs = append(fileIDs, e.FileID)
+		}
+	}
+	bundles, err := s.Store.LogBundles(ctx, c.CustomerID(), fileIDs)
+	if err != nil {
+		return nil, err
+	}
 	seen := map[int64]error{}
 	var good []*Event
 	var bodies [][]byte
 	for i, e := range parsed {
 		if e == nil {
+			continue
+		}
+		if e.FileID != "" && !bundles[e.FileID] {
+			res.reject(i, wnms.Invalid("fileId", "no log bundle %q: upload it with POST ingest/files first", e.FileID))
 			continue
 		}
 		var ap *RadioAP

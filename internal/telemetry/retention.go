@@ -22,8 +22,9 @@ type Purger interface {
 }
 
 // PurgedTables are the telemetry tables retention purges, oldest rows
-// first: events, samples, AP heartbeats, and the clients not seen since.
-var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients"}
+// first: events, samples, AP heartbeats, the clients not seen since, and
+// the connection log bundles.
+var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles"}
 
 // Instrument registers the service's series: records ingested by kind and
 // result, and rows purged by table.

@@ -42,8 +42,11 @@ type Store interface {
 	EventStore
 	ClientStore
 	TrendStore
-	// PutExport keeps a file made for a client to download.
+	// PutExport keeps a file made for a client to download, or a log
+	// bundle.
 	PutExport(ctx context.Context, f *wnms.File) error
+	// LogBundles tells which of keys are log bundles of the customer.
+	LogBundles(ctx context.Context, customerID int64, keys []string) (map[string]bool, error)
 	// UpsertAPs stores the customer's APs as seen at now (ms), one
 	// transaction: a new MAC gets a boxId; a known one keeps it. An AP
 	// whose announced liveness was down comes up (UpSince = now); the APs

@@ -52,6 +52,7 @@ const (
 	FileImage  = "image"
 	FileSPM    = "spm"
 	FileExport = "export"
+	FileBundle = "logbundle" // a connection log bundle, named by failure events' fileId
 )
 
 // FloorLayout is the floor layout of the interface (api.md §11): the plan of a floor
