@@ -141,6 +141,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	apiSrv.Telemetry.Retention = c.retention
 	anSrv := analytics.New(st, a, log, m)
 	anSrv.ServerID = int64(c.serverID)
+	anSrv.Footfall = apiSrv.Telemetry
 
 	servers := []*http.Server{newHTTPServer(apiSrv, tlsConf, log), newHTTPServer(anSrv, tlsConf, log)}
 	lns := []net.Listener{httpkit.NewListener(apiLn, limits, api.ErrorJSON), httpkit.NewListener(anLn, limits, analytics.ErrorJSON)}

@@ -3,7 +3,6 @@ package analytics
 import (
 	"context"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/wnms/wnms/internal/access"
@@ -220,9 +219,7 @@ const footfallDays = 365
 
 // measuredFootfall is the least and most distinct associated clients per
 // day at loc over the last 365 days (today included), the days counted in
-// the location's time zone. Client telemetry is not
-// stored yet, so until a FootfallSource is wired in no client has been
-// seen and the range is 0/0.
+// the location's time zone; 0/0 when no FootfallSource is wired in.
 func (s *Server) measuredFootfall(ctx context.Context, c *wnms.Caller, loc *wnms.Location, tz *time.Location, now time.Time) (wnms.FootfallRange, error) {
 	if s.Footfall == nil {
 		return wnms.FootfallRange{}, nil
@@ -234,24 +231,13 @@ func (s *Server) measuredFootfall(ctx context.Context, c *wnms.Caller, loc *wnms
 	return wnms.FootfallRange{Min: lo, Max: hi}, err
 }
 
-// zones caches loaded time zones by id: loading one parses its tz data.
-var zones sync.Map // string → *time.Location
-
 // locationZone is the time zone of a location; an empty or unknown id is
 // UTC.
 func locationZone(l *wnms.Location) *time.Location {
-	if l.TimezoneID == "" {
-		return time.UTC
+	if tz, err := wnms.LoadLocation(l.TimezoneID); err == nil && l.TimezoneID != "" {
+		return tz
 	}
-	if tz, ok := zones.Load(l.TimezoneID); ok {
-		return tz.(*time.Location)
-	}
-	tz, err := wnms.LoadLocation(l.TimezoneID)
-	if err != nil {
-		return time.UTC
-	}
-	zones.Store(l.TimezoneID, tz)
-	return tz
+	return time.UTC
 }
 
 // storeLayouts reads floor dimensions from the layout store.

@@ -94,7 +94,9 @@ func NewAt(t testing.TB, b Backend, cfg store.Config) *Env {
 		Hostname: "test"}, reg, m)
 	e.HTTP = httptest.NewServer(e.API)
 	t.Cleanup(e.HTTP.Close)
-	e.Analytics = httptest.NewServer(analytics.New(st, e.Auth, log, m))
+	an := analytics.New(st, e.Auth, log, m)
+	an.Footfall = e.API.Telemetry
+	e.Analytics = httptest.NewServer(an)
 	t.Cleanup(e.Analytics.Close)
 
 	admin, err := auth.EnsureAPIUser(ctx, st, "admin", "SUPERUSER", wnms.OnPremCustomer)

@@ -235,3 +235,48 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 	n, err := res.RowsAffected()
 	return int(n), err
 }
+
+// successAt is the condition on client_events of the customer's Success
+// events at locs (nil: any) in [from, to).
+func (s *Store) successAt(args *sqlArgs, customerID int64, locs []int64, from, to int64) string {
+	where := "customer_id = " + args.add(customerID) + " AND event_type = " + args.add(telemetry.Success) +
+		" AND ts >= " + args.add(from) + " AND ts < " + args.add(to)
+	if locs != nil {
+		cond, arg := inList(s.dialect, "$"+strconv.Itoa(len(*args)+1), locs)
+		*args = append(*args, arg)
+		where += " AND location_id" + cond
+	}
+	return where
+}
+
+// DailyClients counts distinct clients a day (see telemetry.FootfallStore).
+func (s *Store) DailyClients(ctx context.Context, customerID int64, locs []int64, from, to, offset int64) (map[int64]int64, error) {
+	var args sqlArgs
+	off := args.add(offset)
+	where := s.successAt(&args, customerID, locs, from, to)
+	rows, err := s.tr.QueryContext(ctx, `SELECT (ts + `+off+`) / 86400000 AS day, count(DISTINCT mac)
+		FROM client_events WHERE `+where+` GROUP BY day`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var day, n int64
+		if err := rows.Scan(&day, &n); err != nil {
+			return nil, err
+		}
+		out[day] = n
+	}
+	return out, rows.Err()
+}
+
+// DistinctClients counts distinct clients in a window (see
+// telemetry.FootfallStore).
+func (s *Store) DistinctClients(ctx context.Context, customerID int64, locs []int64, from, to int64) (int64, error) {
+	var args sqlArgs
+	where := s.successAt(&args, customerID, locs, from, to)
+	var n int64
+	err := s.tr.QueryRowContext(ctx, `SELECT count(DISTINCT mac) FROM client_events WHERE `+where, args...).Scan(&n)
+	return n, err
+}

@@ -42,6 +42,7 @@ type Store interface {
 	EventStore
 	ClientStore
 	TrendStore
+	FootfallStore
 	// PutExport keeps a file made for a client to download, or a log
 	// bundle.
 	PutExport(ctx context.Context, f *wnms.File) error
