@@ -48,6 +48,18 @@ var eventColumns = []string{"customer_id", "event_id", "mac", "ts", "event_type"
 // gets one no client can send (its own namespace, "~" and random), so it
 // never collides.
 func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events []*telemetry.Event, bodies [][]byte) (int, error) {
+	rows := eventRows(customerID, events, bodies)
+	var n int64
+	err := s.bulk(ctx, s.tw, func(b *bulkTx) error {
+		var err error
+		n, err = b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id) DO NOTHING")
+		return err
+	})
+	return int(n), err
+}
+
+// eventRows are the rows of client_events for events and their bodies.
+func eventRows(customerID int64, events []*telemetry.Event, bodies [][]byte) [][]any {
 	rows := make([][]any, len(events))
 	for i, e := range events {
 		id := e.EventID
@@ -67,13 +79,7 @@ func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events
 		rows[i] = []any{customerID, id, e.MacAddress, e.Timestamp, e.Type, e.LocationID, box, e.Dot11AC,
 			e.SSID, e.Protocol, code, sub, string(bodies[i])}
 	}
-	var n int64
-	err := s.bulk(ctx, s.tw, func(b *bulkTx) error {
-		var err error
-		n, err = b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id) DO NOTHING")
-		return err
-	})
-	return int(n), err
+	return rows
 }
 
 // ClientEvents answers q from the telemetry database (see

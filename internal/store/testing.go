@@ -4,6 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/wnms/wnms/internal/telemetry"
 )
 
 // ExecForTest runs a statement on the write connection. It exists for tests
@@ -91,4 +95,32 @@ func (s *Store) BulkInsertForTest(ctx context.Context, table string, cols []stri
 // QueryRowForTest reads one row on the read pool.
 func (s *Store) QueryRowForTest(ctx context.Context, query string, args ...any) *sql.Row {
 	return s.r.QueryRowContext(ctx, query, args...)
+}
+
+// RawInsertEventsForBench inserts client event rows (the columns of
+// InsertClientEvents) the fastest way the engine has, with no conflict
+// handling: COPY straight into the table on PostgreSQL, multi-row INSERTs
+// on SQLite. It is the yardstick the ingest benchmark compares with.
+func (s *Store) RawInsertEventsForBench(ctx context.Context, rows [][]any) error {
+	if s.dialect != Postgres {
+		return s.bulk(ctx, s.tw, func(b *bulkTx) error {
+			_, err := b.Insert(ctx, "client_events", eventColumns, rows, "")
+			return err
+		})
+	}
+	conn, err := s.tw.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		_, err := dc.(*stdlib.Conn).Conn().CopyFrom(ctx, pgx.Identifier{"client_events"}, eventColumns, pgx.CopyFromRows(rows))
+		return err
+	})
+}
+
+// EventRowsForBench turns events and their bodies into the rows that
+// RawInsertEventsForBench takes, as InsertClientEvents makes them.
+func EventRowsForBench(customerID int64, events []*telemetry.Event, bodies [][]byte) [][]any {
+	return eventRows(customerID, events, bodies)
 }

@@ -1,0 +1,337 @@
+// Command telemetry measures the telemetry path of wnms on one store
+// engine, side by side with what the engine does without wnms:
+//
+//  1. ingest: batches of 10,000 client events POSTed over HTTP by two
+//     concurrent senders, against the same rows inserted raw (COPY on
+//     PostgreSQL, batched multi-row INSERTs on SQLite) into the same table
+//     with the same indexes, alternating batch by batch;
+//  2. load: the store is filled to -events events (30 days, -clients
+//     clients, -aps APs) through the store's own bulk path;
+//  3. reads: a page of 50 client events with totalCount, and a client's
+//     connection logs, through HTTP, against the store's query for the same
+//     page called directly (the raw SQL, with the driver); hot, and cold
+//     after -idle of rest;
+//  4. the process's resident memory (VmRSS), server and generator together.
+//
+// The server runs in this process on a loopback port (the real listener
+// kit and handlers); SQLite lives in a temporary directory, PostgreSQL in a
+// fresh schema of -database-url that is dropped at the end.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wnms/wnms/internal/api"
+	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/httpkit"
+	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+var (
+	dbURL    = flag.String("database-url", "", "PostgreSQL URL; empty: SQLite in a temporary directory")
+	nEvents  = flag.Int("events", 1_000_000, "events to load for the reads")
+	nClients = flag.Int("clients", 50_000, "client MACs")
+	nAPs     = flag.Int("aps", 500, "APs")
+	days     = flag.Int("days", 30, "days the events span")
+	ingestN  = flag.Int("ingest-batches", 20, "10,000-event batches for the ingest comparison (half raw, half HTTP)")
+	readsN   = flag.Int("reads", 400, "requests of each read kind")
+	idle     = flag.Duration("idle", 90*time.Second, "rest before the cold reads (0: skip them)")
+)
+
+const batch = 10_000
+
+func main() {
+	flag.Parse()
+	ctx := context.Background()
+	cfg, cleanup := storeConfig(ctx)
+	defer cleanup()
+	st, err := store.Open(ctx, cfg)
+	check(err)
+	defer st.Close()
+	fmt.Printf("== engine %s: %d events, %d clients, %d APs, %d days\n", st.Dialect(), *nEvents, *nClients, *nAPs, *days)
+
+	// The server, on a loopback port.
+	secret, err := auth.LoadSecret(ctx, st)
+	check(err)
+	a := auth.NewService(st, secret)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg := metrics.NewRegistry()
+	srv := api.New(st, a, log, api.Info{Version: "bench", ServerID: 1}, reg, httpkit.NewMetrics(reg))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	go http.Serve(ln, srv)
+	base := "http://" + ln.Addr().String() + "/new/webservice"
+	admin, err := auth.EnsureAPIUser(ctx, st, "bench", "SUPERUSER", wnms.OnPremCustomer)
+	check(err)
+	k, v, err := a.NewKey(ctx, admin)
+	check(err)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	cookie := login(client, base, k.KeyID, v)
+
+	// APs, each with one radio.
+	var aps []string
+	for i := 0; i < *nAPs; i++ {
+		aps = append(aps, fmt.Sprintf(`{"macaddress":"00:11:74:%02x:%02x:00","deviceCapability":%d,"radios":[{"macaddress":"00:11:74:%02x:%02x:01","channel":%d}]}`,
+			i/256, i%256, 1+2*(i%2), i/256, i%256, []int{1, 6, 11, 36, 40, 44}[i%6]))
+	}
+	post(client, base+"/V5/ingest/aps", cookie, []byte("["+strings.Join(aps, ",")+"]"))
+
+	gen := generator{r: mrand.New(mrand.NewPCG(1, 2)), end: time.Now().Add(-time.Minute)}
+	svc := srv.Telemetry
+
+	// 1. Ingest, side by side.
+	var rawDur, httpDur time.Duration
+	var rawRows, httpRows int
+	for b := 0; b < *ingestN; b += 2 {
+		recs := gen.records(batch)
+		events, bodies := gen.parse(ctx, svc, recs)
+		t0 := time.Now()
+		check(st.RawInsertEventsForBench(ctx, store.EventRowsForBench(1, events, bodies)))
+		rawDur += time.Since(t0)
+		rawRows += len(events)
+
+		// Two senders, a batch each.
+		bodiesHTTP := [][]byte{[]byte("[" + strings.Join(gen.records(batch/2), ",") + "]"),
+			[]byte("[" + strings.Join(gen.records(batch/2), ",") + "]")}
+		t0 = time.Now()
+		var wg sync.WaitGroup
+		for _, body := range bodiesHTTP {
+			wg.Add(1)
+			go func() { defer wg.Done(); post(client, base+"/V5/ingest/clientevents", cookie, body) }()
+		}
+		wg.Wait()
+		httpDur += time.Since(t0)
+		httpRows += batch
+	}
+	rawRate, httpRate := float64(rawRows)/rawDur.Seconds(), float64(httpRows)/httpDur.Seconds()
+	fmt.Printf("ingest: raw %.0f rows/s, HTTP (2 senders, %d-event batches) %.0f rows/s, ratio %.2f\n",
+		rawRate, batch, httpRate, httpRate/rawRate)
+
+	// 2. Load the rest through the store's bulk path.
+	t0 := time.Now()
+	loaded := rawRows + httpRows
+	for loaded < *nEvents {
+		n := min(batch, *nEvents-loaded)
+		events, bodies := gen.parse(ctx, svc, gen.records(n))
+		_, err := st.InsertClientEvents(ctx, 1, events, bodies)
+		check(err)
+		loaded += n
+		if loaded%(batch*50) == 0 {
+			fmt.Printf("  loaded %d events (%.0f/s)\n", loaded, float64(loaded-rawRows-httpRows)/time.Since(t0).Seconds())
+		}
+	}
+	fmt.Printf("load: %d events in %s; RSS %s\n", loaded, time.Since(t0).Round(time.Second), rss())
+
+	// 3. Reads.
+	reads := func(label string) {
+		pick := mrand.New(mrand.NewPCG(3, 4))
+		var httpPage, rawPage, httpLogs, rawLogs []time.Duration
+		for i := 0; i < *readsN; i++ {
+			mac := gen.mac(pick.IntN(*nClients))
+			t := time.Now()
+			get(client, base+"/V5/devices/clientevents/"+mac+"/0/50?totalcountrequired=true", cookie)
+			httpPage = append(httpPage, time.Since(t))
+			t = time.Now()
+			_, _, err := st.ClientEvents(ctx, telemetry.EventQuery{CustomerID: 1, MAC: mac, From: -1, To: -1, Limit: 50, Count: true})
+			check(err)
+			rawPage = append(rawPage, time.Since(t))
+			t = time.Now()
+			get(client, base+"/V5/devices/clients/connectionlogs?clientmacaddress="+mac, cookie)
+			httpLogs = append(httpLogs, time.Since(t))
+			t = time.Now()
+			for _, typ := range []string{telemetry.Success, telemetry.Failure} {
+				_, _, err := st.ClientEvents(ctx, telemetry.EventQuery{CustomerID: 1, MAC: mac, From: -1, To: -1, Limit: 100,
+					Types: []string{typ}, Dot11ACOnly: true})
+				check(err)
+			}
+			rawLogs = append(rawLogs, time.Since(t))
+		}
+		for _, r := range []struct {
+			name      string
+			http, raw []time.Duration
+		}{{"events page of 50 + count", httpPage, rawPage}, {"connection logs", httpLogs, rawLogs}} {
+			hp50, hp99 := pct(r.http, 50), pct(r.http, 99)
+			rp50, rp99 := pct(r.raw, 50), pct(r.raw, 99)
+			fmt.Printf("%s %s: HTTP p50 %s p99 %s; raw SQL p50 %s p99 %s; p50 ratio %.2f\n", label, r.name,
+				ms(hp50), ms(hp99), ms(rp50), ms(rp99), float64(hp50)/float64(rp50))
+		}
+		fmt.Printf("%s RSS %s\n", label, rss())
+	}
+	reads("hot")
+	if *idle > 0 {
+		time.Sleep(*idle)
+		reads("cold")
+	}
+}
+
+// generator makes deterministic events: -clients MACs, -aps BSSIDs,
+// timestamps over -days, a realistic mix of types.
+type generator struct {
+	r   *mrand.Rand
+	end time.Time
+}
+
+func (g *generator) mac(i int) string {
+	return fmt.Sprintf("aa:bb:%02x:%02x:%02x:%02x", i>>24&255, i>>16&255, i>>8&255, i&255)
+}
+
+func (g *generator) records(n int) []string {
+	out := make([]string, n)
+	span := int64(*days) * 24 * 3600 * 1000
+	for i := range out {
+		ap := g.r.IntN(*nAPs)
+		ch := []int{1, 6, 11, 36, 40, 44}[ap%6]
+		ts := g.end.UnixMilli() - g.r.Int64N(span)
+		id := rand.Text()
+		head := fmt.Sprintf(`{"eventId":%q,"macAddress":%q,"bssid":"00:11:74:%02x:%02x:01","channel":%d,"ssid":"corp","timestamp":%d`,
+			id, g.mac(g.r.IntN(*nClients)), ap/256, ap%256, ch, ts)
+		switch x := g.r.IntN(100); {
+		case x < 70:
+			out[i] = head + `,"eventType":"Success","dhcpLatency":1,"aaaLatency":1,"dnsLatency":0}`
+		case x < 80:
+			out[i] = head + fmt.Sprintf(`,"eventType":"Failure","failureCode":2,"subFailureCode":%d}`, 201+g.r.IntN(5))
+		default:
+			out[i] = head + `,"eventType":"Intermediate","categoryCode":1,"typeCode":2,"subTypeCode":1}`
+		}
+	}
+	return out
+}
+
+// parse checks and places records as ingest does, for the paths that
+// bypass HTTP.
+func (g *generator) parse(ctx context.Context, svc *telemetry.Service, recs []string) ([]*telemetry.Event, [][]byte) {
+	var bssids []string
+	events := make([]*telemetry.Event, 0, len(recs))
+	now := time.Now()
+	for _, r := range recs {
+		e, err := telemetry.ParseEvent(json.RawMessage(r), now)
+		check(err)
+		events = append(events, e)
+		bssids = append(bssids, e.BSSID)
+	}
+	radios, err := svc.Store.RadiosByBSSID(ctx, 1, bssids)
+	check(err)
+	bodies := make([][]byte, len(events))
+	for i, e := range events {
+		var ap *telemetry.RadioAP
+		if x, ok := radios[e.BSSID]; ok {
+			ap = &x
+		}
+		bodies[i], err = e.Place(ap)
+		check(err)
+	}
+	return events, bodies
+}
+
+func storeConfig(ctx context.Context) (store.Config, func()) {
+	if *dbURL == "" {
+		dir, err := os.MkdirTemp("", "wnms-bench-")
+		check(err)
+		return store.Config{DataDir: dir}, func() { os.RemoveAll(dir) }
+	}
+	schema := "bench_" + strings.ToLower(rand.Text()[:10])
+	admin, err := sql.Open("pgx", *dbURL)
+	check(err)
+	_, err = admin.ExecContext(ctx, "CREATE SCHEMA "+schema)
+	check(err)
+	u, err := url.Parse(*dbURL)
+	check(err)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	dir, err := os.MkdirTemp("", "wnms-bench-")
+	check(err)
+	return store.Config{DatabaseURL: u.String(), DataDir: dir}, func() {
+		admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close()
+		os.RemoveAll(dir)
+	}
+}
+
+func login(c *http.Client, base, keyID, keyValue string) string {
+	body, _ := json.Marshal(map[string]string{"type": "apikeycredentials", "keyId": keyID, "keyValue": keyValue})
+	resp, err := c.Post(base+"/login/key/bench/86400", "application/json", bytes.NewReader(body))
+	check(err)
+	defer resp.Body.Close()
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "JSESSIONID" {
+			return ck.Value
+		}
+	}
+	check(fmt.Errorf("login: %s", resp.Status))
+	return ""
+}
+
+func post(c *http.Client, u, cookie string, body []byte) {
+	req, _ := http.NewRequest("POST", u, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Cookie", "JSESSIONID="+cookie)
+	resp, err := c.Do(req)
+	check(err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || bytes.Contains(b, []byte(`"index"`)) {
+		check(fmt.Errorf("POST %s: %s %.300s", u, resp.Status, b))
+	}
+}
+
+func get(c *http.Client, u, cookie string) {
+	req, _ := http.NewRequest("GET", u, nil)
+	req.Header.Set("Cookie", "JSESSIONID="+cookie)
+	resp, err := c.Do(req)
+	check(err)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		check(fmt.Errorf("GET %s: %s", u, resp.Status))
+	}
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[int(math.Ceil(p/100*float64(len(s))))-1]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func rss() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "?"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:"))
+		}
+	}
+	return "?"
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "telemetry bench:", err)
+		os.Exit(1)
+	}
+}
