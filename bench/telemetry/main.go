@@ -75,7 +75,7 @@ func main() {
 	secret, err := auth.LoadSecret(ctx, st)
 	check(err)
 	a := auth.NewService(st, secret)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	reg := metrics.NewRegistry()
 	srv := api.New(st, a, log, api.Info{Version: "bench", ServerID: 1}, reg, httpkit.NewMetrics(reg))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

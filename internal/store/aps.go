@@ -50,10 +50,14 @@ func scanAP(sc scanner) (*telemetry.AP, error) {
 // UpsertAPs stores APs as seen at now, in one transaction (see
 // telemetry.Store).
 func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*telemetry.AP, now int64) ([]telemetry.AP, error) {
+	// APs go in MAC order: concurrent heartbeats of the same APs then lock
+	// them in one order and wait for each other instead of deadlocking.
+	sorted := slices.Clone(aps)
+	slices.SortFunc(sorted, func(a, b *telemetry.AP) int { return cmp.Compare(a.MacAddress, b.MacAddress) })
 	var up []telemetry.AP
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		up = up[:0]
-		for _, a := range aps {
+		for _, a := range sorted {
 			radios, err := json.Marshal(a.Radios)
 			if err != nil {
 				return err

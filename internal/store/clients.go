@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,9 +21,9 @@ func (s *Store) ClientBoxIDs(ctx context.Context, customerID int64, macs []strin
 		return out, nil
 	}
 	read := func(q querier) error {
-		cond, arg := inList(s.dialect, "$2", macs)
-		rows, err := q.QueryContext(ctx, `SELECT mac, box_id FROM devices WHERE customer_id = $1 AND kind = 'client' AND mac`+cond,
-			customerID, arg)
+		from, cond, arg := keysIn(s.dialect, "$2", "d.mac", macs)
+		rows, err := q.QueryContext(ctx, `SELECT d.mac, d.box_id FROM `+from+
+			`devices d WHERE d.customer_id = $1 AND d.kind = 'client' AND `+cond, customerID, arg)
 		if err != nil {
 			return err
 		}
@@ -49,6 +50,7 @@ func (s *Store) ClientBoxIDs(ctx context.Context, customerID int64, macs []strin
 	if len(missing) == 0 {
 		return out, nil
 	}
+	slices.Sort(missing) // one insertion order for concurrent batches: no deadlock
 	err := s.bulk(ctx, s.w, func(b *bulkTx) error {
 		rows := make([][]any, len(missing))
 		for i, m := range missing {
@@ -106,8 +108,16 @@ func (s *Store) UpdateClients(ctx context.Context, customerID int64, updates map
 	if len(updates) == 0 {
 		return nil
 	}
+	// Rows go in boxId order: concurrent upserts then lock the rows they
+	// share in one order and wait for each other instead of deadlocking.
+	boxes := make([]int64, 0, len(updates))
+	for box := range updates {
+		boxes = append(boxes, box)
+	}
+	slices.Sort(boxes)
 	rows := make([][]any, 0, len(updates))
-	for box, u := range updates {
+	for _, box := range boxes {
+		u := updates[box]
 		var ap, rssi, rate any
 		if u.APBoxID != nil {
 			ap = *u.APBoxID

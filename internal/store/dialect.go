@@ -74,3 +74,24 @@ func inList[T int64 | string](d Dialect, param string, values []T) (cond string,
 	b, _ := json.Marshal(values)
 	return " IN (SELECT value FROM json_each(" + param + "))", string(b)
 }
+
+// keysIn is how a query that looks up many keys names them: from, to put
+// before the table in FROM, and cond, the condition that column is one of
+// values, with param the placeholder of the one argument it returns. On
+// PostgreSQL the keys are a set joined to the table (from is
+// "unnest($2) AS v(value), "), so that each is one index lookup whatever
+// the table's statistics say: "column = ANY($2)" can be planned, on a
+// table not analyzed yet, as a scan that tests each row against every key.
+// On SQLite "column IN (SELECT value FROM json_each($2))", which SQLite
+// turns into a lookup table, is the fast form.
+func keysIn[T int64 | string](d Dialect, param, column string, values []T) (from, cond string, arg any) {
+	if d == Postgres {
+		cast := "::text[]"
+		if _, ok := any(values).([]int64); ok {
+			cast = "::bigint[]"
+		}
+		return "unnest(" + param + cast + ") AS v(value), ", column + " = v.value", values
+	}
+	b, _ := json.Marshal(values)
+	return "", column + " IN (SELECT value FROM json_each(" + param + "))", string(b)
+}

@@ -20,9 +20,10 @@ func (s *Store) RadiosByBSSID(ctx context.Context, customerID int64, bssids []st
 	if len(bssids) == 0 {
 		return out, nil
 	}
-	cond, arg := inList(s.dialect, "$2", bssids)
+	from, cond, arg := keysIn(s.dialect, "$2", "r.bssid", bssids)
 	rows, err := s.r.QueryContext(ctx, `SELECT r.bssid, a.box_id, a.name, a.location_id, a.device_capability
-		FROM ap_radios r JOIN aps a ON a.box_id = r.box_id WHERE r.customer_id = $1 AND r.bssid`+cond, customerID, arg)
+		FROM `+from+`ap_radios r JOIN aps a ON a.box_id = r.box_id WHERE r.customer_id = $1 AND `+cond,
+		customerID, arg)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func (s *Service) updateClients(ctx context.Context, c *wnms.Caller, updates []C
 		macs = append(macs, m)
 	}
 	slices.Sort(macs)
-	boxes, err := s.Store.ClientBoxIDs(ctx, c.CustomerID(), macs)
+	boxes, err := s.clientBoxIDs(ctx, c.CustomerID(), macs)
 	if err != nil {
 		return err
 	}
@@ -192,4 +192,46 @@ func (s *Service) Observers(ctx context.Context, c *wnms.Caller, boxID int64) ([
 		return cmp.Or(cmp.Compare(b.SignalStrength, a.SignalStrength), cmp.Compare(a.BoxID, b.BoxID))
 	})
 	return out, nil
+}
+
+// maxBoxCache bounds the boxId cache; past it the cache starts afresh.
+const maxBoxCache = 500_000
+
+// clientBoxIDs gives each MAC its boxId. A client's boxId never changes,
+// so the ids are kept in memory once known (on any replica alike), and
+// only MACs not seen by this process yet reach the store.
+func (s *Service) clientBoxIDs(ctx context.Context, customerID int64, macs []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(macs))
+	var missing []string
+	s.boxMu.Lock()
+	for _, m := range macs {
+		if id, ok := s.boxIDs[boxKey{customerID, m}]; ok {
+			out[m] = id
+		} else {
+			missing = append(missing, m)
+		}
+	}
+	s.boxMu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	got, err := s.Store.ClientBoxIDs(ctx, customerID, missing)
+	if err != nil {
+		return nil, err
+	}
+	s.boxMu.Lock()
+	defer s.boxMu.Unlock()
+	if s.boxIDs == nil || len(s.boxIDs)+len(got) > maxBoxCache {
+		s.boxIDs = make(map[boxKey]int64, len(got))
+	}
+	for m, id := range got {
+		out[m] = id
+		s.boxIDs[boxKey{customerID, m}] = id
+	}
+	return out, nil
+}
+
+type boxKey struct {
+	customer int64
+	mac      string
 }

@@ -80,15 +80,17 @@ func SplitRecords(body []byte) ([]json.RawMessage, error) {
 }
 
 // decodeRecord decodes one record into v: a JSON object, fields of the
-// right types (INVALID_REQUEST_BODY otherwise).
+// right types (INVALID_REQUEST_BODY otherwise). The text was checked (valid
+// UTF-8, no lone surrogates) with the whole body by SplitRecords; one
+// decoding pass does the rest.
 func decodeRecord(raw json.RawMessage, v any) error {
 	if b := bytes.TrimSpace(raw); len(b) == 0 || b[0] != '{' {
 		return wnms.Errorf(wnms.InvalidRequestBody, "a record must be a JSON object")
 	}
-	if !json.Valid(raw) {
-		return wnms.Errorf(wnms.InvalidRequestBody, "the record is not well-formed JSON")
+	if err := json.Unmarshal(raw, v); err != nil {
+		return wnms.JSONError(err, "")
 	}
-	return wnms.DecodeJSON(raw, v)
+	return nil
 }
 
 // checkEnum checks that v is one of allowed, in any case, and returns the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/wnms/wnms/internal/access"
@@ -35,6 +36,9 @@ type Service struct {
 	OnAPChange func(ap AP, up bool)
 
 	ingested, purged *metrics.CounterVec
+
+	boxMu  sync.Mutex
+	boxIDs map[boxKey]int64 // client boxIds known to this process
 }
 
 // NewService returns a Service with the default AP timeout and the clock.

@@ -1,0 +1,63 @@
+package telemetry_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wnms/wnms/internal/apitest"
+)
+
+// Concurrent ingests that touch the same clients and APs, in different
+// orders, all succeed: the store takes shared rows in one order, so
+// PostgreSQL never has to break a deadlock by failing one of them.
+func TestConcurrentIngest(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		const senders, rounds, clients = 4, 3, 3000
+		now := time.Now().UnixMilli()
+		var wg sync.WaitGroup
+		errs := make(chan string, senders*rounds*3)
+		for s := 0; s < senders; s++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := 0; r < rounds; r++ {
+					var evs, stats, aps []string
+					for i := 0; i < clients; i++ {
+						c := (i*7 + s*31 + r*13) % clients // each sender its own order
+						evs = append(evs, fmt.Sprintf(`{"macAddress":"aa:bb:cc:00:%02x:%02x","bssid":"00:11:74:00:00:%02x","channel":6,"timestamp":%d,"eventType":"Success"}`,
+							c/256, c%256, c%50, now-int64(s*1000+r*100+i)))
+						stats = append(stats, fmt.Sprintf(`{"macAddress":"aa:bb:cc:00:%02x:%02x","bssid":"00:11:74:00:00:%02x","channel":6,"timestamp":%d,"rssi":-50,"dataRateMbps":54}`,
+							c/256, c%256, c%50, now-int64(s*1000+r*100+i)))
+					}
+					for i := 0; i < 50; i++ {
+						a := (i*3 + s*17) % 50
+						aps = append(aps, fmt.Sprintf(`{"macaddress":"00:11:74:aa:00:%02x","radios":[{"macaddress":"00:11:74:00:00:%02x","channel":6}]}`, a, a))
+					}
+					for _, req := range []struct {
+						path string
+						recs []string
+					}{{"/V5/ingest/aps", aps}, {"/V5/ingest/clientevents", evs}, {"/V5/ingest/clientstats", stats}} {
+						if r := e.Admin.Do("POST", req.path, body(req.recs...)); r.Status != 200 {
+							errs <- fmt.Sprintf("%s: %d %s", req.path, r.Status, r.Body)
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		var p struct {
+			TotalCount int `json:"totalCount"`
+		}
+		e.Admin.Expect(200, "GET", "/V5/devices/clients/0/1", nil).Decode(t, &p)
+		if p.TotalCount != clients {
+			t.Errorf("%d clients, want %d", p.TotalCount, clients)
+		}
+	})
+}
