@@ -128,8 +128,41 @@ func (s *Service) clientEvents(w http.ResponseWriter, r *http.Request) error {
 	if offset+limit < int64(total) {
 		page.NextLink = link(offset + limit)
 	}
-	httpkit.WriteJSON(w, http.StatusOK, page)
+	httpkit.WriteRawJSON(w, http.StatusOK, page.encode())
 	return nil
+}
+
+// encode writes the page as JSON. The events are stored as the JSON they
+// are answered as (written by the server when it stored them), so they are
+// copied as they are, not decoded and checked again.
+func (p *eventPage) encode() []byte {
+	n := 96
+	for _, e := range p.ClientEvents {
+		n += len(e) + 1
+	}
+	b := make([]byte, 0, n)
+	link := func(l *string) {
+		if l == nil {
+			b = append(b, "null"...)
+			return
+		}
+		q, _ := json.Marshal(*l)
+		b = append(b, q...)
+	}
+	b = append(b, `{"previousLink":`...)
+	link(p.PreviousLink)
+	b = append(b, `,"nextLink":`...)
+	link(p.NextLink)
+	b = append(b, `,"totalCount":`...)
+	b = strconv.AppendInt(b, int64(p.TotalCount), 10)
+	b = append(b, `,"clientEvents":[`...)
+	for i, e := range p.ClientEvents {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e...)
+	}
+	return append(b, "]}"...)
 }
 
 // connectionLogs is GET /devices/clients/connectionlogs: a client's
