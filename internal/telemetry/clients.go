@@ -71,25 +71,9 @@ func ParseSample(raw json.RawMessage, now time.Time) (*Sample, error) {
 	if err := decodeRecord(raw, &in); err != nil {
 		return nil, err
 	}
-	if in.MacAddress == nil {
-		return nil, wnms.Invalid("macAddress", "required")
-	}
-	mac, ok := ParseMAC(*in.MacAddress)
-	if !ok {
-		return nil, wnms.Invalid("macAddress", "%q is not a MAC address (six hex octets separated by ':' or '-')", *in.MacAddress)
-	}
-	if in.BSSID == nil {
-		return nil, wnms.Invalid("bssid", "required")
-	}
-	bssid, ok := ParseMAC(*in.BSSID)
-	if !ok {
-		return nil, wnms.Invalid("bssid", "%q is not a BSSID", *in.BSSID)
-	}
-	if in.Timestamp == nil || *in.Timestamp <= 0 {
-		return nil, wnms.Invalid("timestamp", "required: epoch milliseconds")
-	}
-	if time.UnixMilli(*in.Timestamp).After(now.Add(maxFutureSkew)) {
-		return nil, wnms.Invalid("timestamp", "more than a day in the future")
+	mac, bssid, ts, err := parseSubject(in.MacAddress, in.BSSID, in.Timestamp, now)
+	if err != nil {
+		return nil, err
 	}
 	if in.Channel < 1 || in.Channel > MaxChannel {
 		return nil, wnms.Invalid("channel", "must be 1 to %d", MaxChannel)
@@ -106,7 +90,7 @@ func ParseSample(raw json.RawMessage, now time.Time) (*Sample, error) {
 	if err := wnms.CheckOctets("ssid", in.SSID, 0, MaxSSIDLen); err != nil {
 		return nil, err
 	}
-	s := &Sample{MacAddress: mac, Timestamp: *in.Timestamp, BSSID: bssid, SSID: in.SSID, Channel: in.Channel,
+	s := &Sample{MacAddress: mac, Timestamp: ts, BSSID: bssid, SSID: in.SSID, Channel: in.Channel,
 		BestNeighbor: in.BestNeighborRSSI, TxBytes: in.TxBytes, RxBytes: in.RxBytes,
 		ClientName: in.ClientName, Username: in.Username}
 	if in.RSSI == nil {

@@ -81,18 +81,8 @@ type clientPage struct {
 // pageClients is GET /devices/clients/{offset}/{limit}.
 func (s *Service) pageClients(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
-	offset, err := httpkit.PathInt(r, "offset")
+	offset, limit, err := pathPage(r)
 	if err != nil {
-		return err
-	}
-	if offset < 0 {
-		return wnms.ParamError("offset", "offset must not be negative")
-	}
-	limit, err := httpkit.PathInt(r, "limit")
-	if err != nil {
-		return err
-	}
-	if err := checkLimit(limit); err != nil {
 		return err
 	}
 	at, q, err := s.clientQuery(r.Context(), r, c)
@@ -105,19 +95,9 @@ func (s *Service) pageClients(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page := clientPage{ClientList: clients, TotalCount: total}
-	link := func(from int64) *string {
-		l := "/devices/clients/" + strconv.FormatInt(from, 10) + "/" + strconv.FormatInt(limit, 10)
-		if r.URL.RawQuery != "" {
-			l += "?" + r.URL.RawQuery
-		}
-		return &l
-	}
-	if offset > 0 {
-		page.PreviousLink = link(max(0, offset-limit))
-	}
-	if offset+limit < int64(total) {
-		page.NextLink = link(offset + limit)
-	}
+	page.PreviousLink, page.NextLink = pageLinks(offset, limit, total, func(from int64) string {
+		return pathLink("/devices/clients", from, limit, r)
+	})
 	httpkit.WriteJSON(w, http.StatusOK, page)
 	return nil
 }

@@ -167,25 +167,9 @@ func ParseEvent(raw json.RawMessage, now time.Time) (*Event, error) {
 		}
 		e.EventID = *in.EventID
 	}
-	if in.MacAddress == nil {
-		return nil, wnms.Invalid("macAddress", "required")
-	}
-	mac, ok := ParseMAC(*in.MacAddress)
-	if !ok {
-		return nil, wnms.Invalid("macAddress", "%q is not a MAC address (six hex octets separated by ':' or '-')", *in.MacAddress)
-	}
-	if in.BSSID == nil {
-		return nil, wnms.Invalid("bssid", "required")
-	}
-	bssid, ok := ParseMAC(*in.BSSID)
-	if !ok {
-		return nil, wnms.Invalid("bssid", "%q is not a BSSID (six hex octets separated by ':' or '-')", *in.BSSID)
-	}
-	if in.Timestamp == nil || *in.Timestamp <= 0 {
-		return nil, wnms.Invalid("timestamp", "required: epoch milliseconds")
-	}
-	if time.UnixMilli(*in.Timestamp).After(now.Add(maxFutureSkew)) {
-		return nil, wnms.Invalid("timestamp", "more than a day in the future")
+	mac, bssid, ts, err := parseSubject(in.MacAddress, in.BSSID, in.Timestamp, now)
+	if err != nil {
+		return nil, err
 	}
 	if in.EventType == nil {
 		return nil, wnms.Invalid("eventType", "required: Success, Failure or Intermediate")
@@ -215,7 +199,7 @@ func ParseEvent(raw json.RawMessage, now time.Time) (*Event, error) {
 			return nil, err
 		}
 	}
-	e.MacAddress, e.BSSID, e.Timestamp, e.Type, e.SSID, e.Protocol = mac, bssid, *in.Timestamp, typ, in.SSID, protocol
+	e.MacAddress, e.BSSID, e.Timestamp, e.Type, e.SSID, e.Protocol = mac, bssid, ts, typ, in.SSID, protocol
 	e.Channel, e.APName = in.Channel, in.AssociatedAPName
 	e.ClientName, e.Username = in.ClientName, in.Username
 	common := eventCommon{EventID: e.EventID, MacAddress: mac, Protocol: protocol, EventType: typ, BSSID: bssid,

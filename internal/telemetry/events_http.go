@@ -48,18 +48,8 @@ func (s *Service) clientEvents(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return wnms.ParamError("macaddress", "%q is not a MAC address (six hex octets separated by ':' or '-')", macParam)
 	}
-	offset, err := httpkit.PathInt(r, "offset")
+	offset, limit, err := pathPage(r)
 	if err != nil {
-		return err
-	}
-	if offset < 0 {
-		return wnms.ParamError("offset", "offset must not be negative")
-	}
-	limit, err := httpkit.PathInt(r, "limit")
-	if err != nil {
-		return err
-	}
-	if err := checkLimit(limit); err != nil {
 		return err
 	}
 	if err := httpkit.LocalNode(r); err != nil {
@@ -115,19 +105,9 @@ func (s *Service) clientEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page := eventPage{ClientEvents: events, TotalCount: total}
-	link := func(from int64) *string {
-		l := "/" + macParam + "/" + strconv.FormatInt(from, 10) + "/" + strconv.FormatInt(limit, 10)
-		if r.URL.RawQuery != "" {
-			l += "?" + r.URL.RawQuery
-		}
-		return &l
-	}
-	if offset > 0 {
-		page.PreviousLink = link(max(0, offset-limit))
-	}
-	if offset+limit < int64(total) {
-		page.NextLink = link(offset + limit)
-	}
+	page.PreviousLink, page.NextLink = pageLinks(offset, limit, total, func(from int64) string {
+		return pathLink("/"+macParam, from, limit, r)
+	})
 	httpkit.WriteRawJSON(w, http.StatusOK, page.encode())
 	return nil
 }
@@ -283,4 +263,43 @@ func checkLimit(limit int64) error {
 		return wnms.ParamError("limit", "limit must be at least 1")
 	}
 	return nil
+}
+
+// pathPage reads the {offset} and {limit} path parameters of a paged
+// list: offset at least 0, limit 1 to MaxPageLimit.
+func pathPage(r *http.Request) (offset, limit int64, err error) {
+	if offset, err = httpkit.PathInt(r, "offset"); err != nil {
+		return 0, 0, err
+	}
+	if offset < 0 {
+		return 0, 0, wnms.ParamError("offset", "offset must not be negative")
+	}
+	if limit, err = httpkit.PathInt(r, "limit"); err != nil {
+		return 0, 0, err
+	}
+	return offset, limit, checkLimit(limit)
+}
+
+// pageLinks are the previous and next links of a page (nil where there is
+// none), made by link from a page's offset.
+func pageLinks(offset, limit int64, total int, link func(from int64) string) (prev, next *string) {
+	if offset > 0 {
+		l := link(max(0, offset-limit))
+		prev = &l
+	}
+	if offset+limit < int64(total) {
+		l := link(offset + limit)
+		next = &l
+	}
+	return prev, next
+}
+
+// pathLink is the link of a path-paged list's page: prefix, the offset and
+// limit, and the request's query.
+func pathLink(prefix string, from, limit int64, r *http.Request) string {
+	l := prefix + "/" + strconv.FormatInt(from, 10) + "/" + strconv.FormatInt(limit, 10)
+	if r.URL.RawQuery != "" {
+		l += "?" + r.URL.RawQuery
+	}
+	return l
 }

@@ -126,19 +126,12 @@ func (s *Service) managedDevices(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page := devicePage{ManagedDevices: aps, TotalCount: total}
-	link := func(from int64) *string {
+	page.PreviousLink, page.NextLink = pageLinks(offset, limit, total, func(from int64) string {
 		v := r.URL.Query()
 		v.Set("offset", strconv.FormatInt(from, 10))
 		v.Set("limit", strconv.FormatInt(limit, 10))
-		l := "/devices/manageddevices?" + v.Encode()
-		return &l
-	}
-	if offset > 0 {
-		page.PreviousLink = link(max(0, offset-limit))
-	}
-	if offset+limit < int64(total) {
-		page.NextLink = link(offset + limit)
-	}
+		return "/devices/manageddevices?" + v.Encode()
+	})
 	httpkit.WriteJSON(w, http.StatusOK, page)
 	return nil
 }

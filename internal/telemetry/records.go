@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -104,4 +105,29 @@ func checkEnum(field, v string, allowed ...string) (string, error) {
 	e := wnms.Errorf(wnms.InvalidRequestBody, "%s: unknown value %q; one of %s", field, v, strings.Join(allowed, ", "))
 	e.MoreInfo = field
 	return "", e
+}
+
+// parseSubject reads the fields every client record carries: the client's
+// MAC, the BSSID it was heard on, and when (ms, at most a day after now).
+func parseSubject(macIn, bssidIn *string, ts *int64, now time.Time) (mac, bssid string, at int64, err error) {
+	if macIn == nil {
+		return "", "", 0, wnms.Invalid("macAddress", "required")
+	}
+	mac, ok := ParseMAC(*macIn)
+	if !ok {
+		return "", "", 0, wnms.Invalid("macAddress", "%q is not a MAC address (six hex octets separated by ':' or '-')", *macIn)
+	}
+	if bssidIn == nil {
+		return "", "", 0, wnms.Invalid("bssid", "required")
+	}
+	if bssid, ok = ParseMAC(*bssidIn); !ok {
+		return "", "", 0, wnms.Invalid("bssid", "%q is not a BSSID (six hex octets separated by ':' or '-')", *bssidIn)
+	}
+	if ts == nil || *ts <= 0 {
+		return "", "", 0, wnms.Invalid("timestamp", "required: epoch milliseconds")
+	}
+	if time.UnixMilli(*ts).After(now.Add(maxFutureSkew)) {
+		return "", "", 0, wnms.Invalid("timestamp", "more than a day in the future")
+	}
+	return mac, bssid, *ts, nil
 }
