@@ -65,30 +65,7 @@ func (s *Service) HashMAC(mac string) string {
 func (s *Service) associationData(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	c := wnms.CallerFrom(ctx)
-	from, err := httpkit.PathInt(r, "startdate")
-	if err != nil {
-		return err
-	}
-	to, err := httpkit.PathInt(r, "enddate")
-	if err != nil {
-		return err
-	}
-	if from < 0 {
-		return wnms.ParamError("startdate", "startdate must be epoch milliseconds")
-	}
-	if from >= to {
-		return wnms.ParamError("enddate", "enddate %d must be after startdate %d", to, from)
-	}
-	format, _ := httpkit.QueryValue(r, "format")
-	switch strings.ToUpper(format) {
-	case "", "JSON":
-		format = "JSON"
-	case "CSV":
-		format = "CSV"
-	default:
-		return wnms.ParamError("format", "format must be JSON or CSV, not %q", format)
-	}
-	hashed, err := httpkit.QueryBool(r, "tohashmac", false)
+	q, err := parseExportQuery(r)
 	if err != nil {
 		return err
 	}
@@ -103,7 +80,7 @@ func (s *Service) associationData(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	events, err := s.Store.Associations(ctx, c.CustomerID(), locs, from, to, MaxAssociations+1)
+	events, err := s.Store.Associations(ctx, c.CustomerID(), locs, q.from, q.to, MaxAssociations+1)
 	if err != nil {
 		return err
 	}
@@ -121,7 +98,7 @@ func (s *Service) associationData(w http.ResponseWriter, r *http.Request) error 
 		a := Association{MacAddress: e.MacAddress, Timestamp: e.Timestamp, BSSID: e.BSSID, SSID: e.SSID,
 			Channel: e.Channel, FrequencyBand: BandOf(e.Channel), Protocol: e.Protocol,
 			AssociatedAPName: e.AssociatedAPName, LocationID: e.LocationID.ID}
-		if hashed {
+		if q.hashed {
 			a.MacAddress = s.HashMAC(a.MacAddress)
 		}
 		rows = append(rows, a)
@@ -131,7 +108,7 @@ func (s *Service) associationData(w http.ResponseWriter, r *http.Request) error 
 	if at != nil {
 		f.LocationID = at.ID.ID
 	}
-	if format == "CSV" {
+	if q.format == "CSV" {
 		var b bytes.Buffer
 		cw := csv.NewWriter(&b)
 		cw.Write(associationColumns)
@@ -153,4 +130,41 @@ func (s *Service) associationData(w http.ResponseWriter, r *http.Request) error 
 	w.WriteHeader(http.StatusOK)
 	_, err = w.Write([]byte("webservice/sfiles?id=" + f.Key))
 	return err
+}
+
+// exportQuery is what an association export asks for.
+type exportQuery struct {
+	from, to int64
+	format   string // JSON or CSV
+	hashed   bool
+}
+
+// parseExportQuery reads the window (startdate before enddate, ms),
+// format (JSON or CSV, in any case, quoted or not) and tohashmac.
+func parseExportQuery(r *http.Request) (exportQuery, error) {
+	var q exportQuery
+	var err error
+	if q.from, err = httpkit.PathInt(r, "startdate"); err != nil {
+		return q, err
+	}
+	if q.to, err = httpkit.PathInt(r, "enddate"); err != nil {
+		return q, err
+	}
+	if q.from < 0 {
+		return q, wnms.ParamError("startdate", "startdate must be epoch milliseconds")
+	}
+	if q.from >= q.to {
+		return q, wnms.ParamError("enddate", "enddate %d must be after startdate %d", q.to, q.from)
+	}
+	format, _ := httpkit.QueryValue(r, "format")
+	switch strings.ToUpper(format) {
+	case "", "JSON":
+		q.format = "JSON"
+	case "CSV":
+		q.format = "CSV"
+	default:
+		return q, wnms.ParamError("format", "format must be JSON or CSV, not %q", format)
+	}
+	q.hashed, err = httpkit.QueryBool(r, "tohashmac", false)
+	return q, err
 }
