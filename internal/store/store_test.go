@@ -150,3 +150,42 @@ func TestSubtreeMatchUsesThePathIndex(t *testing.T) {
 		t.Logf("plan:\n%s", plan)
 	})
 }
+
+// However many guesses race, no more than max are ever reserved for
+// judging: the count and the check are one atomic step.
+func TestReserveGuessIsAtomic(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		st := storetest.OpenStore(t, b)
+		ctx := context.Background()
+		if err := st.EnsureCustomer(ctx, 1, "c"); err != nil {
+			t.Fatal(err)
+		}
+		u := &wnms.User{LoginID: "guess", Role: wnms.Viewer, UserType: wnms.UserTypeLocal, CustomerID: 1,
+			AllowedLocations: []wnms.LocationID{wnms.LocalID(0)}}
+		if err := st.CreateUser(ctx, u, "x"); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		reserved := 0
+		for i := 0; i < 60; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, ok, err := st.ReserveGuess(ctx, u.UserID, 5)
+				if err != nil {
+					t.Error(err)
+				}
+				if ok {
+					mu.Lock()
+					reserved++
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if reserved != 5 {
+			t.Errorf("%d of 60 racing guesses were reserved, want 5", reserved)
+		}
+	})
+}
