@@ -32,11 +32,16 @@ func (c *Caller) Role() Role { return c.User.Role }
 func (c *Caller) CustomerID() int64 { return c.User.CustomerID }
 
 // ScopePaths returns the materialized paths of the caller's allowed
-// locations: the subtrees it may see.
+// locations: the subtrees it may see. The root's path never changes and
+// covers every other, so a caller allowed at the root needs no lookup.
 func (c *Caller) ScopePaths(ctx context.Context) ([]string, error) {
 	c.scopeOnce.Do(func() {
 		ids := make([]int64, 0, len(c.User.AllowedLocations))
 		for _, l := range c.User.AllowedLocations {
+			if l.ID == RootLocation {
+				c.scope = []string{RootPath}
+				return
+			}
 			ids = append(ids, l.ID)
 		}
 		m, err := c.paths(ctx, ids)
