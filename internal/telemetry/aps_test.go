@@ -35,9 +35,7 @@ func TestAPsIngestAndList(t *testing.T) {
 		e := apitest.New(t, b)
 		clock := apitest.NewClock(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
 		e.UseClock(clock)
-		site := e.NewLocation(t, 0, wnms.FolderLocation, "Site", 1)
-		floor := e.NewLocation(t, site.ID.ID, wnms.FloorLocation, "Floor", 1)
-		other := e.NewLocation(t, 0, wnms.FolderLocation, "Other", 1)
+		site, floor, other := sites(t, e)
 		foreign := e.NewLocation(t, 0, wnms.FolderLocation, "Foreign", 2)
 
 		var res ingestResult
@@ -342,4 +340,14 @@ func TestAPDownAnnouncedOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sites makes the locations the telemetry tests use: a Site folder with a
+// Floor, and an Other folder beside it, all of customer 1.
+func sites(t *testing.T, e *apitest.Env) (site, floor, other *wnms.Location) {
+	t.Helper()
+	site = e.NewLocation(t, 0, wnms.FolderLocation, "Site", 1)
+	floor = e.NewLocation(t, site.ID.ID, wnms.FloorLocation, "Floor", 1)
+	other = e.NewLocation(t, 0, wnms.FolderLocation, "Other", 1)
+	return site, floor, other
 }

@@ -3,7 +3,6 @@ package telemetry
 import (
 	"context"
 	"net/http"
-	"strconv"
 
 	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/httpkit"
@@ -65,8 +64,7 @@ func (s *Service) listClients(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("X-Total-Count", strconv.Itoa(total))
-	httpkit.WriteJSON(w, http.StatusOK, clients)
+	writeCapped(w, clients, total)
 	return nil
 }
 

@@ -89,9 +89,7 @@ func stamps(t *testing.T, events []json.RawMessage, base int64) []int64 {
 func TestClientEvents(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
 		e := apitest.New(t, b)
-		site := e.NewLocation(t, 0, wnms.FolderLocation, "Site", 1)
-		floor := e.NewLocation(t, site.ID.ID, wnms.FloorLocation, "Floor", 1)
-		other := e.NewLocation(t, 0, wnms.FolderLocation, "Other", 1)
+		site, floor, other := sites(t, e)
 		e.Admin.Expect(200, "POST", "/V5/ingest/aps", body(
 			fmt.Sprintf(`{"macaddress":"00:11:74:00:00:0a","name":"AC AP","deviceCapability":2,"locationId":{"type":"locallocationid","id":%d},
 				"radios":[{"macaddress":"00:11:74:00:10:0a","channel":36,"ssid":"corp"}]}`, floor.ID.ID),

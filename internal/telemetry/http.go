@@ -85,9 +85,15 @@ func (s *Service) listAPs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("X-Total-Count", strconv.Itoa(total))
-	httpkit.WriteJSON(w, http.StatusOK, aps)
+	writeCapped(w, aps, total)
 	return nil
+}
+
+// writeCapped answers the first items of a capped list, with how many
+// matched in all in X-Total-Count.
+func writeCapped(w http.ResponseWriter, items any, total int) {
+	w.Header().Set("X-Total-Count", strconv.Itoa(total))
+	httpkit.WriteJSON(w, http.StatusOK, items)
 }
 
 // devicePage is the answer of the paged managed-device list.
