@@ -34,6 +34,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -57,6 +58,9 @@ var (
 	ingestN  = flag.Int("ingest-batches", 20, "10,000-event batches for the ingest comparison (half raw, half HTTP)")
 	readsN   = flag.Int("reads", 400, "requests of each read kind")
 	idle     = flag.Duration("idle", 90*time.Second, "rest before the cold reads (0: skip them)")
+	cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the ingest comparison to this file")
+	cacheMiB = flag.Int("sqlite-cache-mib", store.DefaultCacheMiB, "SQLite telemetry page cache, as wnms serve --sqlite-cache-mib")
+	readProf = flag.String("readprofile", "", "write a CPU profile of the hot reads to this file")
 )
 
 const batch = 10_000
@@ -101,6 +105,11 @@ func main() {
 	svc := srv.Telemetry
 
 	// 1. Ingest, side by side.
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+	}
 	var rawDur, httpDur time.Duration
 	var rawRows, httpRows int
 	for b := 0; b < *ingestN; b += 2 {
@@ -123,6 +132,9 @@ func main() {
 		wg.Wait()
 		httpDur += time.Since(t0)
 		httpRows += batch
+	}
+	if *cpuProf != "" {
+		pprof.StopCPUProfile()
 	}
 	rawRate, httpRate := float64(rawRows)/rawDur.Seconds(), float64(httpRows)/httpDur.Seconds()
 	fmt.Printf("ingest: raw %.0f rows/s, HTTP (2 senders, %d-event batches) %.0f rows/s, ratio %.2f\n",
@@ -178,7 +190,15 @@ func main() {
 		}
 		fmt.Printf("%s RSS %s\n", label, rss())
 	}
+	if *readProf != "" {
+		f, err := os.Create(*readProf)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+	}
 	reads("hot")
+	if *readProf != "" {
+		pprof.StopCPUProfile()
+	}
 	if *idle > 0 {
 		time.Sleep(*idle)
 		reads("cold")
@@ -248,7 +268,7 @@ func storeConfig(ctx context.Context) (store.Config, func()) {
 	if *dbURL == "" {
 		dir, err := os.MkdirTemp("", "wnms-bench-")
 		check(err)
-		return store.Config{DataDir: dir}, func() { os.RemoveAll(dir) }
+		return store.Config{DataDir: dir, CacheMiB: *cacheMiB}, func() { os.RemoveAll(dir) }
 	}
 	schema := "bench_" + strings.ToLower(rand.Text()[:10])
 	admin, err := sql.Open("pgx", *dbURL)

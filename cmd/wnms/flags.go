@@ -153,16 +153,18 @@ type storeFlags struct {
 	data        string
 	databaseURL string
 	synchronous string
+	cacheMiB    int
 }
 
 func (sf *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&sf.data, "data", "wnms-data", "data directory: SQLite store, bootstrap key, backups, TLS files")
 	fs.StringVar(&sf.databaseURL, "database-url", "", "PostgreSQL URL (postgres://...); empty = embedded SQLite in --data")
+	fs.IntVar(&sf.cacheMiB, "sqlite-cache-mib", store.DefaultCacheMiB, "SQLite page cache for telemetry, in MiB, held in process memory so that idle hours do not make the next read cold")
 	fs.StringVar(&sf.synchronous, "sqlite-synchronous", "normal", "SQLite durability: normal (survives a crash of wnms; the last commits may be lost on power loss) or full (survives power loss; slower writes)")
 }
 
 func (sf *storeFlags) open(ctx context.Context) (*store.Store, error) {
-	return store.Open(ctx, store.Config{DatabaseURL: sf.databaseURL, DataDir: sf.data, Synchronous: sf.synchronous})
+	return store.Open(ctx, store.Config{DatabaseURL: sf.databaseURL, DataDir: sf.data, Synchronous: sf.synchronous, CacheMiB: sf.cacheMiB})
 }
 
 // openAuth opens the store and the authentication service over it, keyed

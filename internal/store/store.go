@@ -78,7 +78,18 @@ type Config struct {
 	// power loss) or "full" (a commit survives power loss; writes are
 	// slower).
 	Synchronous string
+	// CacheMiB is the page cache, in MiB, that SQLite keeps in process
+	// memory for the telemetry file, shared out among its reader
+	// connections (0: 64 MiB). Pages in it stay hot however long the
+	// server idles, where the operating system's file cache is evicted.
+	CacheMiB int
 }
+
+// DefaultCacheMiB is the telemetry page cache when Config.CacheMiB is 0.
+const DefaultCacheMiB = 64
+
+// telemetryReaders is the size of the telemetry file's reader pool.
+const telemetryReaders = 4
 
 // Open opens the store and applies pending migrations. It refuses a schema
 // newer than this binary knows.
@@ -127,11 +138,18 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		}
 		s.Path = filepath.Join(dir, "wnms.db")
 		var err error
-		if s.r, s.w, err = openSQLite(s.Path, sync, 8); err != nil {
+		cache := cfg.CacheMiB
+		switch {
+		case cache == 0:
+			cache = DefaultCacheMiB
+		case cache < 0:
+			return nil, fmt.Errorf("sqlite cache must be a positive number of MiB, not %d", cfg.CacheMiB)
+		}
+		if s.r, s.w, err = openSQLite(s.Path, sync, 8, 0); err != nil {
 			return nil, err
 		}
 		s.dialect = SQLite
-		if s.tr, s.tw, err = openSQLite(filepath.Join(dir, TelemetryFile), sync, 4); err != nil {
+		if s.tr, s.tw, err = openSQLite(filepath.Join(dir, TelemetryFile), sync, telemetryReaders, cache*1024/telemetryReaders); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -157,8 +175,10 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 const TelemetryFile = "wnms-telemetry.db"
 
 // openSQLite opens an SQLite file in WAL mode as a reader pool of readers
-// connections and a single writer whose transactions begin IMMEDIATE.
-func openSQLite(path, sync string, readers int) (r, w *sql.DB, err error) {
+// connections and a single writer whose transactions begin IMMEDIATE. A
+// readerCacheKiB above 0 is each reader's page cache (SQLite's default,
+// 2 MiB, otherwise).
+func openSQLite(path, sync string, readers, readerCacheKiB int) (r, w *sql.DB, err error) {
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")"
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas
 	w, err = sql.Open("sqlite", dsn+"&_txlock=immediate")
@@ -169,6 +189,9 @@ func openSQLite(path, sync string, readers int) (r, w *sql.DB, err error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
+	if readerCacheKiB > 0 {
+		dsn += "&_pragma=cache_size(-" + strconv.Itoa(readerCacheKiB) + ")"
+	}
 	r, err = sql.Open("sqlite", dsn)
 	if err != nil {
 		w.Close()
