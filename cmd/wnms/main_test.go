@@ -36,7 +36,7 @@ func bootServe(t *testing.T, env map[string]string, args ...string) (listening, 
 	stdout, stderr := &syncBuf{}, &syncBuf{}
 	ready := make(chan listening, 1)
 	done := make(chan error, 1)
-	args = append([]string{"--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0"}, args...)
+	args = append([]string{"--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0", "--snmp-agent-listen", "127.0.0.1:0"}, args...)
 	go func() { done <- runServe(ctx, args, getenv, stdout, stderr, func(l listening) { ready <- l }) }()
 	select {
 	case l := <-ready:
@@ -283,13 +283,23 @@ func TestServeBusyPortFailsFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	for _, flagName := range []string{"--listen", "--analytics-listen"} {
+	busyUDP, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busyUDP.Close()
+	for _, flagName := range []string{"--listen", "--analytics-listen", "--snmp-agent-listen"} {
 		t.Run(flagName, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
-			args := []string{"--data", dir, "--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0", flagName, busy.Addr().String()}
+			addr := busy.Addr().String()
+			if flagName == "--snmp-agent-listen" {
+				addr = busyUDP.LocalAddr().String()
+			}
+			args := []string{"--data", dir, "--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0",
+				"--snmp-agent-listen", "127.0.0.1:0", flagName, addr}
 			var stdout, stderr bytes.Buffer
 			err := runServe(context.Background(), args, func(string) string { return "" }, &stdout, &stderr, nil)
-			if err == nil || !strings.Contains(err.Error(), flagName+" "+busy.Addr().String()) || !strings.Contains(err.Error(), "address already in use") {
+			if err == nil || !strings.Contains(err.Error(), flagName+" "+addr) || !strings.Contains(err.Error(), "address already in use") {
 				t.Fatalf("error %v, want one naming %s and the busy address", err, flagName)
 			}
 			if _, statErr := os.Stat(dir); !os.IsNotExist(statErr) {

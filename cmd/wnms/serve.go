@@ -21,6 +21,7 @@ import (
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/snmp"
 	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -43,12 +44,14 @@ type serveConfig struct {
 	maxConns        int
 	apTimeout       time.Duration
 	retention       time.Duration
+	snmpAgentListen string
 }
 
 // listening tells a test where the listeners ended up.
 type listening struct {
 	API       string
 	Analytics string
+	SNMPAgent string // empty when the agent is off
 	TLS       bool
 }
 
@@ -73,6 +76,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-addr", 256, "open connections one source address may hold on each listener (0: no limit)")
 	fs.IntVar(&c.maxConns, "max-conns", 0, "open connections each listener holds in all (0: each listener takes half of three quarters of the raised open-file limit)")
 	fs.DurationVar(&c.apTimeout, "ap-timeout", telemetry.DefaultAPTimeout, "how long an AP may be silent before it counts as down")
+	fs.StringVar(&c.snmpAgentListen, "snmp-agent-listen", "127.0.0.1:1161", "UDP address of the SNMP agent, or off")
 	fs.DurationVar(&c.retention, "retention", telemetry.DefaultRetention, "how long client events and samples are kept (purged hourly)")
 	if err := cmd.parse(args, getenv, 0); err != nil {
 		return err
@@ -95,6 +99,14 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 		return fmt.Errorf("--analytics-listen %s: %w", c.analyticsListen, unwrapListenError(err))
 	}
 	defer anLn.Close()
+	var agentConn net.PacketConn
+	if c.snmpAgentListen != "off" {
+		agentConn, err = net.ListenPacket("udp", c.snmpAgentListen)
+		if err != nil {
+			return fmt.Errorf("--snmp-agent-listen %s: %w", c.snmpAgentListen, unwrapListenError(err))
+		}
+		defer agentConn.Close()
+	}
 	limits := httpkit.ConnLimits{PerAddr: c.maxConnsPerAddr, Total: c.maxConns}
 	if limits.Total == 0 {
 		limits.Total = connBudget()
@@ -105,8 +117,10 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 		return err
 	}
 	defer st.Close()
+	var traps *snmp.Sender // set below, before any request can lock a user
 	a.OnUserLocked = func(u *wnms.User) {
 		log.Warn("user locked after failed logins", "user_id", u.UserID, "login_id", u.LoginID)
+		traps.UserLocked(u.CustomerID, u.LoginID)
 	}
 	if err := bootstrap(ctx, st, a, c, stdout, log); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
@@ -139,6 +153,45 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 		return usagef("--retention must be at least 1h, not %s", c.retention)
 	}
 	apiSrv.Telemetry.Retention = c.retention
+	// SNMP: this start's engine boots, the trap sender and the agent.
+	boots, err := st.CountUp(ctx, "snmp_engine_boots")
+	if err != nil {
+		return fmt.Errorf("snmp engine boots: %w", err)
+	}
+	engine := snmp.NewEngine(uint32(boots), a.Secret)
+	traps = apiSrv.SNMP
+	traps.Engine = engine
+	apiSrv.Telemetry.OnAPChange = func(ap telemetry.AP, up bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		paths, err := st.LocationPaths(ctx, []int64{ap.LocationID.ID})
+		if err != nil {
+			log.Error("AP trap: reading the location failed", "box_id", ap.BoxID, "err", err)
+		}
+		traps.APChange(ap.CustomerID, ap.BoxID, ap.Name, ap.MacAddress, paths[ap.LocationID.ID], up)
+	}
+	var agent *snmp.Agent
+	if agentConn != nil {
+		agent = &snmp.Agent{
+			Policy: func(ctx context.Context) (*wnms.SNMPPolicy, error) { return st.SNMPPolicy(ctx, wnms.OnPremCustomer) },
+			Counts: func(ctx context.Context) (snmp.Counts, error) {
+				return st.SNMPCounts(ctx, time.Now().Add(-c.apTimeout).UnixMilli())
+			},
+			Engine: engine, DataDir: c.data, Log: log,
+			Description: "wnms " + Version + " wireless network management server",
+		}
+		agent.Instrument(reg)
+		if err := agent.Reload(ctx); err != nil {
+			return fmt.Errorf("snmp agent: %w", err)
+		}
+		apiSrv.OnSNMPPolicyChange = func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := agent.Reload(ctx); err != nil {
+				log.Error("SNMP agent: reading the policy failed", "err", err)
+			}
+		}
+	}
 	anSrv := analytics.New(st, a, log, m)
 	anSrv.ServerID = int64(c.serverID)
 	anSrv.Footfall = apiSrv.Telemetry
@@ -161,10 +214,14 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 			errc <- nil
 		}(srv, lns[i])
 	}
-	log.Info("wnms serving", "version", Version, "api", apiLn.Addr().String(), "analytics", anLn.Addr().String(),
+	l := listening{API: apiLn.Addr().String(), Analytics: anLn.Addr().String(), TLS: tlsConf != nil}
+	if agentConn != nil {
+		l.SNMPAgent = agentConn.LocalAddr().String()
+	}
+	log.Info("wnms serving", "version", Version, "api", apiLn.Addr().String(), "analytics", anLn.Addr().String(), "snmp_agent", l.SNMPAgent,
 		"store", string(st.Dialect()), "tls", tlsConf != nil)
 	if ready != nil {
-		ready(listening{API: apiLn.Addr().String(), Analytics: anLn.Addr().String(), TLS: tlsConf != nil})
+		ready(l)
 	}
 
 	bg, stopBG := context.WithCancel(context.Background())
@@ -172,6 +229,21 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	go housekeeping(bg, st, log)
 	go apiSrv.Telemetry.WatchAPs(bg)
 	go apiSrv.Telemetry.PurgeEvery(bg, st, time.Hour)
+	go traps.Run(bg)
+	if customers, err := st.SNMPPolicyCustomers(ctx); err != nil {
+		log.Error("coldStart trap: listing the SNMP policies failed", "err", err)
+	} else {
+		for _, id := range customers {
+			traps.ColdStart(id)
+		}
+	}
+	if agent != nil {
+		go func() {
+			if err := agent.Serve(bg, agentConn, 10*time.Second); err != nil {
+				log.Error("SNMP agent stopped", "err", err)
+			}
+		}()
+	}
 
 	var serveErr error
 	select {

@@ -2,9 +2,11 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/wnms/wnms/internal/httpkit"
+	"github.com/wnms/wnms/internal/snmp"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -62,7 +64,32 @@ func (s *Server) putSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if s.OnSNMPPolicyChange != nil {
+		s.OnSNMPPolicyChange()
+	}
 	httpkit.WriteJSON(w, http.StatusOK, p.Masked())
+	return nil
+}
+
+// testTrap is POST /configuration/global/snmp/testtrap?nodeid=: sends
+// wnmsTestTrap now to every receiver of the caller's customer's policy
+// that has enableTraps, and answers what became of it at each. A policy
+// that sends no traps, or has no receiver to send to, is a conflict.
+func (s *Server) testTrap(w http.ResponseWriter, r *http.Request) error {
+	if err := httpkit.LocalNode(r); err != nil {
+		return err
+	}
+	c := wnms.CallerFrom(r.Context())
+	res, err := s.SNMP.TestTrap(r.Context(), c.CustomerID(), c.User.LoginID)
+	switch {
+	case errors.Is(err, snmp.ErrTrapsOff):
+		return wnms.Errorf(wnms.Conflict, "%s", err.Error())
+	case err != nil:
+		return err
+	case len(res) == 0:
+		return wnms.Errorf(wnms.Conflict, "no receiver in snmpServerlist has enableTraps")
+	}
+	httpkit.WriteJSON(w, http.StatusOK, map[string]any{"kind": snmp.KindTestTrap, "receivers": res})
 	return nil
 }
 

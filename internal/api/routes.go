@@ -39,6 +39,7 @@ func (s *Server) routes() {
 	// Global policies: SNMP and hotspot SSIDs.
 	s.handle("GET /configuration/global/snmp", anyRole, s.getSNMPPolicy)
 	s.handle("PUT /configuration/global/snmp", suAd, s.putSNMPPolicy)
+	s.handle("POST /configuration/global/snmp/testtrap", suAd, s.testTrap)
 	s.handle("GET /configuration/global/hotspotssid", anyRole, s.getHotspotSSIDPolicy)
 	s.handle("PUT /configuration/global/hotspotssid", anyRole, s.putHotspotSSIDPolicy)
 

@@ -18,6 +18,7 @@ import (
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/internal/snmp"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -68,6 +69,11 @@ type Server struct {
 	// Router is the listener's plumbing and route table; its Intercept
 	// hook sees every authorized call before its handler.
 	Router *httpkit.Router
+	// SNMP sends the traps of every customer's SNMP policy.
+	SNMP *snmp.Sender
+	// OnSNMPPolicyChange is called after an SNMP policy is stored (the
+	// agent re-reads it at once).
+	OnSNMPPolicyChange func()
 }
 
 // New builds the server and its routes. m holds the HTTP series both
@@ -86,6 +92,8 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 	s.Telemetry = telemetry.NewService(st, log)
 	s.Telemetry.Secret = a.Secret
 	s.Telemetry.Instrument(reg)
+	s.SNMP = snmp.NewSender(st.SNMPPolicy, snmp.NewEngine(1, a.Secret), log)
+	s.SNMP.Instrument(reg)
 	s.routes()
 	s.Router.Root.HandleFunc("GET /healthz", s.healthz)
 	s.Router.Root.HandleFunc("GET /readyz", s.readyz)

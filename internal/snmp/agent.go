@@ -83,18 +83,20 @@ type agentConfig struct {
 
 // Request results, the label of wnms_snmp_agent_requests_total.
 const (
-	resAnswered        = "answered"
-	resDisabled        = "disabled"
-	resBadCommunity    = "bad_community"
-	resUnknownUser     = "unknown_user"
-	resWrongDigest     = "wrong_digest"
-	resDecryptError    = "decryption_error"
-	resUnknownEngine   = "unknown_engine"
-	resNotInTimeWindow = "not_in_time_window"
-	resUnsupportedSec  = "unsupported_security_level"
-	resMalformed       = "malformed"
-	resUnsupportedPDU  = "unsupported_pdu"
-	resTooBig          = "too_big"
+	resAnswered           = "answered"
+	resDisabled           = "disabled"
+	resBadCommunity       = "bad_community"
+	resUnknownUser        = "unknown_user"
+	resWrongDigest        = "wrong_digest"
+	resDecryptError       = "decryption_error"
+	resUnknownEngine      = "unknown_engine"
+	resNotInTimeWindow    = "not_in_time_window"
+	resUnsupportedSec     = "unsupported_security_level"
+	resMalformed          = "malformed"
+	resUnsupportedPDU     = "unsupported_pdu"
+	resTooBig             = "too_big"
+	resUnsupportedVersion = "unsupported_version"
+	resPanic              = "panic" // the decoder failed in a way it should not
 )
 
 // Instrument registers wnms_snmp_agent_requests_total{result}.
@@ -224,7 +226,7 @@ func (a *Agent) Serve(ctx context.Context, conn net.PacketConn, reloadEvery time
 func (a *Agent) Handle(msg []byte) (out []byte) {
 	defer func() {
 		if recover() != nil {
-			a.count(resMalformed)
+			a.count(resPanic)
 			out = nil
 		}
 	}()
@@ -245,6 +247,10 @@ func (a *Agent) Handle(msg []byte) (out []byte) {
 	}
 	if err != nil {
 		a.count(resMalformed)
+		return nil
+	}
+	if req.Version != gosnmp.Version1 && req.Version != gosnmp.Version2c {
+		a.count(resUnsupportedVersion)
 		return nil
 	}
 	if !cfg.getEnabled || !cfg.v12 {

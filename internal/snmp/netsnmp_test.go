@@ -394,8 +394,9 @@ func TestTrapsReachSnmptrapd(t *testing.T) {
 			box := &policyBox{p: p}
 			s := NewSender(func(context.Context, int64) (*wnms.SNMPPolicy, error) { return box.get(context.Background()) },
 				NewEngine(3, []byte("secret")), nil)
-			if err := s.TestTrap(context.Background(), 1, c.name); err != nil {
-				t.Fatal(err)
+			res, err := s.TestTrap(context.Background(), 1, c.name)
+			if err != nil || len(res) != 1 || !res[0].Sent {
+				t.Fatal(res, err)
 			}
 			out := d.waitFor(t, `"test trap sent by `+c.name+`"`)
 			if c.version != wnms.SNMPv1 && !strings.Contains(out, "OID: .1.3.6.1.4.1.61550.0.1") {

@@ -97,44 +97,52 @@ func (s *Sender) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case t := <-s.queue:
-			s.deliver(ctx, t)
+			s.deliver(ctx, t) // failures are counted and logged there
 		}
 	}
 }
 
-// Deliver sends t now, to every receiver, and returns the first error
-// (for the test-trap call, which says whether sending worked).
-func (s *Sender) deliver(ctx context.Context, t Trap) error {
+// ReceiverResult says whether a trap left for one receiver.
+type ReceiverResult struct {
+	DestIPAddress   string           `json:"destIpAddress"`
+	TrapPort        int              `json:"trapPort"`
+	ProtocolVersion wnms.SNMPVersion `json:"protocolVersion"`
+	Sent            bool             `json:"sent"`
+	Message         string           `json:"message,omitempty"`
+}
+
+// deliver sends t now to every receiver of the customer's policy.
+func (s *Sender) deliver(ctx context.Context, t Trap) ([]ReceiverResult, error) {
 	p, err := s.Policy(ctx, t.CustomerID)
 	if err != nil {
 		s.count(t.Kind, trapFailed)
 		if s.Log != nil {
 			s.Log.Error("SNMP trap: reading the policy failed", "kind", t.Kind, "err", err)
 		}
-		return err
+		return nil, err
 	}
 	if !p.SNMPIntegrationEnabled || !p.SNMPSettings.TrapEnabled {
 		s.count(t.Kind, trapDisabled)
-		return ErrTrapsOff
+		return nil, ErrTrapsOff
 	}
-	var first error
+	results := []ReceiverResult{}
 	for _, r := range p.SNMPServerList {
 		if !r.EnableTraps {
 			continue
 		}
+		res := ReceiverResult{DestIPAddress: r.DestIPAddress, TrapPort: r.TrapPort, ProtocolVersion: r.ProtocolVersion, Sent: true}
 		if err := s.sendTo(p, r, t); err != nil {
 			s.count(t.Kind, trapFailed)
 			if s.Log != nil {
 				s.Log.Warn("SNMP trap not sent", "kind", t.Kind, "receiver", net.JoinHostPort(r.DestIPAddress, strconv.Itoa(r.TrapPort)), "err", err)
 			}
-			if first == nil {
-				first = err
-			}
-			continue
+			res.Sent, res.Message = false, err.Error()
+		} else {
+			s.count(t.Kind, trapSent)
 		}
-		s.count(t.Kind, trapSent)
+		results = append(results, res)
 	}
-	return first
+	return results, nil
 }
 
 // sendTo sends t to one receiver with its version's security.
@@ -222,8 +230,9 @@ func (s *Sender) user(r wnms.SNMPServer, engineID string) (*usmUser, error) {
 }
 
 // TestTrap sends wnmsTestTrap to the customer's receivers now, without
-// the queue, and says whether every receiver was sent to.
-func (s *Sender) TestTrap(ctx context.Context, customerID int64, by string) error {
+// the queue, and says what became of it at each (ErrTrapsOff when the
+// policy sends no traps).
+func (s *Sender) TestTrap(ctx context.Context, customerID int64, by string) ([]ReceiverResult, error) {
 	t := Trap{Kind: KindTestTrap, CustomerID: customerID, Vars: []gosnmp.SnmpPDU{
 		str(oidTrapMessage, "test trap sent by "+by),
 	}}
