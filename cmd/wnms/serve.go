@@ -164,11 +164,11 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	apiSrv.Telemetry.OnAPChange = func(ap telemetry.AP, up bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		paths, err := st.LocationPaths(ctx, []int64{ap.LocationID.ID})
+		path, err := st.LocationNamePath(ctx, ap.LocationID.ID)
 		if err != nil {
 			log.Error("AP trap: reading the location failed", "box_id", ap.BoxID, "err", err)
 		}
-		traps.APChange(ap.CustomerID, ap.BoxID, ap.Name, ap.MacAddress, paths[ap.LocationID.ID], up)
+		traps.APChange(ap.CustomerID, ap.BoxID, ap.Name, ap.MacAddress, path, up)
 	}
 	var agent *snmp.Agent
 	if agentConn != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wnms/wnms/internal/snmp/snmptest"
+
 	"github.com/gosnmp/gosnmp"
 
 	"github.com/wnms/wnms/internal/metrics"
@@ -237,12 +239,9 @@ func TestSenderNeverBlocks(t *testing.T) {
 // does not resolve costs a counted failure, and the others still get
 // theirs.
 func TestSenderCountsAReceiverThatCannotBeReached(t *testing.T) {
-	d := startTrapd(t, "authCommunity log public\n")
+	d := snmptest.StartTrapd(t, "authCommunity log public\n")
 	p := testPolicy()
-	port := 0
-	for _, ch := range d.port {
-		port = port*10 + int(ch-'0')
-	}
+	port := d.Port
 	p.SNMPServerList = []wnms.SNMPServer{
 		{EnableTraps: true, TrapPort: 162, ProtocolVersion: "V2C", DestIPAddress: "receiver.invalid"},
 		{EnableTraps: true, TrapPort: port, ProtocolVersion: "V2C", DestIPAddress: "127.0.0.1"},
@@ -254,7 +253,7 @@ func TestSenderCountsAReceiverThatCannotBeReached(t *testing.T) {
 	if err != nil || len(res) != 2 || res[0].Sent || res[0].Message == "" || !res[1].Sent {
 		t.Errorf("TestTrap: %+v %v", res, err)
 	}
-	d.waitFor(t, `"test trap sent by two receivers"`)
+	d.WaitFor(t, `"test trap sent by two receivers"`)
 	m := metricText(reg)
 	if !strings.Contains(m, `kind="wnmsTestTrap",result="failed"} 1`) || !strings.Contains(m, `kind="wnmsTestTrap",result="sent"} 1`) {
 		t.Errorf("metrics:\n%s", m)

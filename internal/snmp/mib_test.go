@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wnms/wnms/internal/snmp/snmptest"
 )
 
 // TestMIBLoadsWithNetSNMP: snmptranslate, on a machine with only
@@ -15,7 +17,7 @@ func TestMIBLoadsWithNetSNMP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := netsnmpEnv(t)
+	env := snmptest.Env(t)
 	names := map[string]OID{
 		"wnmsApsUp": oidAPsUp[:len(oidAPsUp)-1], "wnmsApsDown": oidAPsDown[:len(oidAPsDown)-1],
 		"wnmsClientsActive": oidClients[:len(oidClients)-1], "wnmsAnomaliesOpen": oidOpenAnomalies[:len(oidOpenAnomalies)-1],
@@ -31,14 +33,14 @@ func TestMIBLoadsWithNetSNMP(t *testing.T) {
 		}
 	}
 	for name, want := range names {
-		out, err := run(t, env, "snmptranslate", "-On", "-M", "+:"+dir, "-m", "+WNMS-MIB", "WNMS-MIB::"+name)
+		out, err := snmptest.Run(t, env, "snmptranslate", "-On", "-M", "+:"+dir, "-m", "+WNMS-MIB", "WNMS-MIB::"+name)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if got := lines[len(lines)-1]; err != nil || got != want.String() {
 			t.Errorf("snmptranslate WNMS-MIB::%s = %q (%v), want %s", name, got, err, want)
 		}
 	}
 	// The module itself parses without a warning.
-	out, err := run(t, env, "snmptranslate", "-M", dir, "-m", "WNMS-MIB", "-Pw", "-Tp", Enterprise.String())
+	out, err := snmptest.Run(t, env, "snmptranslate", "-M", dir, "-m", "WNMS-MIB", "-Pw", "-Tp", Enterprise.String())
 	if err != nil || strings.Contains(out, "Did not find") || strings.Contains(out, "Unlinked") || strings.Contains(out, "rror") {
 		t.Errorf("WNMS-MIB does not load cleanly: %v\n%s", err, out)
 	}

@@ -1,53 +1,17 @@
 package snmp
 
 import (
-	"bytes"
 	"context"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/wnms/wnms/internal/snmp/snmptest"
+
 	"github.com/wnms/wnms/internal/wnms"
 )
-
-// These tests talk to the agent and receive traps with net-snmp's own
-// tools (Debian's snmp and snmptrapd). Without them the tests are
-// skipped, unless WNMS_TEST_REQUIRE_TOOLS is set (as in CI).
-
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("WNMS_TEST_REQUIRE_TOOLS") != "" {
-			t.Fatalf("%s is required (WNMS_TEST_REQUIRE_TOOLS is set): %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
-
-// netsnmpEnv keeps net-snmp away from the machine's MIBs and persistent
-// state: numeric OIDs in and out, a private directory for engine state.
-func netsnmpEnv(t *testing.T) []string {
-	dir := t.TempDir()
-	return append(os.Environ(), "MIBS=", "MIBDIRS="+dir, "SNMP_PERSISTENT_DIR="+dir, "SNMPCONFPATH="+dir, "HOME="+dir)
-}
-
-// run runs a net-snmp command and returns its output and error.
-func run(t *testing.T, env []string, name string, args ...string) (string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, needTool(t, name), args...)
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
 
 // testPolicy is a policy with queries on for v2c (community "public")
 // and for the v3 user "agentuser", and every MIB.
@@ -130,7 +94,7 @@ func walkValues(out string) (oids []string, vals map[string]string, endOfView bo
 func TestAgentAnswersNetSNMP(t *testing.T) {
 	box := &policyBox{p: testPolicy()}
 	_, addr := startAgent(t, box)
-	env := netsnmpEnv(t)
+	env := snmptest.Env(t)
 	v3 := func(level string, extra ...string) []string {
 		return append([]string{"-v3", "-l", level, "-u", "agentuser", "-a", "SHA-256", "-A", "authpass123"}, extra...)
 	}
@@ -146,7 +110,7 @@ func TestAgentAnswersNetSNMP(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"-On", "-t", "2", "-r", "1"}, tc.args...), addr,
 				".1.3.6.1.2.1.1.5.0", ".1.3.6.1.2.1.1.6.0", ".1.3.6.1.4.1.61550.1.1.3.0")
-			out, err := run(t, env, "snmpget", args...)
+			out, err := snmptest.Run(t, env, "snmpget", args...)
 			if err != nil {
 				t.Fatalf("snmpget: %v\n%s", err, out)
 			}
@@ -178,7 +142,7 @@ func TestAgentAnswersNetSNMP(t *testing.T) {
 	} {
 		t.Run(tc.tool+" "+strings.Join(tc.args[:1], ""), func(t *testing.T) {
 			args := append(append([]string{"-On", "-t", "2", "-r", "1"}, tc.args...), addr, ".1")
-			out, err := run(t, env, tc.tool, args...)
+			out, err := snmptest.Run(t, env, tc.tool, args...)
 			if err != nil || strings.Contains(out, "not increasing") {
 				t.Fatalf("%s: %v\n%s", tc.tool, err, out)
 			}
@@ -216,7 +180,7 @@ func TestAgentAnswersNetSNMP(t *testing.T) {
 func TestAgentRefusesSilently(t *testing.T) {
 	box := &policyBox{p: testPolicy()}
 	a, addr := startAgent(t, box)
-	env := netsnmpEnv(t)
+	env := snmptest.Env(t)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -228,7 +192,7 @@ func TestAgentRefusesSilently(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"-On", "-t", "1", "-r", "0"}, tc.args...), addr, ".1.3.6.1.2.1.1.5.0")
-			out, err := run(t, env, "snmpget", args...)
+			out, err := snmptest.Run(t, env, "snmpget", args...)
 			if err == nil || !strings.Contains(out, "Timeout") {
 				t.Fatalf("want no answer (a timeout), got %v:\n%s", err, out)
 			}
@@ -242,9 +206,9 @@ func TestAgentRefusesSilently(t *testing.T) {
 func TestAgentFollowsThePolicy(t *testing.T) {
 	box := &policyBox{p: testPolicy()}
 	a, addr := startAgent(t, box)
-	env := netsnmpEnv(t)
+	env := snmptest.Env(t)
 	get := func(oid string) (string, error) {
-		return run(t, env, "snmpget", "-On", "-t", "1", "-r", "0", "-v2c", "-c", "public", addr, oid)
+		return snmptest.Run(t, env, "snmpget", "-On", "-t", "1", "-r", "0", "-v2c", "-c", "public", addr, oid)
 	}
 	if out, err := get(".1.3.6.1.2.1.1.5.0"); err != nil {
 		t.Fatalf("before: %v %s", err, out)
@@ -267,75 +231,6 @@ func TestAgentFollowsThePolicy(t *testing.T) {
 	if out, err := get(".1.3.6.1.2.1.1.5.0"); err == nil || !strings.Contains(out, "Timeout") {
 		t.Errorf("queries off: want no answer, got %v %s", err, out)
 	}
-}
-
-// trapd runs snmptrapd on a loopback port with conf and collects what it
-// prints.
-type trapd struct {
-	port string
-	mu   sync.Mutex
-	out  bytes.Buffer
-}
-
-func (d *trapd) Write(p []byte) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.out.Write(p)
-}
-
-func (d *trapd) text() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.out.String()
-}
-
-// waitFor waits until the output holds every string of want.
-func (d *trapd) waitFor(t *testing.T, want ...string) string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out := d.text()
-		missing := ""
-		for _, w := range want {
-			if !strings.Contains(out, w) {
-				missing = w
-				break
-			}
-		}
-		if missing == "" {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("snmptrapd never printed %q; it printed:\n%s", missing, out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func startTrapd(t *testing.T, conf string) *trapd {
-	t.Helper()
-	bin := needTool(t, "snmptrapd")
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, port, _ := net.SplitHostPort(c.LocalAddr().String())
-	c.Close()
-	dir := t.TempDir()
-	confFile := filepath.Join(dir, "snmptrapd.conf")
-	if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := &trapd{port: port}
-	cmd := exec.Command(bin, "-f", "-Le", "-On", "-C", "-c", confFile, "-n", "udp:127.0.0.1:"+port)
-	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir, "SNMP_PERSISTENT_DIR="+dir, "HOME="+dir)
-	cmd.Stdout, cmd.Stderr = d, d
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	d.waitFor(t, "NET-SNMP version")
-	return d
 }
 
 // engineHex is the engine id of testPolicy, as snmptrapd's createUser
@@ -374,11 +269,8 @@ func TestTrapsReachSnmptrapd(t *testing.T) {
 		}
 		conf += line + "\nauthUser log " + user + "\n"
 	}
-	d := startTrapd(t, conf)
-	port := 0
-	for _, ch := range d.port {
-		port = port*10 + int(ch-'0')
-	}
+	d := snmptest.StartTrapd(t, conf)
+	port := d.Port
 	for i, c := range combos {
 		t.Run(c.name, func(t *testing.T) {
 			p := testPolicy()
@@ -398,7 +290,7 @@ func TestTrapsReachSnmptrapd(t *testing.T) {
 			if err != nil || len(res) != 1 || !res[0].Sent {
 				t.Fatal(res, err)
 			}
-			out := d.waitFor(t, `"test trap sent by `+c.name+`"`)
+			out := d.WaitFor(t, `"test trap sent by `+c.name+`"`)
 			if c.version != wnms.SNMPv1 && !strings.Contains(out, "OID: .1.3.6.1.4.1.61550.0.1") {
 				t.Errorf("no wnmsTestTrap OID in:\n%s", out)
 			}
@@ -409,12 +301,9 @@ func TestTrapsReachSnmptrapd(t *testing.T) {
 // TestEveryTrapKindCarriesItsVarbinds sends each kind through the queue
 // to a real snmptrapd and reads what arrived.
 func TestEveryTrapKindCarriesItsVarbinds(t *testing.T) {
-	d := startTrapd(t, "authCommunity log public\n")
+	d := snmptest.StartTrapd(t, "authCommunity log public\n")
 	p := testPolicy()
-	port := 0
-	for _, ch := range d.port {
-		port = port*10 + int(ch-'0')
-	}
+	port := d.Port
 	p.SNMPServerList = []wnms.SNMPServer{{EnableTraps: true, TrapPort: port, ProtocolVersion: wnms.SNMPv2c, DestIPAddress: "127.0.0.1"}}
 	box := &policyBox{p: p}
 	s := NewSender(func(context.Context, int64) (*wnms.SNMPPolicy, error) { return box.get(context.Background()) },
@@ -424,18 +313,18 @@ func TestEveryTrapKindCarriesItsVarbinds(t *testing.T) {
 	go s.Run(ctx)
 
 	s.ColdStart(1)
-	d.waitFor(t, "OID: .1.3.6.1.6.3.1.1.5.1")
+	d.WaitFor(t, "OID: .1.3.6.1.6.3.1.1.5.1")
 	s.APChange(1, 42, "ap-lobby-1", "00:11:74:00:00:01", "/Campus/Building A/Floor 1", false)
-	d.waitFor(t, "OID: .1.3.6.1.4.1.61550.0.2", `.1.3.6.1.4.1.61550.1.2.1 = STRING: "ap-lobby-1"`,
+	d.WaitFor(t, "OID: .1.3.6.1.4.1.61550.0.2", `.1.3.6.1.4.1.61550.1.2.1 = STRING: "ap-lobby-1"`,
 		`.1.3.6.1.4.1.61550.1.2.2 = STRING: "00:11:74:00:00:01"`, `.1.3.6.1.4.1.61550.1.2.3 = STRING: "/Campus/Building A/Floor 1"`,
 		".1.3.6.1.4.1.61550.1.2.10 = INTEGER: 42")
 	s.APChange(1, 42, "ap-lobby-1", "00:11:74:00:00:01", "/Campus/Building A/Floor 1", true)
-	d.waitFor(t, "OID: .1.3.6.1.4.1.61550.0.3")
+	d.WaitFor(t, "OID: .1.3.6.1.4.1.61550.0.3")
 	s.UserLocked(1, "alice")
-	d.waitFor(t, "OID: .1.3.6.1.4.1.61550.0.5", `.1.3.6.1.4.1.61550.1.2.8 = STRING: "alice"`)
+	d.WaitFor(t, "OID: .1.3.6.1.4.1.61550.0.5", `.1.3.6.1.4.1.61550.1.2.8 = STRING: "alice"`)
 	s.BaselineAnomaly(Anomaly{CustomerID: 1, Kind: "connectivity", LocationPath: "/Campus/Building A/Floor 2",
 		SlotStart: time.Date(2026, 11, 22, 9, 15, 0, 0, time.UTC), Observation: 41.5, Threshold: 72.25})
-	d.waitFor(t, "OID: .1.3.6.1.4.1.61550.0.4", `.1.3.6.1.4.1.61550.1.2.4 = STRING: "connectivity"`,
+	d.WaitFor(t, "OID: .1.3.6.1.4.1.61550.0.4", `.1.3.6.1.4.1.61550.1.2.4 = STRING: "connectivity"`,
 		`.1.3.6.1.4.1.61550.1.2.5 = STRING: "2026-11-22T09:15:00Z"`, `.1.3.6.1.4.1.61550.1.2.6 = STRING: "41.5"`,
 		`.1.3.6.1.4.1.61550.1.2.7 = STRING: "72.25"`)
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -240,4 +243,46 @@ func (s *Store) DeleteLocation(ctx context.Context, id int64) error {
 		return wnms.Errorf(wnms.Conflict, "location %d still has layouts, devices or templates", id)
 	}
 	return err
+}
+
+// LocationNamePath is the location's place for people: the names from
+// below the root down to it, as "/HQ/Floor 1" ("" for an unknown id).
+func (s *Store) LocationNamePath(ctx context.Context, id int64) (string, error) {
+	paths, err := s.LocationPaths(ctx, []int64{id})
+	if err != nil || paths[id] == "" {
+		return "", err
+	}
+	var ids []int64
+	for _, part := range strings.Split(strings.Trim(paths[id], "/"), "/") {
+		n, err := strconv.ParseInt(part, 10, 64)
+		if err != nil {
+			return "", fmt.Errorf("location %d has a bad path %q", id, paths[id])
+		}
+		if n != wnms.RootLocation {
+			ids = append(ids, n)
+		}
+	}
+	query, args := idList(s.dialect, `SELECT id, name FROM locations WHERE id`, ids)
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	names := map[int64]string{}
+	for rows.Next() {
+		var n int64
+		var name string
+		if err := rows.Scan(&n, &name); err != nil {
+			return "", err
+		}
+		names[n] = name
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, n := range ids {
+		b.WriteString("/" + names[n])
+	}
+	return b.String(), nil
 }
