@@ -20,8 +20,8 @@ import (
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
-	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/snmp"
+	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
