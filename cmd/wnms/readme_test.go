@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,11 +41,46 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if len(steps) < 10 {
 		t.Fatalf("found only %d shell blocks in the walk-through", len(steps))
 	}
+	// The SNMP section goes on from the walk-through's session, with
+	// net-snmp's tools.
+	snmpTools := true
+	for _, tool := range []string{"snmptrapd", "snmpget", "snmpwalk"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("WNMS_TEST_REQUIRE_TOOLS") == "1" {
+				t.Fatalf("%s is missing and WNMS_TEST_REQUIRE_TOOLS=1", tool)
+			}
+			snmpTools = false
+		}
+	}
+	if snmpTools {
+		start, end = strings.Index(s, "## SNMP\n"), strings.Index(s, "## Errors")
+		if start < 0 || end < start {
+			t.Fatal("the README has no SNMP section")
+		}
+		snmpSteps := parseWalkthrough(s[start:end])
+		if len(snmpSteps) < 4 {
+			t.Fatalf("found only %d shell blocks in the SNMP section", len(snmpSteps))
+		}
+		steps = append(steps, snmpSteps...)
+	}
 
 	dir := t.TempDir()
 	l, _, stderr, _ := bootServe(t, map[string]string{}, "--data", filepath.Join(dir, "wnms-data"))
+	// The SNMP section runs from the repository's directory (mibs/), and
+	// its trap receiver gets a free port.
+	if err := os.Symlink(filepath.Join(filepath.Dir(filepath.Dir(must(os.Getwd()))), "mibs"), filepath.Join(dir, "mibs")); err != nil {
+		t.Fatal(err)
+	}
+	trapPort := freeUDPPort(t)
+	replacer := strings.NewReplacer("127.0.0.1:8080", l.API, "127.0.0.1:8081", l.Analytics, "127.0.0.1:1161", l.SNMPAgent,
+		"127.0.0.1:9162", "127.0.0.1:"+trapPort, `"trapPort": 9162`, `"trapPort": `+trapPort)
+	t.Cleanup(func() { // a receiver left running by a failed step
+		if b, err := os.ReadFile(filepath.Join(dir, "traps", "snmptrapd.pid")); err == nil {
+			exec.Command("kill", strings.TrimSpace(string(b))).Run()
+		}
+	})
 	for i, st := range steps {
-		script := strings.NewReplacer("127.0.0.1:8080", l.API, "127.0.0.1:8081", l.Analytics).Replace(st.script)
+		script := replacer.Replace(st.script)
 		// Each block runs in a shell that first replays the variable
 		// assignments of the blocks before it, so variables carry over as
 		// in one terminal.
@@ -52,13 +88,14 @@ func TestREADMEWalkthrough(t *testing.T) {
 		for _, p := range steps[:i] {
 			for _, line := range strings.Split(p.script, "\n") {
 				if assignment.MatchString(line) {
-					prior.WriteString(strings.NewReplacer("127.0.0.1:8080", l.API, "127.0.0.1:8081", l.Analytics).Replace(line))
+					prior.WriteString(replacer.Replace(line))
 					prior.WriteString("\n")
 				}
 			}
 		}
 		cmd := exec.Command("bash", "-c", "set -eo pipefail\n"+prior.String()+script)
 		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+filepath.Join(dir, "snmp-state"), "HOME="+dir)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("block %d failed: %v\n%s\n--- output:\n%s\n--- server:\n%s", i+1, err, st.script, out, stderr.String())
@@ -132,4 +169,22 @@ func jsonShape(v any) string {
 	default:
 		return "value"
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// freeUDPPort returns a UDP port on loopback that nothing listens on now.
+func freeUDPPort(t *testing.T) string {
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, port, _ := net.SplitHostPort(c.LocalAddr().String())
+	return port
 }
