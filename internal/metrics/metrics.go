@@ -87,6 +87,9 @@ func (c *Counter) Add(n uint64) { c.v.Add(n) }
 // Inc adds one.
 func (c *Counter) Inc() { c.v.Add(1) }
 
+// Value is the count so far.
+func (c *Counter) Value() uint64 { return c.v.Load() }
+
 // With returns the series with the given label values; hot paths keep it
 // rather than look it up on every event.
 func (c *CounterVec) With(values ...string) *Counter {

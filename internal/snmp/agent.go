@@ -315,7 +315,13 @@ func (a *Agent) handleV3(cfg *agentConfig, msg []byte, head *gosnmp.SnmpPacket) 
 		SecurityParameters: u.copyFor(boots, now)}
 	req, err := x.UnmarshalTrap(bytes.Clone(msg), true)
 	if err != nil || req == nil {
-		if err != nil && strings.Contains(err.Error(), "not authentic") {
+		if a.Log != nil && err != nil {
+			a.Log.Debug("SNMPv3 message refused", "err", err)
+		}
+		// A digest that does not match, or security parameters that do
+		// not fit the user's protocols (a digest of another length), fail
+		// authentication; anything after it is a failed decryption.
+		if err != nil && (strings.Contains(err.Error(), "not authentic") || strings.Contains(err.Error(), "Security Model")) {
 			a.count(resWrongDigest)
 		} else {
 			a.count(resDecryptError)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wnms/wnms/internal/metrics"
+
 	"github.com/wnms/wnms/internal/snmp/snmptest"
 
 	"github.com/wnms/wnms/internal/wnms"
@@ -55,6 +57,7 @@ func startAgent(t *testing.T, box *policyBox) (*Agent, string) {
 	}
 	a := &Agent{Policy: box.get, Engine: NewEngine(7, []byte("secret")), DataDir: t.TempDir(), Description: "wnms test",
 		Counts: func(context.Context) (Counts, error) { return Counts{APsUp: 3, APsDown: 1, Clients: 42}, nil }}
+	a.Instrument(metrics.NewRegistry())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -198,7 +201,11 @@ func TestAgentRefusesSilently(t *testing.T) {
 			}
 		})
 	}
-	_ = a
+	for result, want := range map[string]uint64{resBadCommunity: 1, resUnknownUser: 1, resWrongDigest: 2} {
+		if got := a.requests.With(result).Value(); got != want {
+			t.Errorf("%s counted %d times, want %d; decryption errors %d", result, got, want, a.requests.With(resDecryptError).Value())
+		}
+	}
 }
 
 // TestAgentFollowsThePolicy: switches apply at the next reload, without
