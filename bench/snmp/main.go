@@ -1,0 +1,249 @@
+// Command snmp measures the SNMP agent of wnms and what it costs the HTTP
+// API:
+//
+//  1. GET latency, one request at a time: SNMPv2c, and SNMPv3 authPriv
+//     (SHA-256, AES) through gosnmp's client;
+//  2. the HTTP API alone: wrk on users/current for -duration;
+//  3. the same wrk run while -rate SNMPv2c GETs a second hit the agent,
+//     with the rate reached and its latency.
+//
+// The server (API and agent) runs in this process on loopback ports over
+// SQLite in a temporary directory; wrk runs as its own process.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gosnmp/gosnmp"
+
+	"github.com/wnms/wnms/internal/api"
+	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/httpkit"
+	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/internal/snmp"
+	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+var (
+	rate     = flag.Int("rate", 5000, "SNMP GETs a second during the combined run")
+	duration = flag.Duration("duration", 10*time.Second, "length of each wrk run")
+	samples  = flag.Int("samples", 2000, "GETs for the one-at-a-time latency")
+	conns    = flag.Int("connections", 16, "wrk connections")
+)
+
+const engineHex = "0x80003a8c0462656e6368"
+
+func main() {
+	flag.Parse()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "wnms-snmp-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	st, err := store.Open(ctx, store.Config{DataDir: dir})
+	check(err)
+	defer st.Close()
+	secret, err := auth.LoadSecret(ctx, st)
+	check(err)
+	a := auth.NewService(st, secret)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	reg := metrics.NewRegistry()
+	srv := api.New(st, a, log, api.Info{Version: "bench", ServerID: 1}, reg, httpkit.NewMetrics(reg))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	go http.Serve(ln, srv)
+	base := "http://" + ln.Addr().String() + "/new/webservice"
+
+	_, err = st.UpdateSNMPPolicy(ctx, wnms.OnPremCustomer, func(*wnms.SNMPPolicy) (*wnms.SNMPPolicy, error) {
+		p := wnms.DefaultSNMPPolicy()
+		p.SNMPSettings.GetEnabled = true
+		p.SNMPSettings.VersionOneTwoSettings = wnms.SNMPv12Settings{EnableGets: true, CommunityString: "bench"}
+		p.SNMPSettings.VersionThreeSettings = wnms.SNMPv3Settings{EnableGets: true, UserName: "bench",
+			AuthenticationProtocol: wnms.AuthSHA256, AuthenticationPassword: "bench-auth",
+			PrivacyProtocol: wnms.PrivAES, PrivacyPassword: "bench-priv", EngineID: engineHex}
+		return p, nil
+	})
+	check(err)
+	agentConn, err := net.ListenPacket("udp", "127.0.0.1:0")
+	check(err)
+	agent := &snmp.Agent{
+		Policy: func(ctx context.Context) (*wnms.SNMPPolicy, error) { return st.SNMPPolicy(ctx, wnms.OnPremCustomer) },
+		Counts: func(ctx context.Context) (snmp.Counts, error) {
+			return st.SNMPCounts(ctx, time.Now().Add(-5*time.Minute).UnixMilli())
+		},
+		Engine: snmp.NewEngine(1, secret), DataDir: dir, Description: "wnms bench", Log: log,
+	}
+	go agent.Serve(ctx, agentConn, 10*time.Second)
+	time.Sleep(100 * time.Millisecond)
+	agentAddr := agentConn.LocalAddr().(*net.UDPAddr)
+
+	// 1. Latency, one GET at a time.
+	get := mustEncode(&gosnmp.SnmpPacket{Version: gosnmp.Version2c, Community: "bench", PDUType: gosnmp.GetRequest, RequestID: 1,
+		Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.2.1.1.5.0", Type: gosnmp.Null}}})
+	c, err := net.DialUDP("udp", nil, agentAddr)
+	check(err)
+	buf := make([]byte, 65535)
+	var v2 []time.Duration
+	for i := 0; i < *samples; i++ {
+		t0 := time.Now()
+		_, err := c.Write(get)
+		check(err)
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		_, err = c.Read(buf)
+		check(err)
+		v2 = append(v2, time.Since(t0))
+	}
+	c.Close()
+	fmt.Printf("GET sysName.0, one at a time, SNMPv2c: p50 %s p99 %s\n", ms(pct(v2, 50)), ms(pct(v2, 99)))
+
+	v3 := &gosnmp.GoSNMP{Target: "127.0.0.1", Port: uint16(agentAddr.Port), Version: gosnmp.Version3, Timeout: time.Second,
+		SecurityModel: gosnmp.UserSecurityModel, MsgFlags: gosnmp.AuthPriv, MaxOids: 60,
+		SecurityParameters: &gosnmp.UsmSecurityParameters{UserName: "bench", AuthenticationProtocol: gosnmp.SHA256,
+			AuthenticationPassphrase: "bench-auth", PrivacyProtocol: gosnmp.AES, PrivacyPassphrase: "bench-priv"}}
+	check(v3.Connect())
+	var v3d []time.Duration
+	for i := 0; i < *samples; i++ {
+		t0 := time.Now()
+		_, err := v3.Get([]string{".1.3.6.1.2.1.1.5.0"})
+		check(err)
+		v3d = append(v3d, time.Since(t0))
+	}
+	v3.Conn.Close()
+	fmt.Printf("GET sysName.0, one at a time, SNMPv3 authPriv SHA-256/AES (gosnmp client): p50 %s p99 %s\n",
+		ms(pct(v3d, 50)), ms(pct(v3d, 99)))
+
+	// 2. and 3. The HTTP API alone, then beside the SNMP load.
+	cookie := login(base, a, st)
+	url := base + "/V5/users/current"
+	alone := wrk(url, cookie)
+	fmt.Printf("HTTP users/current alone: %.0f req/s\n", alone)
+
+	stop := make(chan struct{})
+	var sent, answered atomic.Int64
+	var latMu sync.Mutex
+	var lat []time.Duration
+	var wg sync.WaitGroup
+	const workers = 8
+	per := time.Duration(float64(time.Second) * workers / float64(*rate))
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.DialUDP("udp", nil, agentAddr)
+			check(err)
+			defer c.Close()
+			buf := make([]byte, 65535)
+			next := time.Now()
+			var mine []time.Duration
+			for {
+				select {
+				case <-stop:
+					latMu.Lock()
+					lat = append(lat, mine...)
+					latMu.Unlock()
+					return
+				default:
+				}
+				if d := time.Until(next); d > 0 {
+					time.Sleep(d)
+				}
+				next = next.Add(per)
+				t0 := time.Now()
+				sent.Add(1)
+				if _, err := c.Write(get); err != nil {
+					continue
+				}
+				c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+				if _, err := c.Read(buf); err == nil {
+					answered.Add(1)
+					mine = append(mine, time.Since(t0))
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	n0, t0 := answered.Load(), time.Now()
+	both := wrk(url, cookie)
+	reached := float64(answered.Load()-n0) / time.Since(t0).Seconds()
+	close(stop)
+	wg.Wait()
+	fmt.Printf("HTTP users/current beside %d SNMP GETs/s: %.0f req/s (%.2f of alone)\n", *rate, both, both/alone)
+	fmt.Printf("SNMP during that run: %.0f GETs/s answered (%d sent, %d answered), p50 %s p99 %s\n",
+		reached, sent.Load(), answered.Load(), ms(pct(lat, 50)), ms(pct(lat, 99)))
+}
+
+func mustEncode(p *gosnmp.SnmpPacket) []byte {
+	b, err := p.MarshalMsg()
+	check(err)
+	return b
+}
+
+func login(base string, a *auth.Service, st *store.Store) string {
+	ctx := context.Background()
+	u, err := auth.EnsureAPIUser(ctx, st, "bench", "SUPERUSER", wnms.OnPremCustomer)
+	check(err)
+	k, v, err := a.NewKey(ctx, u)
+	check(err)
+	body, _ := json.Marshal(map[string]string{"type": "apikeycredentials", "keyId": k.KeyID, "keyValue": v})
+	resp, err := http.Post(base+"/login/key/bench/86400", "application/json", bytes.NewReader(body))
+	check(err)
+	defer resp.Body.Close()
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "JSESSIONID" {
+			return ck.Value
+		}
+	}
+	check(fmt.Errorf("login: %s", resp.Status))
+	return ""
+}
+
+var reqPerSec = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+
+// wrk runs wrk on url with the session and returns its requests a second.
+func wrk(url, cookie string) float64 {
+	out, err := exec.Command("wrk", "-t1", "-c"+strconv.Itoa(*conns), "-d"+duration.String(),
+		"-H", "Cookie: JSESSIONID="+cookie, url).CombinedOutput()
+	if err != nil {
+		check(fmt.Errorf("wrk (apt install wrk): %v %s", err, out))
+	}
+	m := reqPerSec.FindSubmatch(out)
+	if m == nil {
+		check(fmt.Errorf("wrk printed no rate: %s", out))
+	}
+	f, _ := strconv.ParseFloat(string(m[1]), 64)
+	return f
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[int(math.Ceil(p/100*float64(len(s))))-1]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d.Microseconds())/1000) }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "snmp bench:", err)
+		os.Exit(1)
+	}
+}
