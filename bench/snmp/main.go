@@ -12,12 +12,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -32,10 +29,7 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
-	"github.com/wnms/wnms/internal/api"
-	"github.com/wnms/wnms/internal/auth"
-	"github.com/wnms/wnms/internal/httpkit"
-	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/bench/internal/benchserver"
 	"github.com/wnms/wnms/internal/snmp"
 	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/wnms"
@@ -59,16 +53,9 @@ func main() {
 	st, err := store.Open(ctx, store.Config{DataDir: dir})
 	check(err)
 	defer st.Close()
-	secret, err := auth.LoadSecret(ctx, st)
+	srv, err := benchserver.Start(ctx, st)
 	check(err)
-	a := auth.NewService(st, secret)
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	reg := metrics.NewRegistry()
-	srv := api.New(st, a, log, api.Info{Version: "bench", ServerID: 1}, reg, httpkit.NewMetrics(reg))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	go http.Serve(ln, srv)
-	base := "http://" + ln.Addr().String() + "/new/webservice"
+	secret, log := srv.Secret, srv.Log
 
 	_, err = st.UpdateSNMPPolicy(ctx, wnms.OnPremCustomer, func(*wnms.SNMPPolicy) (*wnms.SNMPPolicy, error) {
 		p := wnms.DefaultSNMPPolicy()
@@ -129,8 +116,9 @@ func main() {
 		ms(pct(v3d, 50)), ms(pct(v3d, 99)))
 
 	// 2. and 3. The HTTP API alone, then beside the SNMP load.
-	cookie := login(base, a, st)
-	url := base + "/V5/users/current"
+	cookie, err := srv.Session(ctx, http.DefaultClient)
+	check(err)
+	url := srv.Base + "/V5/users/current"
 	alone := wrk(url, cookie)
 	fmt.Printf("HTTP users/current alone: %.0f req/s\n", alone)
 
@@ -192,25 +180,6 @@ func mustEncode(p *gosnmp.SnmpPacket) []byte {
 	b, err := p.MarshalMsg()
 	check(err)
 	return b
-}
-
-func login(base string, a *auth.Service, st *store.Store) string {
-	ctx := context.Background()
-	u, err := auth.EnsureAPIUser(ctx, st, "bench", "SUPERUSER", wnms.OnPremCustomer)
-	check(err)
-	k, v, err := a.NewKey(ctx, u)
-	check(err)
-	body, _ := json.Marshal(map[string]string{"type": "apikeycredentials", "keyId": k.KeyID, "keyValue": v})
-	resp, err := http.Post(base+"/login/key/bench/86400", "application/json", bytes.NewReader(body))
-	check(err)
-	defer resp.Body.Close()
-	for _, ck := range resp.Cookies() {
-		if ck.Name == "JSESSIONID" {
-			return ck.Value
-		}
-	}
-	check(fmt.Errorf("login: %s", resp.Status))
-	return ""
 }
 
 var reqPerSec = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)

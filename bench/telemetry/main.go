@@ -27,10 +27,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	mrand "math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -40,13 +38,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wnms/wnms/internal/api"
-	"github.com/wnms/wnms/internal/auth"
-	"github.com/wnms/wnms/internal/httpkit"
-	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/bench/internal/benchserver"
 	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/telemetry"
-	"github.com/wnms/wnms/internal/wnms"
 )
 
 var (
@@ -76,22 +70,12 @@ func main() {
 	fmt.Printf("== engine %s: %d events, %d clients, %d APs, %d days\n", st.Dialect(), *nEvents, *nClients, *nAPs, *days)
 
 	// The server, on a loopback port.
-	secret, err := auth.LoadSecret(ctx, st)
+	srv, err := benchserver.Start(ctx, st)
 	check(err)
-	a := auth.NewService(st, secret)
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	reg := metrics.NewRegistry()
-	srv := api.New(st, a, log, api.Info{Version: "bench", ServerID: 1}, reg, httpkit.NewMetrics(reg))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	go http.Serve(ln, srv)
-	base := "http://" + ln.Addr().String() + "/new/webservice"
-	admin, err := auth.EnsureAPIUser(ctx, st, "bench", "SUPERUSER", wnms.OnPremCustomer)
-	check(err)
-	k, v, err := a.NewKey(ctx, admin)
-	check(err)
+	base := srv.Base
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-	cookie := login(client, base, k.KeyID, v)
+	cookie, err := srv.Session(ctx, client)
+	check(err)
 
 	// APs, each with one radio.
 	var aps []string
@@ -102,7 +86,7 @@ func main() {
 	post(client, base+"/V5/ingest/aps", cookie, []byte("["+strings.Join(aps, ",")+"]"))
 
 	gen := generator{r: mrand.New(mrand.NewPCG(1, 2)), end: time.Now().Add(-time.Minute)}
-	svc := srv.Telemetry
+	svc := srv.API.Telemetry
 
 	// 1. Ingest, side by side.
 	if *cpuProf != "" {
@@ -287,20 +271,6 @@ func storeConfig(ctx context.Context) (store.Config, func()) {
 		admin.Close()
 		os.RemoveAll(dir)
 	}
-}
-
-func login(c *http.Client, base, keyID, keyValue string) string {
-	body, _ := json.Marshal(map[string]string{"type": "apikeycredentials", "keyId": keyID, "keyValue": keyValue})
-	resp, err := c.Post(base+"/login/key/bench/86400", "application/json", bytes.NewReader(body))
-	check(err)
-	defer resp.Body.Close()
-	for _, ck := range resp.Cookies() {
-		if ck.Name == "JSESSIONID" {
-			return ck.Value
-		}
-	}
-	check(fmt.Errorf("login: %s", resp.Status))
-	return ""
 }
 
 func post(c *http.Client, u, cookie string, body []byte) {

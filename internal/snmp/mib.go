@@ -73,11 +73,9 @@ var (
 	oidHrProcessor = MustOID("1.3.6.1.2.1.25.3.3.1")
 	oidHrStoreRAM  = MustOID("1.3.6.1.2.1.25.2.1.2")
 	oidHrStoreDisk = MustOID("1.3.6.1.2.1.25.2.1.4")
-	// USM statistics, reported to managers (RFC 3414).
+	// USM statistics the agent reports to managers (RFC 3414 §3.2); an
+	// unknown user and a wrong digest get no answer at all.
 	oidUnknownEngineIDs = MustOID("1.3.6.1.6.3.15.1.1.4.0")
-	oidUnknownUserNames = MustOID("1.3.6.1.6.3.15.1.1.3.0")
 	oidNotInTimeWindows = MustOID("1.3.6.1.6.3.15.1.1.2.0")
-	oidWrongDigests     = MustOID("1.3.6.1.6.3.15.1.1.5.0")
 	oidUnsupportedLevel = MustOID("1.3.6.1.6.3.15.1.1.1.0")
-	oidDecryptionErrors = MustOID("1.3.6.1.6.3.15.1.1.6.0")
 )

@@ -1,0 +1,75 @@
+// Package benchserver runs the wnms API inside a benchmark's process, on a
+// loopback port, with the real listener kit and handlers over a store.
+package benchserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/wnms/wnms/internal/api"
+	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/httpkit"
+	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// Server is a running API.
+type Server struct {
+	Store  *store.Store
+	Auth   *auth.Service
+	API    *api.Server
+	Secret []byte
+	Log    *slog.Logger // errors only
+	Base   string       // http://127.0.0.1:port/new/webservice
+}
+
+// Start serves the API over st until the process ends.
+func Start(ctx context.Context, st *store.Store) (*Server, error) {
+	secret, err := auth.LoadSecret(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	a := auth.NewService(st, secret)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	reg := metrics.NewRegistry()
+	srv := api.New(st, a, log, api.Info{Version: "bench", ServerID: 1}, reg, httpkit.NewMetrics(reg))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go http.Serve(ln, srv)
+	return &Server{Store: st, Auth: a, API: srv, Secret: secret, Log: log,
+		Base: "http://" + ln.Addr().String() + "/new/webservice"}, nil
+}
+
+// Session logs in with a new key of the SUPERUSER "bench" and returns the
+// session cookie's value.
+func (s *Server) Session(ctx context.Context, c *http.Client) (string, error) {
+	u, err := auth.EnsureAPIUser(ctx, s.Store, "bench", "SUPERUSER", wnms.OnPremCustomer)
+	if err != nil {
+		return "", err
+	}
+	k, v, err := s.Auth.NewKey(ctx, u)
+	if err != nil {
+		return "", err
+	}
+	body, _ := json.Marshal(map[string]string{"type": "apikeycredentials", "keyId": k.KeyID, "keyValue": v})
+	resp, err := c.Post(s.Base+"/login/key/bench/86400", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "JSESSIONID" {
+			return ck.Value, nil
+		}
+	}
+	return "", fmt.Errorf("login: %s", resp.Status)
+}
