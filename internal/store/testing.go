@@ -124,3 +124,10 @@ func (s *Store) RawInsertEventsForBench(ctx context.Context, rows [][]any) error
 func EventRowsForBench(customerID int64, events []*telemetry.Event, bodies [][]byte) [][]any {
 	return eventRows(customerID, events, bodies)
 }
+
+// CountEventsForBench counts the stored client events.
+func (s *Store) CountEventsForBench(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.tr.QueryRowContext(ctx, `SELECT count(*) FROM client_events`).Scan(&n)
+	return n, err
+}
