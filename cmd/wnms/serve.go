@@ -11,13 +11,16 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/wnms/wnms/internal/analytics"
 	"github.com/wnms/wnms/internal/api"
 	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/cluster"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/snmp"
@@ -45,6 +48,7 @@ type serveConfig struct {
 	apTimeout       time.Duration
 	retention       time.Duration
 	snmpAgentListen string
+	clusterConfig   string
 }
 
 // listening tells a test where the listeners ended up.
@@ -76,6 +80,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-addr", 256, "open connections one source address may hold on each listener (0: no limit)")
 	fs.IntVar(&c.maxConns, "max-conns", 0, "open connections each listener holds in all (0: each listener takes half of three quarters of the raised open-file limit)")
 	fs.DurationVar(&c.apTimeout, "ap-timeout", telemetry.DefaultAPTimeout, "how long an AP may be silent before it counts as down")
+	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster file naming this server's child servers (JSON; re-read on SIGHUP)")
 	fs.StringVar(&c.snmpAgentListen, "snmp-agent-listen", "127.0.0.1:1161", "UDP address of the SNMP agent, or off")
 	fs.DurationVar(&c.retention, "retention", telemetry.DefaultRetention, "how long client events and samples are kept (purged hourly)")
 	if err := cmd.parse(args, getenv, 0); err != nil {
@@ -110,6 +115,13 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	limits := httpkit.ConnLimits{PerAddr: c.maxConnsPerAddr, Total: c.maxConns}
 	if limits.Total == 0 {
 		limits.Total = connBudget()
+	}
+
+	var clusterCfg *cluster.Config
+	if c.clusterConfig != "" {
+		if clusterCfg, err = cluster.LoadConfig(c.clusterConfig); err != nil {
+			return err
+		}
 	}
 
 	st, a, err := c.openAuth(ctx)
@@ -192,6 +204,13 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 			}
 		}
 	}
+	var cl *cluster.Cluster
+	if clusterCfg != nil {
+		cl = cluster.New(clusterCfg, log)
+		cl.Instrument(reg)
+		apiSrv.Cluster = cl
+		apiSrv.Router.Intercept = cl.Intercept
+	}
 	anSrv := analytics.New(st, a, log, m)
 	anSrv.ServerID = int64(c.serverID)
 	anSrv.Footfall = apiSrv.Telemetry
@@ -230,6 +249,28 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	go apiSrv.Telemetry.WatchAPs(bg)
 	go apiSrv.Telemetry.PurgeEvery(bg, st, time.Hour)
 	go traps.Run(bg)
+	if cl != nil {
+		go cl.Run(bg)
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go func() {
+			for {
+				select {
+				case <-bg.Done():
+					return
+				case <-hup:
+					cfg, err := cluster.LoadConfig(c.clusterConfig)
+					if err != nil {
+						log.Error("cluster config not reloaded; the previous one stays", "err", err)
+						continue
+					}
+					cl.Reload(bg, cfg)
+					log.Info("cluster config reloaded", "children", len(cfg.Children))
+				}
+			}
+		}()
+	}
 	if customers, err := st.SNMPPolicyCustomers(ctx); err != nil {
 		log.Error("coldStart trap: listing the SNMP policies failed", "err", err)
 	} else {

@@ -223,3 +223,20 @@ func SetLock(c *wnms.Caller, target *wnms.User, lock bool) error {
 	}
 	return nil
 }
+
+// ReachChildren reports whether the caller may address the cluster's
+// child servers. A child sees only the parent's key, so it cannot narrow
+// a call to the caller's locations: only callers of the server's own
+// customer allowed at the root reach children (LOCATION_ACCESS_DENIED
+// otherwise). The role has been checked against the call like a local one.
+func ReachChildren(c *wnms.Caller) error {
+	if c.CustomerID() != wnms.OnPremCustomer {
+		return wnms.Errorf(wnms.LocationAccessDenied, "the cluster's child servers belong to this server's own customer")
+	}
+	for _, l := range c.User.AllowedLocations {
+		if l.ID == wnms.RootLocation {
+			return nil
+		}
+	}
+	return wnms.Errorf(wnms.LocationAccessDenied, "calls to child servers need access to the root location")
+}

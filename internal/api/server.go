@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wnms/wnms/internal/cluster"
+
 	"github.com/wnms/wnms/internal/accounts"
 	"github.com/wnms/wnms/internal/telemetry"
 
@@ -74,6 +76,9 @@ type Server struct {
 	// OnSNMPPolicyChange is called after an SNMP policy is stored (the
 	// agent re-reads it at once).
 	OnSNMPPolicyChange func()
+	// Cluster is set on a parent server: its children and their state
+	// (system info, /readyz). Calls reach them through Router.Intercept.
+	Cluster *cluster.Cluster
 }
 
 // New builds the server and its routes. m holds the HTTP series both
@@ -182,6 +187,12 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		s.Log.Warn("not ready", "error", err.Error())
 		httpkit.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
 			"reason": "store not reachable, schema not current, or store cannot write"})
+		return
+	}
+	if s.Cluster != nil {
+		// A child that is down does not make the parent unready: its own
+		// calls still work, and calls to that child say which is down.
+		httpkit.WriteJSON(w, http.StatusOK, map[string]any{"status": "ready", "children": s.Cluster.Status()})
 		return
 	}
 	httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wnms/wnms/internal/cluster"
+
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/tz"
 )
@@ -65,6 +67,9 @@ type SystemInfo struct {
 	MTStatus                  bool         `json:"mtStatus"`
 	BackupFiles               []BackupFile `json:"backupFiles"`
 	AwareConfig               AwareConfig  `json:"awareConfig"`
+	// ClusterChildren are the child servers of a parent, and whether each
+	// answered at its last contact (empty on a server without children).
+	ClusterChildren []cluster.ChildStatus `json:"clusterChildren"`
 }
 
 // BackupFile is a backup found in the data directory.
@@ -99,7 +104,8 @@ func (s *Server) systemInfo(w http.ResponseWriter, r *http.Request) error {
 		SerialNumber: serial, BuildNumber: s.Info.Build, Version: s.Info.Version,
 		ApplianceModel: "wnms-software", OS: runtime.GOOS + "/" + runtime.GOARCH, ServerURL: s.Info.ServerURL,
 		MTStatus: false, BackupFiles: backups,
-		AwareConfig: AwareConfig{Hostname: nil, OnPremHostname: s.Info.Hostname, AwareInstalledLocally: true},
+		AwareConfig:     AwareConfig{Hostname: nil, OnPremHostname: s.Info.Hostname, AwareInstalledLocally: true},
+		ClusterChildren: s.clusterStatus(),
 	})
 	return nil
 }
@@ -130,4 +136,13 @@ func ListBackups(dataDir string) ([]BackupFile, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CreationDate > out[j].CreationDate })
 	return out, nil
+}
+
+// clusterStatus lists the cluster's children ([] without a cluster).
+func (s *Server) clusterStatus() []cluster.ChildStatus {
+	out := []cluster.ChildStatus{}
+	if s.Cluster != nil {
+		out = append(out, s.Cluster.Status()...)
+	}
+	return out
 }
