@@ -305,7 +305,8 @@ func TestClusterForwarding(t *testing.T) {
 		t.Errorf("system info: %s", info.body)
 	}
 	metrics := do(t, "GET", "http://"+parent.api+"/metrics", nil, "", nil)
-	for _, want := range []string{`wnms_cluster_child_calls_total{child="1",result="ok"}`, `wnms_cluster_child_calls_total{child="2",result="unreachable"} 1`} {
+	for _, want := range []string{`wnms_cluster_child_calls_total{child="1",result="ok"}`, `wnms_cluster_child_calls_total{child="2",result="unreachable"} 1`,
+		`wnms_cluster_child_up{child="2"} 0`, `wnms_cluster_child_up{child="1"} 1`, `wnms_cluster_child_call_duration_seconds_count{child="1"}`} {
 		if !strings.Contains(metrics.body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
@@ -386,5 +387,109 @@ func TestClusterConfigAtStartAndOnSIGHUP(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if r := do(t, "GET", url, admin, "", nil); r.status != 200 || !strings.Contains(parent.stderr.String(), "cluster config not reloaded") {
 		t.Errorf("after a bad reload: %d %s", r.status, r.body)
+	}
+}
+
+// TestClusterFanOut: a session opened with getClusterChildrenData=true
+// sees the parent and both children in one answer: the location tree with
+// each child's tree under the parent's root, a paged list with summed
+// totalCount, remote location ids naming their child; the users calls
+// stay the parent's; a dead child fails the call, naming it.
+func TestClusterFanOut(t *testing.T) {
+	dir := t.TempDir()
+	var entries []map[string]any
+	children := map[int]*proc{}
+	for n := 1; n <= 2; n++ {
+		addr := freeTCPPort(t)
+		kid, kv := fmt.Sprintf("c%d-key", n), fmt.Sprintf("c%d-value-0123456789", n)
+		children[n] = startProc(t, addr, "--data", filepath.Join(dir, fmt.Sprintf("c%d", n)), "--bootstrap-key-id", kid, "--bootstrap-key-value", kv)
+		entries = append(entries, map[string]any{"childId": n, "name": fmt.Sprintf("Campus %d", n), "url": "http://" + addr, "keyId": kid, "keyValue": kv})
+		ck := session(t, addr, kid, kv)
+		base := "http://" + addr + "/new/webservice"
+		do(t, "PUT", base+"/V2/locations", ck, "application/json", jsonBody(map[string]any{
+			"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
+			"location":       map[string]any{"type": "folderlocation", "name": fmt.Sprintf("Site of child %d", n)}}))
+		ap := []any{map[string]any{"macaddress": fmt.Sprintf("00:11:74:00:0c:0%d", n), "name": fmt.Sprintf("ap-child-%d", n)}}
+		if r := do(t, "POST", base+"/V5/ingest/aps", ck, "application/json", jsonBody(ap)); r.status != 200 {
+			t.Fatalf("AP on child %d: %d %s", n, r.status, r.body)
+		}
+	}
+	file := filepath.Join(dir, "cluster.json")
+	os.WriteFile(file, jsonBody(map[string]any{"children": entries}), 0o600)
+	parent := startProc(t, "127.0.0.1:0", "--data", filepath.Join(dir, "parent"), "--cluster-config", file,
+		"--bootstrap-key-id", "pk", "--bootstrap-key-value", "parent-value-0123456789")
+	api := "http://" + parent.api + "/new/webservice"
+	plain := session(t, parent.api, "pk", "parent-value-0123456789")
+	do(t, "PUT", api+"/V2/locations", plain, "application/json", jsonBody(map[string]any{
+		"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
+		"location":       map[string]any{"type": "folderlocation", "name": "Site of the parent"}}))
+	do(t, "POST", api+"/V5/ingest/aps", plain, "application/json", jsonBody([]any{map[string]any{"macaddress": "00:11:74:00:0c:00", "name": "ap-parent"}}))
+
+	r := do(t, "POST", api+"/login/key/fanout/600?getClusterChildrenData=true", nil, "application/json",
+		jsonBody(map[string]any{"type": "apikeycredentials", "keyId": "pk", "keyValue": "parent-value-0123456789"}))
+	var all *http.Cookie
+	for _, ck := range parseCookies(r.header) {
+		if ck.Name == "JSESSIONID" {
+			all = ck
+		}
+	}
+	if all == nil {
+		t.Fatalf("fan-out login: %d %s", r.status, r.body)
+	}
+
+	tree := do(t, "GET", api+"/V2/locations/tree", all, "", nil)
+	var tr struct {
+		Locations map[string]struct {
+			Name     string
+			ID       map[string]any `json:"id"`
+			ParentID map[string]any `json:"parentId"`
+		} `json:"locations"`
+	}
+	if err := json.Unmarshal([]byte(tree.body), &tr); err != nil || tree.status != 200 {
+		t.Fatalf("tree: %d %s", tree.status, tree.body)
+	}
+	names := map[string]map[string]any{}
+	for _, l := range tr.Locations {
+		names[l.Name] = l.ID
+	}
+	for _, want := range []string{"Site of the parent", "Site of child 1", "Site of child 2", "Campus 1", "Campus 2"} {
+		if names[want] == nil {
+			t.Errorf("the merged tree lacks %q: %s", want, tree.body)
+		}
+	}
+	if id := names["Site of child 2"]; id["type"] != "remotelocationid" || id["childId"] != float64(2) {
+		t.Errorf("child 2's folder id: %v", id)
+	}
+	if own := do(t, "GET", api+"/V2/locations/tree", plain, "", nil); strings.Contains(own.body, "Site of child 1") {
+		t.Error("a session without getClusterChildrenData sees the children")
+	}
+
+	page := do(t, "GET", api+"/V5/devices/manageddevices?offset=0&limit=10", all, "", nil)
+	var pg struct {
+		ManagedDevices []struct {
+			Name       string
+			LocationID map[string]any `json:"locationId"`
+		} `json:"managedDevices"`
+		TotalCount int `json:"totalCount"`
+	}
+	json.Unmarshal([]byte(page.body), &pg)
+	if page.status != 200 || pg.TotalCount != 3 || len(pg.ManagedDevices) != 3 {
+		t.Fatalf("managed devices: %d %s", page.status, page.body)
+	}
+	for _, d := range pg.ManagedDevices {
+		if d.Name == "ap-child-1" && (d.LocationID["type"] != "remotelocationid" || d.LocationID["childId"] != float64(1)) {
+			t.Errorf("child 1's AP location: %v", d.LocationID)
+		}
+	}
+	if users := do(t, "GET", api+"/V5/users", all, "", nil); strings.Count(users.body, `"loginId":"admin"`) != 1 {
+		t.Errorf("users fanned out: %s", users.body)
+	}
+	if aps := do(t, "GET", api+"/v2/devices/aps", all, "", nil); aps.status != 400 || aps.errorCode() != "NOT_SUPPORTED_IN_CLUSTER" {
+		t.Errorf("AP listing in a cluster session: %d %s", aps.status, aps.body)
+	}
+
+	children[2].kill()
+	if r := do(t, "GET", api+"/V2/locations/tree", all, "", nil); r.status != 502 || !strings.Contains(r.body, "child 2 (Campus 2)") {
+		t.Errorf("fan-out with a dead child: %d %s", r.status, r.body)
 	}
 }

@@ -53,21 +53,22 @@ func New(cfg *Config, log *slog.Logger) *Cluster {
 	return c
 }
 
-// Instrument registers wnms_cluster_children_up,
+// Instrument registers wnms_cluster_child_up{child},
 // wnms_cluster_child_calls_total{child,result} and
 // wnms_cluster_child_call_duration_seconds{child}.
 func (c *Cluster) Instrument(reg *metrics.Registry) {
 	c.calls = reg.Counter("wnms_cluster_child_calls_total", "Calls forwarded to each child server, by result (ok, unreachable, timeout, bad_answer).", "child", "result")
 	c.latency = reg.Histogram("wnms_cluster_child_call_duration_seconds", "Latency of the calls forwarded to each child server.",
 		[]float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}, "child")
-	reg.GaugeFunc("wnms_cluster_children_up", "Child servers whose last contact succeeded.", func() float64 {
-		n := 0
+	reg.GaugeVecFunc("wnms_cluster_child_up", "1 when the child server's last contact succeeded, else 0.", "child", func() map[string]float64 {
+		out := map[string]float64{}
 		for _, s := range c.Status() {
+			out[strconv.FormatInt(s.ChildID, 10)] = 0
 			if s.Up {
-				n++
+				out[strconv.FormatInt(s.ChildID, 10)] = 1
 			}
 		}
-		return float64(n)
+		return out
 	})
 }
 
@@ -206,6 +207,10 @@ func (c *Cluster) Intercept(w http.ResponseWriter, r *http.Request, call httpkit
 		return false, err
 	}
 	if n == 0 {
+		caller := wnms.CallerFrom(r.Context())
+		if caller != nil && caller.Session != nil && caller.Session.ClusterChildren && fansOut(call.Pattern) && call.Serve != nil {
+			return true, c.fanOut(w, r, call)
+		}
 		return false, nil
 	}
 	ch := c.child(n)

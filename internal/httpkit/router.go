@@ -30,6 +30,9 @@ type Call struct {
 	// Access is who may make the call; the caller in the request's
 	// context has passed it.
 	Access access.Rule
+	// Serve is the call's own handler, for an interceptor that answers
+	// with the local answer and more (the cluster's fan-out).
+	Serve HandlerFunc
 }
 
 // Interceptor sees every call after it was authorized and before its
@@ -140,7 +143,7 @@ func (k *Router) ServeCalls(w http.ResponseWriter, r *http.Request, rest string)
 // Handle registers a call: pattern is the method and the path below the
 // listener's prefix and version segment; rule says who may make it.
 func (k *Router) Handle(pattern string, rule access.Rule, h HandlerFunc) {
-	call := Call{Pattern: pattern, Access: rule}
+	call := Call{Pattern: pattern, Access: rule, Serve: h}
 	latency := k.Metrics.Latency.With(k.Name, pattern)
 	var byStatus sync.Map // status -> *metrics.Counter
 	k.Calls.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

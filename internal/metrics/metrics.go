@@ -221,3 +221,27 @@ func (r *Registry) GaugeFunc(name, help string, f func() float64) {
 func (g *gaugeFunc) write(w io.Writer) {
 	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s %s\n", g.name, g.help, g.name, g.name, formatFloat(g.f()))
 }
+
+type gaugeVecFunc struct {
+	name, help, label string
+	f                 func() map[string]float64
+}
+
+// GaugeVecFunc registers a gauge with one label whose series f returns at
+// scrape time, keyed by the label's value.
+func (r *Registry) GaugeVecFunc(name, help, label string, f func() map[string]float64) {
+	r.add(&gaugeVecFunc{name: name, help: help, label: label, f: f})
+}
+
+func (g *gaugeVecFunc) write(w io.Writer) {
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n", g.name, g.help, g.name)
+	vals := g.f()
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "%s%s %s\n", g.name, labelString([]string{g.label}, []string{k}), formatFloat(vals[k]))
+	}
+}
