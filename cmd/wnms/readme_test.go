@@ -79,11 +79,17 @@ func TestREADMEWalkthrough(t *testing.T) {
 			exec.Command("kill", strings.TrimSpace(string(b))).Run()
 		}
 	})
+	runSteps(t, steps, dir, replacer, []string{"SNMP_PERSISTENT_DIR=" + filepath.Join(dir, "snmp-state"), "HOME=" + dir}, stderr.String)
+}
+
+// runSteps runs README shell blocks in dir, in order, each in a fresh bash
+// that first replays the variable assignments of the blocks before it
+// (so variables carry over as in one terminal), and compares what each
+// prints with the output block the README shows after it.
+func runSteps(t *testing.T, steps []walkStep, dir string, replacer *strings.Replacer, env []string, server func() string) {
+	t.Helper()
 	for i, st := range steps {
 		script := replacer.Replace(st.script)
-		// Each block runs in a shell that first replays the variable
-		// assignments of the blocks before it, so variables carry over as
-		// in one terminal.
 		var prior strings.Builder
 		for _, p := range steps[:i] {
 			for _, line := range strings.Split(p.script, "\n") {
@@ -95,10 +101,10 @@ func TestREADMEWalkthrough(t *testing.T) {
 		}
 		cmd := exec.Command("bash", "-c", "set -eo pipefail\n"+prior.String()+script)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+filepath.Join(dir, "snmp-state"), "HOME="+dir)
+		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("block %d failed: %v\n%s\n--- output:\n%s\n--- server:\n%s", i+1, err, st.script, out, stderr.String())
+			t.Fatalf("block %d failed: %v\n%s\n--- output:\n%s\n--- server:\n%s", i+1, err, st.script, out, server())
 		}
 		if st.want == "" {
 			continue
@@ -109,6 +115,59 @@ func TestREADMEWalkthrough(t *testing.T) {
 				i+1, st.script, out, st.want)
 		}
 	}
+}
+
+// The README's cluster example runs as written: three wnms processes (the
+// test binary standing in for ./wnms), forwarding, fan-out, a child
+// stopped.
+func TestREADMECluster(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("WNMS_TEST_REQUIRE_TOOLS") == "1" {
+				t.Fatalf("%s is missing and WNMS_TEST_REQUIRE_TOOLS=1", tool)
+			}
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	start := strings.Index(s, "## Cluster\n")
+	if start < 0 {
+		t.Fatal("the README has no Cluster section")
+	}
+	end := strings.Index(s[start+5:], "\n## ")
+	section := s[start:]
+	if end >= 0 {
+		section = s[start : start+5+end]
+	}
+	steps := parseWalkthrough(section)
+	if len(steps) < 5 {
+		t.Fatalf("found only %d shell blocks in the Cluster section", len(steps))
+	}
+	dir := t.TempDir()
+	pairs := []string{"./wnms ", os.Args[0] + " "}
+	for _, port := range []string{"8180", "8181", "8280", "8281", "8080", "8081"} {
+		pairs = append(pairs, "127.0.0.1:"+port, freeTCPPort(t))
+	}
+	t.Cleanup(func() { // processes a failed step left running
+		for _, f := range []string{"child1.pid", "child2.pid", "parent.pid"} {
+			if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
+				exec.Command("kill", "-9", strings.TrimSpace(string(b))).Run()
+			}
+		}
+	})
+	server := func() string {
+		var b strings.Builder
+		for _, f := range []string{"child1.log", "child2.log", "parent.log"} {
+			l, _ := os.ReadFile(filepath.Join(dir, f))
+			b.WriteString("--- " + f + "\n" + string(l))
+		}
+		return b.String()
+	}
+	runSteps(t, steps, dir, strings.NewReplacer(pairs...), []string{"WNMS_TEST_AS_WNMS=1", "HOME=" + dir}, server)
 }
 
 type walkStep struct {
