@@ -49,19 +49,35 @@ func Start(ctx context.Context, st *store.Store) (*Server, error) {
 		Base: "http://" + ln.Addr().String() + "/new/webservice"}, nil
 }
 
-// Session logs in with a new key of the SUPERUSER "bench" and returns the
-// session cookie's value.
-func (s *Server) Session(ctx context.Context, c *http.Client) (string, error) {
+// Key makes a new API key of the SUPERUSER "bench" and returns its id
+// and value.
+func (s *Server) Key(ctx context.Context) (id, value string, err error) {
 	u, err := auth.EnsureAPIUser(ctx, s.Store, "bench", "SUPERUSER", wnms.OnPremCustomer)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	k, v, err := s.Auth.NewKey(ctx, u)
 	if err != nil {
+		return "", "", err
+	}
+	return k.KeyID, v, nil
+}
+
+// Session logs in with a new key of the SUPERUSER "bench" and returns the
+// session cookie's value.
+func (s *Server) Session(ctx context.Context, c *http.Client) (string, error) {
+	return s.SessionWith(ctx, c, "")
+}
+
+// SessionWith is Session with a query on the login call
+// ("?getClusterChildrenData=true").
+func (s *Server) SessionWith(ctx context.Context, c *http.Client, query string) (string, error) {
+	id, value, err := s.Key(ctx)
+	if err != nil {
 		return "", err
 	}
-	body, _ := json.Marshal(map[string]string{"type": "apikeycredentials", "keyId": k.KeyID, "keyValue": v})
-	resp, err := c.Post(s.Base+"/login/key/bench/86400", "application/json", bytes.NewReader(body))
+	body, _ := json.Marshal(map[string]string{"type": "apikeycredentials", "keyId": id, "keyValue": value})
+	resp, err := c.Post(s.Base+"/login/key/bench/86400"+query, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return "", err
 	}
