@@ -31,10 +31,11 @@ func TestMain(m *testing.M) {
 
 // proc is a wnms serve process.
 type proc struct {
-	cmd    *exec.Cmd
-	api    string // host:port
-	stderr *syncBuf
-	done   chan struct{}
+	cmd       *exec.Cmd
+	api       string // host:port
+	analytics string
+	stderr    *syncBuf
+	done      chan struct{}
 }
 
 func freeTCPPort(t *testing.T) string {
@@ -61,22 +62,23 @@ func startProc(t *testing.T, listen string, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ready := make(chan string, 1)
+	ready := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			line := sc.Text()
 			p.stderr.Write([]byte(line + "\n"))
-			var m struct{ Msg, API string }
+			var m struct{ Msg, API, Analytics string }
 			if json.Unmarshal([]byte(line), &m) == nil && m.Msg == "wnms serving" {
-				ready <- m.API
+				ready <- [2]string{m.API, m.Analytics}
 			}
 		}
 	}()
 	go func() { cmd.Wait(); pw.Close(); close(p.done) }()
 	t.Cleanup(func() { p.kill() })
 	select {
-	case p.api = <-ready:
+	case a := <-ready:
+		p.api, p.analytics = a[0], a[1]
 	case <-p.done:
 		t.Fatalf("wnms %v exited:\n%s", args, p.stderr.String())
 	case <-time.After(30 * time.Second):
@@ -149,7 +151,8 @@ func TestClusterForwarding(t *testing.T) {
 		if childAddr[n] == "" {
 			childAddr[n] = freeTCPPort(t)
 		}
-		return startProc(t, childAddr[n], "--data", data, "--bootstrap-key-id", keys[n][0], "--bootstrap-key-value", keys[n][1])
+		return startProc(t, childAddr[n], "--data", data, "--bootstrap-key-id", keys[n][0], "--bootstrap-key-value", keys[n][1],
+			"--server-id", strconv.Itoa(n))
 	}
 	for n := 1; n <= 2; n++ {
 		children[n] = startChild(n, filepath.Join(dir, fmt.Sprintf("child%d", n)))
@@ -158,12 +161,13 @@ func TestClusterForwarding(t *testing.T) {
 	var entries []map[string]any
 	for n := 1; n <= 2; n++ {
 		entries = append(entries, map[string]any{"childId": n, "name": fmt.Sprintf("Campus %d", n),
-			"url": "http://" + childAddr[n], "keyId": keys[n][0], "keyValue": keys[n][1], "timeoutSeconds": 5})
+			"url": "http://" + childAddr[n], "keyId": keys[n][0], "keyValue": keys[n][1], "timeoutSeconds": 5,
+			"analyticsUrl": "http://" + children[n].analytics})
 	}
 	if err := os.WriteFile(file, jsonBody(map[string]any{"children": entries}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	parent := startProc(t, "127.0.0.1:0", "--data", filepath.Join(dir, "parent"), "--cluster-config", file,
+	parent := startProc(t, "127.0.0.1:0", "--data", filepath.Join(dir, "parent"), "--cluster-config", file, "--server-id", "100",
 		"--bootstrap-key-id", "parent-key", "--bootstrap-key-value", "parent-value-0123456789")
 	admin := session(t, parent.api, "parent-key", "parent-value-0123456789")
 	api := "http://" + parent.api + "/new/webservice"
@@ -228,6 +232,18 @@ func TestClusterForwarding(t *testing.T) {
 	img := do(t, "GET", "http://"+children[2].api+"/new/"+strings.TrimSpace(link.body), c2, "", nil)
 	if img.status != 200 || img.body != string(pngBytes(t)) {
 		t.Fatalf("child 2 lacks the uploaded image: %d %q", img.status, link.body)
+	}
+
+	// An analytics call with child 2's server_id goes to child 2's
+	// analytics listener; with the parent's own, it stays.
+	zone := "/api/v1.14/analytics/graphs/locationtracking/zones/ap/config?node_type=location&location_id=" + strconv.FormatInt(fl.ID.ID, 10)
+	viaParent := do(t, "GET", "http://"+parent.analytics+zone+"&server_id=2", admin, "", nil)
+	onChild := do(t, "GET", "http://"+children[2].analytics+zone+"&server_id=2", c2, "", nil)
+	if viaParent.status != 200 || viaParent.body != onChild.body || !strings.Contains(viaParent.body, `"length":40`) {
+		t.Errorf("analytics through the parent: %d %s\nwant %s", viaParent.status, viaParent.body, onChild.body)
+	}
+	if own := do(t, "GET", "http://"+parent.analytics+zone+"&server_id=100", admin, "", nil); own.status == 200 {
+		t.Errorf("the parent answered a zone of child 2's floor id as its own: %s", own.body)
 	}
 
 	// The parent's roles and scope come first: a VIEWER reads but cannot
@@ -343,6 +359,7 @@ func TestClusterConfigAtStartAndOnSIGHUP(t *testing.T) {
 		"{\"children\": [\n  {\"childId\": 1 \"url\": \"http://a:1\"}\n]}":                                                                                                "line 2",
 		`{"children": [{"childId": 7, "name": "East", "url": "gopher://a:1", "keyId": "k", "keyValue": "v-secret-1"}]}`:                                                   "child 7 (East): url must be http(s)",
 		`{"children": [{"childId": 7, "url": "http://a:1", "keyId": "k", "keyValue": "v-secret-1"}, {"childId": 7, "url": "http://b:1", "keyId": "k", "keyValue": "v"}]}`: "childId 7 appears twice",
+		`{"children": [{"childId": 1, "url": "http://a:1", "keyId": "k", "keyValue": "v-secret-1"}]}`:                                                                     "has this server's serverID 1",
 	} {
 		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -416,7 +433,7 @@ func TestClusterFanOut(t *testing.T) {
 	}
 	file := filepath.Join(dir, "cluster.json")
 	os.WriteFile(file, jsonBody(map[string]any{"children": entries}), 0o600)
-	parent := startProc(t, "127.0.0.1:0", "--data", filepath.Join(dir, "parent"), "--cluster-config", file,
+	parent := startProc(t, "127.0.0.1:0", "--data", filepath.Join(dir, "parent"), "--cluster-config", file, "--server-id", "100",
 		"--bootstrap-key-id", "pk", "--bootstrap-key-value", "parent-value-0123456789")
 	api := "http://" + parent.api + "/new/webservice"
 	plain := session(t, parent.api, "pk", "parent-value-0123456789")

@@ -122,6 +122,9 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 		if clusterCfg, err = cluster.LoadConfig(c.clusterConfig); err != nil {
 			return err
 		}
+		if err := clusterCfg.CheckServerID(int64(c.serverID)); err != nil {
+			return fmt.Errorf("cluster config %s: %w", c.clusterConfig, err)
+		}
 	}
 
 	st, a, err := c.openAuth(ctx)
@@ -207,12 +210,16 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	var cl *cluster.Cluster
 	if clusterCfg != nil {
 		cl = cluster.New(clusterCfg, log)
+		cl.ServerID = int64(c.serverID)
 		cl.Instrument(reg)
 		apiSrv.Cluster = cl
 		apiSrv.Router.Intercept = cl.Intercept
 	}
 	anSrv := analytics.New(st, a, log, m)
 	anSrv.ServerID = int64(c.serverID)
+	if cl != nil {
+		anSrv.Router.Intercept = cl.InterceptAnalytics
+	}
 	anSrv.Footfall = apiSrv.Telemetry
 
 	servers := []*http.Server{newHTTPServer(apiSrv, tlsConf, log), newHTTPServer(anSrv, tlsConf, log)}
@@ -261,6 +268,9 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 					return
 				case <-hup:
 					cfg, err := cluster.LoadConfig(c.clusterConfig)
+					if err == nil {
+						err = cfg.CheckServerID(int64(c.serverID))
+					}
 					if err != nil {
 						log.Error("cluster config not reloaded; the previous one stays", "err", err)
 						continue

@@ -34,6 +34,9 @@ const basePath = "/new/webservice"
 // Cluster is the parent's view of its children.
 type Cluster struct {
 	Log *slog.Logger
+	// ServerID is this server's own serverID: analytics calls with it
+	// stay here.
+	ServerID int64
 	// KeepAliveEvery is how often each child session is refreshed and
 	// each child's state checked (default 1 min).
 	KeepAliveEvery time.Duration
@@ -220,11 +223,32 @@ func (c *Cluster) Intercept(w http.ResponseWriter, r *http.Request, call httpkit
 	if err := access.ReachChildren(wnms.CallerFrom(r.Context())); err != nil {
 		return false, err
 	}
-	return true, c.forward(w, r, ch)
+	return true, c.forward(w, r, ch, ch.cfg.URL)
+}
+
+// InterceptAnalytics is the analytics listener's interceptor: a call whose
+// server_id names a child (rather than this server) goes to that child's
+// analyticsUrl, as Intercept forwards nodeid calls. The child must run
+// with --server-id equal to its childId, since the call reaches it
+// unchanged.
+func (c *Cluster) InterceptAnalytics(w http.ResponseWriter, r *http.Request, call httpkit.Call) (bool, error) {
+	v, _ := httpkit.QueryValue(r, "server_id")
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return false, nil // the call's own checks answer a bad server_id
+	}
+	ch := c.child(id)
+	if ch == nil || ch.cfg.AnalyticsURL == "" {
+		return false, nil
+	}
+	if err := access.ReachChildren(wnms.CallerFrom(r.Context())); err != nil {
+		return false, err
+	}
+	return true, c.forward(w, r, ch, ch.cfg.AnalyticsURL)
 }
 
 // forward sends r to ch and copies the answer to w.
-func (c *Cluster) forward(w http.ResponseWriter, r *http.Request, ch *child) error {
+func (c *Cluster) forward(w http.ResponseWriter, r *http.Request, ch *child, base string) error {
 	var body []byte
 	if r.Body != nil {
 		b, err := io.ReadAll(io.LimitReader(r.Body, MaxForwardBody+1))
@@ -257,7 +281,7 @@ func (c *Cluster) forward(w http.ResponseWriter, r *http.Request, ch *child) err
 	ctx, cancel := context.WithTimeout(r.Context(), ch.cfg.Timeout())
 	defer cancel()
 	start := time.Now()
-	resp, err := ch.do(ctx, r.Method, target, header, body)
+	resp, err := ch.doAt(ctx, base, r.Method, target, header, body)
 	var answer []byte
 	if err == nil {
 		defer resp.Body.Close()
@@ -393,6 +417,12 @@ func (ch *child) login(ctx context.Context, stale string) (string, error) {
 // first when there is none and again, once, when the child answers 401
 // (it restarted, or the session expired).
 func (ch *child) do(ctx context.Context, method, target string, header http.Header, body []byte) (*http.Response, error) {
+	return ch.doAt(ctx, ch.cfg.URL, method, target, header, body)
+}
+
+// doAt is do on another listener of the child (its analytics listener),
+// which takes the same session.
+func (ch *child) doAt(ctx context.Context, base, method, target string, header http.Header, body []byte) (*http.Response, error) {
 	s := ch.currentSession()
 	for attempt := 0; ; attempt++ {
 		if s == "" {
@@ -401,7 +431,7 @@ func (ch *child) do(ctx context.Context, method, target string, header http.Head
 				return nil, err
 			}
 		}
-		u, err := url.Parse(ch.cfg.URL + target)
+		u, err := url.Parse(base + target)
 		if err != nil {
 			return nil, err
 		}

@@ -19,7 +19,7 @@ import (
 // Config is the cluster file:
 //
 //	{"children": [{"childId": 1, "name": "Campus A", "url": "http://10.0.0.5:8080",
-//	  "keyId": "...", "keyValue": "...", "timeoutSeconds": 10}]}
+//	  "keyId": "...", "keyValue": "...", "analyticsUrl": "http://10.0.0.5:8081", "timeoutSeconds": 10}]}
 type Config struct {
 	Children []ChildConfig `json:"children"`
 }
@@ -31,6 +31,9 @@ type ChildConfig struct {
 	URL      string `json:"url"`
 	KeyID    string `json:"keyId"`
 	KeyValue string `json:"keyValue"`
+	// AnalyticsURL is the child's analytics listener, where analytics
+	// calls with the child's server_id go (optional).
+	AnalyticsURL string `json:"analyticsUrl,omitempty"`
 	// TimeoutSeconds bounds each call to the child (default 10).
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
 }
@@ -103,6 +106,14 @@ func ParseConfig(b []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s: url must be http(s)://host:port of the child, not %q", at, c.URL)
 		}
 		cfg.Children[i].URL = strings.TrimSuffix(c.URL, "/")
+		if c.AnalyticsURL != "" {
+			u, err := url.Parse(c.AnalyticsURL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") ||
+				u.RawQuery != "" || u.User != nil {
+				return nil, fmt.Errorf("%s: analyticsUrl must be http(s)://host:port of the child's analytics listener, not %q", at, c.AnalyticsURL)
+			}
+			cfg.Children[i].AnalyticsURL = strings.TrimSuffix(c.AnalyticsURL, "/")
+		}
 		if c.KeyID == "" || c.KeyValue == "" {
 			return nil, fmt.Errorf("%s: keyId and keyValue are required (an API key of a SUPERUSER on the child)", at)
 		}
@@ -138,4 +149,15 @@ func jsonError(b []byte, err error) error {
 		}
 	}
 	return fmt.Errorf("line %d, column %d: %v", line, col, err)
+}
+
+// CheckServerID refuses a configuration that gives a child the parent's
+// own serverID (analytics calls tell servers apart by it).
+func (c *Config) CheckServerID(own int64) error {
+	for _, ch := range c.Children {
+		if ch.ChildID == own {
+			return fmt.Errorf("%s has this server's serverID %d; give the parent another --server-id", ch, own)
+		}
+	}
+	return nil
 }
