@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wnms/wnms/internal/store/storetest"
 )
 
 // TestMain lets the test binary be wnms itself: with WNMS_TEST_AS_WNMS=1
@@ -508,5 +510,35 @@ func TestClusterFanOut(t *testing.T) {
 	children[2].kill()
 	if r := do(t, "GET", api+"/V2/locations/tree", all, "", nil); r.status != 502 || !strings.Contains(r.body, "child 2 (Campus 2)") {
 		t.Errorf("fan-out with a dead child: %d %s", r.status, r.body)
+	}
+}
+
+// TestClusterChildrenAsPostgresReplicas: the two children are replicas of
+// one store on PostgreSQL. A write forwarded to one is read through the
+// other, and each is its own child to the parent.
+func TestClusterChildrenAsPostgresReplicas(t *testing.T) {
+	cfg := storetest.StoreConfig(t, storetest.Postgres) // skips without WNMS_TEST_DATABASE_URL
+	dir := t.TempDir()
+	var entries []map[string]any
+	for n := 1; n <= 2; n++ {
+		addr := freeTCPPort(t)
+		startProc(t, addr, "--database-url", cfg.DatabaseURL, "--data", filepath.Join(dir, fmt.Sprintf("r%d", n)),
+			"--bootstrap-key-id", "replica-key", "--bootstrap-key-value", "replica-value-0123456789")
+		entries = append(entries, map[string]any{"childId": n, "name": fmt.Sprintf("Replica %d", n), "url": "http://" + addr,
+			"keyId": "replica-key", "keyValue": "replica-value-0123456789"})
+	}
+	file := filepath.Join(dir, "cluster.json")
+	os.WriteFile(file, jsonBody(map[string]any{"children": entries}), 0o600)
+	parent := startProc(t, "127.0.0.1:0", "--data", filepath.Join(dir, "parent"), "--cluster-config", file, "--server-id", "100",
+		"--bootstrap-key-id", "pk", "--bootstrap-key-value", "parent-value-0123456789")
+	admin := session(t, parent.api, "pk", "parent-value-0123456789")
+	api := "http://" + parent.api + "/new/webservice"
+	if r := do(t, "PUT", api+"/V2/locations?nodeid=1", admin, "application/json", jsonBody(map[string]any{
+		"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
+		"location":       map[string]any{"type": "folderlocation", "name": "Shared Site"}})); r.status != 200 {
+		t.Fatalf("write through replica 1: %d %s", r.status, r.body)
+	}
+	if r := do(t, "GET", api+"/V2/locations/tree?nodeid=2", admin, "", nil); r.status != 200 || !strings.Contains(r.body, "Shared Site") {
+		t.Fatalf("read through replica 2: %d %s", r.status, r.body)
 	}
 }
