@@ -212,7 +212,7 @@ func (s *Server) copyProfile(w http.ResponseWriter, r *http.Request) error {
 	}
 	if dest.Type != nil && !strings.EqualFold(*dest.Type, wnms.LocalLocationID) {
 		if strings.EqualFold(*dest.Type, wnms.RemoteLocationID) {
-			return wnms.Invalid("type", "this server has no cluster children to copy to")
+			return wnms.Invalid("type", "a copy goes to a location of this server; to copy on a cluster child, make the call with its nodeid")
 		}
 		return profileBadField("type", "must be %s, not %q", wnms.LocalLocationID, *dest.Type)
 	}
