@@ -1,0 +1,168 @@
+package baseline
+
+// The observations of one slot, from what the clients did in it.
+
+// Failure categories (the failureCode of Failure events).
+const (
+	CategoryAssociation    = 1
+	CategoryAuthentication = 2
+	CategoryNetwork        = 3
+)
+
+// ConnAttempt is one client's connection attempts in a slot and scope:
+// it attempted (a Success or Failure event) and failed in the categories
+// set (failureCode 1, 2, 3).
+type ConnAttempt struct {
+	MAC      string
+	Failures [4]bool // index by category; [0] is any failure
+}
+
+// Connectivity is a slot's connectivity observation.
+type Connectivity struct {
+	Attempting, Failing                           int     // noOfSamplesForObservation, absoluteObservation
+	Observation                                   float64 // 100 × failing / attempting
+	Association, Authentication, Network          int     // clients failing in each category
+	PctAssociation, PctAuthentication, PctNetwork float64
+}
+
+// ObserveConnectivity counts the clients of a slot. A client listed more
+// than once (seen on several floors, bands or SSIDs of the scope) counts
+// once, as failing if any of its entries failed.
+func ObserveConnectivity(attempts []ConnAttempt) Connectivity {
+	byMAC := map[string][4]bool{}
+	for _, a := range attempts {
+		f := byMAC[a.MAC]
+		for i := range f {
+			f[i] = f[i] || a.Failures[i]
+		}
+		byMAC[a.MAC] = f
+	}
+	var c Connectivity
+	c.Attempting = len(byMAC)
+	for _, f := range byMAC {
+		if f[0] || f[1] || f[2] || f[3] {
+			c.Failing++
+		}
+		if f[CategoryAssociation] {
+			c.Association++
+		}
+		if f[CategoryAuthentication] {
+			c.Authentication++
+		}
+		if f[CategoryNetwork] {
+			c.Network++
+		}
+	}
+	if c.Attempting > 0 {
+		n := float64(c.Attempting)
+		c.Observation = 100 * float64(c.Failing) / n
+		c.PctAssociation = 100 * float64(c.Association) / n
+		c.PctAuthentication = 100 * float64(c.Authentication) / n
+		c.PctNetwork = 100 * float64(c.Network) / n
+	}
+	return c
+}
+
+// Sample is one client statistics sample.
+type Sample struct {
+	MAC              string
+	DataRateMbps     float64
+	RetryRatePct     float64
+	RSSI             float64
+	BestNeighborRSSI *float64
+}
+
+// Performance thresholds of a client's means in a slot.
+const (
+	LowDataRateMbps = 12.0
+	HighRetryPct    = 15.0
+	LowRSSI         = -75.0
+	StickyMarginDB  = 10.0
+)
+
+// Performance is a slot's performance observation.
+type Performance struct {
+	Clients, Troubled               int // noOfSamplesForObservation, absoluteObservation
+	Observation                     float64
+	LowDataRate, HighRetry, LowRSSI int
+	Sticky                          int
+	PctLowDataRate, PctHighRetry    float64
+	PctLowRSSI, PctSticky           float64
+}
+
+// ObservePerformance judges each client of a slot by the means of its
+// samples: low data rate below 12 Mbps, high retry above 15 %, low RSSI
+// below −75 dBm, and sticky when it stayed on an RSSI below −75 dBm
+// (every sample) while a neighbour was heard at least 10 dB better (every
+// sample that names one, and at least one does).
+func ObservePerformance(samples []Sample) Performance {
+	type acc struct {
+		n                  int
+		rate, retry, rssi  float64
+		weakAll            bool
+		better, withBetter int
+	}
+	by := map[string]*acc{}
+	for _, s := range samples {
+		a := by[s.MAC]
+		if a == nil {
+			a = &acc{weakAll: true}
+			by[s.MAC] = a
+		}
+		a.n++
+		a.rate += s.DataRateMbps
+		a.retry += s.RetryRatePct
+		a.rssi += s.RSSI
+		a.weakAll = a.weakAll && s.RSSI < LowRSSI
+		if s.BestNeighborRSSI != nil {
+			a.withBetter++
+			if *s.BestNeighborRSSI >= s.RSSI+StickyMarginDB {
+				a.better++
+			}
+		}
+	}
+	var p Performance
+	p.Clients = len(by)
+	for _, a := range by {
+		n := float64(a.n)
+		low, retry, weak := a.rate/n < LowDataRateMbps, a.retry/n > HighRetryPct, a.rssi/n < LowRSSI
+		sticky := a.weakAll && a.withBetter > 0 && a.better == a.withBetter
+		if low {
+			p.LowDataRate++
+		}
+		if retry {
+			p.HighRetry++
+		}
+		if weak {
+			p.LowRSSI++
+		}
+		if sticky {
+			p.Sticky++
+		}
+		if low || retry || weak || sticky {
+			p.Troubled++
+		}
+	}
+	if p.Clients > 0 {
+		n := float64(p.Clients)
+		p.Observation = 100 * float64(p.Troubled) / n
+		p.PctLowDataRate = 100 * float64(p.LowDataRate) / n
+		p.PctHighRetry = 100 * float64(p.HighRetry) / n
+		p.PctLowRSSI = 100 * float64(p.LowRSSI) / n
+		p.PctSticky = 100 * float64(p.Sticky) / n
+	}
+	return p
+}
+
+// DataRate is one client's data-rate observation of a slot: the mean of
+// its samples' data rates.
+func DataRate(rates []float64) Obs {
+	if len(rates) == 0 {
+		return Obs{}
+	}
+	var sum float64
+	for _, r := range rates {
+		sum += r
+	}
+	return Obs{Value: sum / float64(len(rates)), Samples: len(rates)}
+}
