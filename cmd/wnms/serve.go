@@ -20,6 +20,7 @@ import (
 	"github.com/wnms/wnms/internal/analytics"
 	"github.com/wnms/wnms/internal/api"
 	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/cluster"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
@@ -49,6 +50,8 @@ type serveConfig struct {
 	retention       time.Duration
 	snmpAgentListen string
 	clusterConfig   string
+	baselineK       float64
+	baselineMin     int
 }
 
 // listening tells a test where the listeners ended up.
@@ -80,6 +83,8 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-addr", 256, "open connections one source address may hold on each listener (0: no limit)")
 	fs.IntVar(&c.maxConns, "max-conns", 0, "open connections each listener holds in all (0: each listener takes half of three quarters of the raised open-file limit)")
 	fs.DurationVar(&c.apTimeout, "ap-timeout", telemetry.DefaultAPTimeout, "how long an AP may be silent before it counts as down")
+	fs.Float64Var(&c.baselineK, "baseline-k", baseline.DefaultK, "standard deviations above (or below, for data rate) the baseline that make a slot anomalous")
+	fs.IntVar(&c.baselineMin, "baseline-min-samples", baseline.DefaultMinSamples, "samples a slot needs before it can be anomalous")
 	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster file naming this server's child servers (JSON; re-read on SIGHUP)")
 	fs.StringVar(&c.snmpAgentListen, "snmp-agent-listen", "127.0.0.1:1161", "UDP address of the SNMP agent, or off")
 	fs.DurationVar(&c.retention, "retention", telemetry.DefaultRetention, "how long client events and samples are kept (purged hourly)")
@@ -168,6 +173,13 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 		return usagef("--retention must be at least 1h, not %s", c.retention)
 	}
 	apiSrv.Telemetry.Retention = c.retention
+	if c.baselineK <= 0 || c.baselineK > 10 {
+		return usagef("--baseline-k must be above 0 and at most 10, not %g", c.baselineK)
+	}
+	if c.baselineMin < 1 {
+		return usagef("--baseline-min-samples must be at least 1, not %d", c.baselineMin)
+	}
+	apiSrv.Baselines.K, apiSrv.Baselines.MinSamples = c.baselineK, c.baselineMin
 	// SNMP: this start's engine boots, the trap sender and the agent.
 	boots, err := st.CountUp(ctx, "snmp_engine_boots")
 	if err != nil {
@@ -185,12 +197,21 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 		}
 		traps.APChange(ap.CustomerID, ap.BoxID, ap.Name, ap.MacAddress, path, up)
 	}
+	apiSrv.Baselines.OnAnomaly = func(a baseline.Anomaly, path string) {
+		log.Info("baseline anomaly", "customer_id", a.CustomerID, "location_id", a.LocationID, "kind", a.Kind,
+			"slot", a.Slot, "observation", a.Observation, "threshold", a.Threshold)
+		traps.BaselineAnomaly(snmp.Anomaly{CustomerID: a.CustomerID, Kind: a.Kind, LocationPath: path,
+			SlotStart: time.UnixMilli(a.Slot), Observation: a.Observation, Threshold: a.Threshold})
+	}
 	var agent *snmp.Agent
 	if agentConn != nil {
 		agent = &snmp.Agent{
 			Policy: func(ctx context.Context) (*wnms.SNMPPolicy, error) { return st.SNMPPolicy(ctx, wnms.OnPremCustomer) },
 			Counts: func(ctx context.Context) (snmp.Counts, error) {
 				return st.SNMPCounts(ctx, time.Now().Add(-c.apTimeout).UnixMilli())
+			},
+			OpenAnomalies: func(ctx context.Context) (int64, error) {
+				return st.CountAnomalies(ctx, time.Now().Add(-24*time.Hour).UnixMilli())
 			},
 			Engine: engine, DataDir: c.data, Log: log,
 			Description: "wnms " + Version + " wireless network management server",
@@ -256,6 +277,9 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	go apiSrv.Telemetry.WatchAPs(bg)
 	go apiSrv.Telemetry.PurgeEvery(bg, st, time.Hour)
 	go traps.Run(bg)
+	go apiSrv.Baselines.EvaluateEvery(bg, func(ctx context.Context) ([]int64, error) {
+		return st.BaselineCustomers(ctx, time.Now().Add(-48*time.Hour).UnixMilli())
+	}, time.Minute)
 	if cl != nil {
 		go cl.Run(bg)
 		hup := make(chan os.Signal, 1)

@@ -54,6 +54,7 @@ func (s *Server) routes() {
 
 	// Telemetry: ingest and the device lists (internal/telemetry).
 	s.Telemetry.Routes(s.handle)
+	s.Baselines.Routes(s.handle)
 
 	// Extensions (api.md §2, §5, §6).
 	s.handle("POST /login/{clientidentifier}/{timeout}", public, s.login)

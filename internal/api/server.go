@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wnms/wnms/internal/baseline"
+
 	"github.com/wnms/wnms/internal/cluster"
 
 	"github.com/wnms/wnms/internal/accounts"
@@ -51,6 +53,7 @@ type Store interface {
 	wnms.LayoutStore
 	wnms.FileStore
 	telemetry.Store
+	baseline.Store
 	Ping(ctx context.Context) error
 	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
 }
@@ -71,6 +74,8 @@ type Server struct {
 	// Router is the listener's plumbing and route table; its Intercept
 	// hook sees every authorized call before its handler.
 	Router *httpkit.Router
+	// Baselines answers the baseline calls and evaluates anomalies.
+	Baselines *baseline.Service
 	// SNMP sends the traps of every customer's SNMP policy.
 	SNMP *snmp.Sender
 	// OnSNMPPolicyChange is called after an SNMP policy is stored (the
@@ -97,6 +102,7 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 	s.Telemetry = telemetry.NewService(st, log)
 	s.Telemetry.Secret = a.Secret
 	s.Telemetry.Instrument(reg)
+	s.Baselines = baseline.NewService(st, log)
 	s.SNMP = snmp.NewSender(st.SNMPPolicy, snmp.NewEngine(1, a.Secret), log)
 	s.SNMP.Instrument(reg)
 	s.routes()

@@ -53,14 +53,7 @@ func ObserveConnectivity(attempts []ConnAttempt) Connectivity {
 			c.Network++
 		}
 	}
-	if c.Attempting > 0 {
-		n := float64(c.Attempting)
-		c.Observation = 100 * float64(c.Failing) / n
-		c.PctAssociation = 100 * float64(c.Association) / n
-		c.PctAuthentication = 100 * float64(c.Authentication) / n
-		c.PctNetwork = 100 * float64(c.Network) / n
-	}
-	return c
+	return Complete(c)
 }
 
 // Sample is one client statistics sample.
@@ -165,4 +158,17 @@ func DataRate(rates []float64) Obs {
 		sum += r
 	}
 	return Obs{Value: sum / float64(len(rates)), Samples: len(rates)}
+}
+
+// Complete fills the observation and percentages of counts.
+func Complete(c Connectivity) Connectivity {
+	c.Observation, c.PctAssociation, c.PctAuthentication, c.PctNetwork = 0, 0, 0, 0
+	if c.Attempting > 0 {
+		n := float64(c.Attempting)
+		c.Observation = 100 * float64(c.Failing) / n
+		c.PctAssociation = 100 * float64(c.Association) / n
+		c.PctAuthentication = 100 * float64(c.Authentication) / n
+		c.PctNetwork = 100 * float64(c.Network) / n
+	}
+	return c
 }

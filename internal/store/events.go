@@ -45,15 +45,24 @@ var eventColumns = []string{"customer_id", "event_id", "mac", "ts", "event_type"
 	"dot11ac", "ssid", "protocol", "code", "sub_code", "body"}
 
 // InsertClientEvents stores events through the bulk path on the telemetry
-// database (see telemetry.EventStore). An event without the client's id
+// database (see telemetry.EventStore), and marks the baseline slots of
+// their connection attempts out of date. An event without the client's id
 // gets one no client can send (its own namespace, "~" and random), so it
 // never collides.
 func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events []*telemetry.Event, bodies [][]byte) (int, error) {
 	rows := eventRows(customerID, events, bodies)
+	dirty := dirtyRows(customerID, events)
 	var n int64
 	err := s.bulk(ctx, s.tw, func(b *bulkTx) error {
 		var err error
-		n, err = b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id) DO NOTHING")
+		if n, err = b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id) DO NOTHING"); err != nil {
+			return err
+		}
+		// The baselines of the slots these events fall in are out of date
+		// (marked in the same commit, so no stored event is ever missed).
+		if len(dirty) > 0 && n > 0 {
+			_, err = b.Insert(ctx, "baseline_dirty", []string{"customer_id", "slot", "version"}, dirty, dirtyConflict)
+		}
 		return err
 	})
 	return int(n), err
@@ -220,6 +229,16 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 	if table == "log_bundles" {
 		res, err := s.w.ExecContext(ctx, `DELETE FROM exports WHERE file_key IN (SELECT file_key FROM exports
 			WHERE kind = $1 AND created_at < $2 LIMIT `+strconv.Itoa(batch)+`)`, wnms.FileBundle, before)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		return int(n), err
+	}
+	switch table {
+	case "conn_obs", "anomalies", "baseline_dirty":
+		// Baseline rows, keyed by slot: at most a few hundred an hour.
+		res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE slot < $1`, before)
 		if err != nil {
 			return 0, err
 		}

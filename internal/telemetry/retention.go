@@ -24,7 +24,7 @@ type Purger interface {
 // PurgedTables are the telemetry tables retention purges, oldest rows
 // first: events, samples, AP heartbeats, the clients not seen since, and
 // the connection log bundles.
-var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles"}
+var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles", "conn_obs", "anomalies", "baseline_dirty"}
 
 // Instrument registers the service's series: records ingested by kind and
 // result, and rows purged by table.

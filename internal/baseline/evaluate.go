@@ -1,0 +1,91 @@
+package baseline
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// KindConnectivity is the anomaly kind the evaluation records.
+const KindConnectivity = "clientsconnectivity"
+
+// maxCatchUp bounds how many closed slots one evaluation looks back at
+// (a server that was down a day does not flood receivers on start).
+const maxCatchUp = 8
+
+// EvaluateEvery evaluates anomalies every period until ctx ends.
+func (s *Service) EvaluateEvery(ctx context.Context, customers func(ctx context.Context) ([]int64, error), period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			ids, err := customers(ctx)
+			if err == nil {
+				for _, id := range ids {
+					if err = s.EvaluateCustomer(ctx, id); err != nil {
+						break
+					}
+				}
+			}
+			if err != nil && ctx.Err() == nil && s.Log != nil {
+				s.Log.Error("baseline evaluation failed", "err", err)
+			}
+		}
+	}
+}
+
+// EvaluateCustomer evaluates the connectivity (every SSID, band ANY) of
+// each of the customer's floors for every slot closed since the last
+// evaluation, records what is anomalous, and announces each anomaly this
+// call recorded (another replica's are its own to announce).
+func (s *Service) EvaluateCustomer(ctx context.Context, customerID int64) error {
+	if err := s.Refresh(ctx, customerID); err != nil {
+		return err
+	}
+	newest := SlotOf(s.Now().UnixMilli()) - slotMs // the last closed slot
+	key := "anomaly_evaluated_slot:" + strconv.FormatInt(customerID, 10)
+	first := newest
+	if v, ok, err := s.Store.Setting(ctx, key); err != nil {
+		return err
+	} else if ok {
+		last, _ := strconv.ParseInt(v, 10, 64)
+		first = max(last+slotMs, newest-(maxCatchUp-1)*slotMs)
+	}
+	if first > newest {
+		return nil
+	}
+	locs, err := s.Store.Locations(ctx, customerID)
+	if err != nil {
+		return err
+	}
+	for _, l := range locs {
+		if l.Type != wnms.FloorLocation || (l.CustomerID != customerID && l.CustomerID != 0) {
+			continue
+		}
+		points, err := s.Connectivity(ctx, customerID, l, BandAny, "", first, newest)
+		if err != nil {
+			return err
+		}
+		for _, p := range points {
+			if !p.Anomalous {
+				continue
+			}
+			a := Anomaly{CustomerID: customerID, LocationID: l.ID.ID, Kind: KindConnectivity, Slot: p.Timestamp,
+				Observation: p.Observation, Baseline: *p.Baseline, Threshold: *p.Threshold, RaisedAt: s.Now().UnixMilli()}
+			inserted, err := s.Store.RecordAnomaly(ctx, a)
+			if err != nil {
+				return err
+			}
+			if inserted && s.OnAnomaly != nil {
+				path, _ := s.Store.LocationNamePath(ctx, l.ID.ID)
+				s.OnAnomaly(a, path)
+			}
+		}
+	}
+	return s.Store.PutSetting(ctx, key, strconv.FormatInt(newest, 10))
+}

@@ -1,0 +1,155 @@
+package baseline
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/wnms/wnms/internal/access"
+	"github.com/wnms/wnms/internal/httpkit"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// MaxWindow is the longest fromtime–totime a baseline call covers.
+const MaxWindow = 31 * 24 * time.Hour
+
+// Routes registers the baseline calls with handle.
+func (s *Service) Routes(handle func(pattern string, rule access.Rule, h httpkit.HandlerFunc)) {
+	handle("GET /baselines/clientsconnectivity", access.AnyRole, s.connectivity)
+	handle("GET /baselines/anomalies", access.AnyRole, s.anomalies)
+}
+
+// ParseBand reads frequencyband: 2.4GHz, 5GHz or ANY, in any case.
+func ParseBand(v string) (string, bool) {
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "", "ANY":
+		return BandAny, true
+	case "2.4GHZ", "2.4", Band24:
+		return Band24, true
+	case "5GHZ", "5", Band5:
+		return Band5, true
+	}
+	return "", false
+}
+
+// window reads fromtime and totime (ms): by default the last 24 hours, at
+// most MaxWindow.
+func (s *Service) window(r *http.Request) (from, to int64, err error) {
+	now := s.Now().UnixMilli()
+	if to, err = httpkit.QueryInt(r, "totime", now); err != nil {
+		return 0, 0, err
+	}
+	if from, err = httpkit.QueryInt(r, "fromtime", to-int64(24*time.Hour/time.Millisecond)); err != nil {
+		return 0, 0, err
+	}
+	switch {
+	case from < 0:
+		return 0, 0, wnms.ParamError("fromtime", "fromtime must be epoch milliseconds")
+	case to < 0:
+		return 0, 0, wnms.ParamError("totime", "totime must be epoch milliseconds")
+	case from > to:
+		return 0, 0, wnms.ParamError("fromtime", "fromtime %d is after totime %d", from, to)
+	case to-from > int64(MaxWindow/time.Millisecond):
+		return 0, 0, wnms.ParamError("fromtime", "a baseline covers at most 31 days; narrow fromtime and totime")
+	}
+	return from, to, nil
+}
+
+// location reads locationid (default the root) for the caller.
+func (s *Service) location(r *http.Request, c *wnms.Caller) (*wnms.Location, error) {
+	id, err := httpkit.QueryInt(r, "locationid", wnms.RootLocation)
+	if err != nil {
+		return nil, err
+	}
+	return access.LocationFor(r.Context(), s.Store, c, id)
+}
+
+// connectivity is GET /baselines/clientsconnectivity.
+func (s *Service) connectivity(w http.ResponseWriter, r *http.Request) error {
+	if err := httpkit.LocalNode(r); err != nil {
+		return err
+	}
+	c := wnms.CallerFrom(r.Context())
+	bandParam, _ := httpkit.QueryValue(r, "frequencyband")
+	band, ok := ParseBand(bandParam)
+	if !ok {
+		return wnms.ParamError("frequencyband", "frequencyband must be 2.4GHz, 5GHz or ANY, not %q", bandParam)
+	}
+	ssid, _ := httpkit.QueryValue(r, "ssid")
+	if err := wnms.CheckOctets("ssid", ssid, 0, wnms.MaxSSIDOctets); err != nil {
+		return wnms.AtField(err, "ssid")
+	}
+	from, to, err := s.window(r)
+	if err != nil {
+		return err
+	}
+	l, err := s.location(r, c)
+	if err != nil {
+		return err
+	}
+	points, err := s.Connectivity(r.Context(), c.CustomerID(), l, band, ssid, from, to)
+	if err != nil {
+		return err
+	}
+	httpkit.WriteJSON(w, http.StatusOK, points)
+	return nil
+}
+
+// anomalyJSON is an anomaly as the list answers it.
+type anomalyJSON struct {
+	LocationID wnms.LocationID `json:"locationId"`
+	Anomaly
+}
+
+// anomalies is GET /baselines/anomalies: the anomalies recorded at the
+// locations the caller sees (below locationid when given), newest first.
+func (s *Service) anomalies(w http.ResponseWriter, r *http.Request) error {
+	if err := httpkit.LocalNode(r); err != nil {
+		return err
+	}
+	c := wnms.CallerFrom(r.Context())
+	from, to, err := s.window(r)
+	if err != nil {
+		return err
+	}
+	under := wnms.RootPath // without locationid: wherever the caller sees
+	if _, given := httpkit.QueryValue(r, "locationid"); given {
+		l, err := s.location(r, c)
+		if err != nil {
+			return err
+		}
+		under = l.Path
+	}
+	if err := s.Refresh(r.Context(), c.CustomerID()); err != nil {
+		return err
+	}
+	list, err := s.Store.Anomalies(r.Context(), c.CustomerID(), nil, baselineSlotFloor(from), to)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for _, a := range list {
+		ids = append(ids, a.LocationID)
+	}
+	paths, err := s.Store.LocationPaths(r.Context(), ids)
+	if err != nil {
+		return err
+	}
+	scope, err := c.ScopePaths(r.Context())
+	if err != nil {
+		return err
+	}
+	out := []anomalyJSON{}
+	for _, a := range list {
+		p, ok := paths[a.LocationID]
+		if ok && wnms.UnderAny(p, []string{under}) && wnms.UnderAny(p, scope) {
+			out = append(out, anomalyJSON{LocationID: wnms.LocalID(a.LocationID), Anomaly: a})
+		}
+	}
+	httpkit.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// baselineSlotFloor is the start of the slot holding from, so a window
+// that starts inside a slot includes it.
+func baselineSlotFloor(from int64) int64 { return SlotOf(from) }

@@ -1,0 +1,190 @@
+package baseline_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/baseline"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+const bssid = "00:11:74:00:0a:01"
+
+func raw(records []string) apitest.Raw {
+	return apitest.Raw{ContentType: "application/json", Body: []byte("[" + strings.Join(records, ",") + "]")}
+}
+
+// attempts makes n clients attempt at t on the floor's AP (5 GHz, SSID
+// corp), the first failing of them failing with an authentication failure
+// (RADIUS unreachable).
+func attempts(day string, t time.Time, n, failing int) []string {
+	var out []string
+	for i := 0; i < n; i++ {
+		head := fmt.Sprintf(`{"eventId":"%s-%d","macAddress":"aa:bb:cc:00:00:%02x","bssid":%q,"channel":36,"ssid":"corp","timestamp":%d`,
+			day, i, i, bssid, t.UnixMilli()+int64(i)*1000)
+		if i < failing {
+			out = append(out, head+`,"eventType":"Failure","failureCode":2,"subFailureCode":203}`)
+		} else {
+			out = append(out, head+`,"eventType":"Success","dhcpLatency":1,"aaaLatency":1,"dnsLatency":0}`)
+		}
+	}
+	return out
+}
+
+type point struct {
+	Baseline                     *float64 `json:"baseline"`
+	StandardDeviation            *float64 `json:"standardDeviation"`
+	Anomalous                    bool     `json:"anomalous"`
+	Timestamp                    int64    `json:"timestamp"`
+	Observation                  float64  `json:"observation"`
+	AbsoluteObservation          int      `json:"absoluteObservation"`
+	NoOfSamplesForObservation    int      `json:"noOfSamplesForObservation"`
+	Threshold                    *float64 `json:"threshold"`
+	PercentageClientsAuthFailure float64  `json:"percentageClientsAuthFailure"`
+	NoClientsAuthFailure         int      `json:"noClientsAuthFailure"`
+}
+
+func near(a *float64, b float64) bool { return a != nil && math.Abs(*a-b) < 1e-9 }
+
+// The connectivity baseline through HTTP, against numbers worked out by
+// hand, and the anomaly evaluation recording each anomaly once even when
+// two replicas evaluate the same slot.
+func TestConnectivityBaseline(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		now := time.Date(2026, 11, 20, 12, 0, 30, 0, time.UTC)
+		clock := apitest.NewClock(now)
+		e.UseClock(clock)
+		e.API.Baselines.Now = clock.Now
+		site := e.NewLocation(t, 0, wnms.FolderLocation, "Site", 1)
+		floor := e.NewLocation(t, site.ID.ID, wnms.FloorLocation, "Floor 1", 1)
+		other := e.NewLocation(t, 0, wnms.FolderLocation, "Other", 1)
+		e.Admin.Expect(200, "POST", "/V5/ingest/aps", raw([]string{fmt.Sprintf(`{"macaddress":"00:11:74:00:0a:00","name":"AP 1",
+			"locationId":{"type":"locallocationid","id":%d},"radios":[{"macaddress":%q,"channel":36,"ssid":"corp"}]}`, floor.ID.ID, bssid)}))
+
+		// The 11:45 slot on the three days before: 10 clients each, 1, 2
+		// and 3 failing: 10 %, 20 %, 30 %. Today 10 clients, 6 failing.
+		slot := time.Date(2026, 11, 20, 11, 45, 0, 0, time.UTC)
+		var records []string
+		for d, failing := range []int{1, 2, 3} {
+			records = append(records, attempts(fmt.Sprintf("d%d", d+1), slot.AddDate(0, 0, -(d+1)), 10, failing)...)
+		}
+		records = append(records, attempts("today", slot, 10, 6)...)
+		e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", raw(records))
+
+		// Baseline: mean of 10, 20, 30 = 20; population σ = √(((−10)² + 0² +
+		// 10²) / 3) = √66.67 = 8.1650; threshold 20 + 2σ = 36.3299.
+		// Observation 6/10 = 60 % > 36.33 with 10 samples ≥ 5: anomalous.
+		window := fmt.Sprintf("fromtime=%d&totime=%d", slot.UnixMilli(), slot.UnixMilli()+60_000)
+		for _, loc := range []int64{site.ID.ID, floor.ID.ID, 0} {
+			var pts []point
+			e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/clientsconnectivity?locationid=%d&%s", loc, window), nil).Decode(t, &pts)
+			sd := math.Sqrt(200.0 / 3)
+			if len(pts) != 1 || !near(pts[0].Baseline, 20) || !near(pts[0].StandardDeviation, sd) || !near(pts[0].Threshold, 20+2*sd) ||
+				pts[0].Observation != 60 || pts[0].AbsoluteObservation != 6 || pts[0].NoOfSamplesForObservation != 10 ||
+				!pts[0].Anomalous || pts[0].PercentageClientsAuthFailure != 60 || pts[0].NoClientsAuthFailure != 6 ||
+				pts[0].Timestamp != slot.UnixMilli() {
+				t.Fatalf("location %d: %+v", loc, pts)
+			}
+		}
+		// Another band, another SSID, another folder: no data, no baseline.
+		for _, q := range []string{"frequencyband=2.4ghz&locationid=0", "ssid=guest&locationid=0", fmt.Sprintf("locationid=%d", other.ID.ID)} {
+			var pts []point
+			e.Admin.Expect(200, "GET", "/V5/baselines/clientsconnectivity?"+q+"&"+window, nil).Decode(t, &pts)
+			if len(pts) != 1 || pts[0].Baseline != nil || pts[0].Anomalous || pts[0].NoOfSamplesForObservation != 0 {
+				t.Fatalf("%s: %+v", q, pts)
+			}
+		}
+		// The default window is the last 24 hours: 96 slots, oldest first.
+		var day []point
+		e.Admin.Expect(200, "GET", "/V5/baselines/clientsconnectivity", nil).Decode(t, &day)
+		if len(day) != 96 || day[0].Timestamp >= day[95].Timestamp || day[95].Timestamp != time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC).UnixMilli() {
+			t.Fatalf("default window: %d points", len(day))
+		}
+
+		// The evaluation finds the 11:45 slot anomalous on the floor, and
+		// records and announces it once, with two replicas at it together.
+		second := baseline.NewService(apitest.OpenStoreAt(t, e.Config), nil)
+		second.Now = clock.Now
+		var mu sync.Mutex
+		var announced []string
+		announce := func(a baseline.Anomaly, path string) {
+			mu.Lock()
+			announced = append(announced, fmt.Sprintf("%d %s %d", a.LocationID, path, a.Slot))
+			mu.Unlock()
+		}
+		e.API.Baselines.OnAnomaly, second.OnAnomaly = announce, announce
+		var wg sync.WaitGroup
+		for _, svc := range []*baseline.Service{e.API.Baselines, second} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := svc.EvaluateCustomer(context.Background(), 1); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if err := e.API.Baselines.EvaluateCustomer(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("%d /Site/Floor 1 %d", floor.ID.ID, slot.UnixMilli())
+		if len(announced) != 1 || announced[0] != want {
+			t.Fatalf("announced %q, want once %q", announced, want)
+		}
+		var list []map[string]any
+		e.Admin.Expect(200, "GET", "/V5/baselines/anomalies", nil).Decode(t, &list)
+		if len(list) != 1 || list[0]["kind"] != "clientsconnectivity" || list[0]["observation"] != float64(60) {
+			t.Fatalf("anomalies: %v", list)
+		}
+		var none []map[string]any
+		e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/anomalies?locationid=%d", other.ID.ID), nil).Decode(t, &none)
+		if len(none) != 0 {
+			t.Fatalf("anomalies elsewhere: %v", none)
+		}
+	})
+}
+
+func TestBaselineBadInput(t *testing.T) {
+	e := apitest.New(t, apitest.SQLite)
+	foreign := e.NewLocation(t, 0, wnms.FolderLocation, "Foreign", 2)
+	site := e.NewLocation(t, 0, wnms.FolderLocation, "Site", 1)
+	other := e.NewLocation(t, 0, wnms.FolderLocation, "Other", 1)
+	_, scoped := e.NewUser(t, apitest.UserSpec{Role: wnms.Viewer, Locations: []int64{site.ID.ID}})
+	day := int64(24 * time.Hour / time.Millisecond)
+	for _, tc := range []struct {
+		name   string
+		c      *apitest.Client
+		query  string
+		status int
+		code   string
+		text   string
+	}{
+		{"6 GHz", e.Admin, "frequencyband=6GHz", 400, wnms.InvalidParameter, "frequencyband"},
+		{"from after to", e.Admin, fmt.Sprintf("fromtime=%d&totime=%d", 2*day, day), 400, wnms.InvalidParameter, "after"},
+		{"32 days", e.Admin, fmt.Sprintf("fromtime=%d&totime=%d", day, 33*day), 400, wnms.InvalidParameter, "31 days"},
+		{"not a number", e.Admin, "fromtime=yesterday", 400, wnms.InvalidParameter, "fromtime"},
+		{"unknown location", e.Admin, "locationid=999", 404, wnms.ResourceNotFound, "999"},
+		{"another customer's location", e.Admin, fmt.Sprintf("locationid=%d", foreign.ID.ID), 404, wnms.ResourceNotFound, ""},
+		{"out of scope", scoped, fmt.Sprintf("locationid=%d", other.ID.ID), 403, wnms.LocationAccessDenied, ""},
+		{"a child", e.Admin, "nodeid=3", 400, wnms.InvalidParameter, "nodeid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, path := range []string{"/V5/baselines/clientsconnectivity?", "/V5/baselines/anomalies?"} {
+				if strings.Contains(path, "anomalies") && strings.Contains(tc.query, "frequencyband") {
+					continue
+				}
+				r := tc.c.Do("GET", path+tc.query, nil)
+				if r.Status != tc.status || r.ErrorCode() != tc.code || !strings.Contains(string(r.Body), tc.text) {
+					t.Errorf("%s%s: %d %s", path, tc.query, r.Status, r.Body)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,54 @@
+package baseline
+
+// Bands of a scope: one of these, or BandAny.
+const (
+	BandAny = "ANY"
+	Band24  = "BAND_2_4_GHZ"
+	Band5   = "BAND_5_GHZ"
+)
+
+// BandOfChannel is the band of a Wi-Fi channel: 1–14 are 2.4 GHz.
+func BandOfChannel(ch int) string {
+	if ch >= 1 && ch <= 14 {
+		return Band24
+	}
+	return Band5
+}
+
+// ScopedAttempt is a client's Success or Failure event of a slot, where
+// it happened: a location, a band, an SSID.
+type ScopedAttempt struct {
+	LocationID int64
+	Band       string
+	SSID       string
+	ConnAttempt
+}
+
+// ConnObsRow is the connectivity observation of a slot in one scope: a
+// location and its subtree, a band (or BandAny), an SSID ("" for all).
+type ConnObsRow struct {
+	LocationID int64
+	Band       string
+	SSID       string
+	Slot       int64
+	Connectivity
+}
+
+// DirtySlot is a slot whose observations are out of date; Version is the
+// mark a refresh clears only if no newer one replaced it.
+type DirtySlot struct {
+	Slot    int64
+	Version int64
+}
+
+// Anomaly is an anomalous slot recorded by the evaluation.
+type Anomaly struct {
+	CustomerID  int64   `json:"-"`
+	LocationID  int64   `json:"-"`
+	Kind        string  `json:"kind"`
+	Slot        int64   `json:"timestamp"`
+	Observation float64 `json:"observation"`
+	Baseline    float64 `json:"baseline"`
+	Threshold   float64 `json:"threshold"`
+	RaisedAt    int64   `json:"-"`
+}
