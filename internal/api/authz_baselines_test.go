@@ -33,6 +33,13 @@ func TestAuthzBaselines(t *testing.T) {
 	runAuthz(t, []authzCase{
 		{name: "GET baselines/clientsconnectivity", request: at("/V5/baselines/clientsconnectivity"), allowed: allRoles, ok: http.StatusOK,
 			location: true, foreign: http.StatusNotFound, foreignCode: wnms.ResourceNotFound},
+		{name: "GET baselines/clientsperformance", request: at("/V5/baselines/clientsperformance"), allowed: allRoles, ok: http.StatusOK,
+			location: true, foreign: http.StatusNotFound, foreignCode: wnms.ResourceNotFound},
+		{name: "GET baselines/clientdatarate", allowed: allRoles, ok: http.StatusOK,
+			location: true, foreign: http.StatusNotFound, foreignCode: wnms.ResourceNotFound,
+			request: func(_ *testing.T, _ *authzFixture, tg authzTarget) (string, string, any) {
+				return "GET", fmt.Sprintf("/V5/baselines/clientdatarate?macaddress=aa:bb:cc:dd:ee:ff&locationid=%d", tg.Folder.ID.ID), nil
+			}},
 		{name: "GET baselines/anomalies", request: at("/V5/baselines/anomalies"), allowed: allRoles, ok: http.StatusOK,
 			location: true, foreign: http.StatusNotFound, foreignCode: wnms.ResourceNotFound},
 		// Without locationid: another customer's caller, and one scoped to

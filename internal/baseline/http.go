@@ -7,6 +7,7 @@ import (
 
 	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/httpkit"
+	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -16,6 +17,8 @@ const MaxWindow = 31 * 24 * time.Hour
 // Routes registers the baseline calls with handle.
 func (s *Service) Routes(handle func(pattern string, rule access.Rule, h httpkit.HandlerFunc)) {
 	handle("GET /baselines/clientsconnectivity", access.AnyRole, s.connectivity)
+	handle("GET /baselines/clientsperformance", access.AnyRole, s.performance)
+	handle("GET /baselines/clientdatarate", access.AnyRole, s.dataRate)
 	handle("GET /baselines/anomalies", access.AnyRole, s.anomalies)
 }
 
@@ -64,20 +67,93 @@ func (s *Service) location(r *http.Request, c *wnms.Caller) (*wnms.Location, err
 	return access.LocationFor(r.Context(), s.Store, c, id)
 }
 
+// scopeQuery is what the scope baselines read: band, SSID, window and
+// location.
+type scopeQuery struct {
+	band, ssid string
+	from, to   int64
+	loc        *wnms.Location
+}
+
+func (s *Service) scopeQuery(r *http.Request, c *wnms.Caller) (q scopeQuery, err error) {
+	if err := httpkit.LocalNode(r); err != nil {
+		return q, err
+	}
+	bandParam, _ := httpkit.QueryValue(r, "frequencyband")
+	var ok bool
+	if q.band, ok = ParseBand(bandParam); !ok {
+		return q, wnms.ParamError("frequencyband", "frequencyband must be 2.4GHz, 5GHz or ANY, not %q", bandParam)
+	}
+	q.ssid, _ = httpkit.QueryValue(r, "ssid")
+	if err := wnms.CheckOctets("ssid", q.ssid, 0, wnms.MaxSSIDOctets); err != nil {
+		return q, wnms.AtField(err, "ssid")
+	}
+	if q.from, q.to, err = s.window(r); err != nil {
+		return q, err
+	}
+	q.loc, err = s.location(r, c)
+	return q, err
+}
+
+// macParam reads a client MAC in any case, with : or - (required or not).
+func macParam(r *http.Request, required bool) (string, error) {
+	v, given := httpkit.QueryValue(r, "macaddress")
+	if !given || v == "" {
+		if required {
+			return "", wnms.MissingParam("macaddress")
+		}
+		return "", nil
+	}
+	m, ok := telemetry.ParseMAC(v)
+	if !ok {
+		return "", wnms.ParamError("macaddress", "macaddress %q is not a MAC address (six hex pairs, : or - between them)", v)
+	}
+	return m, nil
+}
+
 // connectivity is GET /baselines/clientsconnectivity.
 func (s *Service) connectivity(w http.ResponseWriter, r *http.Request) error {
+	c := wnms.CallerFrom(r.Context())
+	q, err := s.scopeQuery(r, c)
+	if err != nil {
+		return err
+	}
+	points, err := s.Connectivity(r.Context(), c.CustomerID(), q.loc, q.band, q.ssid, q.from, q.to)
+	if err != nil {
+		return err
+	}
+	httpkit.WriteJSON(w, http.StatusOK, points)
+	return nil
+}
+
+// performance is GET /baselines/clientsperformance.
+func (s *Service) performance(w http.ResponseWriter, r *http.Request) error {
+	c := wnms.CallerFrom(r.Context())
+	q, err := s.scopeQuery(r, c)
+	if err != nil {
+		return err
+	}
+	mac, err := macParam(r, false)
+	if err != nil {
+		return err
+	}
+	points, err := s.Performance(r.Context(), c.CustomerID(), q.loc, q.band, q.ssid, mac, q.from, q.to)
+	if err != nil {
+		return err
+	}
+	httpkit.WriteJSON(w, http.StatusOK, points)
+	return nil
+}
+
+// dataRate is GET /baselines/clientdatarate.
+func (s *Service) dataRate(w http.ResponseWriter, r *http.Request) error {
 	if err := httpkit.LocalNode(r); err != nil {
 		return err
 	}
 	c := wnms.CallerFrom(r.Context())
-	bandParam, _ := httpkit.QueryValue(r, "frequencyband")
-	band, ok := ParseBand(bandParam)
-	if !ok {
-		return wnms.ParamError("frequencyband", "frequencyband must be 2.4GHz, 5GHz or ANY, not %q", bandParam)
-	}
-	ssid, _ := httpkit.QueryValue(r, "ssid")
-	if err := wnms.CheckOctets("ssid", ssid, 0, wnms.MaxSSIDOctets); err != nil {
-		return wnms.AtField(err, "ssid")
+	mac, err := macParam(r, true)
+	if err != nil {
+		return err
 	}
 	from, to, err := s.window(r)
 	if err != nil {
@@ -87,7 +163,7 @@ func (s *Service) connectivity(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	points, err := s.Connectivity(r.Context(), c.CustomerID(), l, band, ssid, from, to)
+	points, err := s.DataRate(r.Context(), c.CustomerID(), l, mac, from, to)
 	if err != nil {
 		return err
 	}

@@ -188,3 +188,105 @@ func TestBaselineBadInput(t *testing.T) {
 		})
 	}
 }
+
+// sample is one statistics sample of a client on the floor's AP.
+func sample(mac string, t time.Time, rate, retry float64, rssi int) string {
+	return fmt.Sprintf(`{"macAddress":%q,"bssid":%q,"channel":36,"ssid":"corp","timestamp":%d,"rssi":%d,"dataRateMbps":%g,"retryRatePct":%g}`,
+		mac, bssid, t.UnixMilli(), rssi, rate, retry)
+}
+
+type perfPoint struct {
+	Baseline                     *float64 `json:"baseline"`
+	StandardDeviation            *float64 `json:"standardDeviation"`
+	Anomalous                    bool     `json:"anomalous"`
+	Observation                  float64  `json:"observation"`
+	AbsoluteObservation          int      `json:"absoluteObservation"`
+	NoOfSamplesForObservation    int      `json:"noOfSamplesForObservation"`
+	Threshold                    *int64   `json:"threshold"`
+	PercentageClientsLowDataRate float64  `json:"percentageClientsLowDataRate"`
+	NoClientsLowDataRate         int      `json:"noClientsLowDataRate"`
+}
+
+type ratePoint struct {
+	point
+	SSID          string `json:"ssid"`
+	FrequencyBand string `json:"frequencyBand"`
+}
+
+// The performance and data-rate baselines through HTTP, against numbers
+// worked out by hand.
+func TestPerformanceAndDataRateBaselines(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		clock := apitest.NewClock(time.Date(2026, 11, 20, 12, 0, 30, 0, time.UTC))
+		e.UseClock(clock)
+		e.API.Baselines.Now = clock.Now
+		floor := e.NewLocation(t, e.NewLocation(t, 0, wnms.FolderLocation, "Site", 1).ID.ID, wnms.FloorLocation, "Floor 1", 1)
+		e.Admin.Expect(200, "POST", "/V5/ingest/aps", raw([]string{fmt.Sprintf(`{"macaddress":"00:11:74:00:0a:00","name":"AP 1",
+			"locationId":{"type":"locallocationid","id":%d},"radios":[{"macaddress":%q,"channel":36,"ssid":"corp"}]}`, floor.ID.ID, bssid)}))
+		slot := time.Date(2026, 11, 20, 11, 45, 0, 0, time.UTC)
+
+		// Performance: 10 clients at 11:45 on each of the three days
+		// before and today. Client 00 always has a good rate; clients 01
+		// up to the day's count have 5 Mbps (low data rate): 1, 2, 3 of 10
+		// on the days before (10 %, 20 %, 30 %), 6 of 10 today (60 %).
+		// Baseline 20, σ = √((100 + 0 + 100) / 3) = 8.165, threshold
+		// round(20 + 16.33) = 36: 60 is anomalous.
+		// Data rate of client 00: one sample each of 100, 120 and 140 Mbps
+		// on the days before (mean 120, σ = √(800 / 3) = 16.33, threshold
+		// 120 − 32.66 = 87.34), and today five samples of 80: anomalous.
+		var records []string
+		days := []struct {
+			at   time.Time
+			low  int
+			rate float64
+		}{{slot.AddDate(0, 0, -1), 1, 100}, {slot.AddDate(0, 0, -2), 2, 120}, {slot.AddDate(0, 0, -3), 3, 140}, {slot, 6, 80}}
+		for _, d := range days {
+			for i := 1; i <= 9; i++ {
+				rate := 300.0
+				if i <= d.low {
+					rate = 5
+				}
+				records = append(records, sample(fmt.Sprintf("aa:bb:cc:00:01:%02x", i), d.at.Add(time.Duration(i)*time.Second), rate, 1, -50))
+			}
+			n := 1
+			if d.at.Equal(slot) {
+				n = 5
+			}
+			for j := 0; j < n; j++ {
+				records = append(records, sample("aa:bb:cc:00:01:00", d.at.Add(time.Duration(j)*time.Minute), d.rate, 1, -50))
+			}
+		}
+		e.Admin.Expect(200, "POST", "/V5/ingest/clientstats", raw(records))
+		window := fmt.Sprintf("fromtime=%d&totime=%d", slot.UnixMilli(), slot.UnixMilli()+60_000)
+
+		var perf []perfPoint
+		e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/clientsperformance?locationid=%d&%s", floor.ID.ID, window), nil).Decode(t, &perf)
+		sd := math.Sqrt(200.0 / 3)
+		if len(perf) != 1 || !near(perf[0].Baseline, 20) || !near(perf[0].StandardDeviation, sd) || perf[0].Threshold == nil ||
+			*perf[0].Threshold != 36 || perf[0].Observation != 60 || perf[0].NoOfSamplesForObservation != 10 || perf[0].AbsoluteObservation != 6 ||
+			perf[0].NoClientsLowDataRate != 6 || perf[0].PercentageClientsLowDataRate != 60 || !perf[0].Anomalous {
+			t.Fatalf("performance: %+v", perf)
+		}
+		// One client alone: client 03 was low today and on day −3 only.
+		e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/clientsperformance?macaddress=AA-BB-CC-00-01-03&%s", window), nil).Decode(t, &perf)
+		if len(perf) != 1 || perf[0].Observation != 100 || perf[0].NoOfSamplesForObservation != 1 || perf[0].Anomalous {
+			t.Fatalf("one client's performance: %+v", perf)
+		}
+
+		var rate []ratePoint
+		e.Admin.Expect(200, "GET", "/V5/baselines/clientdatarate?macaddress=aa:bb:cc:00:01:00&"+window, nil).Decode(t, &rate)
+		rsd := math.Sqrt(800.0 / 3)
+		if len(rate) != 1 || !near(rate[0].Baseline, 120) || !near(rate[0].StandardDeviation, rsd) || rate[0].Observation != 80 ||
+			rate[0].NoOfSamplesForObservation != 5 || !rate[0].Anomalous || rate[0].SSID != "corp" || rate[0].FrequencyBand != "BAND_5_GHZ" ||
+			!near(rate[0].Threshold, 120-2*rsd) {
+			t.Fatalf("data rate: %+v", rate)
+		}
+		if r := e.Admin.Do("GET", "/V5/baselines/clientdatarate?"+window, nil); r.Status != 400 || r.ErrorCode() != wnms.MissingParameter {
+			t.Fatalf("data rate without a MAC: %d %s", r.Status, r.Body)
+		}
+		if r := e.Admin.Do("GET", "/V5/baselines/clientdatarate?macaddress=aa:bb&"+window, nil); r.Status != 400 || r.ErrorCode() != wnms.InvalidParameter {
+			t.Fatalf("data rate with a bad MAC: %d %s", r.Status, r.Body)
+		}
+	})
+}

@@ -136,6 +136,12 @@ func ObservePerformance(samples []Sample) Performance {
 			p.Troubled++
 		}
 	}
+	return CompletePerformance(p)
+}
+
+// CompletePerformance fills the observation and percentages of counts.
+func CompletePerformance(p Performance) Performance {
+	p.Observation, p.PctLowDataRate, p.PctHighRetry, p.PctLowRSSI, p.PctSticky = 0, 0, 0, 0, 0
 	if p.Clients > 0 {
 		n := float64(p.Clients)
 		p.Observation = 100 * float64(p.Troubled) / n

@@ -3,6 +3,7 @@ package baseline
 import (
 	"context"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -15,8 +16,11 @@ type Store interface {
 	DirtyCustomers(ctx context.Context) ([]int64, error)
 	DirtySlots(ctx context.Context, customerID int64) ([]DirtySlot, error)
 	SlotAttempts(ctx context.Context, customerID, slot int64) ([]ScopedAttempt, error)
-	ReplaceConnObs(ctx context.Context, customerID, slot int64, obs []ConnObsRow, version int64) error
+	SlotSamples(ctx context.Context, customerID, slot int64) ([]ScopedSample, error)
+	ClientSamples(ctx context.Context, customerID int64, mac string, from, to int64) ([]ScopedSample, error)
+	ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn []ConnObsRow, perf []PerfObsRow, version int64) error
 	ConnObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]Connectivity, error)
+	PerfObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]Performance, error)
 	RecordAnomaly(ctx context.Context, a Anomaly) (bool, error)
 	Anomalies(ctx context.Context, customerID int64, locations []int64, from, to int64) ([]Anomaly, error)
 	Location(ctx context.Context, id int64) (*wnms.Location, error)
@@ -59,25 +63,38 @@ func (s *Service) Refresh(ctx context.Context, customerID int64) error {
 		if err != nil {
 			return err
 		}
-		if err := s.ancestorsOf(ctx, attempts, ancestors); err != nil {
+		samples, err := s.Store.SlotSamples(ctx, customerID, d.Slot)
+		if err != nil {
 			return err
 		}
-		if err := s.Store.ReplaceConnObs(ctx, customerID, d.Slot, scopeObservations(d.Slot, attempts, ancestors), d.Version); err != nil {
+		locs := make([]int64, 0, len(attempts)+len(samples))
+		for _, a := range attempts {
+			locs = append(locs, a.LocationID)
+		}
+		for _, x := range samples {
+			locs = append(locs, x.LocationID)
+		}
+		if err := s.ancestorsOf(ctx, locs, ancestors); err != nil {
+			return err
+		}
+		err = s.Store.ReplaceSlotObs(ctx, customerID, d.Slot, scopeObservations(d.Slot, attempts, ancestors),
+			scopePerformance(d.Slot, samples, ancestors), d.Version)
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// ancestorsOf fills, for every location of attempts not yet known, the
+// ancestorsOf fills, for every location of locs not yet known, the
 // location and every folder above it.
-func (s *Service) ancestorsOf(ctx context.Context, attempts []ScopedAttempt, known map[int64][]int64) error {
+func (s *Service) ancestorsOf(ctx context.Context, locs []int64, known map[int64][]int64) error {
 	var ids []int64
 	seen := map[int64]bool{}
-	for _, a := range attempts {
-		if _, ok := known[a.LocationID]; !ok && !seen[a.LocationID] {
-			seen[a.LocationID] = true
-			ids = append(ids, a.LocationID)
+	for _, id := range locs {
+		if _, ok := known[id]; !ok && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
 		}
 	}
 	if len(ids) == 0 {
@@ -102,28 +119,57 @@ func (s *Service) ancestorsOf(ctx context.Context, attempts []ScopedAttempt, kno
 	return nil
 }
 
-// scopeObservations computes the observation of every scope the slot's
-// attempts touch: each location on the path of an attempt, each with the
-// attempt's band and ANY, its SSID and all SSIDs.
-func scopeObservations(slot int64, attempts []ScopedAttempt, ancestors map[int64][]int64) []ConnObsRow {
-	type scope struct {
-		loc        int64
-		band, ssid string
+// scope is a location with its subtree, a band (or BandAny) and an SSID
+// ("" for all).
+type scope struct {
+	loc        int64
+	band, ssid string
+}
+
+// eachScope calls f with every scope that something at a location, band
+// and SSID belongs to: the location and each folder above it, each with
+// the band and ANY, the SSID and all SSIDs.
+func eachScope(loc int64, band, ssid string, ancestors map[int64][]int64, f func(scope)) {
+	bands, ssids := []string{BandAny, band}, []string{"", ssid}
+	if band == BandAny {
+		bands = bands[:1]
 	}
-	by := map[scope][]ConnAttempt{}
-	for _, a := range attempts {
-		for _, loc := range ancestors[a.LocationID] {
-			for _, band := range []string{BandAny, a.Band} {
-				for _, ssid := range []string{"", a.SSID} {
-					k := scope{loc, band, ssid}
-					by[k] = append(by[k], a.ConnAttempt)
-				}
+	if ssid == "" {
+		ssids = ssids[:1]
+	}
+	for _, l := range ancestors[loc] {
+		for _, b := range bands {
+			for _, s := range ssids {
+				f(scope{l, b, s})
 			}
 		}
+	}
+}
+
+// scopeObservations computes the connectivity of every scope the slot's
+// attempts touch.
+func scopeObservations(slot int64, attempts []ScopedAttempt, ancestors map[int64][]int64) []ConnObsRow {
+	by := map[scope][]ConnAttempt{}
+	for _, a := range attempts {
+		eachScope(a.LocationID, a.Band, a.SSID, ancestors, func(k scope) { by[k] = append(by[k], a.ConnAttempt) })
 	}
 	out := make([]ConnObsRow, 0, len(by))
 	for k, as := range by {
 		out = append(out, ConnObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Connectivity: ObserveConnectivity(as)})
+	}
+	return out
+}
+
+// scopePerformance computes the performance of every scope the slot's
+// samples touch.
+func scopePerformance(slot int64, samples []ScopedSample, ancestors map[int64][]int64) []PerfObsRow {
+	by := map[scope][]Sample{}
+	for _, x := range samples {
+		eachScope(x.LocationID, x.Band, x.SSID, ancestors, func(k scope) { by[k] = append(by[k], x.Sample) })
+	}
+	out := make([]PerfObsRow, 0, len(by))
+	for k, xs := range by {
+		out = append(out, PerfObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Performance: ObservePerformance(xs)})
 	}
 	return out
 }
@@ -192,4 +238,157 @@ func locationZone(l *wnms.Location) *time.Location {
 		}
 	}
 	return time.UTC
+}
+
+// PerfPoint is a performance data point; its threshold is an integer.
+type PerfPoint struct {
+	Type                           string   `json:"type"`
+	Baseline                       *float64 `json:"baseline"`
+	StandardDeviation              *float64 `json:"standardDeviation"`
+	Anomalous                      bool     `json:"anomalous"`
+	Timestamp                      int64    `json:"timestamp"`
+	Observation                    float64  `json:"observation"`
+	AbsoluteObservation            int      `json:"absoluteObservation"`
+	NoOfSamplesForObservation      int      `json:"noOfSamplesForObservation"`
+	Threshold                      *int64   `json:"threshold"`
+	PercentageClientsLowDataRate   float64  `json:"percentageClientsLowDataRate"`
+	NoClientsLowDataRate           int      `json:"noClientsLowDataRate"`
+	PercentageClientsHighRetryRate float64  `json:"percentageClientsHighRetryRate"`
+	NoClientsHighRetryRate         int      `json:"noClientsHighRetryRate"`
+	PercentageClientsLowRssi       float64  `json:"percentageClientsLowRssi"`
+	NoClientsLowRssi               int      `json:"noClientsLowRssi"`
+	PercentageClientsSticky        int64    `json:"percentageClientsSticky"`
+	NoClientsSticky                int      `json:"noClientsSticky"`
+}
+
+// Performance answers the performance data points of a scope for the
+// slots in [from, to], oldest first; with mac, of that client alone.
+func (s *Service) Performance(ctx context.Context, customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) ([]PerfPoint, error) {
+	var obs map[int64]Performance
+	var err error
+	if mac == "" {
+		if err := s.Refresh(ctx, customerID); err != nil {
+			return nil, err
+		}
+		obs, err = s.Store.PerfObs(ctx, customerID, l.ID.ID, band, ssid, from-historySpan, to)
+	} else {
+		obs, err = s.clientPerformance(ctx, customerID, l, band, ssid, mac, from-historySpan, to)
+	}
+	if err != nil {
+		return nil, err
+	}
+	hist := func(slot int64) Obs {
+		p := obs[slot]
+		return Obs{Value: p.Observation, Samples: p.Clients}
+	}
+	params := Params{K: s.K, MinSamples: s.MinSamples, Direction: HigherIsWorse, IntThreshold: true}
+	zone := locationZone(l)
+	out := []PerfPoint{}
+	for _, slot := range Slots(from, to) {
+		p := obs[slot]
+		r := Evaluate(slot, Obs{Value: p.Observation, Samples: p.Clients}, zone, hist, params)
+		pt := PerfPoint{Type: "clientsperformance", Baseline: r.Baseline, StandardDeviation: r.StdDev, Anomalous: r.Anomalous,
+			Timestamp: slot, Observation: p.Observation, AbsoluteObservation: p.Troubled, NoOfSamplesForObservation: p.Clients,
+			PercentageClientsLowDataRate: p.PctLowDataRate, NoClientsLowDataRate: p.LowDataRate,
+			PercentageClientsHighRetryRate: p.PctHighRetry, NoClientsHighRetryRate: p.HighRetry,
+			PercentageClientsLowRssi: p.PctLowRSSI, NoClientsLowRssi: p.LowRSSI,
+			PercentageClientsSticky: int64(math.Round(p.PctSticky)), NoClientsSticky: p.Sticky}
+		if r.Threshold != nil {
+			th := int64(*r.Threshold)
+			pt.Threshold = &th
+		}
+		out = append(out, pt)
+	}
+	return out, nil
+}
+
+// clientPerformance is the performance of one client, slot by slot, in
+// the location's subtree, band and SSID.
+func (s *Service) clientPerformance(ctx context.Context, customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) (map[int64]Performance, error) {
+	samples, err := s.inScope(ctx, customerID, l, band, ssid, mac, from, to)
+	if err != nil {
+		return nil, err
+	}
+	by := map[int64][]Sample{}
+	for _, x := range samples {
+		by[SlotOf(x.Time)] = append(by[SlotOf(x.Time)], x.Sample)
+	}
+	out := make(map[int64]Performance, len(by))
+	for slot, xs := range by {
+		out[slot] = ObservePerformance(xs)
+	}
+	return out, nil
+}
+
+// inScope reads a client's samples in [from, to] taken in the location's
+// subtree, band and SSID.
+func (s *Service) inScope(ctx context.Context, customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) ([]ScopedSample, error) {
+	samples, err := s.Store.ClientSamples(ctx, customerID, mac, from, to+slotMs)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for _, x := range samples {
+		ids = append(ids, x.LocationID)
+	}
+	paths, err := s.Store.LocationPaths(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := samples[:0]
+	for _, x := range samples {
+		if (band == BandAny || x.Band == band) && (ssid == "" || x.SSID == ssid) && wnms.UnderAny(paths[x.LocationID], []string{l.Path}) {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// RatePoint is a client's data-rate data point.
+type RatePoint struct {
+	Type                      string   `json:"type"`
+	Baseline                  *float64 `json:"baseline"`
+	StandardDeviation         *float64 `json:"standardDeviation"`
+	Anomalous                 bool     `json:"anomalous"`
+	Timestamp                 int64    `json:"timestamp"`
+	Observation               float64  `json:"observation"`
+	AbsoluteObservation       int      `json:"absoluteObservation"`
+	NoOfSamplesForObservation int      `json:"noOfSamplesForObservation"`
+	Threshold                 *float64 `json:"threshold"`
+	SSID                      string   `json:"ssid"`
+	FrequencyBand             string   `json:"frequencyBand"`
+}
+
+// DataRate answers a client's data-rate data points for the slots in
+// [from, to], oldest first: the mean data rate of its samples in the
+// slot (in the location's subtree), lower is worse.
+func (s *Service) DataRate(ctx context.Context, customerID int64, l *wnms.Location, mac string, from, to int64) ([]RatePoint, error) {
+	samples, err := s.inScope(ctx, customerID, l, BandAny, "", mac, from-historySpan, to)
+	if err != nil {
+		return nil, err
+	}
+	rates := map[int64][]float64{}
+	last := map[int64]ScopedSample{}
+	for _, x := range samples {
+		slot := SlotOf(x.Time)
+		rates[slot] = append(rates[slot], x.DataRateMbps)
+		last[slot] = x
+	}
+	hist := func(slot int64) Obs { return DataRate(rates[slot]) }
+	params := Params{K: s.K, MinSamples: s.MinSamples, Direction: LowerIsWorse}
+	zone := locationZone(l)
+	out := []RatePoint{}
+	for _, slot := range Slots(from, to) {
+		o := DataRate(rates[slot])
+		r := Evaluate(slot, o, zone, hist, params)
+		x := last[slot]
+		band := x.Band
+		if band == "" {
+			band = BandAny
+		}
+		out = append(out, RatePoint{Type: "clientdatarate", Baseline: r.Baseline, StandardDeviation: r.StdDev, Anomalous: r.Anomalous,
+			Timestamp: slot, Observation: o.Value, AbsoluteObservation: int(math.Round(o.Value)), NoOfSamplesForObservation: o.Samples,
+			Threshold: r.Threshold, SSID: x.SSID, FrequencyBand: band})
+	}
+	return out, nil
 }

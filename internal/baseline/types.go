@@ -52,3 +52,22 @@ type Anomaly struct {
 	Threshold   float64 `json:"threshold"`
 	RaisedAt    int64   `json:"-"`
 }
+
+// ScopedSample is a client statistics sample with when and where it was
+// taken.
+type ScopedSample struct {
+	Time       int64
+	LocationID int64
+	Band       string
+	SSID       string
+	Sample
+}
+
+// PerfObsRow is the performance observation of a slot in one scope.
+type PerfObsRow struct {
+	LocationID int64
+	Band       string
+	SSID       string
+	Slot       int64
+	Performance
+}

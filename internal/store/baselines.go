@@ -15,16 +15,25 @@ import (
 // dirtyRows are the baseline_dirty marks of the slots that events with
 // connection attempts (Success, Failure) fall in.
 func dirtyRows(customerID int64, events []*telemetry.Event) [][]any {
+	var attempts []int64
+	for _, e := range events {
+		if e.Type == telemetry.Success || e.Type == telemetry.Failure {
+			attempts = append(attempts, e.Timestamp)
+		}
+	}
+	return dirtySlots(customerID, len(attempts), func(i int) int64 { return attempts[i] })
+}
+
+// dirtySlots are the baseline_dirty marks of the slots of n times, all
+// with one new random version.
+func dirtySlots(customerID int64, n int, at func(i int) int64) [][]any {
 	var buf [8]byte
 	rand.Read(buf[:])
 	version := int64(binary.BigEndian.Uint64(buf[:]) >> 1)
 	seen := map[int64]bool{}
 	var rows [][]any
-	for _, e := range events {
-		if e.Type != telemetry.Success && e.Type != telemetry.Failure {
-			continue
-		}
-		slot := baseline.SlotOf(e.Timestamp)
+	for i := 0; i < n; i++ {
+		slot := baseline.SlotOf(at(i))
 		if !seen[slot] {
 			seen[slot] = true
 			rows = append(rows, []any{customerID, slot, version})
@@ -106,16 +115,25 @@ func (s *Store) SlotAttempts(ctx context.Context, customerID, slot int64) ([]bas
 	return out, rows.Err()
 }
 
-var connObsColumns = []string{"customer_id", "location_id", "band", "ssid", "slot", "attempting", "failing", "assoc", "auth", "network"}
+var (
+	connObsColumns = []string{"customer_id", "location_id", "band", "ssid", "slot", "attempting", "failing", "assoc", "auth", "network"}
+	perfObsColumns = []string{"customer_id", "location_id", "band", "ssid", "slot", "clients", "troubled", "low_rate", "high_retry",
+		"low_rssi", "sticky"}
+)
 
-// ReplaceConnObs stores the observations of a slot in place of the old
+// ReplaceSlotObs stores the observations of a slot in place of the old
 // ones and clears the slot's mark if it is still version, in one
 // transaction (serialized per slot across replicas).
-func (s *Store) ReplaceConnObs(ctx context.Context, customerID, slot int64, obs []baseline.ConnObsRow, version int64) error {
-	rows := make([][]any, len(obs))
-	for i, o := range obs {
-		rows[i] = []any{customerID, o.LocationID, o.Band, o.SSID, slot, int64(o.Attempting), int64(o.Failing),
+func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn []baseline.ConnObsRow, perf []baseline.PerfObsRow, version int64) error {
+	connRows := make([][]any, len(conn))
+	for i, o := range conn {
+		connRows[i] = []any{customerID, o.LocationID, o.Band, o.SSID, slot, int64(o.Attempting), int64(o.Failing),
 			int64(o.Association), int64(o.Authentication), int64(o.Network)}
+	}
+	perfRows := make([][]any, len(perf))
+	for i, o := range perf {
+		perfRows[i] = []any{customerID, o.LocationID, o.Band, o.SSID, slot, int64(o.Clients), int64(o.Troubled),
+			int64(o.LowDataRate), int64(o.HighRetry), int64(o.LowRSSI), int64(o.Sticky)}
 	}
 	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
 		if s.dialect == Postgres {
@@ -123,17 +141,81 @@ func (s *Store) ReplaceConnObs(ctx context.Context, customerID, slot int64, obs 
 				return err
 			}
 		}
-		if _, err := b.Exec(ctx, `DELETE FROM conn_obs WHERE customer_id = $1 AND slot = $2`, customerID, slot); err != nil {
-			return err
-		}
-		if len(rows) > 0 {
-			if _, err := b.Insert(ctx, "conn_obs", connObsColumns, rows, ""); err != nil {
+		for _, t := range []struct {
+			table string
+			cols  []string
+			rows  [][]any
+		}{{"conn_obs", connObsColumns, connRows}, {"perf_obs", perfObsColumns, perfRows}} {
+			if _, err := b.Exec(ctx, `DELETE FROM `+t.table+` WHERE customer_id = $1 AND slot = $2`, customerID, slot); err != nil {
 				return err
+			}
+			if len(t.rows) > 0 {
+				if _, err := b.Insert(ctx, t.table, t.cols, t.rows, ""); err != nil {
+					return err
+				}
 			}
 		}
 		_, err := b.Exec(ctx, `DELETE FROM baseline_dirty WHERE customer_id = $1 AND slot = $2 AND version = $3`, customerID, slot, version)
 		return err
 	})
+}
+
+// SlotSamples reads the client statistics samples of one slot of the
+// customer.
+func (s *Store) SlotSamples(ctx context.Context, customerID, slot int64) ([]baseline.ScopedSample, error) {
+	return s.samples(ctx, `customer_id = $1 AND ts >= $2 AND ts < $3`, customerID, slot, slot+baseline.SlotDuration.Milliseconds())
+}
+
+// ClientSamples reads one client's samples in [from, to).
+func (s *Store) ClientSamples(ctx context.Context, customerID int64, mac string, from, to int64) ([]baseline.ScopedSample, error) {
+	return s.samples(ctx, `customer_id = $1 AND mac = $4 AND ts >= $2 AND ts < $3`, customerID, from, to, mac)
+}
+
+func (s *Store) samples(ctx context.Context, where string, args ...any) ([]baseline.ScopedSample, error) {
+	rows, err := s.tr.QueryContext(ctx, `SELECT mac, ts, location_id, ssid, channel, rssi, data_rate, retry_pct, best_nbr_rssi
+		FROM client_stats WHERE `+where+` ORDER BY ts`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []baseline.ScopedSample
+	for rows.Next() {
+		var x baseline.ScopedSample
+		var ch, rssi int64
+		var best sql.NullInt64
+		if err := rows.Scan(&x.MAC, &x.Time, &x.LocationID, &x.SSID, &ch, &rssi, &x.DataRateMbps, &x.RetryRatePct, &best); err != nil {
+			return nil, err
+		}
+		x.Band, x.RSSI = baseline.BandOfChannel(int(ch)), float64(rssi)
+		if best.Valid {
+			v := float64(best.Int64)
+			x.BestNeighborRSSI = &v
+		}
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}
+
+// PerfObs reads the performance observations of one scope for the slots
+// in [from, to], by slot.
+func (s *Store) PerfObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]baseline.Performance, error) {
+	rows, err := s.tr.QueryContext(ctx, `SELECT slot, clients, troubled, low_rate, high_retry, low_rssi, sticky FROM perf_obs
+		WHERE customer_id = $1 AND location_id = $2 AND band = $3 AND ssid = $4 AND slot >= $5 AND slot <= $6`,
+		customerID, locationID, band, ssid, from, to)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]baseline.Performance{}
+	for rows.Next() {
+		var slot int64
+		var p baseline.Performance
+		if err := rows.Scan(&slot, &p.Clients, &p.Troubled, &p.LowDataRate, &p.HighRetry, &p.LowRSSI, &p.Sticky); err != nil {
+			return nil, err
+		}
+		out[slot] = baseline.CompletePerformance(p)
+	}
+	return out, rows.Err()
 }
 
 // ConnObs reads the observations of one scope for the slots in [from,

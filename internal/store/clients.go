@@ -70,7 +70,7 @@ var sampleColumns = []string{"customer_id", "mac", "ts", "location_id", "ap_box_
 	"data_rate", "retry_pct", "best_nbr_rssi", "tx_bytes", "rx_bytes", "observed_by"}
 
 // InsertClientStats stores samples through the bulk path on the
-// telemetry database.
+// telemetry database, and marks their baseline slots out of date.
 func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples []*telemetry.Sample) error {
 	rows := make([][]any, len(samples))
 	for i, x := range samples {
@@ -93,8 +93,13 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 		rows[i] = []any{customerID, x.MacAddress, x.Timestamp, x.LocationID, box, x.BSSID, x.SSID, int64(x.Channel),
 			int64(x.RSSI), x.DataRateMbps, x.RetryRatePct, nbr, tx, rx, obs}
 	}
+	dirty := dirtySlots(customerID, len(samples), func(i int) int64 { return samples[i].Timestamp })
 	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
-		_, err := b.Insert(ctx, "client_stats", sampleColumns, rows, "")
+		if _, err := b.Insert(ctx, "client_stats", sampleColumns, rows, ""); err != nil {
+			return err
+		}
+		// The performance baselines of the samples' slots are out of date.
+		_, err := b.Insert(ctx, "baseline_dirty", []string{"customer_id", "slot", "version"}, dirty, dirtyConflict)
 		return err
 	})
 }

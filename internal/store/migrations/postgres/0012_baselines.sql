@@ -2,7 +2,7 @@
 -- of every slot in every scope (a location with its subtree, a band or
 -- ANY, an SSID or '' for all), computed from the slot's Success and
 -- Failure events when the slot is marked in baseline_dirty: ingest marks
--- the slots its events fall in, and a refresh recomputes them. Reads of
+-- the slots its events and samples fall in, and a refresh recomputes them. Reads of
 -- baselines and the anomaly evaluation read conn_obs, never raw events.
 CREATE TABLE conn_obs (
     customer_id BIGINT NOT NULL,
@@ -18,6 +18,24 @@ CREATE TABLE conn_obs (
     PRIMARY KEY (customer_id, location_id, band, ssid, slot)
 );
 CREATE INDEX conn_obs_slot ON conn_obs (customer_id, slot);
+
+-- perf_obs is the performance observation of every slot in every scope,
+-- from the slot's client statistics samples, kept like conn_obs.
+CREATE TABLE perf_obs (
+    customer_id BIGINT NOT NULL,
+    location_id BIGINT NOT NULL,
+    band        TEXT NOT NULL,
+    ssid        TEXT NOT NULL,
+    slot        BIGINT NOT NULL,
+    clients     INTEGER NOT NULL,
+    troubled    INTEGER NOT NULL,
+    low_rate    INTEGER NOT NULL,
+    high_retry  INTEGER NOT NULL,
+    low_rssi    INTEGER NOT NULL,
+    sticky      INTEGER NOT NULL,
+    PRIMARY KEY (customer_id, location_id, band, ssid, slot)
+);
+CREATE INDEX perf_obs_slot ON perf_obs (customer_id, slot);
 
 -- Slots whose events changed since their observations were computed;
 -- version (random, new at every mark) tells a refresh whether the slot
