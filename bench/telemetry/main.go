@@ -55,6 +55,7 @@ var (
 	cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the ingest comparison to this file")
 	dataDir  = flag.String("data", "", "SQLite data directory to keep (and reuse: a store that holds -events events skips the ingest and load); empty: a temporary one")
 	cacheMiB = flag.Int("sqlite-cache-mib", store.DefaultCacheMiB, "SQLite telemetry page cache, as wnms serve --sqlite-cache-mib")
+	baselines = flag.Bool("baselines", false, "also measure the connectivity baseline: rebuild the slot observations of every event, then read a day of it")
 	readProf = flag.String("readprofile", "", "write a CPU profile of the hot reads to this file")
 )
 
@@ -159,7 +160,8 @@ func main() {
 		pick := mrand.New(mrand.NewPCG(3, 4))
 		var httpPage, rawPage, httpLogs, rawLogs []time.Duration
 		for i := 0; i < *readsN; i++ {
-			macHTTP, macRaw := gen.mac(pick.IntN(*nClients)), gen.mac(pick.IntN(*nClients))
+			// The store holds MACs as ingest writes them: upper case.
+			macHTTP, macRaw := gen.mac(pick.IntN(*nClients)), strings.ToUpper(gen.mac(pick.IntN(*nClients)))
 			viaHTTP := func() {
 				t := time.Now()
 				get(client, base+"/V5/devices/clientevents/"+macHTTP+"/0/50?totalcountrequired=true", cookie)
@@ -205,6 +207,9 @@ func main() {
 		check(err)
 		check(pprof.StartCPUProfile(f))
 	}
+	if *baselines {
+		measureBaselines(ctx, st, client, base, cookie)
+	}
 	reads("hot")
 	if *readProf != "" {
 		pprof.StopCPUProfile()
@@ -212,7 +217,36 @@ func main() {
 	if *idle > 0 {
 		time.Sleep(*idle)
 		reads("cold")
+		if *baselines {
+			baselineReads(client, base, cookie, "cold")
+		}
 	}
+}
+
+// measureBaselines marks every slot of the stored events out of date,
+// times the refresh that rebuilds their observations, and reads a day
+// of the connectivity baseline hot.
+func measureBaselines(ctx context.Context, st *store.Store, client *http.Client, base, cookie string) {
+	n, err := st.MarkAllSlotsForBench(ctx, 1)
+	check(err)
+	t0 := time.Now()
+	get(client, base+"/V5/baselines/clientsconnectivity", cookie) // refreshes every marked slot first
+	fmt.Printf("baselines: rebuilt the observations of %d slots in %s (%.1f ms a slot)\n", n, time.Since(t0).Round(time.Millisecond),
+		float64(time.Since(t0).Milliseconds())/float64(max(n, 1)))
+	baselineReads(client, base, cookie, "hot")
+}
+
+// baselineReads times a day (96 slots) of the connectivity baseline at
+// the root, each band.
+func baselineReads(client *http.Client, base, cookie, label string) {
+	var d []time.Duration
+	for i := 0; i < *readsN/4; i++ {
+		band := []string{"ANY", "5GHz", "2.4GHz"}[i%3]
+		t := time.Now()
+		get(client, base+"/V5/baselines/clientsconnectivity?locationid=0&frequencyband="+band, cookie)
+		d = append(d, time.Since(t))
+	}
+	fmt.Printf("%s connectivity baseline, one day (96 slots) over HTTP: p50 %s p99 %s\n", label, ms(pct(d, 50)), ms(pct(d, 99)))
 }
 
 // generator makes deterministic events: -clients MACs, -aps BSSIDs,

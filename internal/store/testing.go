@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/telemetry"
 )
 
@@ -130,4 +131,18 @@ func (s *Store) CountEventsForBench(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.tr.QueryRowContext(ctx, `SELECT count(*) FROM client_events`).Scan(&n)
 	return n, err
+}
+
+// MarkAllSlotsForBench marks every slot holding an event of the customer
+// out of date, as if all had just been ingested, and returns how many.
+func (s *Store) MarkAllSlotsForBench(ctx context.Context, customerID int64) (int, error) {
+	slot := baseline.SlotDuration.Milliseconds()
+	res, err := s.tw.ExecContext(ctx, `INSERT INTO baseline_dirty (customer_id, slot, version)
+		SELECT DISTINCT customer_id, ts - ts % $2, 1 FROM client_events WHERE customer_id = $1
+		ON CONFLICT (customer_id, slot) DO NOTHING`, customerID, slot)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }
