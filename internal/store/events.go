@@ -94,7 +94,9 @@ func eventRows(customerID int64, events []*telemetry.Event, bodies [][]byte) [][
 
 // ClientEvents answers q from the telemetry database (see
 // telemetry.EventStore).
-func (s *Store) ClientEvents(ctx context.Context, q telemetry.EventQuery) ([]json.RawMessage, int, error) {
+// eventFilter is the WHERE condition of q on client_events, and its
+// arguments.
+func (s *Store) eventFilter(q telemetry.EventQuery) (string, sqlArgs) {
 	var args sqlArgs
 	where := []string{"customer_id = " + args.add(q.CustomerID), "mac = " + args.add(q.MAC)}
 	if q.Locations != nil {
@@ -128,9 +130,15 @@ func (s *Store) ClientEvents(ctx context.Context, q telemetry.EventQuery) ([]jso
 		where = append(where, "sub_code = "+args.add(int64(*q.SubCode)))
 	}
 	if q.Dot11ACOnly {
-		where = append(where, "dot11ac = "+args.add(true))
+		// The bare column, as the partial index client_events_connlog
+		// states it, so the planner can use that index.
+		where = append(where, "dot11ac")
 	}
-	cond := strings.Join(where, " AND ")
+	return strings.Join(where, " AND "), args
+}
+
+func (s *Store) ClientEvents(ctx context.Context, q telemetry.EventQuery) ([]json.RawMessage, int, error) {
+	cond, args := s.eventFilter(q)
 	tx, err := s.tr.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
 		return nil, 0, err

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -145,4 +146,45 @@ func (s *Store) MarkAllSlotsForBench(ctx context.Context, customerID int64) (int
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
+}
+
+// EventPlanForTest returns the engine's plan of the client event page
+// query for q (PostgreSQL told to avoid sequential scans, which it would
+// take on a test's small table).
+func (s *Store) EventPlanForTest(ctx context.Context, q telemetry.EventQuery) (string, error) {
+	cond, args := s.eventFilter(q)
+	query := `SELECT body FROM client_events WHERE ` + cond + ` ORDER BY ts DESC, id DESC LIMIT 100`
+	conn, err := s.tr.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if s.dialect == Postgres {
+		if _, err := conn.ExecContext(ctx, `SET enable_seqscan = off`); err != nil {
+			return "", err
+		}
+		defer conn.ExecContext(context.Background(), `RESET enable_seqscan`)
+		query = `EXPLAIN ` + query
+	} else {
+		query = `EXPLAIN QUERY PLAN ` + query
+	}
+	rows, err := conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var plan []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", err
+		}
+		plan = append(plan, fmt.Sprint(vals...))
+	}
+	return strings.Join(plan, "\n"), rows.Err()
 }

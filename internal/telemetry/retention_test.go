@@ -43,8 +43,9 @@ func TestRetentionAndMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Old events, one old sample, the clients only they had seen, and
-		// the baseline mark of the old events' slot (all within 5 ms).
-		if want := 2*(telemetry.PurgeBatch+5) + 1 + 1; n != want {
+		// the baseline marks of the old events' slot (all within 5 ms) and
+		// of the old sample's.
+		if want := 2*(telemetry.PurgeBatch+5) + 1 + 2; n != want {
 			t.Errorf("purged %d rows, want %d", n, want)
 		}
 		var p eventPage
