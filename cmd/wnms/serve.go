@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -278,7 +279,21 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	go apiSrv.Telemetry.PurgeEvery(bg, st, time.Hour)
 	go traps.Run(bg)
 	go apiSrv.Baselines.EvaluateEvery(bg, func(ctx context.Context) ([]int64, error) {
-		return st.BaselineCustomers(ctx, time.Now().Add(-48*time.Hour).UnixMilli())
+		// Customers with new telemetry, and those with recent observations.
+		ids, err := st.DirtyCustomers(ctx)
+		if err != nil {
+			return nil, err
+		}
+		recent, err := st.BaselineCustomers(ctx, time.Now().Add(-48*time.Hour).UnixMilli())
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range recent {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		return ids, nil
 	}, time.Minute)
 	if cl != nil {
 		go cl.Run(bg)
