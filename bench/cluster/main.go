@@ -14,13 +14,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/wnms/wnms/bench/internal/stats"
 
 	"github.com/wnms/wnms/bench/internal/benchserver"
 	"github.com/wnms/wnms/internal/cluster"
@@ -69,9 +69,9 @@ func main() {
 	check(err)
 	direct := timeGets(client, child.Base+"/V5/users/current", childSession)
 	forwarded := timeGets(client, parent.Base+"/V5/users/current?nodeid=1", parentSession)
-	fmt.Printf("users/current on the child directly: p50 %s p99 %s\n", ms(pct(direct, 50)), ms(pct(direct, 99)))
+	fmt.Printf("users/current on the child directly: p50 %s p99 %s\n", stats.MS(stats.Pct(direct, 50)), stats.MS(stats.Pct(direct, 99)))
 	fmt.Printf("the same through the parent (nodeid=1): p50 %s p99 %s; added p50 %s\n",
-		ms(pct(forwarded, 50)), ms(pct(forwarded, 99)), ms(pct(forwarded, 50)-pct(direct, 50)))
+		stats.MS(stats.Pct(forwarded, 50)), stats.MS(stats.Pct(forwarded, 99)), stats.MS(stats.Pct(forwarded, 50)-stats.Pct(direct, 50)))
 
 	// Fan-out: drop the real child so that only the fakes answer.
 	cl.Reload(ctx, &cluster.Config{Children: cfg.Children[1:]})
@@ -80,7 +80,7 @@ func main() {
 	tree := timeGets(client, parent.Base+"/V2/locations/tree", fan)
 	slowest := time.Duration(*nChildren) * *step
 	fmt.Printf("location tree fanned out over %d children (slowest answers after %s): p50 %s p99 %s; over the slowest p50 %s\n",
-		*nChildren, slowest, ms(pct(tree, 50)), ms(pct(tree, 99)), ms(pct(tree, 50)-slowest))
+		*nChildren, slowest, stats.MS(stats.Pct(tree, 50)), stats.MS(stats.Pct(tree, 99)), stats.MS(stats.Pct(tree, 50)-slowest))
 }
 
 // fakeChild serves a child's login, keep-alive and a small location tree
@@ -133,14 +133,6 @@ func timeGets(c *http.Client, url, session string) []time.Duration {
 	}
 	return out
 }
-
-func pct(d []time.Duration, p float64) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[int(math.Ceil(p/100*float64(len(s))))-1]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d.Microseconds())/1000) }
 
 func check(err error) {
 	if err != nil {

@@ -15,17 +15,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wnms/wnms/bench/internal/stats"
 
 	"github.com/gosnmp/gosnmp"
 
@@ -97,7 +97,7 @@ func main() {
 		v2 = append(v2, time.Since(t0))
 	}
 	c.Close()
-	fmt.Printf("GET sysName.0, one at a time, SNMPv2c: p50 %s p99 %s\n", ms(pct(v2, 50)), ms(pct(v2, 99)))
+	fmt.Printf("GET sysName.0, one at a time, SNMPv2c: p50 %s p99 %s\n", stats.MS(stats.Pct(v2, 50)), stats.MS(stats.Pct(v2, 99)))
 
 	v3 := &gosnmp.GoSNMP{Target: "127.0.0.1", Port: uint16(agentAddr.Port), Version: gosnmp.Version3, Timeout: time.Second,
 		SecurityModel: gosnmp.UserSecurityModel, MsgFlags: gosnmp.AuthPriv, MaxOids: 60,
@@ -113,7 +113,7 @@ func main() {
 	}
 	v3.Conn.Close()
 	fmt.Printf("GET sysName.0, one at a time, SNMPv3 authPriv SHA-256/AES (gosnmp client): p50 %s p99 %s\n",
-		ms(pct(v3d, 50)), ms(pct(v3d, 99)))
+		stats.MS(stats.Pct(v3d, 50)), stats.MS(stats.Pct(v3d, 99)))
 
 	// 2. and 3. The HTTP API alone, then beside the SNMP load.
 	cookie, err := srv.Session(ctx, http.DefaultClient)
@@ -173,7 +173,7 @@ func main() {
 	wg.Wait()
 	fmt.Printf("HTTP users/current beside %d SNMP GETs/s: %.0f req/s (%.2f of alone)\n", *rate, both, both/alone)
 	fmt.Printf("SNMP during that run: %.0f GETs/s answered (%d sent, %d answered), p50 %s p99 %s\n",
-		reached, sent.Load(), answered.Load(), ms(pct(lat, 50)), ms(pct(lat, 99)))
+		reached, sent.Load(), answered.Load(), stats.MS(stats.Pct(lat, 50)), stats.MS(stats.Pct(lat, 99)))
 }
 
 func mustEncode(p *gosnmp.SnmpPacket) []byte {
@@ -198,17 +198,6 @@ func wrk(url, cookie string) float64 {
 	f, _ := strconv.ParseFloat(string(m[1]), 64)
 	return f
 }
-
-func pct(d []time.Duration, p float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[int(math.Ceil(p/100*float64(len(s))))-1]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d.Microseconds())/1000) }
 
 func check(err error) {
 	if err != nil {

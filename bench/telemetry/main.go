@@ -27,16 +27,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	mrand "math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
 	"runtime/pprof"
-	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wnms/wnms/bench/internal/stats"
 
 	"github.com/wnms/wnms/bench/internal/benchserver"
 	"github.com/wnms/wnms/internal/store"
@@ -44,19 +44,19 @@ import (
 )
 
 var (
-	dbURL    = flag.String("database-url", "", "PostgreSQL URL; empty: SQLite in a temporary directory")
-	nEvents  = flag.Int("events", 1_000_000, "events to load for the reads")
-	nClients = flag.Int("clients", 50_000, "client MACs")
-	nAPs     = flag.Int("aps", 500, "APs")
-	days     = flag.Int("days", 30, "days the events span")
-	ingestN  = flag.Int("ingest-batches", 20, "10,000-event batches for the ingest comparison (half raw, half HTTP)")
-	readsN   = flag.Int("reads", 400, "requests of each read kind")
-	idle     = flag.Duration("idle", 90*time.Second, "rest before the cold reads (0: skip them)")
-	cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the ingest comparison to this file")
-	dataDir  = flag.String("data", "", "SQLite data directory to keep (and reuse: a store that holds -events events skips the ingest and load); empty: a temporary one")
-	cacheMiB = flag.Int("sqlite-cache-mib", store.DefaultCacheMiB, "SQLite telemetry page cache, as wnms serve --sqlite-cache-mib")
+	dbURL     = flag.String("database-url", "", "PostgreSQL URL; empty: SQLite in a temporary directory")
+	nEvents   = flag.Int("events", 1_000_000, "events to load for the reads")
+	nClients  = flag.Int("clients", 50_000, "client MACs")
+	nAPs      = flag.Int("aps", 500, "APs")
+	days      = flag.Int("days", 30, "days the events span")
+	ingestN   = flag.Int("ingest-batches", 20, "10,000-event batches for the ingest comparison (half raw, half HTTP)")
+	readsN    = flag.Int("reads", 400, "requests of each read kind")
+	idle      = flag.Duration("idle", 90*time.Second, "rest before the cold reads (0: skip them)")
+	cpuProf   = flag.String("cpuprofile", "", "write a CPU profile of the ingest comparison to this file")
+	dataDir   = flag.String("data", "", "SQLite data directory to keep (and reuse: a store that holds -events events skips the ingest and load); empty: a temporary one")
+	cacheMiB  = flag.Int("sqlite-cache-mib", store.DefaultCacheMiB, "SQLite telemetry page cache, as wnms serve --sqlite-cache-mib")
 	baselines = flag.Bool("baselines", false, "also measure the connectivity baseline: rebuild the slot observations of every event, then read a day of it")
-	readProf = flag.String("readprofile", "", "write a CPU profile of the hot reads to this file")
+	readProf  = flag.String("readprofile", "", "write a CPU profile of the hot reads to this file")
 )
 
 const batch = 10_000
@@ -195,10 +195,10 @@ func main() {
 			name      string
 			http, raw []time.Duration
 		}{{"events page of 50 + count", httpPage, rawPage}, {"connection logs", httpLogs, rawLogs}} {
-			hp50, hp99 := pct(r.http, 50), pct(r.http, 99)
-			rp50, rp99 := pct(r.raw, 50), pct(r.raw, 99)
+			hp50, hp99 := stats.Pct(r.http, 50), stats.Pct(r.http, 99)
+			rp50, rp99 := stats.Pct(r.raw, 50), stats.Pct(r.raw, 99)
 			fmt.Printf("%s %s: HTTP p50 %s p99 %s; raw SQL p50 %s p99 %s; p50 ratio %.2f\n", label, r.name,
-				ms(hp50), ms(hp99), ms(rp50), ms(rp99), float64(hp50)/float64(rp50))
+				stats.MS(hp50), stats.MS(hp99), stats.MS(rp50), stats.MS(rp99), float64(hp50)/float64(rp50))
 		}
 		fmt.Printf("%s RSS %s\n", label, rss())
 	}
@@ -246,7 +246,7 @@ func baselineReads(client *http.Client, base, cookie, label string) {
 		get(client, base+"/V5/baselines/clientsconnectivity?locationid=0&frequencyband="+band, cookie)
 		d = append(d, time.Since(t))
 	}
-	fmt.Printf("%s connectivity baseline, one day (96 slots) over HTTP: p50 %s p99 %s\n", label, ms(pct(d, 50)), ms(pct(d, 99)))
+	fmt.Printf("%s connectivity baseline, one day (96 slots) over HTTP: p50 %s p99 %s\n", label, stats.MS(stats.Pct(d, 50)), stats.MS(stats.Pct(d, 99)))
 }
 
 // generator makes deterministic events: -clients MACs, -aps BSSIDs,
@@ -360,14 +360,6 @@ func get(c *http.Client, u, cookie string) {
 		check(fmt.Errorf("GET %s: %s", u, resp.Status))
 	}
 }
-
-func pct(d []time.Duration, p float64) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[int(math.Ceil(p/100*float64(len(s))))-1]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 
 func rss() string {
 	b, err := os.ReadFile("/proc/self/status")

@@ -23,6 +23,7 @@ import (
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/cluster"
+	"github.com/wnms/wnms/internal/every"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/snmp"
@@ -369,18 +370,11 @@ func newHTTPServer(h http.Handler, tlsConf *tls.Config, log *slog.Logger) *http.
 
 // housekeeping purges expired sessions and old login failures.
 func housekeeping(ctx context.Context, st *store.Store, log *slog.Logger) {
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := st.PurgeExpired(ctx, time.Now().Add(-10*time.Minute).UnixMilli()); err != nil && ctx.Err() == nil {
-				log.Warn("purge failed", "error", err.Error())
-			}
+	every.Period(ctx, time.Minute, func(ctx context.Context) {
+		if err := st.PurgeExpired(ctx, time.Now().Add(-10*time.Minute).UnixMilli()); err != nil && ctx.Err() == nil {
+			log.Warn("purge failed", "error", err.Error())
 		}
-	}
+	})
 }
 
 // bootstrap creates the SUPERUSER admin and its first key on an empty

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wnms/wnms/internal/every"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -17,26 +18,19 @@ const maxCatchUp = 8
 
 // EvaluateEvery evaluates anomalies every period until ctx ends.
 func (s *Service) EvaluateEvery(ctx context.Context, customers func(ctx context.Context) ([]int64, error), period time.Duration) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			ids, err := customers(ctx)
-			if err == nil {
-				for _, id := range ids {
-					if err = s.EvaluateCustomer(ctx, id); err != nil {
-						break
-					}
+	every.Period(ctx, period, func(ctx context.Context) {
+		ids, err := customers(ctx)
+		if err == nil {
+			for _, id := range ids {
+				if err = s.EvaluateCustomer(ctx, id); err != nil {
+					break
 				}
 			}
-			if err != nil && ctx.Err() == nil && s.Log != nil {
-				s.Log.Error("baseline evaluation failed", "err", err)
-			}
 		}
-	}
+		if err != nil && ctx.Err() == nil && s.Log != nil {
+			s.Log.Error("baseline evaluation failed", "err", err)
+		}
+	})
 }
 
 // EvaluateCustomer evaluates the connectivity (every SSID, band ANY) of

@@ -146,16 +146,26 @@ func eachScope(loc int64, band, ssid string, ancestors map[int64][]int64, f func
 	}
 }
 
+// byScope groups items by every scope each belongs to.
+func byScope[T any](items []T, where func(T) (loc int64, band, ssid string), ancestors map[int64][]int64) map[scope][]T {
+	by := map[scope][]T{}
+	for _, it := range items {
+		loc, band, ssid := where(it)
+		eachScope(loc, band, ssid, ancestors, func(k scope) { by[k] = append(by[k], it) })
+	}
+	return by
+}
+
 // scopeObservations computes the connectivity of every scope the slot's
 // attempts touch.
 func scopeObservations(slot int64, attempts []ScopedAttempt, ancestors map[int64][]int64) []ConnObsRow {
-	by := map[scope][]ConnAttempt{}
-	for _, a := range attempts {
-		eachScope(a.LocationID, a.Band, a.SSID, ancestors, func(k scope) { by[k] = append(by[k], a.ConnAttempt) })
-	}
-	out := make([]ConnObsRow, 0, len(by))
-	for k, as := range by {
-		out = append(out, ConnObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Connectivity: ObserveConnectivity(as)})
+	var out []ConnObsRow
+	for k, as := range byScope(attempts, func(a ScopedAttempt) (int64, string, string) { return a.LocationID, a.Band, a.SSID }, ancestors) {
+		plain := make([]ConnAttempt, len(as))
+		for i, a := range as {
+			plain[i] = a.ConnAttempt
+		}
+		out = append(out, ConnObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Connectivity: ObserveConnectivity(plain)})
 	}
 	return out
 }
@@ -163,13 +173,13 @@ func scopeObservations(slot int64, attempts []ScopedAttempt, ancestors map[int64
 // scopePerformance computes the performance of every scope the slot's
 // samples touch.
 func scopePerformance(slot int64, samples []ScopedSample, ancestors map[int64][]int64) []PerfObsRow {
-	by := map[scope][]Sample{}
-	for _, x := range samples {
-		eachScope(x.LocationID, x.Band, x.SSID, ancestors, func(k scope) { by[k] = append(by[k], x.Sample) })
-	}
-	out := make([]PerfObsRow, 0, len(by))
-	for k, xs := range by {
-		out = append(out, PerfObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Performance: ObservePerformance(xs)})
+	var out []PerfObsRow
+	for k, xs := range byScope(samples, func(x ScopedSample) (int64, string, string) { return x.LocationID, x.Band, x.SSID }, ancestors) {
+		plain := make([]Sample, len(xs))
+		for i, x := range xs {
+			plain[i] = x.Sample
+		}
+		out = append(out, PerfObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Performance: ObservePerformance(plain)})
 	}
 	return out
 }

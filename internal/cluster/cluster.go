@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/access"
+	"github.com/wnms/wnms/internal/every"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/wnms"
@@ -119,16 +120,7 @@ func (c *Cluster) all() []*child {
 // ends.
 func (c *Cluster) Run(ctx context.Context) {
 	c.checkAll(ctx)
-	t := time.NewTicker(c.KeepAliveEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			c.checkAll(ctx)
-		}
-	}
+	every.Period(ctx, c.KeepAliveEvery, c.checkAll)
 }
 
 // checkAll refreshes every child's session (logging in when it has none

@@ -65,20 +65,7 @@ func (s *Store) DirtySlots(ctx context.Context, customerID int64) ([]baseline.Di
 
 // DirtyCustomers lists the customers with slots to refresh.
 func (s *Store) DirtyCustomers(ctx context.Context) ([]int64, error) {
-	rows, err := s.tr.QueryContext(ctx, `SELECT DISTINCT customer_id FROM baseline_dirty ORDER BY customer_id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return queryIDs(ctx, s.tr, `SELECT DISTINCT customer_id FROM baseline_dirty ORDER BY customer_id`)
 }
 
 // SlotAttempts reads the connection attempts (Success and Failure
@@ -284,7 +271,20 @@ func (s *Store) Anomalies(ctx context.Context, customerID int64, locations []int
 // BaselineCustomers lists the customers with observations since since
 // (Unix ms): those the anomaly evaluation looks at.
 func (s *Store) BaselineCustomers(ctx context.Context, since int64) ([]int64, error) {
-	rows, err := s.tr.QueryContext(ctx, `SELECT DISTINCT customer_id FROM conn_obs WHERE slot >= $1 ORDER BY customer_id`, since)
+	return queryIDs(ctx, s.tr, `SELECT DISTINCT customer_id FROM conn_obs WHERE slot >= $1 ORDER BY customer_id`, since)
+}
+
+// CountAnomalies counts the anomalies of every customer with a slot at or
+// after since (Unix ms).
+func (s *Store) CountAnomalies(ctx context.Context, since int64) (int64, error) {
+	var n int64
+	err := s.tr.QueryRowContext(ctx, `SELECT count(*) FROM anomalies WHERE slot >= $1`, since).Scan(&n)
+	return n, err
+}
+
+// queryIDs runs a query of one integer column and returns its values.
+func queryIDs(ctx context.Context, db *sql.DB, query string, args ...any) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -298,12 +298,4 @@ func (s *Store) BaselineCustomers(ctx context.Context, since int64) ([]int64, er
 		out = append(out, id)
 	}
 	return out, rows.Err()
-}
-
-// CountAnomalies counts the anomalies of every customer with a slot at or
-// after since (Unix ms).
-func (s *Store) CountAnomalies(ctx context.Context, since int64) (int64, error) {
-	var n int64
-	err := s.tr.QueryRowContext(ctx, `SELECT count(*) FROM anomalies WHERE slot >= $1`, since).Scan(&n)
-	return n, err
 }

@@ -38,19 +38,6 @@ func (s *Store) SNMPCounts(ctx context.Context, activeSince int64) (snmp.Counts,
 // SNMPPolicyCustomers lists the customers that have stored an SNMP
 // policy (the others have the default, which sends no traps).
 func (s *Store) SNMPPolicyCustomers(ctx context.Context) ([]int64, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT customer_id FROM global_policies WHERE policy_type = $1 ORDER BY customer_id`,
+	return queryIDs(ctx, s.r, `SELECT customer_id FROM global_policies WHERE policy_type = $1 ORDER BY customer_id`,
 		wnms.SNMPPolicyType)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/wnms/wnms/internal/every"
 	"github.com/wnms/wnms/internal/metrics"
 )
 
@@ -73,19 +74,12 @@ func (s *Service) Purge(ctx context.Context, p Purger) (int, error) {
 
 // PurgeEvery runs Purge every interval until ctx ends.
 func (s *Service) PurgeEvery(ctx context.Context, p Purger, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			n, err := s.Purge(ctx, p)
-			if err != nil && ctx.Err() == nil && s.Log != nil {
-				s.Log.Error("telemetry purge failed", "err", err)
-			} else if n > 0 && s.Log != nil {
-				s.Log.Info("telemetry purged", "rows", n, "retention", s.Retention.String())
-			}
+	every.Period(ctx, interval, func(ctx context.Context) {
+		n, err := s.Purge(ctx, p)
+		if err != nil && ctx.Err() == nil && s.Log != nil {
+			s.Log.Error("telemetry purge failed", "err", err)
+		} else if n > 0 && s.Log != nil {
+			s.Log.Info("telemetry purged", "rows", n, "retention", s.Retention.String())
 		}
-	}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/access"
+	"github.com/wnms/wnms/internal/every"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -126,17 +127,8 @@ func (s *Service) ListAPs(ctx context.Context, c *wnms.Caller, q APQuery) ([]AP,
 // WatchAPs announces APs that fall silent, until ctx ends: it looks every
 // tenth of the timeout (at least every second, at most every 30 s).
 func (s *Service) WatchAPs(ctx context.Context) {
-	every := min(max(s.APTimeout/10, time.Second), 30*time.Second)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.CheckAPs(ctx)
-		}
-	}
+	period := min(max(s.APTimeout/10, time.Second), 30*time.Second)
+	every.Period(ctx, period, s.CheckAPs)
 }
 
 // CheckAPs announces, once, every AP silent for the timeout.
