@@ -188,3 +188,10 @@ func (s *Store) EventPlanForTest(ctx context.Context, q telemetry.EventQuery) (s
 	}
 	return strings.Join(plan, "\n"), rows.Err()
 }
+
+// DirtySlotCountForBench counts the slots waiting for a refresh.
+func (s *Store) DirtySlotCountForBench(ctx context.Context) (int, error) {
+	var n int
+	err := s.tr.QueryRowContext(ctx, `SELECT count(*) FROM baseline_dirty`).Scan(&n)
+	return n, err
+}
