@@ -68,11 +68,16 @@ func (s *Store) DirtyCustomers(ctx context.Context) ([]int64, error) {
 	return queryIDs(ctx, s.tr, `SELECT DISTINCT customer_id FROM baseline_dirty ORDER BY customer_id`)
 }
 
+const slotAttemptsQuery = `SELECT mac, location_id, ssid, event_type, code, body FROM client_events
+	WHERE +customer_id = $1 AND ts >= $2 AND ts < $3 AND event_type IN ($4, $5)`
+
 // SlotAttempts reads the connection attempts (Success and Failure
 // events) of one slot of the customer.
 func (s *Store) SlotAttempts(ctx context.Context, customerID, slot int64) ([]baseline.ScopedAttempt, error) {
-	rows, err := s.tr.QueryContext(ctx, `SELECT mac, location_id, ssid, event_type, code, body FROM client_events
-		WHERE customer_id = $1 AND ts >= $2 AND ts < $3 AND event_type IN ($4, $5)`,
+	// +customer_id keeps SQLite off the (customer_id, mac, ts) index, which
+	// would walk every event of the customer to find one slot's: the ts
+	// index reads just the slot.
+	rows, err := s.tr.QueryContext(ctx, slotAttemptsQuery,
 		customerID, slot, slot+baseline.SlotDuration.Milliseconds(), telemetry.Success, telemetry.Failure)
 	if err != nil {
 		return nil, err
@@ -147,10 +152,14 @@ func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn
 	})
 }
 
+// slotSamplesWhere selects one slot's samples through the ts index (see
+// slotAttemptsQuery).
+const slotSamplesWhere = `+customer_id = $1 AND ts >= $2 AND ts < $3`
+
 // SlotSamples reads the client statistics samples of one slot of the
 // customer.
 func (s *Store) SlotSamples(ctx context.Context, customerID, slot int64) ([]baseline.ScopedSample, error) {
-	return s.samples(ctx, `customer_id = $1 AND ts >= $2 AND ts < $3`, customerID, slot, slot+baseline.SlotDuration.Milliseconds())
+	return s.samples(ctx, slotSamplesWhere, customerID, slot, slot+baseline.SlotDuration.Milliseconds())
 }
 
 // ClientSamples reads one client's samples in [from, to).

@@ -25,3 +25,19 @@ func TestConnectionLogsUseTheirIndex(t *testing.T) {
 		}
 	})
 }
+
+// TestSlotQueriesUseTheTimeIndex: a baseline refresh reads one slot's
+// events and samples through the ts indexes, not by walking all of a
+// customer's rows.
+func TestSlotQueriesUseTheTimeIndex(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		st := storetest.OpenStore(t, b)
+		events, samples, err := st.SlotQueryPlansForTest(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(events, "client_events_ts") || !strings.Contains(samples, "client_stats_ts") {
+			t.Fatalf("plans:\n%s\n%s", events, samples)
+		}
+	})
+}

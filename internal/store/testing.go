@@ -153,7 +153,12 @@ func (s *Store) MarkAllSlotsForBench(ctx context.Context, customerID int64) (int
 // take on a test's small table).
 func (s *Store) EventPlanForTest(ctx context.Context, q telemetry.EventQuery) (string, error) {
 	cond, args := s.eventFilter(q)
-	query := `SELECT body FROM client_events WHERE ` + cond + ` ORDER BY ts DESC, id DESC LIMIT 100`
+	return s.planForTest(ctx, `SELECT body FROM client_events WHERE `+cond+` ORDER BY ts DESC, id DESC LIMIT 100`, args...)
+}
+
+// planForTest is the engine's plan of a telemetry query (PostgreSQL told
+// to avoid sequential scans, which it would take on a test's small table).
+func (s *Store) planForTest(ctx context.Context, query string, args ...any) (string, error) {
 	conn, err := s.tr.Conn(ctx)
 	if err != nil {
 		return "", err
@@ -189,9 +194,12 @@ func (s *Store) EventPlanForTest(ctx context.Context, q telemetry.EventQuery) (s
 	return strings.Join(plan, "\n"), rows.Err()
 }
 
-// DirtySlotCountForBench counts the slots waiting for a refresh.
-func (s *Store) DirtySlotCountForBench(ctx context.Context) (int, error) {
-	var n int
-	err := s.tr.QueryRowContext(ctx, `SELECT count(*) FROM baseline_dirty`).Scan(&n)
-	return n, err
+// SlotQueryPlansForTest returns the engine's plans of the queries that
+// read one slot's events and samples.
+func (s *Store) SlotQueryPlansForTest(ctx context.Context) (events, samples string, err error) {
+	if events, err = s.planForTest(ctx, slotAttemptsQuery, 1, 0, 900000, "Success", "Failure"); err != nil {
+		return "", "", err
+	}
+	samples, err = s.planForTest(ctx, `SELECT mac FROM client_stats WHERE `+slotSamplesWhere, 1, 0, 900000)
+	return events, samples, err
 }
