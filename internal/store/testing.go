@@ -203,3 +203,10 @@ func (s *Store) SlotQueryPlansForTest(ctx context.Context) (events, samples stri
 	samples, err = s.planForTest(ctx, `SELECT mac FROM client_stats WHERE `+slotSamplesWhere, 1, 0, 900000)
 	return events, samples, err
 }
+
+// DirtySlotCountForBench counts the slots waiting for a refresh.
+func (s *Store) DirtySlotCountForBench(ctx context.Context) (int, error) {
+	var n int
+	err := s.tr.QueryRowContext(ctx, `SELECT count(*) FROM baseline_dirty`).Scan(&n)
+	return n, err
+}
