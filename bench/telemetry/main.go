@@ -227,9 +227,9 @@ func main() {
 // times the refresh that rebuilds their observations, and reads a day
 // of the connectivity baseline hot.
 func measureBaselines(ctx context.Context, st *store.Store, client *http.Client, base, cookie string) {
-	n, err := st.MarkAllSlotsForBench(ctx, 1) // the slots that ingest has not marked already
+	_, err := st.MarkAllSlotsForBench(ctx, 1) // the slots that ingest has not marked already
 	check(err)
-	n, err = st.DirtySlotCountForBench(ctx)
+	n, err := st.DirtySlotCountForBench(ctx)
 	check(err)
 	t0 := time.Now()
 	get(client, base+"/V5/baselines/clientsconnectivity", cookie) // refreshes every marked slot first
