@@ -199,7 +199,8 @@ func (s *Service) anomalies(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Refresh(r.Context(), c.CustomerID()); err != nil {
 		return err
 	}
-	list, err := s.Store.Anomalies(r.Context(), c.CustomerID(), nil, baselineSlotFloor(from), to)
+	// From the start of the slot holding fromtime, so that slot counts.
+	list, err := s.Store.Anomalies(r.Context(), c.CustomerID(), nil, SlotOf(from), to)
 	if err != nil {
 		return err
 	}
@@ -225,7 +226,3 @@ func (s *Service) anomalies(w http.ResponseWriter, r *http.Request) error {
 	httpkit.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
-
-// baselineSlotFloor is the start of the slot holding from, so a window
-// that starts inside a slot includes it.
-func baselineSlotFloor(from int64) int64 { return SlotOf(from) }
