@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"time"
 
@@ -11,6 +12,9 @@ import (
 
 // KindConnectivity is the anomaly kind the evaluation records.
 const KindConnectivity = "clientsconnectivity"
+
+// refreshPerRun is how many marked slots one evaluation recomputes.
+const refreshPerRun = 200
 
 // maxCatchUp bounds how many closed slots one evaluation looks back at
 // (a server that was down a day does not flood receivers on start).
@@ -38,7 +42,10 @@ func (s *Service) EvaluateEvery(ctx context.Context, customers func(ctx context.
 // evaluation, records what is anomalous, and announces each anomaly this
 // call recorded (another replica's are its own to announce).
 func (s *Service) EvaluateCustomer(ctx context.Context, customerID int64) error {
-	if err := s.Refresh(ctx, customerID); err != nil {
+	// Catch up on marked slots a bounded number at a time, newest first,
+	// so that a large import is absorbed over a few minutes without one
+	// long transaction; reads refresh what they need themselves.
+	if err := s.Refresh(ctx, customerID, 0, math.MaxInt64, refreshPerRun); err != nil {
 		return err
 	}
 	newest := SlotOf(s.Now().UnixMilli()) - slotMs // the last closed slot

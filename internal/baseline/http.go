@@ -196,9 +196,6 @@ func (s *Service) anomalies(w http.ResponseWriter, r *http.Request) error {
 		}
 		under = l.Path
 	}
-	if err := s.Refresh(r.Context(), c.CustomerID()); err != nil {
-		return err
-	}
 	// From the start of the slot holding fromtime, so that slot counts.
 	list, err := s.Store.Anomalies(r.Context(), c.CustomerID(), nil, SlotOf(from), to)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // Store is what baselines need of the store.
 type Store interface {
 	DirtyCustomers(ctx context.Context) ([]int64, error)
-	DirtySlots(ctx context.Context, customerID int64) ([]DirtySlot, error)
+	DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]DirtySlot, error)
 	SlotAttempts(ctx context.Context, customerID, slot int64) ([]ScopedAttempt, error)
 	SlotSamples(ctx context.Context, customerID, slot int64) ([]ScopedSample, error)
 	ClientSamples(ctx context.Context, customerID int64, mac string, from, to int64) ([]ScopedSample, error)
@@ -51,9 +51,13 @@ func NewService(st Store, log *slog.Logger) *Service {
 	return &Service{Store: st, Now: time.Now, Log: log, K: DefaultK, MinSamples: DefaultMinSamples}
 }
 
-// Refresh recomputes the customer's out-of-date slots.
-func (s *Service) Refresh(ctx context.Context, customerID int64) error {
-	dirty, err := s.Store.DirtySlots(ctx, customerID)
+// Refresh recomputes the customer's out-of-date slots in [from, to],
+// newest first, at most limit of them (0: all).
+func (s *Service) Refresh(ctx context.Context, customerID, from, to int64, limit int) error {
+	if limit <= 0 {
+		limit = math.MaxInt32
+	}
+	dirty, err := s.Store.DirtySlots(ctx, customerID, from, to, limit)
 	if err != nil || len(dirty) == 0 {
 		return err
 	}
@@ -210,7 +214,7 @@ const historySpan = int64(HistoryDays*24*time.Hour/time.Millisecond) + int64(tim
 // Connectivity answers the connectivity data points of a scope for the
 // slots in [from, to], oldest first.
 func (s *Service) Connectivity(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, from, to int64) ([]ConnPoint, error) {
-	if err := s.Refresh(ctx, customerID); err != nil {
+	if err := s.Refresh(ctx, customerID, SlotOf(from-historySpan), to, 0); err != nil {
 		return nil, err
 	}
 	obs, err := s.Store.ConnObs(ctx, customerID, l.ID.ID, band, ssid, from-historySpan, to)
@@ -277,7 +281,7 @@ func (s *Service) Performance(ctx context.Context, customerID int64, l *wnms.Loc
 	var obs map[int64]Performance
 	var err error
 	if mac == "" {
-		if err := s.Refresh(ctx, customerID); err != nil {
+		if err := s.Refresh(ctx, customerID, SlotOf(from-historySpan), to, 0); err != nil {
 			return nil, err
 		}
 		obs, err = s.Store.PerfObs(ctx, customerID, l.ID.ID, band, ssid, from-historySpan, to)

@@ -44,10 +44,11 @@ func dirtySlots(customerID int64, n int, at func(i int) int64) [][]any {
 
 const dirtyConflict = "ON CONFLICT (customer_id, slot) DO UPDATE SET version = excluded.version"
 
-// DirtySlots lists the customer's slots whose observations are out of
-// date, oldest first.
-func (s *Store) DirtySlots(ctx context.Context, customerID int64) ([]baseline.DirtySlot, error) {
-	rows, err := s.tr.QueryContext(ctx, `SELECT slot, version FROM baseline_dirty WHERE customer_id = $1 ORDER BY slot`, customerID)
+// DirtySlots lists the customer's slots in [from, to] whose observations
+// are out of date, newest first, at most limit of them.
+func (s *Store) DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]baseline.DirtySlot, error) {
+	rows, err := s.tr.QueryContext(ctx, `SELECT slot, version FROM baseline_dirty
+		WHERE customer_id = $1 AND slot >= $2 AND slot <= $3 ORDER BY slot DESC LIMIT `+strconv.Itoa(limit), customerID, from, to)
 	if err != nil {
 		return nil, err
 	}
