@@ -20,14 +20,7 @@ import (
 // needs bash, curl, jq, base64 and file; without them it is skipped, unless
 // WNMS_TEST_REQUIRE_TOOLS=1 (as in CI).
 func TestREADMEWalkthrough(t *testing.T) {
-	for _, tool := range []string{"bash", "curl", "jq", "base64", "file", "awk"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("WNMS_TEST_REQUIRE_TOOLS") == "1" {
-				t.Fatalf("%s is missing and WNMS_TEST_REQUIRE_TOOLS=1", tool)
-			}
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	needTools(t, "bash", "curl", "jq", "base64", "file", "awk")
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -121,14 +114,7 @@ func runSteps(t *testing.T, steps []walkStep, dir string, replacer *strings.Repl
 // test binary standing in for ./wnms), forwarding, fan-out, a child
 // stopped.
 func TestREADMECluster(t *testing.T) {
-	for _, tool := range []string{"bash", "curl", "jq"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("WNMS_TEST_REQUIRE_TOOLS") == "1" {
-				t.Fatalf("%s is missing and WNMS_TEST_REQUIRE_TOOLS=1", tool)
-			}
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	needTools(t, "bash", "curl", "jq")
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -246,4 +232,18 @@ func freeUDPPort(t *testing.T) string {
 	defer c.Close()
 	_, port, _ := net.SplitHostPort(c.LocalAddr().String())
 	return port
+}
+
+// needTools skips the test without one of the command-line tools, or
+// fails it when WNMS_TEST_REQUIRE_TOOLS=1 (as in CI).
+func needTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("WNMS_TEST_REQUIRE_TOOLS") == "1" {
+				t.Fatalf("%s is missing and WNMS_TEST_REQUIRE_TOOLS=1", tool)
+			}
+			t.Skipf("%s is not installed", tool)
+		}
+	}
 }

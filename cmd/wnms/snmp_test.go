@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,29 +12,15 @@ import (
 	"github.com/wnms/wnms/internal/snmp/snmptest"
 )
 
-// call makes an API call with the session and returns status and body.
+// call makes a JSON API call (do) and returns status and body.
 func call(t *testing.T, method, url string, ck *http.Cookie, body any) (int, []byte) {
 	t.Helper()
-	var rd io.Reader
+	var b []byte
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
+		b = jsonBody(body)
 	}
-	req, _ := http.NewRequest(method, url, rd)
-	req.Header.Set("Content-Type", "application/json")
-	if ck != nil {
-		req.AddCookie(ck)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	a := do(t, method, url, ck, "application/json", b)
+	return a.status, []byte(a.body)
 }
 
 // TestSNMPEndToEnd runs the real server with its agent and trap sender
