@@ -70,8 +70,10 @@ var sampleColumns = []string{"customer_id", "mac", "ts", "location_id", "ap_box_
 	"data_rate", "retry_pct", "best_nbr_rssi", "tx_bytes", "rx_bytes", "observed_by"}
 
 // InsertClientStats stores samples through the bulk path on the
-// telemetry database, and marks their baseline slots out of date.
-func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples []*telemetry.Sample) error {
+// telemetry database, and marks their baseline slots out of date. A sample
+// of a client at a timestamp already stored is skipped; the answer is how
+// many were stored.
+func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples []*telemetry.Sample) (int, error) {
 	rows := make([][]any, len(samples))
 	for i, x := range samples {
 		var box, nbr, tx, rx, obs any
@@ -94,14 +96,17 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 			int64(x.RSSI), x.DataRateMbps, x.RetryRatePct, nbr, tx, rx, obs}
 	}
 	dirty := dirtySlots(customerID, len(samples), func(i int) int64 { return samples[i].Timestamp })
-	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
-		if _, err := b.Insert(ctx, "client_stats", sampleColumns, rows, ""); err != nil {
+	var n int64
+	err := s.bulk(ctx, s.tw, func(b *bulkTx) error {
+		var err error
+		if n, err = b.Insert(ctx, "client_stats", sampleColumns, rows, "ON CONFLICT (customer_id, mac, ts) DO NOTHING"); err != nil || n == 0 {
 			return err
 		}
 		// The performance baselines of the samples' slots are out of date.
-		_, err := b.Insert(ctx, "baseline_dirty", []string{"customer_id", "slot", "version"}, dirty, dirtyConflict)
+		_, err = b.Insert(ctx, "baseline_dirty", []string{"customer_id", "slot", "version"}, dirty, dirtyConflict)
 		return err
 	})
+	return int(n), err
 }
 
 var clientColumns = []string{"box_id", "customer_id", "mac", "name", "username", "last_seen", "last_event_type", "bssid",

@@ -98,10 +98,11 @@ func (s *Service) IngestStats(ctx context.Context, c *wnms.Caller, body []byte) 
 		if err := s.updateClients(ctx, c, updates); err != nil {
 			return nil, err
 		}
-		if err := s.Store.InsertClientStats(ctx, c.CustomerID(), good); err != nil {
+		n, err := s.Store.InsertClientStats(ctx, c.CustomerID(), good)
+		if err != nil {
 			return nil, err
 		}
-		res.Accepted = len(good)
+		res.Accepted, res.Duplicates = n, len(good)-n
 	}
 	return res, nil
 }

@@ -58,6 +58,13 @@ func TestClients(t *testing.T) {
 		if res.Accepted != 2 || len(res.Rejected) != 1 || res.Rejected[0].Index != 2 {
 			t.Fatalf("samples: %+v", res)
 		}
+		// A retried sample (same client, same timestamp; the MAC in another
+		// spelling) is a duplicate, in the same batch as well as a later one.
+		retry := fmt.Sprintf(`{"macAddress":"aa:bb:cc:00:00:03","timestamp":%d,"bssid":"00:11:74:00:10:0a","channel":36,"rssi":-61,"dataRateMbps":90}`, ms(4*time.Hour))
+		e.Admin.Expect(200, "POST", "/V5/ingest/clientstats", body(retry, strings.Replace(retry, "aa:bb:cc:00:00:03", "AA-BB-CC-00-00-03", 1))).Decode(t, &res)
+		if res.Accepted != 0 || res.Duplicates != 2 || len(res.Rejected) != 0 {
+			t.Fatalf("retried samples: %+v", res)
+		}
 
 		var cs []telemetry.Client
 		r := e.Admin.Expect(200, "GET", "/V5/devices/clients", nil)

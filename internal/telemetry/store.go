@@ -117,8 +117,10 @@ type ClientStore interface {
 	// ClientBoxIDs gives each client MAC its boxId, making one on first
 	// sight.
 	ClientBoxIDs(ctx context.Context, customerID int64, macs []string) (map[string]int64, error)
-	// InsertClientStats stores samples in one transaction.
-	InsertClientStats(ctx context.Context, customerID int64, samples []*Sample) error
+	// InsertClientStats stores samples in one transaction and answers how
+	// many were new: a sample of a client at a timestamp already stored is
+	// a retry and is skipped.
+	InsertClientStats(ctx context.Context, customerID int64, samples []*Sample) (int, error)
 	// UpdateClients records what events and samples say of clients
 	// (keyed by boxId, one update each): an update older than what is
 	// stored changes nothing.
