@@ -93,6 +93,9 @@ func (c *command) parse(args []string, getenv func(string) string, maxArgs int) 
 			return errHelp
 		}
 		if m := invalidValue.FindStringSubmatch(err.Error()); m != nil {
+			if f := c.fs.Lookup(m[2]); f != nil && !basicFlag(f) {
+				return usagef("%s", strings.TrimPrefix(err.Error(), m[0])) // the flag's own explanation
+			}
 			return usagef("--%s %q: expected %s", m[2], m[1], c.expected(m[2]))
 		}
 		return usagef("%s: %v (wnms %s -h lists the flags)", c.name, err, c.name)
@@ -120,6 +123,20 @@ func (c *command) parse(args []string, getenv func(string) string, maxArgs int) 
 		return usagef("%s: unexpected argument %q (wnms %s -h shows the usage)", c.name, c.fs.Arg(maxArgs), c.name)
 	}
 	return nil
+}
+
+// basicFlag says whether f holds a plain value (text, number, switch or
+// duration), whose parse errors say nothing more than "bad value".
+func basicFlag(f *flag.Flag) bool {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	switch g.Get().(type) {
+	case bool, int, int64, uint, uint64, float64, string, time.Duration:
+		return true
+	}
+	return false
 }
 
 // expected says what kind of value a flag takes.

@@ -1,5 +1,5 @@
 // Command wnms is the wireless network management server: one binary with
-// the subcommands serve, apikey, migrate, backup and version.
+// the subcommands serve, apikey, migrate, backup, simulate and version.
 package main
 
 import (
@@ -43,6 +43,8 @@ commands:
   apikey revoke KEYID       revoke a key and end its sessions
   migrate                   apply pending schema migrations and exit
   backup                    write a consistent copy of the SQLite store to <data>/backups
+  simulate --key-id ID --key-value V [--live] [--incident KIND@AGO]
+                            drive a server with a simulated network of sites, APs and clients
   version                   print the version
 
 Every flag has an environment twin: --database-url is WNMS_DATABASE_URL, and so on.
@@ -64,6 +66,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runMigrate(ctx, args[1:], getenv, stdout, stderr)
 	case "backup":
 		return runBackup(ctx, args[1:], getenv, stdout, stderr)
+	case "simulate":
+		return runSimulate(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
 		c := newCommand("version", "", "Prints the version of this binary.", stdout, stderr)
 		if err := c.parse(args[1:], getenv, 0); err != nil {

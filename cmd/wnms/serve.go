@@ -54,6 +54,7 @@ type serveConfig struct {
 	clusterConfig   string
 	baselineK       float64
 	baselineMin     int
+	demo            bool
 }
 
 // listening tells a test where the listeners ended up.
@@ -90,6 +91,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster file naming this server's child servers (JSON; re-read on SIGHUP)")
 	fs.StringVar(&c.snmpAgentListen, "snmp-agent-listen", "127.0.0.1:1161", "UDP address of the SNMP agent, or off")
 	fs.DurationVar(&c.retention, "retention", telemetry.DefaultRetention, "how long client events and samples are kept (purged hourly)")
+	fs.BoolVar(&c.demo, "demo", false, "fill an empty store with a simulated network (7 days of history, then live) and print a key to explore it; refused on a store with other data")
 	if err := cmd.parse(args, getenv, 0); err != nil {
 		return err
 	}
@@ -146,6 +148,11 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	}
 	if err := bootstrap(ctx, st, a, c, stdout, log); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if c.demo {
+		if err := checkDemoStore(ctx, st); err != nil {
+			return err
+		}
 	}
 
 	tlsConf, err := c.tlsConfig()
@@ -328,6 +335,13 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 			traps.ColdStart(id)
 		}
 	}
+	if c.demo {
+		go func() {
+			if err := runDemo(bg, st, a, localURL(apiLn.Addr(), tlsConf != nil), c.data, stdout, log); err != nil {
+				log.Error("demo stopped", "err", err)
+			}
+		}()
+	}
 	if agent != nil {
 		go func() {
 			if err := agent.Serve(bg, agentConn, 10*time.Second); err != nil {
@@ -366,6 +380,20 @@ func newHTTPServer(h http.Handler, tlsConf *tls.Config, log *slog.Logger) *http.
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+}
+
+// localURL is the URL this process reaches a listener at: its address,
+// with loopback for an unspecified one.
+func localURL(addr net.Addr, tls bool) string {
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // housekeeping purges expired sessions and old login failures.

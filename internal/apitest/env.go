@@ -143,6 +143,21 @@ func (e *Env) NewClient() *Client {
 	return &Client{t: e.T, env: e, http: &http.Client{Jar: jar}, base: e.HTTP.URL, Header: http.Header{}}
 }
 
+// Remote returns a client, logged in with the key, of the main listener
+// of a server running elsewhere (base is http://host:port); its exchanges
+// are checked against the OpenAPI document like any other.
+func Remote(t testing.TB, base, keyID, keyValue string) *Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &Client{t: t, http: &http.Client{Jar: jar}, base: base, Header: http.Header{}}
+	r := c.Expect(http.StatusOK, "POST", "/login/key/test/3600",
+		map[string]string{"type": "apikeycredentials", "keyId": keyID, "keyValue": keyValue})
+	var u wnms.User
+	r.Decode(t, &u)
+	c.User = &u
+	return c
+}
+
 // AnalyticsClient returns a client of the analytics listener sharing c's
 // cookies (the analytics listener accepts the main listener's session).
 func (c *Client) AnalyticsClient() *Client {

@@ -210,3 +210,12 @@ func (s *Store) DirtySlotCountForBench(ctx context.Context) (int, error) {
 	err := s.tr.QueryRowContext(ctx, `SELECT count(*) FROM baseline_dirty`).Scan(&n)
 	return n, err
 }
+
+// CountTelemetryForTest counts the stored client events and samples.
+func (s *Store) CountTelemetryForTest(ctx context.Context) (events, samples int64, err error) {
+	if err = s.tr.QueryRowContext(ctx, `SELECT COUNT(*) FROM client_events`).Scan(&events); err != nil {
+		return 0, 0, err
+	}
+	err = s.tr.QueryRowContext(ctx, `SELECT COUNT(*) FROM client_stats`).Scan(&samples)
+	return events, samples, err
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/simulate"
+	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/tz"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// The demo (`wnms serve --demo`) is `wnms simulate` run in-process against
+// the server's own API: the default network, 7 days of history with a
+// radius-down incident 3 hours ago on the first start, then live.
+const (
+	demoUser        = "demo-simulator"
+	demoSeed        = 1
+	demoDays        = 7
+	demoIncidentAgo = 3 * time.Hour
+	// demoSentSetting keeps how far the demo has sent, so a restart
+	// resumes from there instead of drawing the past again.
+	demoSentSetting = "demo_sent_until"
+)
+
+var demoSizes = simulate.Sizes{Sites: 2, Floors: 2, APsPerFloor: 6, Clients: 300}
+
+// demoNetwork is the demo's network (its names and MACs do not depend on
+// the time zone).
+func demoNetwork() *simulate.Network {
+	return simulate.NewNetwork(demoSeed, demoSizes, time.UTC)
+}
+
+// checkDemoStore refuses a store that holds anything the demo did not
+// make: a location other than its sites and floors, an AP or a client
+// that is not one of its own.
+func checkDemoStore(ctx context.Context, st *store.Store) error {
+	n := demoNetwork()
+	sites, floors := map[string]bool{}, map[string]bool{}
+	for _, s := range n.Sites {
+		sites[s.Name] = true
+		for _, f := range s.Floors {
+			floors[f.Name] = true
+		}
+	}
+	locs, err := st.Locations(ctx, wnms.OnPremCustomer)
+	if err != nil {
+		return err
+	}
+	simFolders := map[int64]bool{}
+	for _, l := range locs {
+		if l.Type == wnms.FolderLocation && l.ParentID != nil && l.ParentID.ID == wnms.RootLocation && sites[l.Name] {
+			simFolders[l.ID.ID] = true
+		}
+	}
+	for _, l := range locs {
+		switch {
+		case l.ID.ID == wnms.RootLocation || l.ID.ID == wnms.UnknownLocation || simFolders[l.ID.ID]:
+		case l.Type == wnms.FloorLocation && l.ParentID != nil && simFolders[l.ParentID.ID] && floors[l.Name]:
+		default:
+			return fmt.Errorf("--demo runs only on an empty store or on its own demo data, and this one has the location %q (id %d); use another --data or --database-url", l.Name, l.ID.ID)
+		}
+	}
+	known := map[string]bool{}
+	for _, ap := range n.APs() {
+		known[ap.MAC] = true
+	}
+	for off := 0; ; off += 1000 {
+		aps, _, err := st.APs(ctx, telemetry.APQuery{CustomerID: wnms.OnPremCustomer, Limit: 1000, Offset: off})
+		if err != nil {
+			return err
+		}
+		for _, ap := range aps {
+			if !known[ap.MacAddress] {
+				return fmt.Errorf("--demo runs only on an empty store or on its own demo data, and this one has the AP %s (%s); use another --data or --database-url", ap.Name, ap.MacAddress)
+			}
+		}
+		if len(aps) < 1000 {
+			break
+		}
+	}
+	for _, c := range n.Clients {
+		known[c.MAC] = true
+	}
+	for off := 0; ; off += 1000 {
+		cs, _, err := st.Clients(ctx, telemetry.ClientQuery{CustomerID: wnms.OnPremCustomer, Limit: 1000, Offset: off})
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if !known[c.MacAddress] {
+				return fmt.Errorf("--demo runs only on an empty store or on its own demo data, and this one has the client %s; use another --data or --database-url", c.MacAddress)
+			}
+		}
+		if len(cs) < 1000 {
+			break
+		}
+	}
+	return nil
+}
+
+// incidentZone is the time zone the demo's sites get on the first start:
+// one where the incident (at) falls in the middle of a working day, so
+// that it hits a busy site. A well-known city is preferred; when it is a
+// weekend everywhere at that moment, the zone where it is early afternoon
+// is taken.
+func incidentZone(at time.Time) *time.Location {
+	preferred := []string{"Europe/London", "Europe/Berlin", "Europe/Helsinki", "Asia/Dubai", "Asia/Karachi",
+		"Asia/Dhaka", "Asia/Bangkok", "Asia/Shanghai", "Asia/Tokyo", "Australia/Sydney", "Pacific/Noumea",
+		"Pacific/Auckland", "Pacific/Honolulu", "America/Anchorage", "America/Los_Angeles", "America/Denver",
+		"America/Chicago", "America/New_York", "America/Halifax", "America/Sao_Paulo", "Atlantic/South_Georgia",
+		"Atlantic/Azores"}
+	cost := func(loc *time.Location) float64 {
+		t := at.In(loc)
+		c := 0.0
+		if wd := t.Weekday(); wd == time.Saturday || wd == time.Sunday {
+			c += 100
+		}
+		if h := float64(t.Hour()) + float64(t.Minute())/60; h < 11 || h >= 15 {
+			c += 10 + math.Abs(h-13)
+		}
+		return c
+	}
+	best, bestCost := time.UTC, cost(time.UTC)
+	for _, id := range append(preferred, tz.IDs()...) {
+		if loc, err := wnms.LoadLocation(id); err == nil {
+			if c := cost(loc); c < bestCost {
+				best, bestCost = loc, c
+			}
+		}
+	}
+	return best
+}
+
+// demoKey makes the demo's API user (an ADMINISTRATOR at the root) a new
+// key, revoking the keys of earlier starts, and writes it to
+// <data>/demo-key.json (mode 0600).
+func demoKey(ctx context.Context, st *store.Store, a *auth.Service, dataDir string) (keyID, value, path string, err error) {
+	u, err := auth.EnsureAPIUser(ctx, st, demoUser, string(wnms.Administrator), wnms.OnPremCustomer)
+	if err != nil {
+		return "", "", "", err
+	}
+	keys, err := st.APIKeys(ctx, wnms.OnPremCustomer)
+	if err != nil {
+		return "", "", "", err
+	}
+	for _, k := range keys {
+		if k.UserID == u.UserID {
+			if err := st.DeleteAPIKey(ctx, wnms.OnPremCustomer, k.KeyID); err != nil {
+				return "", "", "", err
+			}
+		}
+	}
+	k, value, err := a.NewKey(ctx, u)
+	if err != nil {
+		return "", "", "", err
+	}
+	b, _ := json.MarshalIndent(map[string]string{"keyId": k.KeyID, "keyValue": value}, "", "  ")
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return "", "", "", err
+	}
+	path = filepath.Join(dataDir, "demo-key.json")
+	os.Remove(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", "", "", err
+	}
+	defer f.Close()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return "", "", "", err
+	}
+	return k.KeyID, value, path, f.Close()
+}
+
+// runDemo builds and runs the demo network against the API at base
+// (http[s]://host:port) until ctx ends.
+func runDemo(ctx context.Context, st *store.Store, a *auth.Service, base, dataDir string, stdout io.Writer, log *slog.Logger) error {
+	keyID, value, path, err := demoKey(ctx, st, a, dataDir)
+	if err != nil {
+		return fmt.Errorf("demo key: %w", err)
+	}
+	cfg := simulate.Config{Sizes: demoSizes, Days: demoDays, Seed: demoSeed, Live: true, TZ: incidentZone(time.Now().Add(-demoIncidentAgo)),
+		Logf: func(format string, args ...any) { log.Warn("demo: " + fmt.Sprintf(format, args...)) }}
+	resumed := false
+	if v, ok, err := st.Setting(ctx, demoSentSetting); err != nil {
+		return err
+	} else if ok {
+		// A restart: go on from where the last run stopped, without a new
+		// incident (one would mix with the history already sent).
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+			cfg.Start, resumed = time.UnixMilli(ms), true
+		}
+	}
+	if !resumed {
+		cfg.Incidents = []simulate.Incident{{Kind: simulate.RadiusDown, Ago: demoIncidentAgo}}
+	}
+	hc := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // our own listener, on loopback
+	api := &simulate.API{URL: base, KeyID: keyID, KeyValue: value, HTTP: hc, RetryFor: time.Minute}
+	fmt.Fprintf(stdout, `wnms: demo: a simulated network of %d sites, %d APs and %d clients is being built through the API.
+wnms: demo: log in with the demo key (an ADMINISTRATOR; also in %s):
+{"keyId": %q, "keyValue": %q}
+`, demoSizes.Sites, demoSizes.Sites*demoSizes.Floors*demoSizes.APsPerFloor, demoSizes.Clients, path, keyID, value)
+	log.Info("demo starting", "key_id", keyID, "resumed", resumed, "timezone", cfg.TZ.String())
+	var once sync.Once
+	cfg.OnSent = func(until time.Time) {
+		if err := st.PutSetting(context.WithoutCancel(ctx), demoSentSetting, strconv.FormatInt(until.UnixMilli(), 10)); err != nil {
+			log.Warn("demo: recording progress failed", "err", err)
+		}
+		once.Do(func() {
+			site := int64(0)
+			if locs, err := st.Locations(ctx, wnms.OnPremCustomer); err == nil {
+				if i := slices.IndexFunc(locs, func(l *wnms.Location) bool { return l.Name == "Sim Site 1" }); i >= 0 {
+					site = locs[i].ID.ID
+				}
+			}
+			what := "7 days of history are in, with a RADIUS outage at Sim Site 1 three hours ago"
+			if resumed {
+				what = "the history is brought up to date"
+			}
+			fmt.Fprintf(stdout, `wnms: demo: %[3]s; live from now on. Try:
+  %[1]s/new/webservice/V5/devices/manageddevices
+  %[1]s/new/webservice/V5/devices/clients
+  %[1]s/new/webservice/V5/baselines/clientsconnectivity?locationid=%[2]d
+`, base, site, what)
+		})
+	}
+	var sum simulate.Summary
+	err = simulate.Run(ctx, api, cfg, &sum)
+	b, _ := json.Marshal(sum)
+	log.Info("demo stopped", "summary", string(b))
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

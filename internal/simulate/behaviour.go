@@ -1,0 +1,585 @@
+package simulate
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Incident kinds.
+const (
+	RadiusDown     = "radius-down"     // 802.1X fails (202/203) on one site
+	DHCPExhaustion = "dhcp-exhaustion" // no addresses (301/302) on one site
+	APDown         = "ap-down"         // one AP stops; its clients move
+	Interference   = "interference"    // retries up, rates down on one channel
+)
+
+// IncidentKinds are the incidents the simulator knows.
+var IncidentKinds = []string{RadiusDown, DHCPExhaustion, APDown, Interference}
+
+// IncidentLength is how long an incident lasts.
+const IncidentLength = 45 * time.Minute
+
+// Incident is a trouble at one site, [From, To) in ms.
+type Incident struct {
+	Kind     string
+	Ago      time.Duration // before the end of the backfill
+	Site     *Site
+	AP       *AP // ap-down: the AP that goes
+	From, To int64
+}
+
+// ParseIncident parses KIND@AGO, AGO a Go duration (radius-down@3h).
+func ParseIncident(s string) (Incident, error) {
+	kind, ago, ok := strings.Cut(s, "@")
+	if !ok {
+		return Incident{}, fmt.Errorf("--incident %q: expected KIND@AGO, such as radius-down@3h", s)
+	}
+	if !slices.Contains(IncidentKinds, kind) {
+		return Incident{}, fmt.Errorf("--incident %q: the kind must be one of %s", s, strings.Join(IncidentKinds, ", "))
+	}
+	d, err := time.ParseDuration(ago)
+	if err != nil || d <= 0 {
+		return Incident{}, fmt.Errorf("--incident %q: AGO must be a positive duration such as 90m or 3h", s)
+	}
+	return Incident{Kind: kind, Ago: d}, nil
+}
+
+// Place fixes the incidents on the network, for a backfill ending at end:
+// the i-th incident (0-based) hits site i modulo the number of sites; an
+// ap-down takes that site's first AP; interference is on
+// InterferenceChannel.
+func (n *Network) Place(incs []Incident, end time.Time) []Incident {
+	out := make([]Incident, len(incs))
+	for i, in := range incs {
+		in.Site = n.Sites[i%len(n.Sites)]
+		in.From = end.Add(-in.Ago).UnixMilli()
+		in.To = in.From + IncidentLength.Milliseconds()
+		if in.Kind == APDown {
+			in.AP = in.Site.Floors[0].APs[0]
+		}
+		out[i] = in
+	}
+	return out
+}
+
+// Event is a client event in the shape ingest takes (docs/api.md §16).
+type Event struct {
+	EventID                 string  `json:"eventId"`
+	MacAddress              string  `json:"macAddress"`
+	EventType               string  `json:"eventType"`
+	BSSID                   string  `json:"bssid"`
+	Channel                 int     `json:"channel"`
+	SSID                    string  `json:"ssid"`
+	Timestamp               int64   `json:"timestamp"`
+	ClientName              string  `json:"clientName,omitempty"`
+	Username                string  `json:"username,omitempty"`
+	AssociationTimestamp    int64   `json:"associationTimestamp,omitempty"`
+	AuthenticationTimestamp int64   `json:"authenticationTimestamp,omitempty"`
+	NetworkTimestamp        int64   `json:"networkTimestamp,omitempty"`
+	DHCPLatency             int64   `json:"dhcpLatency,omitempty"`
+	AAALatency              int64   `json:"aaaLatency,omitempty"`
+	DNSLatency              int64   `json:"dnsLatency,omitempty"`
+	FailureCode             int     `json:"failureCode,omitempty"`
+	SubFailureCode          int     `json:"subFailureCode,omitempty"`
+	CategoryCode            int     `json:"categoryCode,omitempty"`
+	TypeCode                int     `json:"typeCode,omitempty"`
+	SubTypeCode             int     `json:"subTypeCode,omitempty"`
+	RSSI                    *int    `json:"rssi,omitempty"`
+	IP                      *string `json:"ip,omitempty"`
+	Vlan                    *int    `json:"vlan,omitempty"`
+	RadiusPrimaryIP         *string `json:"radiusPrimaryIP,omitempty"`
+	DetailedRole            *string `json:"detailedRole,omitempty"`
+	BwUpload                *int    `json:"bwUpload,omitempty"`
+	BwDownload              *int    `json:"bwDownload,omitempty"`
+}
+
+// Sample is a client statistics sample in the shape ingest takes
+// (docs/api.md §17), every optional field filled.
+type Sample struct {
+	MacAddress       string        `json:"macAddress"`
+	Timestamp        int64         `json:"timestamp"`
+	BSSID            string        `json:"bssid"`
+	SSID             string        `json:"ssid"`
+	FrequencyBand    string        `json:"frequencyBand"`
+	Channel          int           `json:"channel"`
+	RSSI             int           `json:"rssi"`
+	DataRateMbps     float64       `json:"dataRateMbps"`
+	RetryRatePct     float64       `json:"retryRatePct"`
+	BestNeighborRSSI *int          `json:"bestNeighborRssi"`
+	TxBytes          int64         `json:"txBytes"`
+	RxBytes          int64         `json:"rxBytes"`
+	ObservedBy       []Observation `json:"observedBy"`
+	ClientName       string        `json:"clientName"`
+	Username         string        `json:"username,omitempty"`
+}
+
+// Observation is a radio that hears a client.
+type Observation struct {
+	BSSID string `json:"bssid"`
+	RSSI  int    `json:"rssi"`
+}
+
+const (
+	second = int64(1000)
+	minute = 60 * second
+	// SampleEvery is how often a present client sends a sample.
+	SampleEvery = 5 * minute
+)
+
+// seg is a stretch of a client's day on one AP.
+type seg struct {
+	start, end int64
+	ap         *AP
+	connect    bool // it begins with a connection attempt
+	roam       bool // that attempt is a roam from the previous AP
+	leave      bool // it ends with a disassociation
+}
+
+// conn is a stretch during which the client is connected, sending
+// samples.
+type conn struct {
+	from, to int64
+	ap       *AP
+}
+
+// day is one client's local day: its events, and when and where it was
+// connected.
+type day struct {
+	events []Event
+	conns  []conn
+}
+
+// dayKey names a local date.
+func dayKey(t time.Time) uint64 {
+	y, m, d := t.Date()
+	return uint64(y*10000 + int(m)*100 + d)
+}
+
+// neighbour is the AP next to a on its floor (a itself on a floor of one).
+func neighbour(a *AP, r *rand.Rand) *AP {
+	aps := a.Floor.APs
+	switch {
+	case len(aps) == 1:
+		return a
+	case a.Index == 0:
+		return aps[1]
+	case a.Index == len(aps)-1 || r.IntN(2) == 0:
+		return aps[a.Index-1]
+	}
+	return aps[a.Index+1]
+}
+
+// gauss is a normal draw, mean 0, of standard deviation sd, cut at ±3 sd.
+func gauss(r *rand.Rand, sd float64) float64 {
+	return max(-3*sd, min(3*sd, r.NormFloat64()*sd))
+}
+
+// plan lays out a client's local day starting at midnight: where it is,
+// from when to when. The draw depends on the seed, the client and the
+// date only.
+func (n *Network) plan(c *Client, midnight time.Time) []seg {
+	r := rng(n.Seed, 2, uint64(c.Index), dayKey(midnight))
+	y, mo, d := midnight.Date()
+	at := func(min float64) int64 {
+		return time.Date(y, mo, d, 0, 0, int(min*60), 0, midnight.Location()).UnixMilli()
+	}
+	next := time.Date(y, mo, d+1, 0, 0, 0, 0, midnight.Location()).UnixMilli()
+	wd := midnight.Weekday()
+	weekend := wd == time.Saturday || wd == time.Sunday
+	home := c.Home.APs[c.HomeAP]
+
+	if c.Kind == IoT {
+		// Always there, from the night before; now and then it
+		// reconnects.
+		segs := []seg{{start: at(0), ap: home}}
+		for k := r.IntN(3); k > 0; k-- {
+			t := at(float64(r.IntN(24 * 60)))
+			last := &segs[len(segs)-1]
+			if t <= last.start+minute {
+				continue
+			}
+			last.end, last.leave = t, true
+			segs = append(segs, seg{start: t + 5*second, ap: home, connect: true})
+		}
+		segs[len(segs)-1].end = next
+		return segs
+	}
+
+	var from, to float64
+	var moves int
+	switch c.Kind {
+	case Guest:
+		if p := r.Float64(); weekend && p > 0.03 || !weekend && p > 0.25 {
+			return nil
+		}
+		from = float64(9*60 + r.IntN(6*60))
+		to = from + float64(60+r.IntN(180))
+		home = c.Home.APs[r.IntN(len(c.Home.APs))]
+		moves = r.IntN(2)
+	default:
+		if p := r.Float64(); weekend && p > 0.06 || !weekend && p > 0.92 {
+			return nil
+		}
+		from = float64(c.Arrive) + gauss(r, 15)
+		to = float64(c.Leave) + gauss(r, 20)
+		if weekend {
+			from, to = float64(10*60+r.IntN(120)), float64(13*60+r.IntN(180))
+		}
+		moves = r.IntN(4)
+	}
+	// Away for lunch: phones go along, laptops sometimes close.
+	type span struct{ a, b int64 }
+	present := []span{{at(from), at(to)}}
+	if p := r.Float64(); !weekend && (c.Kind == Phone && p < 0.5 || c.Kind == Laptop && p < 0.15) {
+		out := float64(12*60+r.IntN(60)) + gauss(r, 5)
+		back := out + float64(30+r.IntN(30))
+		if at(out) > present[0].a && at(back) < present[0].b {
+			present = []span{{present[0].a, at(out)}, {at(back), present[0].b}}
+		}
+	}
+	// Meetings: a stretch at a neighbouring AP, then back.
+	type move struct {
+		at int64
+		ap *AP
+	}
+	var ms []move
+	for range moves {
+		start := from + 30 + r.Float64()*max(0, to-from-90)
+		length := float64(30 + r.IntN(60))
+		nb := neighbour(home, r)
+		if nb == home {
+			continue
+		}
+		ms = append(ms, move{at(start), nb}, move{at(start + length), home})
+	}
+	slices.SortFunc(ms, func(a, b move) int { return int(a.at - b.at) })
+
+	var segs []seg
+	for _, p := range present {
+		cur := seg{start: p.a, ap: home, connect: true}
+		for _, m := range ms {
+			if m.at <= p.a || m.at >= p.b || m.ap == cur.ap || m.at-cur.start < 2*minute {
+				continue
+			}
+			cur.end = m.at
+			segs = append(segs, cur)
+			cur = seg{start: m.at, ap: m.ap, connect: true, roam: true}
+		}
+		cur.end, cur.leave = p.b, true
+		segs = append(segs, cur)
+	}
+	return segs
+}
+
+// incidentsOn applies the incidents to a client's segments: an AP that
+// goes sends its clients to a neighbour; RADIUS and DHCP troubles force
+// the clients they touch to connect again during the incident.
+func (n *Network) incidentsOn(c *Client, segs []seg, incs []Incident, r *rand.Rand) []seg {
+	for _, in := range incs {
+		if in.Site != c.Home.Site {
+			continue
+		}
+		var out []seg
+		for _, s := range segs {
+			if s.end <= in.From || s.start >= in.To {
+				out = append(out, s)
+				continue
+			}
+			switch in.Kind {
+			case APDown:
+				if s.ap != in.AP {
+					out = append(out, s)
+					continue
+				}
+				nb := neighbour(s.ap, r)
+				if s.start >= in.From {
+					s.ap, s.roam = nb, false
+					out = append(out, s)
+					continue
+				}
+				// Dropped when the AP goes; associates to the neighbour.
+				kick := in.From + int64(r.IntN(60))*second
+				if kick >= s.end-10*second {
+					out = append(out, s)
+					continue
+				}
+				out = append(out, seg{start: s.start, end: kick, ap: s.ap, connect: s.connect, roam: s.roam},
+					seg{start: kick + 3*second, end: s.end, ap: nb, connect: true, leave: s.leave})
+			case RadiusDown, DHCPExhaustion:
+				if in.Kind == RadiusDown && c.SSID != SSIDCorp || in.Kind == DHCPExhaustion && r.IntN(2) == 0 {
+					out = append(out, s)
+					continue
+				}
+				// 802.1X re-authentication or a lease renewal: the client
+				// must connect again.
+				t := max(in.From, s.start+minute) + int64(r.IntN(12*60))*second
+				if t >= s.end-minute || t >= in.To {
+					out = append(out, s)
+					continue
+				}
+				out = append(out, seg{start: s.start, end: t, ap: s.ap, connect: s.connect, roam: s.roam},
+					seg{start: t, end: s.end, ap: s.ap, connect: true, leave: s.leave})
+			default:
+				out = append(out, s)
+			}
+		}
+		segs = out
+	}
+	return segs
+}
+
+// failure is why a connection attempt at t fails (0, 0: it does not);
+// first says it is the client's first attempt of the day.
+func (n *Network) failure(c *Client, t int64, first bool, incs []Incident, r *rand.Rand) (code, sub int) {
+	for _, in := range incs {
+		if in.Site != c.Home.Site || t < in.From || t >= in.To {
+			continue
+		}
+		switch {
+		case in.Kind == RadiusDown && c.SSID == SSIDCorp:
+			if r.Float64() < 0.7 {
+				return 2, 203
+			}
+			return 2, 202
+		case in.Kind == DHCPExhaustion:
+			if r.Float64() < 0.75 {
+				return 3, 301
+			}
+			return 3, 302
+		}
+	}
+	p := 0.001
+	switch {
+	case c.Flaky && first:
+		p = 1
+	case c.Flaky:
+		p = 0.05
+	}
+	if r.Float64() >= p {
+		return 0, 0
+	}
+	x := r.Float64()
+	if c.SSID == SSIDCorp {
+		for _, f := range []struct {
+			p         float64
+			code, sub int
+		}{{0.25, 2, 204}, {0.50, 1, 102}, {0.60, 2, 202}, {0.75, 3, 301}, {0.85, 3, 303}, {0.90, 1, 101}, {0.95, 2, 205}} {
+			if x < f.p {
+				return f.code, f.sub
+			}
+		}
+		return 3, 304
+	}
+	for _, f := range []struct {
+		p         float64
+		code, sub int
+	}{{0.40, 2, 201}, {0.70, 1, 102}, {0.80, 1, 103}, {0.90, 3, 301}} {
+		if x < f.p {
+			return f.code, f.sub
+		}
+	}
+	return 3, 303
+}
+
+// dayOf builds a client's day from its plan and the incidents.
+func (n *Network) dayOf(c *Client, midnight time.Time, incs []Incident) *day {
+	r := rng(n.Seed, 4, uint64(c.Index), dayKey(midnight))
+	segs := n.incidentsOn(c, n.plan(c, midnight), incs, r)
+	d := &day{}
+	last := int64(0)
+	add := func(e Event) {
+		e.Timestamp = max(e.Timestamp, last+1) // a client's events keep their order
+		last = e.Timestamp
+		e.EventID = fmt.Sprintf("sim%d-%d-%d", n.Seed, c.Index, e.Timestamp)
+		e.MacAddress, e.SSID, e.ClientName, e.Username = c.MAC, c.SSID, c.Name, c.Username
+		d.events = append(d.events, e)
+	}
+	corp := c.SSID == SSIDCorp
+	attempts := 0
+	for _, s := range segs {
+		radio := s.ap.Radio(c.Band5)
+		base := Event{BSSID: radio.BSSID, Channel: radio.Channel}
+		inter := func(t int64, cat, typ, sub int) Event {
+			e := base
+			e.EventType, e.Timestamp, e.CategoryCode, e.TypeCode, e.SubTypeCode = "Intermediate", t, cat, typ, sub
+			return e
+		}
+		connected := s.start
+		if s.connect {
+			connected = -1
+			t := s.start
+			roam := s.roam
+			for tries := 0; tries < 1000 && t < s.end; tries++ {
+				code, sub := n.failure(c, t, attempts == 0, incs, r)
+				attempts++
+				assoc := t + 5 + int64(r.IntN(40))
+				if !roam && c.Band5 && r.Float64() < 0.1 {
+					add(inter(t, 4, 21, 1)) // steered to 5 GHz
+				}
+				switch {
+				case code == 1: // never associated
+				case roam:
+					ft := 0
+					if c.Kind == Laptop {
+						ft = 1 // fast transition
+					}
+					add(inter(assoc, 1, 2, ft))
+				default:
+					add(inter(assoc, 1, 1, 0))
+				}
+				auth := assoc
+				if code == 1 {
+					e := base
+					e.EventType, e.Timestamp, e.FailureCode, e.SubFailureCode = "Failure", assoc+int64(r.IntN(900)), code, sub
+					e.AssociationTimestamp = assoc
+					add(e)
+				} else {
+					if corp && !(roam && c.Kind == Laptop) {
+						add(inter(assoc+3, 2, 10, 0))
+						auth = assoc + 40 + int64(r.IntN(300))
+						if code == 2 && (sub == 203 || sub == 204) {
+							auth += 5000 + int64(r.IntN(5000)) // the wait for an answer that does not come
+						}
+					}
+					switch {
+					case code == 2:
+						e := base
+						e.EventType, e.Timestamp, e.FailureCode, e.SubFailureCode = "Failure", auth, code, sub
+						e.AssociationTimestamp = assoc
+						add(e)
+					default:
+						if corp && !(roam && c.Kind == Laptop) {
+							e := inter(auth, 2, 11, 0)
+							e.RadiusPrimaryIP = ptr("10.0.0.11")
+							add(e)
+							e = inter(auth+1, 2, 12, 0)
+							e.DetailedRole, e.Vlan, e.BwUpload, e.BwDownload = ptr("employee"), ptr(20), ptr(50000), ptr(200000)
+							add(e)
+						}
+						dhcp := int64(0)
+						if !roam {
+							dhcp = 20 + int64(r.IntN(200))
+						}
+						net := auth + dhcp
+						if code == 3 {
+							e := base
+							e.EventType, e.Timestamp, e.FailureCode, e.SubFailureCode = "Failure", net+3000+int64(r.IntN(4000)), code, sub
+							e.AssociationTimestamp, e.AuthenticationTimestamp = assoc, auth
+							add(e)
+							break
+						}
+						if !roam {
+							e := inter(net, 3, 30, 0)
+							e.IP = ptr(fmt.Sprintf("10.%d.%d.%d", 100+c.Home.Site.Index, c.Index>>8&255, c.Index&255))
+							e.Vlan = ptr(map[string]int{SSIDCorp: 20, SSIDGuest: 30, SSIDIoT: 40}[c.SSID])
+							add(e)
+						}
+						dns := 2 + int64(r.IntN(40))
+						e := base
+						e.EventType, e.Timestamp = "Success", net+dns
+						e.AssociationTimestamp, e.AuthenticationTimestamp, e.NetworkTimestamp = assoc, auth, net
+						e.AAALatency, e.DHCPLatency, e.DNSLatency = auth-assoc, dhcp, dns
+						add(e)
+						connected = e.Timestamp
+					}
+				}
+				if connected >= 0 {
+					break
+				}
+				// Failed: it tries again, as a new association.
+				roam = false
+				t = last + 45*second + int64(r.IntN(105))*second
+			}
+		}
+		if connected < 0 || connected >= s.end {
+			continue
+		}
+		d.conns = append(d.conns, conn{from: connected, to: s.end, ap: s.ap})
+		if s.leave {
+			reason := 8 // leaving the BSS
+			if c.Kind == IoT {
+				reason = 4 // inactivity
+			}
+			add(inter(s.end, 1, 3, reason))
+		}
+	}
+	return d
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// sample is the client's sample at t on AP a, or false when t has no
+// sample (a client samples every five minutes, at its own offset).
+func (n *Network) sample(c *Client, a *AP, t int64, incs []Incident) Sample {
+	r := rng(n.Seed, 5, uint64(c.Index), uint64(t))
+	radio := a.Radio(c.Band5)
+	rssi := c.BaseRSSI
+	if a.Index != c.HomeAP {
+		rssi -= 6
+	}
+	rssi += int(gauss(r, 2))
+	rssi = max(-95, min(-30, rssi))
+	// Neighbours hear it less well, unless it sticks to a far AP.
+	nb := rssi - 8 + int(gauss(r, 2))
+	if c.BaseRSSI <= -76 && c.Index%2 == 0 {
+		nb = rssi + 12 + int(gauss(r, 1))
+	}
+	nb = max(-95, min(-30, nb))
+	rate := rateFor(rssi, c.Band5, r)
+	retry := 2 + r.Float64()*6
+	if rssi < -72 {
+		retry += 8 + r.Float64()*6
+	}
+	if c.Kind == IoT {
+		rate = max(24, min(rate, 72))
+	}
+	for _, in := range incs {
+		if in.Kind == Interference && in.Site == c.Home.Site && radio.Channel == InterferenceChannel && t >= in.From && t < in.To {
+			retry = min(95, retry+25+r.Float64()*15)
+			rate *= 0.12
+		}
+	}
+	traffic := map[Kind]int64{Laptop: 40 << 20, Phone: 10 << 20, Guest: 15 << 20, IoT: 100 << 10}[c.Kind]
+	tx := r.Int64N(traffic) / 4
+	s := Sample{MacAddress: c.MAC, Timestamp: t, BSSID: radio.BSSID, SSID: c.SSID, Channel: radio.Channel,
+		FrequencyBand: "BAND_2_4_GHZ", RSSI: rssi, DataRateMbps: float64(int(rate*10)) / 10,
+		RetryRatePct: float64(int(retry*10)) / 10, BestNeighborRSSI: &nb, TxBytes: tx, RxBytes: tx * 3,
+		ClientName: c.Name, Username: c.Username}
+	if c.Band5 {
+		s.FrequencyBand = "BAND_5_GHZ"
+	}
+	aps := a.Floor.APs
+	for _, i := range []int{a.Index - 1, a.Index + 1} {
+		if i >= 0 && i < len(aps) {
+			s.ObservedBy = append(s.ObservedBy, Observation{BSSID: aps[i].Radio(c.Band5).BSSID, RSSI: nb - 4*len(s.ObservedBy)})
+		}
+	}
+	return s
+}
+
+// rateFor is a data rate for a signal on a band, in Mbps.
+func rateFor(rssi int, band5 bool, r *rand.Rand) float64 {
+	var lo, hi float64
+	switch {
+	case rssi >= -50:
+		lo, hi = 600, 866
+	case rssi >= -60:
+		lo, hi = 300, 600
+	case rssi >= -67:
+		lo, hi = 150, 300
+	case rssi >= -72:
+		lo, hi = 50, 150
+	case rssi >= -77:
+		lo, hi = 12, 50
+	default:
+		lo, hi = 6, 12
+	}
+	rate := lo + r.Float64()*(hi-lo)
+	if !band5 {
+		rate = max(6, min(144, rate/4))
+	}
+	return rate
+}
