@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/simulate"
 	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/telemetry"
@@ -187,8 +188,10 @@ func demoKey(ctx context.Context, st *store.Store, a *auth.Service, dataDir stri
 }
 
 // runDemo builds and runs the demo network against the API at base
-// (http[s]://host:port) until ctx ends.
-func runDemo(ctx context.Context, st *store.Store, a *auth.Service, base, dataDir string, stdout io.Writer, log *slog.Logger) error {
+// (http[s]://host:port) until ctx ends. Once the first history is in, it
+// has the anomaly evaluation look back over it, so that the incident is
+// listed among the anomalies at once.
+func runDemo(ctx context.Context, st *store.Store, a *auth.Service, bl *baseline.Service, base, dataDir string, stdout io.Writer, log *slog.Logger) error {
 	keyID, value, path, err := demoKey(ctx, st, a, dataDir)
 	if err != nil {
 		return fmt.Errorf("demo key: %w", err)
@@ -231,6 +234,14 @@ wnms: demo: log in with the demo key (an ADMINISTRATOR; also in %s):
 			what := "7 days of history are in, with a RADIUS outage at Sim Site 1 three hours ago"
 			if resumed {
 				what = "the history is brought up to date"
+			} else {
+				err := bl.EvaluateSince(ctx, wnms.OnPremCustomer, until.Add(-demoIncidentAgo-time.Hour))
+				if err == nil {
+					err = bl.EvaluateCustomer(ctx, wnms.OnPremCustomer)
+				}
+				if err != nil {
+					log.Warn("demo: evaluating the history for anomalies failed", "err", err)
+				}
 			}
 			fmt.Fprintf(stdout, `wnms: demo: %[3]s; live from now on. Try:
   %[1]s/new/webservice/V5/devices/manageddevices

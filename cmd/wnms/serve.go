@@ -337,7 +337,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	}
 	if c.demo {
 		go func() {
-			if err := runDemo(bg, st, a, localURL(apiLn.Addr(), tlsConf != nil), c.data, stdout, log); err != nil {
+			if err := runDemo(bg, st, a, apiSrv.Baselines, localURL(apiLn.Addr(), tlsConf != nil), c.data, stdout, log); err != nil {
 				log.Error("demo stopped", "err", err)
 			}
 		}()

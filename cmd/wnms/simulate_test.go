@@ -317,6 +317,25 @@ func TestServeDemo(t *testing.T) {
 	if failed < 3 {
 		t.Errorf("no RADIUS outage three hours ago: %+v", points)
 	}
+	// The evaluation looked back over the history: the outage is listed
+	// at a floor of Sim Site 1 (locations 2 and 3).
+	var anomalies []struct {
+		LocationID struct{ ID int64 } `json:"locationId"`
+		Kind       string             `json:"kind"`
+		Timestamp  int64              `json:"timestamp"`
+	}
+	c.Expect(200, "GET", "/V5/baselines/anomalies", nil).Decode(t, &anomalies)
+	outage := 0
+	for _, a := range anomalies {
+		at := time.UnixMilli(a.Timestamp)
+		if a.Kind == "clientsconnectivity" && (a.LocationID.ID == 2 || a.LocationID.ID == 3) &&
+			at.After(now.Add(-3*time.Hour-30*time.Minute)) && at.Before(now.Add(-2*time.Hour)) {
+			outage++
+		}
+	}
+	if outage == 0 {
+		t.Errorf("the outage is not among the anomalies: %+v", anomalies)
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,9 @@ const KindConnectivity = "clientsconnectivity"
 const refreshPerRun = 200
 
 // maxCatchUp bounds how many closed slots one evaluation looks back at
-// (a server that was down a day does not flood receivers on start).
-const maxCatchUp = 8
+// (4 hours: a server that was down a day does not flood receivers on
+// start).
+const maxCatchUp = 16
 
 // EvaluateEvery evaluates anomalies every period until ctx ends.
 func (s *Service) EvaluateEvery(ctx context.Context, customers func(ctx context.Context) ([]int64, error), period time.Duration) {
@@ -49,7 +50,7 @@ func (s *Service) EvaluateCustomer(ctx context.Context, customerID int64) error 
 		return err
 	}
 	newest := SlotOf(s.Now().UnixMilli()) - slotMs // the last closed slot
-	key := "anomaly_evaluated_slot:" + strconv.FormatInt(customerID, 10)
+	key := evaluatedKey(customerID)
 	first := newest
 	if v, ok, err := s.Store.Setting(ctx, key); err != nil {
 		return err
@@ -89,4 +90,24 @@ func (s *Service) EvaluateCustomer(ctx context.Context, customerID int64) error 
 		}
 	}
 	return s.Store.PutSetting(ctx, key, strconv.FormatInt(newest, 10))
+}
+
+func evaluatedKey(customerID int64) string {
+	return "anomaly_evaluated_slot:" + strconv.FormatInt(customerID, 10)
+}
+
+// EvaluateSince makes the customer's next evaluation look back to the
+// slot of since (at most the last 16 closed slots), as if nothing after
+// it had been evaluated: history that was just imported gets its
+// anomalies recorded. It never moves the evaluation forward.
+func (s *Service) EvaluateSince(ctx context.Context, customerID int64, since time.Time) error {
+	last := SlotOf(since.UnixMilli()) - slotMs
+	if v, ok, err := s.Store.Setting(ctx, evaluatedKey(customerID)); err != nil {
+		return err
+	} else if ok {
+		if cur, err := strconv.ParseInt(v, 10, 64); err == nil && cur <= last {
+			return nil
+		}
+	}
+	return s.Store.PutSetting(ctx, evaluatedKey(customerID), strconv.FormatInt(last, 10))
 }
