@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The README's walk-through ("A first session with curl") must work as
@@ -73,6 +74,40 @@ func TestREADMEWalkthrough(t *testing.T) {
 		}
 	})
 	runSteps(t, steps, dir, replacer, []string{"SNMP_PERSISTENT_DIR=" + filepath.Join(dir, "snmp-state"), "HOME=" + dir}, stderr.String)
+}
+
+// The README's demo section works as written: the server it starts with
+// --demo is up (the block that starts it is the test's own bootServe),
+// and every block after it prints what the README shows.
+func TestREADMEDemo(t *testing.T) {
+	needTools(t, "bash", "curl", "jq")
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	start, end := strings.Index(s, "## A live demo network in one command"), strings.Index(s, "## A first session with curl")
+	if start < 0 || end < start {
+		t.Fatal("the README has no demo section")
+	}
+	var steps []walkStep
+	for _, st := range parseWalkthrough(s[start:end]) {
+		if !strings.HasPrefix(st.script, "go run ./cmd/wnms serve --demo --data wnms-demo") {
+			steps = append(steps, st)
+		}
+	}
+	if len(steps) < 4 {
+		t.Fatalf("found only %d shell blocks in the demo section", len(steps))
+	}
+	dir := t.TempDir()
+	l, stdout, stderr, _ := bootServe(t, nil, "--data", filepath.Join(dir, "wnms-demo"), "--demo")
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(stdout.String(), "live from now on"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo did not finish its backfill:\n%s", stdout.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	runSteps(t, steps, dir, strings.NewReplacer("127.0.0.1:8080", l.API), []string{"HOME=" + dir}, stderr.String)
 }
 
 // runSteps runs README shell blocks in dir, in order, each in a fresh bash

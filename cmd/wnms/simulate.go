@@ -121,6 +121,12 @@ sent already is answered with duplicates, never stored twice.`, stdout, stderr)
 	cfg := simulate.Config{Sizes: sf.sizes, Days: days, Seed: sf.seed, End: end, TZ: tz, Incidents: incidents,
 		Live: live, Batch: batch,
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "wnms simulate: "+format+"\n", args...) }}
+	if live {
+		cfg.OnRound = func(r simulate.LiveRound) {
+			fmt.Fprintf(stderr, "wnms simulate: live to %s: %d events, %d samples, %d AP reports taken in %s\n",
+				r.Until.Format(time.TimeOnly), r.Events, r.Samples, r.APs, r.Took.Round(time.Millisecond))
+		}
+	}
 	if err := cfg.Check(); err != nil {
 		return usagef("%v", err)
 	}

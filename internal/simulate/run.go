@@ -33,6 +33,17 @@ type Config struct {
 	// OnSent, when set, is told how far the records are sent: at the end
 	// of the backfill, and after each live round.
 	OnSent func(until time.Time)
+	// OnRound, when set, is told of each live round that went out.
+	OnRound func(r LiveRound)
+}
+
+// LiveRound is what one round of the live loop sent, and how long the
+// server took to take it.
+type LiveRound struct {
+	Until           time.Time // the round sent the records up to this time
+	Events, Samples int
+	APs             int // AP reports (heartbeats)
+	Took            time.Duration
 }
 
 // Check refuses a configuration out of range.
@@ -289,11 +300,13 @@ func live(ctx context.Context, a *API, g *Generator, cfg Config, from int64, c *
 	tick := time.NewTicker(HeartbeatEvery)
 	defer tick.Stop()
 	for {
-		now := time.Now().UnixMilli()
+		t0 := time.Now()
+		now := t0.UnixMilli()
 		events, samples := g.Window(from, now)
 		err := sendAll(ctx, a, events, samples, cfg.Batch, c)
+		aps := 0
 		if err == nil {
-			err = heartbeats(ctx, a, g, now)
+			aps, err = heartbeats(ctx, a, g, now)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -304,6 +317,9 @@ func live(ctx context.Context, a *API, g *Generator, cfg Config, from int64, c *
 			from = now
 			if cfg.OnSent != nil {
 				cfg.OnSent(time.UnixMilli(now))
+			}
+			if cfg.OnRound != nil {
+				cfg.OnRound(LiveRound{Until: time.UnixMilli(now), Events: len(events), Samples: len(samples), APs: aps, Took: time.Since(t0)})
 			}
 		}
 		select {
@@ -331,8 +347,8 @@ func sendAll(ctx context.Context, a *API, events []Event, samples []Sample, batc
 }
 
 // heartbeats reports every AP but those an ap-down incident has taken,
-// with its clients and traffic.
-func heartbeats(ctx context.Context, a *API, g *Generator, now int64) error {
+// with its clients and traffic, and answers how many it reported.
+func heartbeats(ctx context.Context, a *API, g *Generator, now int64) (int, error) {
 	assoc := g.Associated(now)
 	var recs []apRecord
 	for _, ap := range g.Net.APs() {
@@ -351,7 +367,7 @@ func heartbeats(ctx context.Context, a *API, g *Generator, now int64) error {
 		recs = append(recs, r)
 	}
 	_, err := Ingest(ctx, a, "aps", recs)
-	return err
+	return len(recs), err
 }
 
 // Vendor is the vendorName of simulated APs.
