@@ -11,7 +11,12 @@
 //     connection logs, through HTTP, against the store's query for the same
 //     page called directly (the raw SQL, with the driver); hot, and cold
 //     after -idle of rest;
-//  4. the process's resident memory (VmRSS), server and generator together.
+//  4. the process's resident memory (VmRSS), server and generator together;
+//  5. with -baselines: the rebuild of every slot's observations, a day of
+//     the connectivity baseline of the whole tree, a day of one client's
+//     data rate (the APs stand on -floors floors, and -sample-clients
+//     clients have a sample every 5 minutes of the -days), hot and cold,
+//     and the cost of the minute-by-minute anomaly evaluation.
 //
 // The server runs in this process on a loopback port (the real listener
 // kit and handlers); SQLite lives in a temporary directory, PostgreSQL in a
@@ -27,18 +32,23 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	mrand "math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/wnms/wnms/bench/internal/stats"
 
 	"github.com/wnms/wnms/bench/internal/benchserver"
+	"github.com/wnms/wnms/internal/baseline"
+	"github.com/wnms/wnms/internal/simulate"
 	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/telemetry"
 )
@@ -55,7 +65,11 @@ var (
 	cpuProf   = flag.String("cpuprofile", "", "write a CPU profile of the ingest comparison to this file")
 	dataDir   = flag.String("data", "", "SQLite data directory to keep (and reuse: a store that holds -events events skips the ingest and load); empty: a temporary one")
 	cacheMiB  = flag.Int("sqlite-cache-mib", store.DefaultCacheMiB, "SQLite telemetry page cache, as wnms serve --sqlite-cache-mib")
-	baselines = flag.Bool("baselines", false, "also measure the connectivity baseline: rebuild the slot observations of every event, then read a day of it")
+	baselines = flag.Bool("baselines", false, "also measure the baselines: rebuild the slot observations, read a day of connectivity and of a client's data rate, and time the anomaly evaluation")
+	nFloors   = flag.Int("floors", 50, "floors the APs stand on, 5 to a site")
+	sampleN   = flag.Int("sample-clients", 1000, "clients with a statistics sample every 5 minutes of the -days (for the data-rate baseline)")
+	evalN     = flag.Int("evaluations", 20, "anomaly evaluations of each kind to time")
+	rebuild   = flag.Bool("rebuild", true, "with -baselines, rebuild the observations of every slot first (false: a kept -data store whose slots are rebuilt already)")
 	readProf  = flag.String("readprofile", "", "write a CPU profile of the hot reads to this file")
 )
 
@@ -79,11 +93,12 @@ func main() {
 	cookie, err := srv.Session(ctx, client)
 	check(err)
 
-	// APs, each with one radio.
+	// APs, each with one radio, spread over the floors.
+	floors := benchFloors(ctx, srv)
 	var aps []string
 	for i := 0; i < *nAPs; i++ {
-		aps = append(aps, fmt.Sprintf(`{"macaddress":"00:11:74:%02x:%02x:00","deviceCapability":%d,"radios":[{"macaddress":"00:11:74:%02x:%02x:01","channel":%d}]}`,
-			i/256, i%256, 1+2*(i%2), i/256, i%256, []int{1, 6, 11, 36, 40, 44}[i%6]))
+		aps = append(aps, fmt.Sprintf(`{"macaddress":"00:11:74:%02x:%02x:00","deviceCapability":%d,"locationId":{"type":"locallocationid","id":%d},"radios":[{"macaddress":"00:11:74:%02x:%02x:01","channel":%d}]}`,
+			i/256, i%256, 1+2*(i%2), floors[i%len(floors)], i/256, i%256, []int{1, 6, 11, 36, 40, 44}[i%6]))
 	}
 	post(client, base+"/V5/ingest/aps", cookie, []byte("["+strings.Join(aps, ",")+"]"))
 
@@ -152,6 +167,9 @@ func main() {
 		}
 	}
 	fmt.Printf("load: %d events in %s; RSS %s\n", loaded, time.Since(t0).Round(time.Second), rss())
+	if *baselines {
+		loadSamples(ctx, st, floors)
+	}
 
 	// 3. Reads.
 	reads := func(label string) {
@@ -208,7 +226,8 @@ func main() {
 		check(pprof.StartCPUProfile(f))
 	}
 	if *baselines {
-		measureBaselines(ctx, st, client, base, cookie)
+		measureBaselines(ctx, srv, client, base, cookie)
+		measureEvaluation(ctx, srv, client, base, cookie, &gen)
 	}
 	reads("hot")
 	if *readProf != "" {
@@ -226,20 +245,29 @@ func main() {
 // measureBaselines marks every slot of the stored events out of date,
 // times the refresh that rebuilds their observations, and reads a day
 // of the connectivity baseline hot.
-func measureBaselines(ctx context.Context, st *store.Store, client *http.Client, base, cookie string) {
+func measureBaselines(ctx context.Context, srv *benchserver.Server, client *http.Client, base, cookie string) {
+	st := srv.Store
+	if !*rebuild {
+		baselineReads(client, base, cookie, "hot")
+		return
+	}
 	_, err := st.MarkAllSlotsForBench(ctx, 1) // the slots that ingest has not marked already
 	check(err)
 	n, err := st.DirtySlotCountForBench(ctx)
 	check(err)
 	t0 := time.Now()
-	get(client, base+"/V5/baselines/clientsconnectivity", cookie) // refreshes every marked slot first
+	get(client, base+"/V5/baselines/clientsconnectivity", cookie) // refreshes the slots a day of it needs
+	fmt.Printf("baselines: the first day read (which recomputes the 15 days of slots it needs) took %s\n", time.Since(t0).Round(time.Millisecond))
+	check(srv.API.Baselines.Refresh(ctx, 1, 0, math.MaxInt64, 0)) // and the rest, as the evaluation would over the next minutes
 	fmt.Printf("baselines: rebuilt the observations of %d slots in %s (%.1f ms a slot)\n", n, time.Since(t0).Round(time.Millisecond),
 		float64(time.Since(t0).Milliseconds())/float64(max(n, 1)))
 	baselineReads(client, base, cookie, "hot")
 }
 
 // baselineReads times a day (96 slots) of the connectivity baseline at
-// the root, each band.
+// the root, each band, and a day of the data rate of sampled clients
+// (each read a different client, so that none finds its pages warm from
+// the last).
 func baselineReads(client *http.Client, base, cookie, label string) {
 	var d []time.Duration
 	for i := 0; i < *readsN/4; i++ {
@@ -249,13 +277,166 @@ func baselineReads(client *http.Client, base, cookie, label string) {
 		d = append(d, time.Since(t))
 	}
 	fmt.Printf("%s connectivity baseline, one day (96 slots) over HTTP: p50 %s p99 %s\n", label, stats.MS(stats.Pct(d, 50)), stats.MS(stats.Pct(d, 99)))
+	if *sampleN == 0 {
+		return
+	}
+	d = d[:0]
+	pick := mrand.New(mrand.NewPCG(5, uint64(len(label))))
+	var gen generator
+	for i := 0; i < *readsN/4; i++ {
+		t := time.Now()
+		get(client, base+"/V5/baselines/clientdatarate?macaddress="+gen.mac(pick.IntN(*sampleN)), cookie)
+		d = append(d, time.Since(t))
+	}
+	fmt.Printf("%s data-rate baseline of a client, one day (96 slots) over HTTP: p50 %s p99 %s\n", label, stats.MS(stats.Pct(d, 50)), stats.MS(stats.Pct(d, 99)))
+}
+
+// benchFloors finds or makes -floors floors, five to a folder "Bench
+// Site N", and answers their location ids.
+func benchFloors(ctx context.Context, srv *benchserver.Server) []int64 {
+	id, value, err := srv.Key(ctx)
+	check(err)
+	u, _ := url.Parse(srv.Base)
+	a := &simulate.API{URL: u.Scheme + "://" + u.Host, KeyID: id, KeyValue: value, HTTP: http.DefaultClient}
+	check(a.Login(ctx))
+	type locID struct {
+		Type string `json:"type"`
+		ID   int64  `json:"id"`
+	}
+	type location struct {
+		ID       locID  `json:"id"`
+		ParentID *locID `json:"parentId"`
+		Name     string `json:"name"`
+	}
+	var tree struct {
+		Locations map[string]location `json:"locations"`
+	}
+	check(a.JSON(ctx, http.MethodGet, "/V2/locations/tree", nil, &tree))
+	findOrMake := func(parent int64, typ, name string) int64 {
+		for _, l := range tree.Locations {
+			if l.ParentID != nil && l.ParentID.ID == parent && l.Name == name {
+				return l.ID.ID
+			}
+		}
+		var l location
+		check(a.JSON(ctx, http.MethodPut, "/V2/locations", map[string]any{"parentLocation": locID{"locallocationid", parent},
+			"location": map[string]any{"type": typ, "name": name}}, &l))
+		return l.ID.ID
+	}
+	var out []int64
+	site := int64(0)
+	for i := 0; i < max(*nFloors, 1); i++ {
+		if i%5 == 0 {
+			site = findOrMake(0, "folderlocation", fmt.Sprintf("Bench Site %d", i/5+1))
+		}
+		out = append(out, findOrMake(site, "floorlocation", fmt.Sprintf("Floor %d", i%5+1)))
+	}
+	return out
+}
+
+// loadSamples stores a sample every 5 minutes of the -days for each of
+// the first -sample-clients clients, each at its own AP, through the
+// store's bulk path, unless the store holds them already.
+func loadSamples(ctx context.Context, st *store.Store, floors []int64) {
+	per := *days * 288
+	_, have, err := st.CountTelemetryForTest(ctx)
+	check(err)
+	if have >= int64(*sampleN*per) {
+		fmt.Printf("the store holds %d samples: sample load skipped\n", have)
+		return
+	}
+	t0 := time.Now()
+	r := mrand.New(mrand.NewPCG(7, 8))
+	end := time.Now().Truncate(5 * time.Minute).UnixMilli()
+	var g generator
+	var buf []*telemetry.Sample
+	n := 0
+	// In time order, every client at each 5-minute tick, as they arrive:
+	// a client's samples are spread over the table as in a real store.
+	for k := per - 1; k >= 0; k-- {
+		for c := 0; c < *sampleN; c++ {
+			ap := c % *nAPs
+			buf = append(buf, &telemetry.Sample{MacAddress: strings.ToUpper(g.mac(c)), Timestamp: end - int64(k)*300_000,
+				BSSID: fmt.Sprintf("00:11:74:%02X:%02X:01", ap/256, ap%256), SSID: "corp", Channel: []int{1, 6, 11, 36, 40, 44}[ap%6],
+				RSSI: -50 - r.IntN(30), DataRateMbps: 20 + 10*float64(c%20) + r.Float64()*40, RetryRatePct: r.Float64() * 15,
+				LocationID: floors[ap%len(floors)]})
+			if len(buf) == batch {
+				_, err := st.InsertClientStats(ctx, 1, buf)
+				check(err)
+				n += len(buf)
+				buf = buf[:0]
+			}
+		}
+	}
+	_, err = st.InsertClientStats(ctx, 1, buf)
+	check(err)
+	n += len(buf)
+	fmt.Printf("samples: %d clients, %d samples in %s\n", *sampleN, n, time.Since(t0).Round(time.Second))
+}
+
+// measureEvaluation times the two kinds of minute of the anomaly
+// evaluation: one where a slot has just closed (every floor's
+// connectivity is evaluated for it), and an ordinary one, after a minute
+// of live events (about 1/43,200 of the store, in the open slot) has
+// marked that slot out of date. It reports wall time and this process's
+// CPU time of each (on PostgreSQL the database's own CPU is not in the
+// latter; the wall time bounds both), and the share of one core an hour
+// of them takes: 4 closing minutes and 56 ordinary ones.
+func measureEvaluation(ctx context.Context, srv *benchserver.Server, client *http.Client, base, cookie string, gen *generator) {
+	svc := srv.API.Baselines
+	key := "anomaly_evaluated_slot:1"
+	perMinute := max(*nEvents/(*days*24*60), 1)
+	var closing, ordinary, closingCPU, ordinaryCPU []time.Duration
+	for i := 0; i < *evalN; i++ {
+		newest := baseline.SlotOf(time.Now().UnixMilli()) - baseline.SlotDuration.Milliseconds()
+		// A minute where the slot newest has just closed.
+		check(srv.Store.PutSetting(ctx, key, strconv.FormatInt(newest-baseline.SlotDuration.Milliseconds(), 10)))
+		wall, cpu := timed(func() { check(svc.EvaluateCustomer(ctx, 1)) })
+		closing, closingCPU = append(closing, wall), append(closingCPU, cpu)
+
+		// An ordinary minute: the last minute's events arrived.
+		live := *gen
+		live.end, live.span = time.Now(), time.Minute
+		post(client, base+"/V5/ingest/clientevents", cookie, []byte("["+strings.Join(live.records(perMinute), ",")+"]"))
+		wall, cpu = timed(func() { check(svc.EvaluateCustomer(ctx, 1)) })
+		ordinary, ordinaryCPU = append(ordinary, wall), append(ordinaryCPU, cpu)
+	}
+	for _, r := range []struct {
+		name      string
+		wall, cpu []time.Duration
+	}{{"a minute that closes a slot (every floor evaluated)", closing, closingCPU},
+		{fmt.Sprintf("an ordinary minute (%d new events refreshed)", perMinute), ordinary, ordinaryCPU}} {
+		fmt.Printf("anomaly evaluation, %s: wall p50 %s p99 %s; CPU of this process p50 %s\n", r.name,
+			stats.MS(stats.Pct(r.wall, 50)), stats.MS(stats.Pct(r.wall, 99)), stats.MS(stats.Pct(r.cpu, 50)))
+	}
+	hour := func(a, b []time.Duration) float64 {
+		return (4*stats.Pct(a, 50) + 56*stats.Pct(b, 50)).Seconds() / 3600 * 100
+	}
+	fmt.Printf("anomaly evaluation share of one core: %.2f%% by wall time, %.2f%% by this process's CPU\n",
+		hour(closing, ordinary), hour(closingCPU, ordinaryCPU))
+}
+
+// timed runs f and answers its wall time and the CPU time (user and
+// system) this process spent meanwhile.
+func timed(f func()) (wall, cpu time.Duration) {
+	var r0, r1 syscall.Rusage
+	check(syscall.Getrusage(syscall.RUSAGE_SELF, &r0))
+	t := time.Now()
+	f()
+	wall = time.Since(t)
+	check(syscall.Getrusage(syscall.RUSAGE_SELF, &r1))
+	tv := func(r syscall.Rusage) time.Duration {
+		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+	}
+	return wall, tv(r1) - tv(r0)
 }
 
 // generator makes deterministic events: -clients MACs, -aps BSSIDs,
 // timestamps over -days, a realistic mix of types.
 type generator struct {
-	r   *mrand.Rand
-	end time.Time
+	r    *mrand.Rand
+	end  time.Time
+	span time.Duration // the timestamps' spread before end; 0: -days
 }
 
 func (g *generator) mac(i int) string {
@@ -265,6 +446,9 @@ func (g *generator) mac(i int) string {
 func (g *generator) records(n int) []string {
 	out := make([]string, n)
 	span := int64(*days) * 24 * 3600 * 1000
+	if g.span > 0 {
+		span = g.span.Milliseconds()
+	}
 	for i := range out {
 		ap := g.r.IntN(*nAPs)
 		ch := []int{1, 6, 11, 36, 40, 44}[ap%6]

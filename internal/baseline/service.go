@@ -18,6 +18,9 @@ type Store interface {
 	SlotAttempts(ctx context.Context, customerID, slot int64) ([]ScopedAttempt, error)
 	SlotSamples(ctx context.Context, customerID, slot int64) ([]ScopedSample, error)
 	ClientSamples(ctx context.Context, customerID int64, mac string, from, to int64) ([]ScopedSample, error)
+	// ClientRates is ClientSamples with only the time, location, SSID,
+	// band and data rate of each sample filled.
+	ClientRates(ctx context.Context, customerID int64, mac string, from, to int64) ([]ScopedSample, error)
 	ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn []ConnObsRow, perf []PerfObsRow, version int64) error
 	ConnObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]Connectivity, error)
 	PerfObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]Performance, error)
@@ -337,13 +340,23 @@ func (s *Service) clientPerformance(ctx context.Context, customerID int64, l *wn
 // inScope reads a client's samples in [from, to] taken in the location's
 // subtree, band and SSID.
 func (s *Service) inScope(ctx context.Context, customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) ([]ScopedSample, error) {
-	samples, err := s.Store.ClientSamples(ctx, customerID, mac, from, to+slotMs)
+	return s.scoped(ctx, s.Store.ClientSamples, customerID, l, band, ssid, mac, from, to)
+}
+
+// scoped is inScope over the samples that read reads.
+func (s *Service) scoped(ctx context.Context, read func(ctx context.Context, customerID int64, mac string, from, to int64) ([]ScopedSample, error),
+	customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) ([]ScopedSample, error) {
+	samples, err := read(ctx, customerID, mac, from, to+slotMs)
 	if err != nil {
 		return nil, err
 	}
 	var ids []int64
+	seen := map[int64]bool{}
 	for _, x := range samples {
-		ids = append(ids, x.LocationID)
+		if !seen[x.LocationID] {
+			seen[x.LocationID] = true
+			ids = append(ids, x.LocationID)
+		}
 	}
 	paths, err := s.Store.LocationPaths(ctx, ids)
 	if err != nil {
@@ -377,7 +390,7 @@ type RatePoint struct {
 // [from, to], oldest first: the mean data rate of its samples in the
 // slot (in the location's subtree), lower is worse.
 func (s *Service) DataRate(ctx context.Context, customerID int64, l *wnms.Location, mac string, from, to int64) ([]RatePoint, error) {
-	samples, err := s.inScope(ctx, customerID, l, BandAny, "", mac, from-historySpan, to)
+	samples, err := s.scoped(ctx, s.Store.ClientRates, customerID, l, BandAny, "", mac, from-historySpan, to)
 	if err != nil {
 		return nil, err
 	}

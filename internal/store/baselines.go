@@ -168,6 +168,30 @@ func (s *Store) ClientSamples(ctx context.Context, customerID int64, mac string,
 	return s.samples(ctx, `customer_id = $1 AND mac = $4 AND ts >= $2 AND ts < $3`, customerID, from, to, mac)
 }
 
+// ClientRates reads one client's samples in [from, to) with only what a
+// data-rate baseline needs (time, location, SSID, band, data rate), from
+// the index that holds those columns (client_stats_rate).
+func (s *Store) ClientRates(ctx context.Context, customerID int64, mac string, from, to int64) ([]baseline.ScopedSample, error) {
+	rows, err := s.tr.QueryContext(ctx, `SELECT ts, location_id, ssid, channel, data_rate FROM client_stats
+		WHERE customer_id = $1 AND mac = $4 AND ts >= $2 AND ts < $3 ORDER BY ts`, customerID, from, to, mac)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []baseline.ScopedSample
+	for rows.Next() {
+		var x baseline.ScopedSample
+		x.MAC = mac
+		var ch int64
+		if err := rows.Scan(&x.Time, &x.LocationID, &x.SSID, &ch, &x.DataRateMbps); err != nil {
+			return nil, err
+		}
+		x.Band = baseline.BandOfChannel(int(ch))
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}
+
 func (s *Store) samples(ctx context.Context, where string, args ...any) ([]baseline.ScopedSample, error) {
 	rows, err := s.tr.QueryContext(ctx, `SELECT mac, ts, location_id, ssid, channel, rssi, data_rate, retry_pct, best_nbr_rssi
 		FROM client_stats WHERE `+where+` ORDER BY ts`, args...)
