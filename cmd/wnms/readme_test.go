@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The README's walk-through ("A first session with curl") must work as
@@ -76,11 +75,12 @@ func TestREADMEWalkthrough(t *testing.T) {
 	runSteps(t, steps, dir, replacer, []string{"SNMP_PERSISTENT_DIR=" + filepath.Join(dir, "snmp-state"), "HOME=" + dir}, stderr.String)
 }
 
-// The README's demo section works as written: the server it starts with
-// --demo is up (the block that starts it is the test's own bootServe),
-// and every block after it prints what the README shows.
-func TestREADMEDemo(t *testing.T) {
-	needTools(t, "bash", "curl", "jq")
+// readmeDemo runs the README's demo section against the --demo server l,
+// whose data directory is dir/wnms-demo: every block after the one that
+// starts the server (which is the caller's) prints what the README shows.
+// TestServeDemo calls it, so that one demo backfill serves both.
+func readmeDemo(t *testing.T, l listening, dir string, server func() string) {
+	t.Helper()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -99,15 +99,7 @@ func TestREADMEDemo(t *testing.T) {
 	if len(steps) < 4 {
 		t.Fatalf("found only %d shell blocks in the demo section", len(steps))
 	}
-	dir := t.TempDir()
-	l, stdout, stderr, _ := bootServe(t, nil, "--data", filepath.Join(dir, "wnms-demo"), "--demo")
-	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(stdout.String(), "live from now on"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the demo did not finish its backfill:\n%s", stdout.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	runSteps(t, steps, dir, strings.NewReplacer("127.0.0.1:8080", l.API), []string{"HOME=" + dir}, stderr.String)
+	runSteps(t, steps, dir, strings.NewReplacer("127.0.0.1:8080", l.API), []string{"HOME=" + dir}, server)
 }
 
 // runSteps runs README shell blocks in dir, in order, each in a fresh bash
@@ -273,12 +265,23 @@ func freeUDPPort(t *testing.T) string {
 // fails it when WNMS_TEST_REQUIRE_TOOLS=1 (as in CI).
 func needTools(t *testing.T, tools ...string) {
 	t.Helper()
+	if missing := missingTool(t, tools...); missing != "" {
+		t.Skipf("%s is not installed", missing)
+	}
+}
+
+// missingTool names the first of the command-line tools that is not
+// installed ("" when all are), and fails the test instead when
+// WNMS_TEST_REQUIRE_TOOLS=1 (as in CI).
+func missingTool(t *testing.T, tools ...string) string {
+	t.Helper()
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("WNMS_TEST_REQUIRE_TOOLS") == "1" {
 				t.Fatalf("%s is missing and WNMS_TEST_REQUIRE_TOOLS=1", tool)
 			}
-			t.Skipf("%s is not installed", tool)
+			return tool
 		}
 	}
+	return ""
 }

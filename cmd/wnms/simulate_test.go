@@ -278,9 +278,11 @@ func TestSimulateResumesAfterServerRestart(t *testing.T) {
 // `serve --demo` turns an empty store into a live simulated network and
 // says how to look at it; it refuses a store with data of its own.
 func TestServeDemo(t *testing.T) {
-	dir := t.TempDir()
-	l, stdout, _, stop := bootServe(t, nil, "--data", dir, "--demo")
-	deadline := time.Now().Add(2 * time.Minute)
+	top := t.TempDir()
+	dir := filepath.Join(top, "wnms-demo")
+	l, stdout, stderr, stop := bootServe(t, nil, "--data", dir, "--demo")
+	// -race slows the server's SQLite a lot: be patient.
+	deadline := time.Now().Add(5 * time.Minute)
 	for !strings.Contains(stdout.String(), "live from now on") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the demo did not finish its backfill:\n%s", stdout.String())
@@ -336,6 +338,10 @@ func TestServeDemo(t *testing.T) {
 	if outage == 0 {
 		t.Errorf("the outage is not among the anomalies: %+v", anomalies)
 	}
+	// The README's demo section, as a newcomer runs it.
+	if missingTool(t, "bash", "curl", "jq") == "" {
+		readmeDemo(t, l, top, stderr.String)
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +349,7 @@ func TestServeDemo(t *testing.T) {
 	// A started demo comes back on restart and brings its history up
 	// to date; a store with other data is refused.
 	l, stdout, _, stop = bootServe(t, nil, "--data", dir, "--demo")
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(stdout.String(), "brought up to date"); {
+	for deadline := time.Now().Add(3 * time.Minute); !strings.Contains(stdout.String(), "brought up to date"); {
 		if time.Now().After(deadline) {
 			t.Fatalf("the demo did not resume:\n%s", stdout.String())
 		}
