@@ -170,6 +170,14 @@ func (c *Client) AnalyticsClient() *Client {
 	return ac
 }
 
+// WithT returns a copy of c, sharing its session, that reports to t: a
+// fuzz target must report to the *testing.T it is given.
+func (c *Client) WithT(t testing.TB) *Client {
+	cc := *c
+	cc.t = t
+	return &cc
+}
+
 // Session returns the client's JSESSIONID, or "".
 func (c *Client) Session() string {
 	u, _ := http.NewRequest("GET", c.env.HTTP.URL+"/", nil)

@@ -49,14 +49,30 @@ func SlotOf(ms int64) int64 {
 	return s
 }
 
+// MaxSlots is the most slots Slots lists: those of the longest window a
+// baseline call covers (31 days).
+const MaxSlots = 31*SlotsPerDay + 1
+
 // Slots lists the slots that start within [from, to] (Unix ms), oldest
-// first.
+// first, at most MaxSlots of them. The count is computed before the loop,
+// so no window, however wide, makes it run past the end of int64 or
+// allocate without bound; the calls check their windows (at most 31 days)
+// before they get here, so the cap never cuts a real answer.
 func Slots(from, to int64) []int64 {
-	var out []int64
-	for s := SlotOf(from); s <= to; s += slotMs {
-		if s >= from {
-			out = append(out, s)
-		}
+	first := SlotOf(from)
+	if first < from {
+		first += slotMs
+	}
+	if to < first {
+		return nil
+	}
+	n := MaxSlots
+	if span := uint64(to) - uint64(first); span/uint64(slotMs) < uint64(MaxSlots) {
+		n = int(span/uint64(slotMs)) + 1
+	}
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = first + int64(i)*slotMs
 	}
 	return out
 }

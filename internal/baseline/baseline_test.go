@@ -29,6 +29,19 @@ func TestSlots(t *testing.T) {
 	if got := Slots(ms("2026-11-20 10:05", utc), ms("2026-11-20 10:45", utc)); len(got) != 3 || got[0] != ms("2026-11-20 10:15", utc) {
 		t.Errorf("slots: %v", got)
 	}
+	// Bounded by construction: a window to the end of int64 (which once
+	// looped forever, the slot counter overflowing) lists at most MaxSlots.
+	for _, w := range [][2]int64{{0, math.MaxInt64}, {math.MaxInt64 - 1, math.MaxInt64}, {ms("2026-11-20 10:00", utc), math.MaxInt64}, {5, 4}} {
+		got := Slots(w[0], w[1])
+		if len(got) > MaxSlots {
+			t.Errorf("Slots(%d, %d): %d slots", w[0], w[1], len(got))
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i] <= got[i-1] {
+				t.Fatalf("Slots(%d, %d) not increasing at %d", w[0], w[1], i)
+			}
+		}
+	}
 	// Slots are aligned to the epoch, so India's half-hour offset still
 	// sees whole quarters of its own clock.
 	kolkata, _ := time.LoadLocation("Asia/Kolkata")

@@ -36,24 +36,23 @@ func ParseBand(v string) (string, bool) {
 }
 
 // window reads fromtime and totime (ms): by default the last 24 hours, at
-// most MaxWindow.
+// most MaxWindow, both within [0, now + 1 day] (checked before any work).
 func (s *Service) window(r *http.Request) (from, to int64, err error) {
-	now := s.Now().UnixMilli()
-	if to, err = httpkit.QueryInt(r, "totime", now); err != nil {
+	now := s.Now()
+	if to, err = httpkit.QueryInt(r, "totime", now.UnixMilli()); err != nil {
+		return 0, 0, err
+	}
+	// The default fromtime is only computed from a totime in range, so it
+	// cannot wrap around.
+	if err := wnms.CheckInstant("totime", to, now); err != nil {
 		return 0, 0, err
 	}
 	if from, err = httpkit.QueryInt(r, "fromtime", to-int64(24*time.Hour/time.Millisecond)); err != nil {
 		return 0, 0, err
 	}
-	switch {
-	case from < 0:
-		return 0, 0, wnms.ParamError("fromtime", "fromtime must be epoch milliseconds")
-	case to < 0:
-		return 0, 0, wnms.ParamError("totime", "totime must be epoch milliseconds")
-	case from > to:
-		return 0, 0, wnms.ParamError("fromtime", "fromtime %d is after totime %d", from, to)
-	case to-from > int64(MaxWindow/time.Millisecond):
-		return 0, 0, wnms.ParamError("fromtime", "a baseline covers at most 31 days; narrow fromtime and totime")
+	w := wnms.Window{From: from, To: to, FromParam: "fromtime", ToParam: "totime"}
+	if err := w.Check(now, MaxWindow); err != nil {
+		return 0, 0, err
 	}
 	return from, to, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/httpkit"
@@ -63,7 +64,7 @@ func (s *Service) clientEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := EventQuery{MAC: mac, Offset: int(offset), Limit: int(limit), Count: true}
-	if q.From, q.To, err = timeWindow(r); err != nil {
+	if q.From, q.To, err = timeWindow(r, s.Now()); err != nil {
 		return err
 	}
 	if v, _ := httpkit.QueryValue(r, "clienteventtype"); v != "" {
@@ -163,7 +164,7 @@ func (s *Service) connectionLogs(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := EventQuery{MAC: mac, Dot11ACOnly: true, Limit: DefaultPageLimit}
 	var err error
-	if q.From, q.To, err = timeWindow(r); err != nil {
+	if q.From, q.To, err = timeWindow(r, s.Now()); err != nil {
 		return err
 	}
 	limit, err := httpkit.QueryInt(r, "limit", DefaultPageLimit)
@@ -231,20 +232,26 @@ func (s *Service) locationParam(r *http.Request, c *wnms.Caller) (*wnms.Location
 	return l, err
 }
 
-// timeWindow reads fromtime and totime (ms, -1 or absent: unbounded);
-// fromtime after totime is INVALID_PARAMETER.
-func timeWindow(r *http.Request) (from, to int64, err error) {
+// timeWindow reads fromtime and totime (ms, -1 or absent: unbounded on
+// that side); a given time must lie in [0, now + 1 day], and fromtime
+// after totime is INVALID_PARAMETER.
+func timeWindow(r *http.Request, now time.Time) (from, to int64, err error) {
 	if from, err = httpkit.QueryInt(r, "fromtime", -1); err != nil {
 		return 0, 0, err
 	}
 	if to, err = httpkit.QueryInt(r, "totime", -1); err != nil {
 		return 0, 0, err
 	}
-	if from < -1 {
-		return 0, 0, wnms.ParamError("fromtime", "fromtime must be epoch milliseconds, or -1")
-	}
-	if to < -1 {
-		return 0, 0, wnms.ParamError("totime", "totime must be epoch milliseconds, or -1")
+	for _, p := range []struct {
+		name string
+		v    int64
+	}{{"fromtime", from}, {"totime", to}} {
+		if p.v == -1 {
+			continue
+		}
+		if err := wnms.CheckInstant(p.name, p.v, now); err != nil {
+			return 0, 0, wnms.ParamError(p.name, "%s must be epoch milliseconds between 0 and one day from now, or -1", p.name)
+		}
 	}
 	if from >= 0 && to >= 0 && from > to {
 		return 0, 0, wnms.ParamError("fromtime", "fromtime %d is after totime %d", from, to)

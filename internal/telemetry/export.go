@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/httpkit"
@@ -65,7 +66,7 @@ func (s *Service) HashMAC(mac string) string {
 func (s *Service) associationData(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	c := wnms.CallerFrom(ctx)
-	q, err := parseExportQuery(r)
+	q, err := parseExportQuery(r, s.Now())
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ type exportQuery struct {
 
 // parseExportQuery reads the window (startdate before enddate, ms),
 // format (JSON or CSV, in any case, quoted or not) and tohashmac.
-func parseExportQuery(r *http.Request) (exportQuery, error) {
+func parseExportQuery(r *http.Request, now time.Time) (exportQuery, error) {
 	var q exportQuery
 	var err error
 	if q.from, err = httpkit.PathInt(r, "startdate"); err != nil {
@@ -150,8 +151,9 @@ func parseExportQuery(r *http.Request) (exportQuery, error) {
 	if q.to, err = httpkit.PathInt(r, "enddate"); err != nil {
 		return q, err
 	}
-	if q.from < 0 {
-		return q, wnms.ParamError("startdate", "startdate must be epoch milliseconds")
+	w := wnms.Window{From: q.from, To: q.to, FromParam: "startdate", ToParam: "enddate"}
+	if err := w.Check(now, 0); err != nil {
+		return q, err
 	}
 	if q.from >= q.to {
 		return q, wnms.ParamError("enddate", "enddate %d must be after startdate %d", q.to, q.from)

@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -21,19 +22,20 @@ func FuzzExportQuery(f *testing.F) {
 	} {
 		f.Add(s[0], s[1], s[2])
 	}
+	now := time.UnixMilli(1700000000000)
 	f.Fuzz(func(t *testing.T, start, end, query string) {
 		r := httptest.NewRequest("GET", "/x?"+url.PathEscape(query), nil)
 		r.URL.RawQuery = query
 		r.SetPathValue("startdate", start)
 		r.SetPathValue("enddate", end)
-		q, err := parseExportQuery(r)
+		q, err := parseExportQuery(r, now)
 		if err != nil {
 			if wnms.ErrorCode(err) != wnms.InvalidParameter {
 				t.Fatalf("%q %q %q: %v", start, end, query, err)
 			}
 			return
 		}
-		if q.from < 0 || q.from >= q.to || (q.format != "JSON" && q.format != "CSV") {
+		if q.from < 0 || q.from >= q.to || q.to > now.Add(wnms.MaxAhead).UnixMilli() || (q.format != "JSON" && q.format != "CSV") {
 			t.Fatalf("%q %q %q read as %+v", start, end, query, q)
 		}
 	})

@@ -31,23 +31,21 @@ func (s *Service) trendRoutes(handle func(pattern string, rule access.Rule, h ht
 }
 
 // trendWindow reads fromtime and totime: by default the last 2 hours; at
-// most 7 days.
+// most 7 days, both within [0, now + 1 day].
 func (s *Service) trendWindow(r *http.Request) (from, to int64, err error) {
-	if from, to, err = timeWindow(r); err != nil {
+	now := s.Now()
+	if from, to, err = timeWindow(r, now); err != nil {
 		return 0, 0, err
 	}
-	now := s.Now().UnixMilli()
 	if to < 0 {
-		to = now
+		to = now.UnixMilli()
 	}
 	if from < 0 {
 		from = to - DefaultTrendWindow.Milliseconds()
 	}
-	if from > to {
-		return 0, 0, wnms.ParamError("fromtime", "fromtime %d is after totime %d", from, to)
-	}
-	if to-from > MaxTrendWindow.Milliseconds() {
-		return 0, 0, wnms.ParamError("fromtime", "a trend covers at most 7 days; narrow fromtime and totime")
+	w := wnms.Window{From: from, To: to, FromParam: "fromtime", ToParam: "totime"}
+	if err := w.Check(now, MaxTrendWindow); err != nil {
+		return 0, 0, err
 	}
 	return from, to, nil
 }
