@@ -19,6 +19,7 @@ import (
 	"github.com/wnms/wnms/internal/accounts"
 	"github.com/wnms/wnms/internal/telemetry"
 
+	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
@@ -195,13 +196,22 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			"reason": "store not reachable, schema not current, or store cannot write"})
 		return
 	}
-	if s.Cluster != nil {
+	if s.Cluster != nil && s.hasSession(r) {
 		// A child that is down does not make the parent unready: its own
 		// calls still work, and calls to that child say which is down.
+		// Children's names, URLs and errors are shown to signed-in callers
+		// only; anyone else learns ready or not (and /metrics has the
+		// per-child state for monitoring).
 		httpkit.WriteJSON(w, http.StatusOK, map[string]any{"status": "ready", "children": s.Cluster.Status()})
 		return
 	}
 	httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// hasSession reports whether r carries a valid session of any role.
+func (s *Server) hasSession(r *http.Request) bool {
+	_, err := httpkit.Authorize(s.Auth, r, access.AnyRole)
+	return err == nil
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {

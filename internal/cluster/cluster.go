@@ -29,6 +29,11 @@ import (
 // floor plan upload fits).
 const MaxForwardBody = 64 << 20
 
+// MaxAnswer is the largest answer read from a child; a larger one is a
+// 502 naming the child, so a child (or whatever answers at its address)
+// cannot make the parent hold more than this per call.
+const MaxAnswer = 64 << 20
+
 // basePath is where a child serves its calls.
 const basePath = "/new/webservice"
 
@@ -208,15 +213,72 @@ func (c *Cluster) Intercept(w http.ResponseWriter, r *http.Request, call httpkit
 		}
 		return false, nil
 	}
+	if sessionCall(call.Pattern) {
+		return false, wnms.ParamError(name, "%s concerns your session with this server and takes no %s", call.Pattern, name)
+	}
 	ch := c.child(n)
 	if ch == nil {
 		return false, wnms.ParamError(name, "no cluster child %d", n)
+	}
+	if err := originForm(r); err != nil {
+		return false, err
 	}
 	if err := access.ReachChildren(wnms.CallerFrom(r.Context())); err != nil {
 		return false, err
 	}
 	return true, c.forward(w, r, ch, ch.cfg.URL)
 }
+
+// sessionCall reports whether pattern is a call on the caller's own
+// session (login, logout, keep-alive): those are never forwarded, since a
+// child would act on the parent's session with it.
+func sessionCall(pattern string) bool {
+	_, path, _ := strings.Cut(pattern, " ")
+	return strings.HasPrefix(path, "/login/") || path == "/logout"
+}
+
+// originForm refuses a request whose target is not origin-form
+// (/path?query): an absolute-form target names another host, and is
+// never sent on to a child.
+func originForm(r *http.Request) error {
+	if !strings.HasPrefix(r.RequestURI, "/") {
+		return wnms.ParamError("nodeid", "only a request target of the form /path?query is forwarded to a child")
+	}
+	return nil
+}
+
+// forwardHeader is what every call to a child carries besides its
+// session: the caller's role as a cap, so the child applies the caller's
+// rights rather than the parent key's, and who the call is for.
+func (c *Cluster) forwardHeader(r *http.Request) http.Header {
+	h := http.Header{}
+	if caller := wnms.CallerFrom(r.Context()); caller != nil {
+		h.Set(wnms.RoleCapHeader, string(caller.Role()))
+		h.Set(wnms.ActingForHeader, caller.User.LoginID+"@"+strconv.FormatInt(c.ServerID, 10))
+	} else {
+		// A call with no caller never reaches a child; if one did, it
+		// would carry the lowest role.
+		h.Set(wnms.RoleCapHeader, string(wnms.Viewer))
+	}
+	return h
+}
+
+// readAnswer reads a child's answer up to MaxAnswer; a larger one is
+// CHILD_UNREACHABLE naming the child.
+func (c *Cluster) readAnswer(ch *child, body io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(body, MaxAnswer+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxAnswer {
+		c.count(ch, "bad_answer")
+		return nil, errTooLarge
+	}
+	return b, nil
+}
+
+// errTooLarge is a child's answer over MaxAnswer.
+var errTooLarge = errors.New("answer larger than 64 MiB")
 
 // InterceptAnalytics is the analytics listener's interceptor: a call whose
 // server_id names a child (rather than this server) goes to that child's
@@ -232,6 +294,9 @@ func (c *Cluster) InterceptAnalytics(w http.ResponseWriter, r *http.Request, cal
 	ch := c.child(id)
 	if ch == nil || ch.cfg.AnalyticsURL == "" {
 		return false, nil
+	}
+	if err := originForm(r); err != nil {
+		return false, err
 	}
 	if err := access.ReachChildren(wnms.CallerFrom(r.Context())); err != nil {
 		return false, err
@@ -264,7 +329,7 @@ func (c *Cluster) forward(w http.ResponseWriter, r *http.Request, ch *child, bas
 	if len(q) > 0 {
 		target += "?" + q.Encode()
 	}
-	header := http.Header{}
+	header := c.forwardHeader(r)
 	for _, h := range []string{"Content-Type", "Accept", "X-Request-Id"} {
 		if v := r.Header.Get(h); v != "" {
 			header.Set(h, v)
@@ -277,9 +342,12 @@ func (c *Cluster) forward(w http.ResponseWriter, r *http.Request, ch *child, bas
 	var answer []byte
 	if err == nil {
 		defer resp.Body.Close()
-		answer, err = io.ReadAll(resp.Body)
+		answer, err = c.readAnswer(ch, resp.Body)
 	}
 	c.observe(ch, time.Since(start))
+	if err == errTooLarge {
+		return wnms.Errorf(wnms.ChildUnreachable, "%s: answer larger than %d MiB", ch.cfg, MaxAnswer>>20)
+	}
 	if err != nil {
 		ch.setState(err)
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -145,9 +144,14 @@ func (c *Cluster) fanOut(w http.ResponseWriter, r *http.Request, call httpkit.Ca
 		rec.copyTo(w)
 		return nil
 	}
+	if err := originForm(r); err != nil {
+		return err
+	}
 	if err := access.ReachChildren(wnms.CallerFrom(r.Context())); err != nil {
 		return err
 	}
+	header := c.forwardHeader(r)
+	header.Set("Accept", "application/json")
 	children := c.all()
 	answers := make([]any, len(children))
 	errs := make([]error, len(children))
@@ -160,7 +164,7 @@ func (c *Cluster) fanOut(w http.ResponseWriter, r *http.Request, call httpkit.Ca
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers[i], errs[i] = c.childAnswer(r.Context(), ch, target, kind, list)
+			answers[i], errs[i] = c.childAnswer(r.Context(), ch, target, header, kind, list)
 		}()
 	}
 	wg.Wait()
@@ -185,17 +189,20 @@ func (c *Cluster) fanOut(w http.ResponseWriter, r *http.Request, call httpkit.Ca
 
 // childAnswer makes the call on one child and checks that its answer has
 // the parent's shape.
-func (c *Cluster) childAnswer(ctx context.Context, ch *child, target string, kind shape, list string) (any, error) {
+func (c *Cluster) childAnswer(ctx context.Context, ch *child, target string, header http.Header, kind shape, list string) (any, error) {
 	ctx, cancel := context.WithTimeout(ctx, ch.cfg.Timeout())
 	defer cancel()
 	start := time.Now()
-	resp, err := ch.do(ctx, http.MethodGet, target, http.Header{"Accept": {"application/json"}}, nil)
+	resp, err := ch.do(ctx, http.MethodGet, target, header, nil)
 	var body []byte
 	if err == nil {
 		defer resp.Body.Close()
-		body, err = io.ReadAll(io.LimitReader(resp.Body, MaxForwardBody))
+		body, err = c.readAnswer(ch, resp.Body)
 	}
 	c.observe(ch, time.Since(start))
+	if err == errTooLarge {
+		return nil, wnms.Errorf(wnms.ChildUnreachable, "%s: answer larger than %d MiB", ch.cfg, MaxAnswer>>20)
+	}
 	if err != nil {
 		ch.setState(err)
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
@@ -211,12 +218,38 @@ func (c *Cluster) childAnswer(ctx context.Context, ch *child, target string, kin
 		return nil, wnms.Errorf(wnms.ChildUnreachable, "%s answered %d to a call this server answered", ch.cfg, resp.StatusCode)
 	}
 	v, err := decode(body)
-	if k, l := shapeOf(v); err != nil || k != kind || l != list {
+	if k, l := shapeOf(v); err != nil || k != kind || l != list || !wellFormed(v, kind, list) {
 		c.count(ch, "bad_answer")
 		return nil, wnms.Errorf(wnms.ChildUnreachable, "%s answered something that is not the list this call returns", ch.cfg)
 	}
 	c.count(ch, "ok")
 	return remote(v, ch.cfg.ChildID), nil
+}
+
+// wellFormed checks what merge relies on beyond the shape: a paged
+// answer's list is an array, and every entry of a location tree is an
+// object with an id.
+func wellFormed(v any, kind shape, list string) bool {
+	switch kind {
+	case paged:
+		_, ok := v.(map[string]any)[list].([]any)
+		return ok
+	case tree:
+		locs, ok := v.(map[string]any)["locations"].(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, l := range locs {
+			loc, ok := l.(map[string]any)
+			if !ok {
+				return false
+			}
+			if _, ok := loc["id"].(map[string]any); !ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // remote turns a child's local location ids into remote ones.

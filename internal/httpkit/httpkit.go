@@ -47,7 +47,31 @@ func Authorize(a *auth.Service, r *http.Request, rule access.Rule) (*wnms.Caller
 	if err != nil {
 		return nil, err
 	}
+	c = applyRoleCap(c, r)
 	return c, access.Check(c, rule)
+}
+
+// applyRoleCap lowers the caller's role to the request's X-Wnms-Role-Cap,
+// when it names a lower role, and records X-Wnms-Acting-For. A cap that
+// names no role caps at the lowest role, VIEWER: a garbled header never
+// leaves a call with more rights than a well-formed one could.
+func applyRoleCap(c *wnms.Caller, r *http.Request) *wnms.Caller {
+	v, capped := r.Header[wnms.RoleCapHeader]
+	acting := r.Header.Get(wnms.ActingForHeader)
+	if !capped && acting == "" {
+		return c
+	}
+	var role wnms.Role
+	if capped {
+		var ok bool
+		if role, ok = wnms.ParseRole(strings.Join(v, ",")); !ok {
+			role = wnms.Viewer
+		}
+	}
+	if len(acting) > 256 {
+		acting = acting[:256]
+	}
+	return c.Forwarded(role, acting)
 }
 
 // RequireJSON refuses a body declared as something other than JSON

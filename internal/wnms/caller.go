@@ -13,6 +13,10 @@ type Caller struct {
 	// UserJSON is User as JSON, when the session cache has it ready.
 	UserJSON []byte
 
+	// ActingFor is who a parent server made this call for
+	// ("loginId@serverID"), when a cluster parent forwarded it; "" otherwise.
+	ActingFor string
+
 	paths     func(ctx context.Context, ids []int64) (map[int64]string, error)
 	scopeOnce sync.Once
 	scope     []string
@@ -23,6 +27,33 @@ type Caller struct {
 // paths, so calls that never check a location never pay for it.
 func NewCaller(u *User, s *Session, paths func(ctx context.Context, ids []int64) (map[int64]string, error)) *Caller {
 	return &Caller{User: u, Session: s, paths: paths}
+}
+
+// The headers of a call a cluster parent forwards to a child.
+const (
+	// RoleCapHeader caps the role of the session for one request: the
+	// request runs with the lower of the session's role and this one. It
+	// can only lower rights, so every server honours it from anyone; a
+	// parent sends the role of the user it forwards for, so a call keeps
+	// that user's rights rather than the parent key's.
+	RoleCapHeader = "X-Wnms-Role-Cap"
+	// ActingForHeader names the user a parent forwards for, as
+	// loginId@serverID of the parent.
+	ActingForHeader = "X-Wnms-Acting-For"
+)
+
+// Forwarded returns a copy of the caller for a call a cluster parent
+// forwarded: its role lowered to cap when cap is a lower role ("" caps
+// nothing), and ActingFor set. The user is copied, never changed: it may
+// be shared with other requests.
+func (c *Caller) Forwarded(cap Role, actingFor string) *Caller {
+	u := c.User
+	if cap != "" && cap.Rank() < u.Role.Rank() {
+		cu := *u
+		cu.Role = cap
+		u = &cu
+	}
+	return &Caller{User: u, Session: c.Session, ActingFor: actingFor, paths: c.paths}
 }
 
 // Role is the caller's role.
