@@ -306,7 +306,7 @@ func TestClusterForwarding(t *testing.T) {
 		!strings.Contains(r.body, "child 2 (Campus 2)") {
 		t.Errorf("dead child: %d %s", r.status, r.body)
 	}
-	ready := do(t, "GET", "http://"+parent.api+"/readyz", nil, "", nil)
+	ready := do(t, "GET", "http://"+parent.api+"/readyz", admin, "", nil)
 	if ready.status != 200 || !strings.Contains(ready.body, `"childId":2,"name":"Campus 2","url":"http://`+childAddr[2]+`","up":false`) {
 		t.Errorf("readyz with a dead child: %d %s", ready.status, ready.body)
 	}
@@ -403,8 +403,12 @@ func TestClusterConfigAtStartAndOnSIGHUP(t *testing.T) {
 	}
 	os.WriteFile(file, []byte("{not json"), 0o600)
 	parent.cmd.Process.Signal(syscall.SIGHUP)
-	time.Sleep(300 * time.Millisecond)
-	if r := do(t, "GET", url, admin, "", nil); r.status != 200 || !strings.Contains(parent.stderr.String(), "cluster config not reloaded") {
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(parent.stderr.String(), "cluster config not reloaded"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no word of the bad reload:\n%s", parent.stderr.String())
+		}
+	}
+	if r := do(t, "GET", url, admin, "", nil); r.status != 200 {
 		t.Errorf("after a bad reload: %d %s", r.status, r.body)
 	}
 }

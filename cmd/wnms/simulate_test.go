@@ -27,11 +27,18 @@ const simEnd = "2026-11-18T17:00:00Z"
 // stderr.
 func simulateCLI(t *testing.T, base, keyID, keyValue string, args ...string) (int, map[string]any, string) {
 	t.Helper()
-	var stdout, stderr syncBuf
+	return simulateCLIInto(t, &syncBuf{}, base, keyID, keyValue, args...)
+}
+
+// simulateCLIInto is simulateCLI writing stderr into stderr as it runs, so
+// a test can wait for a line.
+func simulateCLIInto(t *testing.T, stderr *syncBuf, base, keyID, keyValue string, args ...string) (int, map[string]any, string) {
+	t.Helper()
+	var stdout syncBuf
 	env := map[string]string{"WNMS_KEY_ID": keyID, "WNMS_KEY_VALUE": keyValue}
 	err := run(context.Background(), append([]string{"simulate", "--url", base}, args...),
-		func(k string) string { return env[k] }, &stdout, &stderr)
-	code := exitCode(err, &stderr)
+		func(k string) string { return env[k] }, &stdout, stderr)
+	code := exitCode(err, stderr)
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var sum map[string]any
 	if last := lines[len(lines)-1]; last != "" {
@@ -222,10 +229,11 @@ func TestSimulateResumesAfterServerRestart(t *testing.T) {
 	var code int
 	var sum map[string]any
 	var stderr string
+	live := &syncBuf{}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		code, sum, stderr = simulateCLI(t, base, "sim-admin", "sim-admin-value-0123456789", "--end", simEnd,
+		code, sum, stderr = simulateCLIInto(t, live, base, "sim-admin", "sim-admin-value-0123456789", "--end", simEnd,
 			"--days", "3", "--batch", "500", "--retry-for", "1m")
 	}()
 	// Kill the server once the backfill is under way.
@@ -245,7 +253,13 @@ func TestSimulateResumesAfterServerRestart(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	srv.kill()
-	time.Sleep(2 * time.Second)
+	// The server stays away until the simulator has noticed and is
+	// retrying.
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(live.String(), "trying again"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the simulator never retried:\n%s", live.String())
+		}
+	}
 	startProc(t, addr, keyArgs...)
 	wg.Wait()
 	if code != 0 || !strings.Contains(stderr, "trying again") {
