@@ -160,6 +160,13 @@ func ParseEvent(raw json.RawMessage, now time.Time) (*Event, error) {
 	if err := decodeRecord(raw, &in); err != nil {
 		return nil, err
 	}
+	// An empty optional string means the field is absent, as many APs
+	// send "" for "none" (a fileId with no bundle, no eventId).
+	for _, p := range []**string{&in.EventID, &in.FileID} {
+		if *p != nil && **p == "" {
+			*p = nil
+		}
+	}
 	e := &Event{}
 	if in.EventID != nil {
 		if err := wnms.CheckText("eventId", *in.EventID, 1, MaxEventID); err != nil {

@@ -39,6 +39,9 @@ func TestParseEvent(t *testing.T) {
 		{"in the future", strings.Replace(base(`,"eventType":"Success"`), fmt.Sprint(ts), fmt.Sprint(now.Add(48*time.Hour).UnixMilli()), 1), wnms.ValidationFailed, "timestamp"},
 		{"channel", strings.Replace(base(`,"eventType":"Success"`), `"channel":36`, `"channel":0`, 1), wnms.ValidationFailed, "channel"},
 		{"protocol", base(`,"eventType":"Success","protocol":"N"`), wnms.InvalidRequestBody, "protocol"},
+		{"empty fileId means none", base(`,"eventType":"Failure","failureCode":2,"subFailureCode":202,"fileId":""`), "", ""},
+		{"empty eventId means none", base(`,"eventType":"Success","eventId":""`), "", ""},
+		{"empty strings in optional text", base(`,"eventType":"Success","username":"","clientName":"","associatedAPName":"","autoTestStatus":""`), "", ""},
 		{"long event id", base(`,"eventType":"Success","eventId":"` + strings.Repeat("e", 129) + `"`), wnms.ValidationFailed, "eventId"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
