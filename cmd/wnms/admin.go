@@ -53,8 +53,10 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 	case "list":
 		cmd = newCommand("apikey list", "", "Lists the API keys of every customer as JSON: key id, user, customer, created and last used. Never their values.", stdout, stderr)
 	case "revoke":
-		cmd = newCommand("apikey revoke", "KEYID", "Revokes the key KEYID (or --key-id) and ends every session opened with it.", stdout, stderr)
-		cmd.fs.StringVar(&keyID, "key-id", "", "the key id to revoke (or give it as the argument)")
+		// The key to revoke is the argument only: no flag or environment
+		// variable (WNMS_KEY_ID is the simulator's key) may choose what a
+		// destructive command destroys.
+		cmd = newCommand("apikey revoke", "KEYID", "Revokes the key KEYID and ends every session opened with it.", stdout, stderr)
 		maxArgs = 1
 	default:
 		fmt.Fprint(stderr, apikeyUsage)
@@ -69,16 +71,11 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 	case action == "create" && login == "":
 		return usagef("apikey create: --login is required")
 	case action == "revoke":
-		if keyID == "" {
-			keyID = cmd.fs.Arg(0)
-		} else if cmd.fs.NArg() > 0 {
-			return usagef("apikey revoke: give the key id once, as --key-id or as the argument")
-		}
-		if keyID == "" {
-			return usagef("apikey revoke: give the key id")
+		if keyID = cmd.fs.Arg(0); keyID == "" {
+			return usagef("apikey revoke: give the key id to revoke as the argument")
 		}
 	}
-	st, a, err := sf.openAuth(ctx)
+	st, a, err := sf.openAuth(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -116,7 +113,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if err := cmd.parse(args, getenv, 0); err != nil {
 		return err
 	}
-	st, err := sf.open(ctx)
+	st, err := sf.open(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -135,7 +132,7 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 	if sf.databaseURL != "" {
 		return fmt.Errorf("backup copies the embedded SQLite store; for PostgreSQL use pg_dump")
 	}
-	st, err := sf.open(ctx)
+	st, err := sf.open(ctx, true)
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/store/storetest"
 )
 
 // runCLI runs wnms with args and an environment, and returns its exit
@@ -27,12 +31,14 @@ func TestCLIHelp(t *testing.T) {
 	}{
 		{[]string{"--help"}, []string{"serve", "apikey create", "backup"}, nil},
 		{[]string{"help"}, []string{"serve"}, nil},
+		{[]string{"help", "serve"}, []string{"usage: wnms serve", "--listen"}, []string{"apikey create"}},
+		{[]string{"help", "apikey", "create"}, []string{"usage: wnms apikey create", "--login"}, nil},
 		{[]string{"serve", "--help"}, []string{"usage: wnms serve", "--listen", "WNMS_LISTEN", "--max-conns-per-addr", "--sqlite-synchronous"}, []string{"--key-id"}},
 		{[]string{"serve", "-h"}, []string{"usage: wnms serve"}, nil},
 		{[]string{"apikey", "--help"}, []string{"create", "list", "revoke"}, nil},
 		{[]string{"apikey", "create", "--help"}, []string{"--login", "--role", "--customer", "--data"}, []string{"--key-id"}},
 		{[]string{"apikey", "list", "-h"}, []string{"usage: wnms apikey list", "--database-url"}, []string{"--login", "--key-id"}},
-		{[]string{"apikey", "revoke", "--help"}, []string{"usage: wnms apikey revoke [flags] KEYID", "--key-id"}, []string{"--login"}},
+		{[]string{"apikey", "revoke", "--help"}, []string{"usage: wnms apikey revoke [flags] KEYID", "--data"}, []string{"--login", "--key-id"}},
 		{[]string{"migrate", "--help"}, []string{"usage: wnms migrate"}, nil},
 		{[]string{"backup", "--help"}, []string{"usage: wnms backup", "pg_dump"}, nil},
 		{[]string{"version", "--help"}, []string{"usage: wnms version"}, nil},
@@ -103,21 +109,104 @@ func TestCLIDataDirectoryProblems(t *testing.T) {
 	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ dir, want string }{
-		{file, "data directory " + file + " is not a directory"},
-		{"/proc/wnms-data", "data directory /proc/wnms-data cannot be created"},
+	serve := func(dir string, more ...string) []string {
+		return append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0",
+			"--snmp-agent-listen", "off"}, more...)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{serve(file), "data directory " + file + " is not a directory"},
+		{serve("/proc/wnms-data"), "data directory /proc/wnms-data cannot be created"},
+		{[]string{"migrate", "--data", file}, "data directory " + file + " is not a directory"},
 	} {
-		code, _, errs := runCLI([]string{"migrate", "--data", tc.dir}, nil)
+		code, _, errs := runCLI(tc.args, nil)
 		if code != 1 || !strings.Contains(errs, tc.want) {
-			t.Errorf("--data %s: exit %d, stderr %q; want it to say %q", tc.dir, code, errs, tc.want)
+			t.Errorf("%v: exit %d, stderr %q; want it to say %q", tc.args, code, errs, tc.want)
 		}
 	}
-	code, _, errs := runCLI([]string{"migrate", "--data", t.TempDir(), "--sqlite-synchronous", "sometimes"}, nil)
+	dir := t.TempDir()
+	st, err := store.Open(context.Background(), store.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	code, _, errs := runCLI([]string{"migrate", "--data", dir, "--sqlite-synchronous", "sometimes"}, nil)
 	if code == 0 || !strings.Contains(errs, "normal or full") {
 		t.Errorf("a bad --sqlite-synchronous: exit %d, %s", code, errs)
 	}
-	if code, out, errs := runCLI([]string{"migrate", "--data", t.TempDir(), "--sqlite-synchronous", "full"}, nil); code != 0 {
+	if code, out, errs := runCLI([]string{"migrate", "--data", dir, "--sqlite-synchronous", "full"}, nil); code != 0 {
 		t.Errorf("--sqlite-synchronous full: exit %d %s %s", code, out, errs)
+	}
+}
+
+// The commands that administer a store never create one: a mistyped
+// --data is refused, and nothing is left behind (apikey list once printed
+// [] and made a new store there).
+func TestCLIRefusesAMissingStore(t *testing.T) {
+	for _, args := range [][]string{
+		{"apikey", "list"},
+		{"apikey", "create", "--login", "robot", "--role", "VIEWER"},
+		{"apikey", "revoke", "--data", "DIR", "wk0123"},
+		{"migrate"},
+		{"backup"},
+	} {
+		dir := filepath.Join(t.TempDir(), "nonexist")
+		if args[len(args)-1] != "wk0123" {
+			args = append(args, "--data", "DIR")
+		}
+		for i := range args {
+			if args[i] == "DIR" {
+				args[i] = dir
+			}
+		}
+		code, out, errs := runCLI(args, nil)
+		if code != 1 || !strings.Contains(errs, "holds no wnms.db") || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%v created %s", args, dir)
+		}
+	}
+	if testing.Short() || os.Getenv("WNMS_TEST_DATABASE_URL") == "" {
+		return
+	}
+	// An empty PostgreSQL database is refused the same way.
+	cfg := storetest.StoreConfig(t, storetest.Postgres)
+	code, _, errs := runCLI([]string{"apikey", "list", "--database-url", cfg.DatabaseURL}, nil)
+	if code != 1 || !strings.Contains(errs, "holds no wnms schema") {
+		t.Errorf("apikey list on an empty database: exit %d, %s", code, errs)
+	}
+}
+
+// A destructive command takes its target only as an argument: the
+// simulator's WNMS_KEY_ID once chose the key that apikey revoke revoked.
+func TestAPIKeyRevokeTakesOnlyAnArgument(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(context.Background(), store.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	code, out, _ := runCLI([]string{"apikey", "create", "--data", dir, "--login", "robot", "--role", "VIEWER"}, nil)
+	var k struct{ KeyID string }
+	if code != 0 || json.Unmarshal([]byte(out), &k) != nil {
+		t.Fatalf("create: %d %s", code, out)
+	}
+	env := map[string]string{"WNMS_KEY_ID": k.KeyID}
+	if code, _, errs := runCLI([]string{"apikey", "revoke", "--data", dir}, env); code != 2 || !strings.Contains(errs, "as the argument") {
+		t.Errorf("revoke without an argument: exit %d, %s", code, errs)
+	}
+	if code, _, errs := runCLI([]string{"apikey", "revoke", "--data", dir, "--key-id", k.KeyID}, nil); code != 2 {
+		t.Errorf("revoke --key-id: exit %d, %s", code, errs)
+	}
+	_, list, _ := runCLI([]string{"apikey", "list", "--data", dir}, nil)
+	if !strings.Contains(list, k.KeyID) {
+		t.Fatalf("the key was revoked without being named: %s", list)
+	}
+	if code, out, errs := runCLI([]string{"apikey", "revoke", "--data", dir, k.KeyID}, env); code != 0 || !strings.Contains(out, "revoked "+k.KeyID) {
+		t.Errorf("revoke KEYID: exit %d %s %s", code, out, errs)
 	}
 }
 

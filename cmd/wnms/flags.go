@@ -180,14 +180,19 @@ func (sf *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&sf.synchronous, "sqlite-synchronous", "normal", "SQLite durability: normal (survives a crash of wnms; the last commits may be lost on power loss) or full (survives power loss; slower writes)")
 }
 
-func (sf *storeFlags) open(ctx context.Context) (*store.Store, error) {
-	return store.Open(ctx, store.Config{DatabaseURL: sf.databaseURL, DataDir: sf.data, Synchronous: sf.synchronous, CacheMiB: sf.cacheMiB})
+// open opens the store; with mustExist (the commands that administer a
+// store: apikey, migrate, backup) it refuses to create one where --data or
+// --database-url points by mistake. Only serve creates a store.
+func (sf *storeFlags) open(ctx context.Context, mustExist bool) (*store.Store, error) {
+	return store.Open(ctx, store.Config{DatabaseURL: sf.databaseURL, DataDir: sf.data, Synchronous: sf.synchronous,
+		CacheMiB: sf.cacheMiB, MustExist: mustExist})
 }
 
-// openAuth opens the store and the authentication service over it, keyed
-// by the server secret kept in the store. The caller closes the store.
-func (sf *storeFlags) openAuth(ctx context.Context) (*store.Store, *auth.Service, error) {
-	st, err := sf.open(ctx)
+// openAuth opens the store (open) and the authentication service over
+// it, keyed by the server secret kept in the store. The caller closes the
+// store.
+func (sf *storeFlags) openAuth(ctx context.Context, mustExist bool) (*store.Store, *auth.Service, error) {
+	st, err := sf.open(ctx, mustExist)
 	if err != nil {
 		return nil, nil, err
 	}

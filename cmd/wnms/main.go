@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -76,6 +77,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stdout, "wnms %s (build %s)\n", Version, Build)
 		return nil
 	case "help", "-h", "--help":
+		if len(args) > 1 && args[1] != "help" && !strings.HasPrefix(args[1], "-") {
+			// wnms help serve = wnms serve --help (and apikey create, ...).
+			return run(ctx, append(args[1:len(args):len(args)], "--help"), getenv, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	}

@@ -247,7 +247,7 @@ func TestBootstrapKeyFromEnvironmentAndFlags(t *testing.T) {
 		t.Errorf("version: %v %q", err, out.String())
 	}
 	out.Reset()
-	if err := run(context.Background(), []string{"migrate", "--data", t.TempDir()}, func(string) string { return "" }, &out, &out); err != nil || !strings.Contains(out.String(), "current schema") {
+	if err := run(context.Background(), []string{"migrate", "--data", dir}, func(string) string { return "" }, &out, &out); err != nil || !strings.Contains(out.String(), "current schema") {
 		t.Errorf("migrate: %v %q", err, out.String())
 	}
 }

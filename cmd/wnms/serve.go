@@ -136,7 +136,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 		}
 	}
 
-	st, a, err := c.openAuth(ctx)
+	st, a, err := c.openAuth(ctx, false)
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,16 @@ type Config struct {
 	// connections (0: 64 MiB). Pages in it stay hot however long the
 	// server idles, where the operating system's file cache is evicted.
 	CacheMiB int
+	// MustExist makes Open refuse a store that is not there yet (ErrNoStore)
+	// instead of creating it: an SQLite data directory without wnms.db, or
+	// a PostgreSQL database without wnms's schema. Commands that only
+	// administer a store set it, so a mistyped --data creates nothing.
+	MustExist bool
 }
+
+// ErrNoStore is Open's error, with Config.MustExist, for a store that does
+// not exist.
+var ErrNoStore = errors.New("no wnms store there")
 
 // DefaultCacheMiB is the telemetry page cache when Config.CacheMiB is 0.
 const DefaultCacheMiB = 64
@@ -94,9 +103,32 @@ const telemetryReaders = 4
 // Open opens the store and applies pending migrations. It refuses a schema
 // newer than this binary knows.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.MustExist && cfg.DatabaseURL == "" {
+		dir := cfg.DataDir
+		if dir == "" {
+			dir = "wnms-data"
+		}
+		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+			return nil, fmt.Errorf("data directory %s is not a directory", dir)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "wnms.db")); err != nil {
+			return nil, fmt.Errorf("%w: %s holds no wnms.db (start wnms serve --data %s once to create it)", ErrNoStore, dir, dir)
+		}
+	}
 	s, err := OpenNoMigrate(ctx, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.MustExist && s.dialect == Postgres {
+		var n int
+		err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations' AND table_schema = current_schema()`).Scan(&n)
+		if err == nil && n == 0 {
+			err = fmt.Errorf("%w: the database holds no wnms schema (start wnms serve --database-url once to create it)", ErrNoStore)
+		}
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	if err := s.Migrate(ctx); err != nil {
 		s.Close()
