@@ -4,6 +4,8 @@
 package httpkit
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,11 +98,53 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	if err := RequireJSON(r); err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	b, err := ReadBody(w, r, max)
 	if err != nil {
 		return nil, err
 	}
 	return b, wnms.CheckJSONText(b)
+}
+
+// ReadBody reads the request body, decoded from its Content-Encoding, at
+// most max bytes after decoding: a longer body (or a gzip body that
+// inflates past max) fails with *http.MaxBytesError, answered as 413, and
+// is never inflated further. gzip and identity are understood; any other
+// encoding is UNSUPPORTED_MEDIA_TYPE. The buffer is sized from
+// Content-Length when that is declared, so a body costs about its own size.
+func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	var body io.Reader = http.MaxBytesReader(w, r.Body, max)
+	encoded := false
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(body)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, err
+			}
+			return nil, wnms.Errorf(wnms.InvalidRequestBody, "the body is not valid gzip: %v", err)
+		}
+		defer zr.Close()
+		body, encoded = io.LimitReader(zr, max+1), true
+	default:
+		return nil, wnms.Errorf(wnms.UnsupportedMediaType, "Content-Encoding %q is not supported: send the body plain or gzip", enc)
+	}
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 && n <= max && !encoded {
+		buf.Grow(int(n) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
+		var mbe *http.MaxBytesError
+		if encoded && !errors.As(err, &mbe) {
+			return nil, wnms.Errorf(wnms.InvalidRequestBody, "the body is not valid gzip: %v", err)
+		}
+		return nil, err
+	}
+	if int64(buf.Len()) > max {
+		return nil, &http.MaxBytesError{Limit: max}
+	}
+	return buf.Bytes(), nil
 }
 
 // DecodeJSON reads the body (ReadJSON) and decodes it into v

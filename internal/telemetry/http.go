@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"io"
 	"mime"
 	"net/http"
 	"slices"
@@ -67,7 +66,7 @@ func readIngestBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 			return nil, wnms.Errorf(wnms.UnsupportedMediaType, "an ingest body is application/json (an array) or application/x-ndjson, not %q", ct)
 		}
 	}
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, MaxIngestBody))
+	return httpkit.ReadBody(w, r, MaxIngestBody)
 }
 
 // listAPs is GET /devices/aps: at most MaxAPList APs, X-Total-Count.

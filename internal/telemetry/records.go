@@ -41,11 +41,18 @@ func (r *Result) reject(i int, err error) {
 	r.Rejected = append(r.Rejected, Rejection{Index: i, ErrorCode: e.Code, Message: e.Message})
 }
 
+// MaxRecordBytes is the largest one record may be.
+const MaxRecordBytes = 64 << 10
+
 // SplitRecords splits an ingest body into its records: a JSON array of
-// objects, or NDJSON (one object a line; blank lines are skipped). The
-// body must be one or the other (INVALID_REQUEST_BODY); a record that is
-// not a well-formed JSON object is left for its own rejection, so that it
-// does not sink its neighbours. More than MaxRecords is PAYLOAD_TOO_LARGE.
+// objects, or NDJSON (one object a line; blank lines are skipped). It
+// walks the body once and keeps each record as a slice of it, so its cost
+// is a small multiple of the body whatever the body holds. The whole body
+// is refused (INVALID_REQUEST_BODY) at the first element that is not a
+// JSON object, and at the first record over MaxRecordBytes; more than
+// MaxRecords records is PAYLOAD_TOO_LARGE. An NDJSON line that starts an
+// object but is broken, or an object whose fields are wrong, is left for
+// its own rejection, so that it does not sink its neighbours.
 func SplitRecords(body []byte) ([]json.RawMessage, error) {
 	b := bytes.TrimSpace(body)
 	if len(b) == 0 {
@@ -54,31 +61,90 @@ func SplitRecords(body []byte) ([]json.RawMessage, error) {
 	if err := wnms.CheckJSONText(b); err != nil {
 		return nil, err
 	}
-	var recs []json.RawMessage
 	switch b[0] {
 	case '[':
-		if err := json.Unmarshal(b, &recs); err != nil {
+		return splitArray(b)
+	case '{':
+		return splitLines(b)
+	}
+	return nil, wnms.Errorf(wnms.InvalidRequestBody, "the body must be a JSON array of records or NDJSON (one JSON object a line)")
+}
+
+// notARecord is the error for element i of a body that is not a record.
+func notARecord(i int, what string) error {
+	return wnms.Errorf(wnms.InvalidRequestBody, "record %d %s: every record is a JSON object of at most %d KiB", i, what, MaxRecordBytes>>10)
+}
+
+// splitArray reads a JSON array of objects.
+func splitArray(b []byte) ([]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil { // the '['
+		return nil, wnms.JSONError(err, "")
+	}
+	var recs []json.RawMessage
+	var raw json.RawMessage // reused: records are kept as slices of b
+	for i := 0; dec.More(); i++ {
+		start := int(dec.InputOffset())
+		for start < len(b) && (b[start] == ',' || isSpace(b[start])) {
+			start++
+		}
+		if start < len(b) && b[start] != '{' {
+			return nil, notARecord(i, "is not an object")
+		}
+		if err := dec.Decode(&raw); err != nil {
 			return nil, wnms.JSONError(err, "")
 		}
-	case '{':
-		for _, line := range bytes.Split(b, []byte{'\n'}) {
-			line = bytes.TrimSpace(line)
-			if len(line) == 0 {
-				continue
-			}
-			recs = append(recs, json.RawMessage(line))
-			if len(recs) > MaxRecords {
-				break
-			}
+		end := int(dec.InputOffset())
+		if end-start > MaxRecordBytes {
+			return nil, notARecord(i, "is too large")
 		}
-	default:
-		return nil, wnms.Errorf(wnms.InvalidRequestBody, "the body must be a JSON array of records or NDJSON (one JSON object a line)")
+		if len(recs) == MaxRecords {
+			return nil, wnms.Errorf(wnms.PayloadTooLarge, "at most %d records a request", MaxRecords)
+		}
+		recs = append(recs, json.RawMessage(b[start:end:end]))
 	}
-	if len(recs) > MaxRecords {
-		return nil, wnms.Errorf(wnms.PayloadTooLarge, "at most %d records a request", MaxRecords)
+	if _, err := dec.Token(); err != nil { // the ']'
+		return nil, wnms.JSONError(err, "")
+	}
+	if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) > 0 {
+		return nil, wnms.Errorf(wnms.InvalidRequestBody, "the body goes on after its array")
 	}
 	return recs, nil
 }
+
+// splitLines reads NDJSON: each line that is not blank is one object. It
+// walks the lines without listing them, so blank lines cost nothing.
+func splitLines(b []byte) ([]json.RawMessage, error) {
+	var recs []json.RawMessage
+	for i := 0; len(b) > 0; {
+		line := b
+		if n := bytes.IndexByte(b, '\n'); n >= 0 {
+			line, b = b[:n], b[n+1:]
+		} else {
+			b = nil
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		// A line that starts an object but is broken is kept for its own
+		// rejection (one corrupted line does not lose the batch); a line
+		// that is no object at all ends the body.
+		switch {
+		case len(line) > MaxRecordBytes:
+			return nil, notARecord(i, "is too large")
+		case line[0] != '{':
+			return nil, notARecord(i, "is not a JSON object")
+		case len(recs) == MaxRecords:
+			return nil, wnms.Errorf(wnms.PayloadTooLarge, "at most %d records a request", MaxRecords)
+		}
+		recs = append(recs, json.RawMessage(line))
+		i++
+	}
+	return recs, nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // decodeRecord decodes one record into v: a JSON object, fields of the
 // right types (INVALID_REQUEST_BODY otherwise). The text was checked (valid

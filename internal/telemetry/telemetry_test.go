@@ -54,6 +54,17 @@ func TestSplitRecords(t *testing.T) {
 		{"invalid UTF-8", "[{\"a\":\"\xff\"}]", 0, wnms.InvalidRequestBody},
 		{"too many", "[" + strings.Repeat("{},", telemetry.MaxRecords) + "{}]", 0, wnms.PayloadTooLarge},
 		{"too many lines", strings.Repeat("{}\n", telemetry.MaxRecords+1), 0, wnms.PayloadTooLarge},
+		// Refused at the first element that is not a record, before the rest
+		// is looked at (an 8 MiB [1,1,...] once cost ~700 MB to refuse).
+		{"an array of numbers", "[1" + strings.Repeat(",1", 1<<20) + "]", 0, wnms.InvalidRequestBody},
+		{"an array with a string after objects", `[{"a":1},"x",{"a":2}]`, 0, wnms.InvalidRequestBody},
+		{"an array of arrays", `[[{"a":1}]]`, 0, wnms.InvalidRequestBody},
+		{"a line that is a number", "{\"a\":1}\n5\n", 0, wnms.InvalidRequestBody},
+		{"a record over 64 KiB", `[{"a":"` + strings.Repeat("x", 64<<10) + `"}]`, 0, wnms.InvalidRequestBody},
+		{"a line over 64 KiB", `{"a":"` + strings.Repeat("x", 64<<10) + `"}`, 0, wnms.InvalidRequestBody},
+		{"text after the array", `[{"a":1}] {"b":2}`, 0, wnms.InvalidRequestBody},
+		{"millions of blank lines between two broken halves", "{" + strings.Repeat("\n", 4<<20) + "}", 0, wnms.InvalidRequestBody},
+		{"spaces and newlines inside an array", "[ \n {\"a\":1} ,\n\t{\"a\":2} \n]", 2, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			recs, err := telemetry.SplitRecords([]byte(tc.body))
@@ -183,7 +194,7 @@ func FuzzIngestRecords(f *testing.F) {
 		`[{"macaddress":"00:11:74:aa:bb:01","radios":[{"macaddress":"00:11:74:aa:bb:10","channel":36}]}]`,
 		"{\"macaddress\":\"00-11-74-AA-BB-02\",\"name\":\"lobby\"}\n{\"macaddress\":",
 		`[{"macaddress":"00:11:74:aa:bb:01","locationId":{"type":"remotelocationid","id":3}}]`,
-		`[1,"x",null]`, "\xff", `{"radios":[{}]}`,
+		`[1,"x",null]`, "\xff", `{"radios":[{}]}`, "{\n\n\n}", `[{"a":1} {"b":2}]`, `[{"a":1}]]`, " [ {} , {} ] ",
 		`[{"macAddress":"aa:bb:cc:00:00:01","bssid":"00:11:74:aa:10:01","channel":36,"timestamp":1795365120000,"eventType":"Failure","failureCode":2,"subFailureCode":202}]`,
 		`{"macAddress":"aa-bb-cc-00-00-01","bssid":"00:11:74:aa:10:01","channel":6,"timestamp":1,"eventType":"intermediate","categoryCode":1,"typeCode":3,"subTypeCode":65535,"ip":"10.0.0.1"}`,
 	} {
@@ -197,7 +208,13 @@ func FuzzIngestRecords(f *testing.F) {
 			}
 			return
 		}
+		if len(recs) > telemetry.MaxRecords {
+			t.Fatalf("SplitRecords(%q): %d records", s, len(recs))
+		}
 		for _, r := range recs {
+			if len(r) == 0 || r[0] != '{' || len(r) > telemetry.MaxRecordBytes {
+				t.Fatalf("SplitRecords(%q) kept %q, which is not a record", s, r)
+			}
 			if _, err := telemetry.ParseAP(r); err != nil {
 				if c := wnms.ErrorCode(err); c != wnms.InvalidRequestBody && c != wnms.ValidationFailed {
 					t.Fatalf("ParseAP(%q) = %v", r, err)
