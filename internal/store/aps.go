@@ -101,9 +101,12 @@ func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*telemetr
 			if _, err := tx.ExecContext(ctx, `DELETE FROM ap_radios WHERE box_id = $1`, box); err != nil {
 				return err
 			}
+			// A BSSID that another AP holds stays with it: an AP never takes
+			// another's radio (the service refuses such a record first; this
+			// keeps the rule under a race too).
 			for _, r := range a.Radios {
 				if _, err := tx.ExecContext(ctx, `INSERT INTO ap_radios (customer_id, bssid, box_id) VALUES ($1, $2, $3)
-					ON CONFLICT (customer_id, bssid) DO UPDATE SET box_id = excluded.box_id`,
+					ON CONFLICT (customer_id, bssid) DO NOTHING`,
 					customerID, r.MacAddress, box); err != nil {
 					return err
 				}
@@ -121,6 +124,31 @@ func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*telemetr
 		return nil, err
 	}
 	return up, nil
+}
+
+// APsByMAC tells, for each of macs that is one of the customer's APs,
+// its boxId and location (see telemetry.Store).
+func (s *Store) APsByMAC(ctx context.Context, customerID int64, macs []string) (map[string]telemetry.RadioAP, error) {
+	out := make(map[string]telemetry.RadioAP, len(macs))
+	if len(macs) == 0 {
+		return out, nil
+	}
+	from, cond, arg := keysIn(s.dialect, "$2", "a.mac", macs)
+	rows, err := s.r.QueryContext(ctx, `SELECT a.mac, a.box_id, a.name, a.location_id FROM `+from+`aps a
+		WHERE a.customer_id = $1 AND `+cond, customerID, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var mac string
+		var r telemetry.RadioAP
+		if err := rows.Scan(&mac, &r.BoxID, &r.Name, &r.LocationID); err != nil {
+			return nil, err
+		}
+		out[mac] = r
+	}
+	return out, rows.Err()
 }
 
 // APs lists the APs q selects (see telemetry.Store).

@@ -156,6 +156,55 @@ func (s *Store) UpdateClients(ctx context.Context, customerID int64, updates map
 	})
 }
 
+// ClientLocations tells where each of the customer's clients boxes was
+// last seen (see telemetry.ClientStore).
+func (s *Store) ClientLocations(ctx context.Context, customerID int64, boxes []int64) (map[int64]int64, error) {
+	out := make(map[int64]int64, len(boxes))
+	if len(boxes) == 0 {
+		return out, nil
+	}
+	from, cond, arg := keysIn(s.dialect, "$2", "c.box_id", boxes)
+	rows, err := s.tr.QueryContext(ctx, `SELECT c.box_id, c.location_id FROM `+from+`clients c WHERE c.customer_id = $1 AND `+cond,
+		customerID, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var box, loc int64
+		if err := rows.Scan(&box, &loc); err != nil {
+			return nil, err
+		}
+		out[box] = loc
+	}
+	return out, rows.Err()
+}
+
+// SetClientIdentity sets the name and username of clients whose latest
+// record is still the one at the given timestamp (see
+// telemetry.ClientStore).
+func (s *Store) SetClientIdentity(ctx context.Context, customerID int64, ids map[int64]telemetry.ClientUpdate) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	boxes := make([]int64, 0, len(ids))
+	for b := range ids {
+		boxes = append(boxes, b)
+	}
+	slices.Sort(boxes)
+	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
+		for _, box := range boxes {
+			u := ids[box]
+			if _, err := b.Exec(ctx, `UPDATE clients SET name = $1, username = $2
+				WHERE customer_id = $3 AND box_id = $4 AND last_seen = $5 AND location_id = $6`,
+				u.Name, u.Username, customerID, box, u.Timestamp, u.LocationID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // clientFilterColumns maps the filter properties of clients to their
 // columns (the band follows from the channel).
 var clientFilterColumns = map[string]string{

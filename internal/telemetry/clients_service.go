@@ -45,7 +45,35 @@ func (s *Service) updateClients(ctx context.Context, c *wnms.Caller, updates []C
 	for m, u := range latest {
 		byBox[boxes[m]] = u
 	}
-	return s.Store.UpdateClients(ctx, c.CustomerID(), byBox)
+	// A caller scoped below the root that moves a client from a location
+	// it does not see gets the client without the name and username that
+	// records it could not write gave it: those stay out of its view.
+	var fresh map[int64]ClientUpdate
+	if scope, err := c.ScopePaths(ctx); err != nil {
+		return err
+	} else if !slices.Contains(scope, wnms.RootPath) {
+		ids := make([]int64, 0, len(byBox))
+		for b := range byBox {
+			ids = append(ids, b)
+		}
+		where, err := s.Store.ClientLocations(ctx, c.CustomerID(), ids)
+		if err != nil {
+			return err
+		}
+		seen := map[int64]error{}
+		for b, loc := range where {
+			if loc != byBox[b].LocationID && s.sees(ctx, c, loc, seen) != nil {
+				if fresh == nil {
+					fresh = map[int64]ClientUpdate{}
+				}
+				fresh[b] = byBox[b]
+			}
+		}
+	}
+	if err := s.Store.UpdateClients(ctx, c.CustomerID(), byBox); err != nil {
+		return err
+	}
+	return s.Store.SetClientIdentity(ctx, c.CustomerID(), fresh)
 }
 
 // IngestStats stores the client statistics samples of an ingest body for

@@ -56,13 +56,41 @@ func (s *Service) IngestAPs(ctx context.Context, c *wnms.Caller, body []byte) (*
 		return nil, err
 	}
 	res := &Result{Rejected: []Rejection{}}
-	aps := make([]*AP, 0, len(recs))
+	parsed := make([]*AP, len(recs))
 	locs := map[int64]error{}
+	var macs, bssids []string
 	for i, raw := range recs {
 		a, err := s.parseAP(ctx, c, raw, locs)
 		if err != nil {
 			res.reject(i, err)
 			continue
+		}
+		parsed[i] = a
+		macs = append(macs, a.MacAddress)
+		for _, r := range a.Radios {
+			bssids = append(bssids, r.MacAddress)
+		}
+	}
+	known, err := s.Store.APsByMAC(ctx, c.CustomerID(), macs)
+	if err != nil {
+		return nil, err
+	}
+	owners, err := s.Store.RadiosByBSSID(ctx, c.CustomerID(), bssids)
+	if err != nil {
+		return nil, err
+	}
+	aps := make([]*AP, 0, len(recs))
+	claimed := map[string]string{} // BSSID -> the AP MAC of this batch that claims it
+	for i, a := range parsed {
+		if a == nil {
+			continue
+		}
+		if err := s.mayWriteAP(ctx, c, a, known, owners, claimed, locs); err != nil {
+			res.reject(i, err)
+			continue
+		}
+		for _, r := range a.Radios {
+			claimed[r.MacAddress] = a.MacAddress
 		}
 		aps = append(aps, a)
 	}
@@ -103,6 +131,35 @@ func (s *Service) parseAP(ctx context.Context, c *wnms.Caller, raw json.RawMessa
 		return nil, verdict
 	}
 	return a, nil
+}
+
+// mayWriteAP checks what an AP record may change. An AP known at a
+// location outside the caller's scope may not be re-homed, renamed or
+// stripped by it (LOCATION_ACCESS_DENIED); a BSSID that belongs to another
+// AP, or that another record of the batch claims, may not be claimed,
+// whoever the caller (CONFLICT): otherwise later events of that BSSID
+// would land where the claimant put them.
+func (s *Service) mayWriteAP(ctx context.Context, c *wnms.Caller, a *AP, known, owners map[string]RadioAP,
+	claimed map[string]string, locs map[int64]error) error {
+	if cur, ok := known[a.MacAddress]; ok {
+		verdict, seen := locs[cur.LocationID]
+		if !seen {
+			_, verdict = access.LocationFor(ctx, s.Store, c, cur.LocationID)
+			locs[cur.LocationID] = verdict
+		}
+		if verdict != nil {
+			return wnms.Errorf(wnms.LocationAccessDenied, "AP %s is at a location outside yours", a.MacAddress)
+		}
+	}
+	for _, r := range a.Radios {
+		if o, ok := owners[r.MacAddress]; ok && o.BoxID != known[a.MacAddress].BoxID {
+			return wnms.Errorf(wnms.Conflict, "BSSID %s belongs to another AP", r.MacAddress)
+		}
+		if other, ok := claimed[r.MacAddress]; ok && other != a.MacAddress {
+			return wnms.Errorf(wnms.Conflict, "BSSID %s is claimed by another AP of this request", r.MacAddress)
+		}
+	}
+	return nil
 }
 
 // ListAPs answers q for the caller: only APs at locations it sees.

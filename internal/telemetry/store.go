@@ -53,6 +53,9 @@ type Store interface {
 	// whose announced liveness was down comes up (UpSince = now); the APs
 	// that came up are returned. Radios claim their BSSIDs for the AP.
 	UpsertAPs(ctx context.Context, customerID int64, aps []*AP, now int64) (cameUp []AP, err error)
+	// APsByMAC tells, for each of macs that is one of the customer's APs,
+	// its boxId, name and location.
+	APsByMAC(ctx context.Context, customerID int64, macs []string) (map[string]RadioAP, error)
 	// APs lists the APs q selects, and how many it selects in all.
 	APs(ctx context.Context, q APQuery) ([]AP, int, error)
 	// MarkAPsDown records as down every AP announced up but not seen since
@@ -114,6 +117,13 @@ type ClientQuery struct {
 
 // ClientStore is what the client calls read and write.
 type ClientStore interface {
+	// ClientLocations tells where each of boxes (clients of the customer)
+	// was last seen; a client never seen is absent.
+	ClientLocations(ctx context.Context, customerID int64, boxes []int64) (map[int64]int64, error)
+	// SetClientIdentity sets the name and username of each client of ids
+	// to those of its update, where the client's latest record is still
+	// that update's (same timestamp and location).
+	SetClientIdentity(ctx context.Context, customerID int64, ids map[int64]ClientUpdate) error
 	// ClientBoxIDs gives each client MAC its boxId, making one on first
 	// sight.
 	ClientBoxIDs(ctx context.Context, customerID int64, macs []string) (map[string]int64, error)
