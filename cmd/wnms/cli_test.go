@@ -232,3 +232,81 @@ func TestBootstrapKeyNeverOverwritten(t *testing.T) {
 		t.Errorf("the output does not say where the key went: %s", stdout.String())
 	}
 }
+
+// Every flag of serve is checked before anything happens: a bad value
+// exits 2 and creates nothing (--retention 1m once made both databases and
+// the admin, printed a key, then exited).
+func TestServeBadFlagsChangeNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"retention", []string{"--retention", "1m"}, nil, "--retention"},
+		{"tls", []string{"--tls", "on"}, nil, "--tls"},
+		{"sqlite-synchronous", []string{"--sqlite-synchronous", "off"}, nil, "--sqlite-synchronous"},
+		{"max-conns", []string{"--max-conns", "-5"}, nil, "--max-conns"},
+		{"max-conns-per-addr", []string{"--max-conns-per-addr", "-1"}, nil, "--max-conns-per-addr"},
+		{"server-id", []string{"--server-id", "0"}, nil, "--server-id"},
+		{"shutdown-timeout", []string{"--shutdown-timeout", "-1s"}, nil, "--shutdown-timeout"},
+		{"ap-timeout", []string{"--ap-timeout", "10ms"}, nil, "--ap-timeout"},
+		{"baseline-k", []string{"--baseline-k", "0"}, nil, "--baseline-k"},
+		{"baseline-min-samples", []string{"--baseline-min-samples", "0"}, nil, "--baseline-min-samples"},
+		{"sqlite-cache-mib", []string{"--sqlite-cache-mib", "-1"}, nil, "--sqlite-cache-mib"},
+		{"tls-cert alone", []string{"--tls-cert", "x.pem"}, nil, "--tls-key"},
+		{"bootstrap key id alone", []string{"--bootstrap-key-id", "k"}, nil, "--bootstrap-key-value"},
+		{"database-url", []string{"--database-url", "mysql://x"}, nil, "--database-url"},
+		{"log-level", []string{"--log-level", "loud"}, nil, "--log-level"},
+		{"retention from the environment", nil, map[string]string{"WNMS_RETENTION": "1m"}, "WNMS_RETENTION"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data")
+			args := append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0",
+				"--snmp-agent-listen", "off"}, tc.args...)
+			code, out, errs := runCLI(args, tc.env)
+			if code != 2 || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 naming %s", code, errs, tc.want)
+			}
+			if out != "" {
+				t.Errorf("printed %q", out)
+			}
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("created %s", dir)
+			}
+		})
+	}
+}
+
+// A second wnms serve on the same SQLite data directory refuses to start
+// and says why, instead of sharing the store without a word.
+func TestServeLocksTheDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	bootServe(t, map[string]string{"WNMS_DATA": dir})
+	code, _, errs := runCLI([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0",
+		"--snmp-agent-listen", "off"}, nil)
+	if code != 1 || !strings.Contains(errs, "is in use by another wnms serve (pid ") {
+		t.Errorf("second serve: exit %d, %s", code, errs)
+	}
+	// The CLI still works beside the running server.
+	if code, out, errs := runCLI([]string{"apikey", "list", "--data", dir}, nil); code != 0 {
+		t.Errorf("apikey list beside the server: %d %s %s", code, out, errs)
+	}
+}
+
+// Each store's bootstrap key has a predictable name, so a walk-through
+// that ran on SQLite and then on PostgreSQL in one data directory reads
+// the right file (the PostgreSQL key once became bootstrap-key-2.json).
+func TestBootstrapKeyNamedAfterItsStore(t *testing.T) {
+	for url, want := range map[string]string{
+		"": "bootstrap-key",
+		"postgres://wnms@127.0.0.1:5432/wnms?sslmode=disable": "bootstrap-key-postgres-wnms",
+		"postgresql://u:p@db.example/net ops":                 "bootstrap-key-postgres-net_ops",
+		"postgres://u@host":                                   "bootstrap-key-postgres-postgres",
+		"postgres://u@host/../../etc":                         "bootstrap-key-postgres-______etc",
+	} {
+		if got := bootstrapKeyBase(url); got != want {
+			t.Errorf("bootstrapKeyBase(%q) = %q, want %q", url, got, want)
+		}
+	}
+}

@@ -147,9 +147,11 @@ func incidentZone(at time.Time) *time.Location {
 	return best
 }
 
-// demoKey makes the demo's API user (an ADMINISTRATOR at the root) a new
-// key, revoking the keys of earlier starts, and writes it to
-// <data>/demo-key.json (mode 0600).
+// demoKey returns the demo's API key (its user is an ADMINISTRATOR at the
+// root), kept in <data>/demo-key.json (mode 0600). A restarted demo keeps
+// the key it had, so what a user copied still works; only when the file is
+// gone or names a key the store no longer has is a new key made, and the
+// earlier keys of the demo user revoked.
 func demoKey(ctx context.Context, st *store.Store, a *auth.Service, dataDir string) (keyID, value, path string, err error) {
 	u, err := auth.EnsureAPIUser(ctx, st, demoUser, string(wnms.Administrator), wnms.OnPremCustomer)
 	if err != nil {
@@ -158,6 +160,15 @@ func demoKey(ctx context.Context, st *store.Store, a *auth.Service, dataDir stri
 	keys, err := st.APIKeys(ctx, wnms.OnPremCustomer)
 	if err != nil {
 		return "", "", "", err
+	}
+	path = filepath.Join(dataDir, "demo-key.json")
+	var kept struct{ KeyID, KeyValue string }
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &kept) == nil && kept.KeyValue != "" {
+		for _, k := range keys {
+			if k.UserID == u.UserID && k.KeyID == kept.KeyID {
+				return kept.KeyID, kept.KeyValue, path, nil
+			}
+		}
 	}
 	for _, k := range keys {
 		if k.UserID == u.UserID {
@@ -174,7 +185,6 @@ func demoKey(ctx context.Context, st *store.Store, a *auth.Service, dataDir stri
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return "", "", "", err
 	}
-	path = filepath.Join(dataDir, "demo-key.json")
 	os.Remove(path)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {

@@ -10,10 +10,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -95,10 +97,13 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	if err := cmd.parse(args, getenv, 0); err != nil {
 		return err
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return usagef("%s %q: must be debug, info, warn or error", cmd.origin("log-level"), c.logLevel)
+	// Every flag is checked before anything is created, listened on or
+	// printed: a bad value exits 2 and leaves no trace.
+	if err := c.validate(cmd); err != nil {
+		return err
 	}
+	var level slog.Level
+	level.UnmarshalText([]byte(c.logLevel)) // checked by validate
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	// Both addresses are taken before the store is touched, so a busy port
@@ -136,6 +141,13 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 		}
 	}
 
+	if c.databaseURL == "" {
+		release, err := lockDataDir(c.data)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	st, a, err := c.openAuth(ctx, false)
 	if err != nil {
 		return err
@@ -173,21 +185,9 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	hostname, _ := os.Hostname()
 	info := api.Info{Version: Version, Build: Build, ServerID: c.serverID, DataDir: c.data,
 		ServerURL: c.serverURL, Hostname: hostname, TLS: tlsConf != nil, StartedAt: time.Now()}
-	if c.apTimeout < time.Second {
-		return usagef("--ap-timeout must be at least 1s, not %s", c.apTimeout)
-	}
 	apiSrv := api.New(st, a, log, info, reg, m)
 	apiSrv.Telemetry.APTimeout = c.apTimeout
-	if c.retention < time.Hour {
-		return usagef("--retention must be at least 1h, not %s", c.retention)
-	}
 	apiSrv.Telemetry.Retention = c.retention
-	if c.baselineK <= 0 || c.baselineK > 10 {
-		return usagef("--baseline-k must be above 0 and at most 10, not %g", c.baselineK)
-	}
-	if c.baselineMin < 1 {
-		return usagef("--baseline-min-samples must be at least 1, not %d", c.baselineMin)
-	}
 	apiSrv.Baselines.K, apiSrv.Baselines.MinSamples = c.baselineK, c.baselineMin
 	// SNMP: this start's engine boots, the trap sender and the agent.
 	boots, err := st.CountUp(ctx, "snmp_engine_boots")
@@ -405,10 +405,35 @@ func housekeeping(ctx context.Context, st *store.Store, log *slog.Logger) {
 	})
 }
 
+// bootstrapKeyBase names the bootstrap key file after the store that made
+// it, so that a walk-through can read it whatever ran before in the same
+// data directory: bootstrap-key for the embedded store,
+// bootstrap-key-postgres-<database> for a PostgreSQL database.
+func bootstrapKeyBase(databaseURL string) string {
+	if databaseURL == "" {
+		return "bootstrap-key"
+	}
+	db := "postgres"
+	if u, err := url.Parse(databaseURL); err == nil {
+		if name := strings.Trim(u.Path, "/"); name != "" {
+			db = name
+		}
+	}
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, db)
+	return "bootstrap-key-postgres-" + safe
+}
+
 // bootstrap creates the SUPERUSER admin and its first key on an empty
 // store: the pair from the environment, or a new one printed once to
-// stdout and written to <data>/bootstrap-key.json (mode 0600). The key
-// value never goes to the log.
+// stdout and written to <data>/bootstrap-key.json (mode 0600; on
+// PostgreSQL, bootstrap-key-postgres-<database>.json). An existing key
+// file is never overwritten (the new one then gets a -2, -3, ... name).
+// The key value never goes to the log.
 func bootstrap(ctx context.Context, st *store.Store, a *auth.Service, c serveConfig, stdout io.Writer, log *slog.Logger) error {
 	n, err := st.CountUsers(ctx)
 	if err != nil || n > 0 {
@@ -436,12 +461,54 @@ func bootstrap(ctx context.Context, st *store.Store, a *auth.Service, c serveCon
 		return err
 	}
 	b, _ := json.MarshalIndent(map[string]string{"keyId": k.KeyID, "keyValue": value}, "", "  ")
-	path, err := writeNewFile(c.data, "bootstrap-key", ".json", append(b, '\n'))
+	path, err := writeNewFile(c.data, bootstrapKeyBase(c.databaseURL), ".json", append(b, '\n'))
 	if err != nil {
 		return fmt.Errorf("write the bootstrap key (it is printed below): %w; %s", err, b)
 	}
 	fmt.Fprintf(stdout, "wnms: created SUPERUSER \"admin\" with this API key (shown once; also in %s):\n%s\n", path, b)
 	log.Info("bootstrap admin key created", "key_id", k.KeyID, "file", path)
+	return nil
+}
+
+// validate checks every flag of serve, each mistake a usage error (exit 2)
+// naming the flag (or its environment twin), before serve does anything.
+func (c *serveConfig) validate(cmd *command) error {
+	var level slog.Level
+	bad := func(name string, v any, want string) error {
+		return usagef("%s %v: %s", cmd.origin(name), v, want)
+	}
+	switch {
+	case level.UnmarshalText([]byte(c.logLevel)) != nil:
+		return bad("log-level", strconv.Quote(c.logLevel), "must be debug, info, warn or error")
+	case !strings.EqualFold(c.tlsMode, "off") && !strings.EqualFold(c.tlsMode, "auto") && c.tlsMode != "":
+		return bad("tls", strconv.Quote(c.tlsMode), "must be off or auto")
+	case (c.tlsCert == "") != (c.tlsKey == ""):
+		return usagef("--tls-cert and --tls-key go together")
+	case !strings.EqualFold(c.synchronous, "normal") && !strings.EqualFold(c.synchronous, "full"):
+		return bad("sqlite-synchronous", strconv.Quote(c.synchronous), "must be normal or full")
+	case c.cacheMiB < 0:
+		return bad("sqlite-cache-mib", c.cacheMiB, "must be 0 or more")
+	case c.maxConns < 0:
+		return bad("max-conns", c.maxConns, "must be 0 (the default budget) or more")
+	case c.maxConnsPerAddr < 0:
+		return bad("max-conns-per-addr", c.maxConnsPerAddr, "must be 0 (no limit) or more")
+	case c.serverID < 1:
+		return bad("server-id", c.serverID, "must be a whole number of 1 or more")
+	case c.shutdownTimeout < 0:
+		return bad("shutdown-timeout", c.shutdownTimeout, "must not be negative")
+	case c.apTimeout < time.Second:
+		return bad("ap-timeout", c.apTimeout, "must be at least 1s")
+	case c.retention < time.Hour:
+		return bad("retention", c.retention, "must be at least 1h")
+	case c.baselineK <= 0 || c.baselineK > 10:
+		return bad("baseline-k", c.baselineK, "must be above 0 and at most 10")
+	case c.baselineMin < 1:
+		return bad("baseline-min-samples", c.baselineMin, "must be at least 1")
+	case (c.bootstrapKeyID == "") != (c.bootstrapValue == ""):
+		return usagef("--bootstrap-key-id and --bootstrap-key-value go together")
+	case c.databaseURL != "" && !strings.HasPrefix(c.databaseURL, "postgres://") && !strings.HasPrefix(c.databaseURL, "postgresql://"):
+		return usagef("%s must start with postgres://", cmd.origin("database-url"))
+	}
 	return nil
 }
 
