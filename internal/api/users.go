@@ -31,17 +31,44 @@ func decodeUserBody(w http.ResponseWriter, r *http.Request) (userBody, error) {
 // listUsers is GET /users: the users of the caller's customer whose
 // locations lie in the caller's scope, and the caller.
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
+	fields, err := parseFields(r, userFields)
+	if err != nil {
+		return err
+	}
 	users, err := s.Accounts.List(r.Context(), wnms.CallerFrom(r.Context()))
 	if err != nil {
 		return err
+	}
+	if fields != nil {
+		body, err := selectEach(users, fields)
+		if err != nil {
+			return err
+		}
+		httpkit.WriteJSON(w, http.StatusOK, body)
+		return nil
 	}
 	httpkit.WriteJSON(w, http.StatusOK, users)
 	return nil
 }
 
+// userFields are the fields a user answer may be cut to with fields=.
+var userFields = jsonFieldNames(wnms.User{})
+
 // currentUser is GET /users/current.
 func (s *Server) currentUser(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
+	fields, err := parseFields(r, userFields)
+	if err != nil {
+		return err
+	}
+	if fields != nil {
+		body, err := selectFields(c.User, fields)
+		if err != nil {
+			return err
+		}
+		httpkit.WriteRawJSON(w, http.StatusOK, body)
+		return nil
+	}
 	if c.UserJSON != nil {
 		httpkit.WriteRawJSON(w, http.StatusOK, c.UserJSON)
 		return nil
