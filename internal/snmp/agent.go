@@ -24,9 +24,14 @@ const (
 	// MaxMessage is the largest datagram read; anything longer is cut by
 	// the kernel and fails to decode.
 	MaxMessage = 65535
-	// maxResponse bounds an answer when the manager states no smaller
-	// msgMaxSize (SNMPv3) and for SNMPv1/v2c (the largest UDP payload).
+	// maxResponse bounds an SNMPv3 answer when the manager states no
+	// smaller msgMaxSize (the largest UDP payload).
 	maxResponse = 65507
+	// maxCommunityResponse bounds an SNMPv1/v2c answer: those carry no
+	// msgMaxSize, and their source address is not authenticated, so a small
+	// GETBULK must not fetch a large answer for a forged sender. A bulk
+	// answer is cut to fit; managers walk on with the next request.
+	maxCommunityResponse = 8192
 	// maxVarbinds is the most variable bindings a request may carry.
 	maxVarbinds = 128
 	// maxRepetitions caps GETBULK's max-repetitions, whatever is asked.
@@ -262,7 +267,7 @@ func (a *Agent) Handle(msg []byte) (out []byte) {
 		return nil
 	}
 	resp := &gosnmp.SnmpPacket{Version: req.Version, Community: req.Community, PDUType: gosnmp.GetResponse, RequestID: req.RequestID}
-	if !a.answer(cfg, req, resp, maxResponse) {
+	if !a.answer(cfg, req, resp, maxCommunityResponse) {
 		return nil
 	}
 	out, err = resp.MarshalMsg()
