@@ -2,6 +2,7 @@ package httpkit
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -190,10 +191,42 @@ func (c *conn) CloseWrite() error {
 const MaxBody = 64 << 20
 
 // LimitBodyTime gives the request's body BodyDeadline to arrive: reading
-// it after that fails, and the call answers 400.
+// it after that fails, and the call answers 400. A declared body gets the
+// deadline of its length at once; a body of unknown length (chunked) gets
+// the same rule counted as it arrives: 10 s, plus a second for each 64 KiB
+// received so far, so a trickle is cut off as soon as a declared one would
+// be.
 func LimitBodyTime(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		return
 	}
-	http.NewResponseController(w).SetReadDeadline(time.Now().Add(BodyDeadline(r.ContentLength, MaxBody)))
+	rc := http.NewResponseController(w)
+	start := time.Now()
+	if r.ContentLength > 0 {
+		rc.SetReadDeadline(start.Add(BodyDeadline(r.ContentLength, MaxBody)))
+		return
+	}
+	rc.SetReadDeadline(start.Add(BodyDeadline(0, MaxBody)))
+	r.Body = &pacedBody{ReadCloser: r.Body, rc: rc, start: start}
+}
+
+// pacedBody moves the read deadline of a body of unknown length as it
+// arrives, one second further for each 64 KiB.
+type pacedBody struct {
+	io.ReadCloser
+	rc    *http.ResponseController
+	start time.Time
+	n     int64
+}
+
+func (b *pacedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		before := b.n >> 16
+		b.n += int64(n)
+		if b.n>>16 != before {
+			b.rc.SetReadDeadline(b.start.Add(BodyDeadline(b.n, MaxBody)))
+		}
+	}
+	return n, err
 }

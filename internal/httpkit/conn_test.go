@@ -183,4 +183,42 @@ func TestBodyDeadline(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("a prompt body: %d %s", resp.StatusCode, body)
 	}
+
+	// A chunked body gets the same deadline: a trickle of chunks is cut
+	// off once the grace is over (it once had the deadline of the largest
+	// body any call takes, about 17 minutes).
+	c2, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	io.WriteString(c2, "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+	for i := 0; i < 3; i++ {
+		io.WriteString(c2, "1\r\nx\r\n")
+		time.Sleep(200 * time.Millisecond)
+	}
+	c2.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err = http.ReadResponse(bufio.NewReader(c2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "INVALID_REQUEST_BODY") {
+		t.Errorf("trickled chunks: %d %s", resp.StatusCode, body)
+	}
+	resp, body = exchange(t, nil, addr, "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+	if resp.StatusCode != 200 {
+		t.Errorf("a prompt chunked body: %d %s", resp.StatusCode, body)
+	}
+}
+
+// The deadline of a body of unknown length moves with what arrives: a
+// second more for each 64 KiB.
+func TestPacedBodyDeadline(t *testing.T) {
+	if got, want := BodyDeadline(0, MaxBody), bodyGrace; got != want {
+		t.Errorf("nothing received: %s, want %s", got, want)
+	}
+	if got, want := BodyDeadline(3<<16, MaxBody), bodyGrace+3*time.Second; got != want {
+		t.Errorf("192 KiB received: %s, want %s", got, want)
+	}
 }
