@@ -83,43 +83,78 @@ type Performance struct {
 	PctLowRSSI, PctSticky           float64
 }
 
+// ClientSums are a client's samples of a slot in one place, summed: all
+// the performance observation needs of them, whatever their number. Sums
+// of the same client from several places add up (Add).
+type ClientSums struct {
+	MAC               string
+	N                 int     // samples
+	Rate, Retry, RSSI float64 // sums of dataRateMbps, retryRatePct, rssi
+	// WeakAll: every sample had an RSSI below LowRSSI.
+	WeakAll bool
+	// WithBetter samples named a best neighbour; Better of them heard it at
+	// least StickyMarginDB better than the client's own RSSI.
+	Better, WithBetter int
+}
+
+// SumsOf is the ClientSums of one sample.
+func SumsOf(x Sample) ClientSums {
+	c := ClientSums{MAC: x.MAC, N: 1, Rate: x.DataRateMbps, Retry: x.RetryRatePct, RSSI: x.RSSI, WeakAll: x.RSSI < LowRSSI}
+	if x.BestNeighborRSSI != nil {
+		c.WithBetter = 1
+		if *x.BestNeighborRSSI >= x.RSSI+StickyMarginDB {
+			c.Better = 1
+		}
+	}
+	return c
+}
+
+// Add merges o, sums of the same client, into c.
+func (c *ClientSums) Add(o ClientSums) {
+	c.N += o.N
+	c.Rate += o.Rate
+	c.Retry += o.Retry
+	c.RSSI += o.RSSI
+	c.WeakAll = c.WeakAll && o.WeakAll
+	c.Better += o.Better
+	c.WithBetter += o.WithBetter
+}
+
 // ObservePerformance judges each client of a slot by the means of its
 // samples: low data rate below 12 Mbps, high retry above 15 %, low RSSI
 // below −75 dBm, and sticky when it stayed on an RSSI below −75 dBm
 // (every sample) while a neighbour was heard at least 10 dB better (every
 // sample that names one, and at least one does).
 func ObservePerformance(samples []Sample) Performance {
-	type acc struct {
-		n                  int
-		rate, retry, rssi  float64
-		weakAll            bool
-		better, withBetter int
+	sums := make([]ClientSums, len(samples))
+	for i, x := range samples {
+		sums[i] = SumsOf(x)
 	}
-	by := map[string]*acc{}
-	for _, s := range samples {
-		a := by[s.MAC]
-		if a == nil {
-			a = &acc{weakAll: true}
-			by[s.MAC] = a
-		}
-		a.n++
-		a.rate += s.DataRateMbps
-		a.retry += s.RetryRatePct
-		a.rssi += s.RSSI
-		a.weakAll = a.weakAll && s.RSSI < LowRSSI
-		if s.BestNeighborRSSI != nil {
-			a.withBetter++
-			if *s.BestNeighborRSSI >= s.RSSI+StickyMarginDB {
-				a.better++
-			}
+	return ObservePerformanceSums(sums)
+}
+
+// ObservePerformanceSums is ObservePerformance over samples already summed
+// (by client and place, as the store aggregates them); a client listed
+// more than once is merged first.
+func ObservePerformanceSums(sums []ClientSums) Performance {
+	by := make(map[string]*ClientSums, len(sums))
+	for _, c := range sums {
+		if a := by[c.MAC]; a != nil {
+			a.Add(c)
+		} else {
+			cc := c
+			by[c.MAC] = &cc
 		}
 	}
 	var p Performance
 	p.Clients = len(by)
 	for _, a := range by {
-		n := float64(a.n)
-		low, retry, weak := a.rate/n < LowDataRateMbps, a.retry/n > HighRetryPct, a.rssi/n < LowRSSI
-		sticky := a.weakAll && a.withBetter > 0 && a.better == a.withBetter
+		if a.N == 0 {
+			continue
+		}
+		n := float64(a.N)
+		low, retry, weak := a.Rate/n < LowDataRateMbps, a.Retry/n > HighRetryPct, a.RSSI/n < LowRSSI
+		sticky := a.WeakAll && a.WithBetter > 0 && a.Better == a.WithBetter
 		if low {
 			p.LowDataRate++
 		}

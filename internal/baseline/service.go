@@ -2,11 +2,15 @@ package baseline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -16,7 +20,7 @@ type Store interface {
 	DirtyCustomers(ctx context.Context) ([]int64, error)
 	DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]DirtySlot, error)
 	SlotAttempts(ctx context.Context, customerID, slot int64) ([]ScopedAttempt, error)
-	SlotSamples(ctx context.Context, customerID, slot int64) ([]ScopedSample, error)
+	SlotSampleSums(ctx context.Context, customerID, slot int64) ([]ScopedSums, error)
 	ClientSamples(ctx context.Context, customerID int64, mac string, from, to int64) ([]ScopedSample, error)
 	// ClientRates is ClientSamples with only the time, location, SSID,
 	// band and data rate of each sample filled.
@@ -47,6 +51,8 @@ type Service struct {
 	// replica that recorded it): the SNMP trap wnmsBaselineAnomaly. It must
 	// not block.
 	OnAnomaly func(a Anomaly, locationPath string)
+
+	refreshing singleflight.Group // slots being recomputed, by customer/slot/version
 }
 
 // NewService returns a Service with the default k and minimum samples.
@@ -55,7 +61,9 @@ func NewService(st Store, log *slog.Logger) *Service {
 }
 
 // Refresh recomputes the customer's out-of-date slots in [from, to],
-// newest first, at most limit of them (0: all).
+// newest first, at most limit of them (0: all). Callers that find the same
+// slot out of date at once share one recomputation (this process); across
+// replicas, the slot's version makes a second one a harmless no-op.
 func (s *Service) Refresh(ctx context.Context, customerID, from, to int64, limit int) error {
 	if limit <= 0 {
 		limit = math.MaxInt32
@@ -64,33 +72,45 @@ func (s *Service) Refresh(ctx context.Context, customerID, from, to int64, limit
 	if err != nil || len(dirty) == 0 {
 		return err
 	}
-	ancestors := map[int64][]int64{}
 	for _, d := range dirty {
-		attempts, err := s.Store.SlotAttempts(ctx, customerID, d.Slot)
-		if err != nil {
-			return err
+		key := fmt.Sprintf("%d/%d/%d", customerID, d.Slot, d.Version)
+		_, err, shared := s.refreshing.Do(key, func() (any, error) { return nil, s.refreshSlot(ctx, customerID, d) })
+		if shared && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			// The caller that ran it went away; this one still wants it.
+			err = s.refreshSlot(ctx, customerID, d)
 		}
-		samples, err := s.Store.SlotSamples(ctx, customerID, d.Slot)
-		if err != nil {
-			return err
-		}
-		locs := make([]int64, 0, len(attempts)+len(samples))
-		for _, a := range attempts {
-			locs = append(locs, a.LocationID)
-		}
-		for _, x := range samples {
-			locs = append(locs, x.LocationID)
-		}
-		if err := s.ancestorsOf(ctx, locs, ancestors); err != nil {
-			return err
-		}
-		err = s.Store.ReplaceSlotObs(ctx, customerID, d.Slot, scopeObservations(d.Slot, attempts, ancestors),
-			scopePerformance(d.Slot, samples, ancestors), d.Version)
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// refreshSlot recomputes one slot's observations from the store's
+// per-client aggregates of its events and samples: what it holds grows
+// with the slot's clients, never with its events.
+func (s *Service) refreshSlot(ctx context.Context, customerID int64, d DirtySlot) error {
+	attempts, err := s.Store.SlotAttempts(ctx, customerID, d.Slot)
+	if err != nil {
+		return err
+	}
+	samples, err := s.Store.SlotSampleSums(ctx, customerID, d.Slot)
+	if err != nil {
+		return err
+	}
+	locs := make([]int64, 0, len(attempts)+len(samples))
+	for _, a := range attempts {
+		locs = append(locs, a.LocationID)
+	}
+	for _, x := range samples {
+		locs = append(locs, x.LocationID)
+	}
+	ancestors := map[int64][]int64{}
+	if err := s.ancestorsOf(ctx, locs, ancestors); err != nil {
+		return err
+	}
+	return s.Store.ReplaceSlotObs(ctx, customerID, d.Slot, scopeObservations(d.Slot, attempts, ancestors),
+		scopePerformance(d.Slot, samples, ancestors), d.Version)
 }
 
 // ancestorsOf fills, for every location of locs not yet known, the
@@ -179,14 +199,14 @@ func scopeObservations(slot int64, attempts []ScopedAttempt, ancestors map[int64
 
 // scopePerformance computes the performance of every scope the slot's
 // samples touch.
-func scopePerformance(slot int64, samples []ScopedSample, ancestors map[int64][]int64) []PerfObsRow {
+func scopePerformance(slot int64, samples []ScopedSums, ancestors map[int64][]int64) []PerfObsRow {
 	var out []PerfObsRow
-	for k, xs := range byScope(samples, func(x ScopedSample) (int64, string, string) { return x.LocationID, x.Band, x.SSID }, ancestors) {
-		plain := make([]Sample, len(xs))
+	for k, xs := range byScope(samples, func(x ScopedSums) (int64, string, string) { return x.LocationID, x.Band, x.SSID }, ancestors) {
+		plain := make([]ClientSums, len(xs))
 		for i, x := range xs {
-			plain[i] = x.Sample
+			plain[i] = x.ClientSums
 		}
-		out = append(out, PerfObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Performance: ObservePerformance(plain)})
+		out = append(out, PerfObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Performance: ObservePerformanceSums(plain)})
 	}
 	return out
 }

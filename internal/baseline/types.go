@@ -15,8 +15,10 @@ func BandOfChannel(ch int) string {
 	return Band5
 }
 
-// ScopedAttempt is a client's Success or Failure event of a slot, where
-// it happened: a location, a band, an SSID.
+// ScopedAttempt is a client's connection attempts of a slot at one
+// location, band and SSID: whether it failed, and in which categories
+// (the store aggregates a slot's events into these, one per client and
+// place).
 type ScopedAttempt struct {
 	LocationID int64
 	Band       string
@@ -61,6 +63,16 @@ type ScopedSample struct {
 	Band       string
 	SSID       string
 	Sample
+}
+
+// ScopedSums are a client's samples of a slot at one location, band and
+// SSID, summed (the store aggregates them, so a slot costs its clients,
+// not its samples).
+type ScopedSums struct {
+	LocationID int64
+	Band       string
+	SSID       string
+	ClientSums
 }
 
 // PerfObsRow is the performance observation of a slot in one scope.

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/binary"
-	"encoding/json"
 	"strconv"
 
 	"github.com/wnms/wnms/internal/baseline"
@@ -69,16 +68,27 @@ func (s *Store) DirtyCustomers(ctx context.Context) ([]int64, error) {
 	return queryIDs(ctx, s.tr, `SELECT DISTINCT customer_id FROM baseline_dirty ORDER BY customer_id`)
 }
 
-const slotAttemptsQuery = `SELECT mac, location_id, ssid, event_type, code, body FROM client_events
-	WHERE +customer_id = $1 AND ts >= $2 AND ts < $3 AND event_type IN ($4, $5)`
+// slotAttemptsQuery aggregates one slot's Success and Failure events
+// ($2 ≤ ts < $3; $4 Success, $5 Failure) per client, location, band and
+// SSID. +customer_id keeps SQLite off the (customer_id, mac, ts) index,
+// which would walk every event of the customer to find one slot's: the ts
+// index reads just the slot.
+func slotAttemptsQuery(d Dialect) string {
+	band := `CASE WHEN ` + eventChannel(d) + ` BETWEEN 1 AND 14 THEN '` + baseline.Band24 + `' ELSE '` + baseline.Band5 + `' END`
+	return `SELECT mac, location_id, ssid, band,
+		MAX(failed), MAX(CASE WHEN failed = 1 AND code = 1 THEN 1 ELSE 0 END),
+		MAX(CASE WHEN failed = 1 AND code = 2 THEN 1 ELSE 0 END), MAX(CASE WHEN failed = 1 AND code = 3 THEN 1 ELSE 0 END)
+		FROM (SELECT mac, location_id, ssid, ` + band + ` AS band, CASE WHEN event_type = $5 THEN 1 ELSE 0 END AS failed, code
+			FROM client_events WHERE +customer_id = $1 AND ts >= $2 AND ts < $3 AND event_type IN ($4, $5)) e
+		GROUP BY mac, location_id, ssid, band`
+}
 
 // SlotAttempts reads the connection attempts (Success and Failure
-// events) of one slot of the customer.
+// events) of one slot of the customer, aggregated in SQL into one row per
+// client, location, band and SSID with the categories it failed in: what
+// it returns grows with the slot's clients, never with its events.
 func (s *Store) SlotAttempts(ctx context.Context, customerID, slot int64) ([]baseline.ScopedAttempt, error) {
-	// +customer_id keeps SQLite off the (customer_id, mac, ts) index, which
-	// would walk every event of the customer to find one slot's: the ts
-	// index reads just the slot.
-	rows, err := s.tr.QueryContext(ctx, slotAttemptsQuery,
+	rows, err := s.tr.QueryContext(ctx, slotAttemptsQuery(s.dialect),
 		customerID, slot, slot+baseline.SlotDuration.Milliseconds(), telemetry.Success, telemetry.Failure)
 	if err != nil {
 		return nil, err
@@ -87,21 +97,12 @@ func (s *Store) SlotAttempts(ctx context.Context, customerID, slot int64) ([]bas
 	var out []baseline.ScopedAttempt
 	for rows.Next() {
 		var a baseline.ScopedAttempt
-		var typ, body string
-		var code sql.NullInt64
-		if err := rows.Scan(&a.MAC, &a.LocationID, &a.SSID, &typ, &code, &body); err != nil {
+		var f [4]int64
+		if err := rows.Scan(&a.MAC, &a.LocationID, &a.SSID, &a.Band, &f[0], &f[1], &f[2], &f[3]); err != nil {
 			return nil, err
 		}
-		var ch struct {
-			Channel int `json:"channel"`
-		}
-		json.Unmarshal([]byte(body), &ch)
-		a.Band = baseline.BandOfChannel(ch.Channel)
-		if typ == telemetry.Failure {
-			a.Failures[0] = true
-			if code.Valid && code.Int64 >= 1 && code.Int64 <= 3 {
-				a.Failures[code.Int64] = true
-			}
+		for i := range f {
+			a.Failures[i] = f[i] == 1
 		}
 		out = append(out, a)
 	}
@@ -153,14 +154,41 @@ func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn
 	})
 }
 
-// slotSamplesWhere selects one slot's samples through the ts index (see
-// slotAttemptsQuery).
-const slotSamplesWhere = `+customer_id = $1 AND ts >= $2 AND ts < $3`
+// slotSumsQuery sums one slot's samples ($2 ≤ ts < $3; $4 the low RSSI,
+// $5 the sticky margin) per client, location, band and SSID, through the
+// ts index (see slotAttemptsQuery).
+const slotSumsQuery = `SELECT mac, location_id, ssid,
+	CASE WHEN channel BETWEEN 1 AND 14 THEN '` + baseline.Band24 + `' ELSE '` + baseline.Band5 + `' END AS band,
+	COUNT(*), SUM(data_rate), SUM(retry_pct), SUM(rssi),
+	MIN(CASE WHEN rssi < $4 THEN 1 ELSE 0 END),
+	SUM(CASE WHEN best_nbr_rssi IS NOT NULL AND best_nbr_rssi >= rssi + $5 THEN 1 ELSE 0 END),
+	COUNT(best_nbr_rssi)
+	FROM client_stats WHERE +customer_id = $1 AND ts >= $2 AND ts < $3
+	GROUP BY mac, location_id, ssid, band`
 
-// SlotSamples reads the client statistics samples of one slot of the
-// customer.
-func (s *Store) SlotSamples(ctx context.Context, customerID, slot int64) ([]baseline.ScopedSample, error) {
-	return s.samples(ctx, slotSamplesWhere, customerID, slot, slot+baseline.SlotDuration.Milliseconds())
+// SlotSampleSums reads the client statistics samples of one slot of the
+// customer, summed in SQL per client, location, band and SSID (see
+// baseline.ClientSums): what it returns grows with the slot's clients,
+// never with its samples.
+func (s *Store) SlotSampleSums(ctx context.Context, customerID, slot int64) ([]baseline.ScopedSums, error) {
+	rows, err := s.tr.QueryContext(ctx, slotSumsQuery,
+		customerID, slot, slot+baseline.SlotDuration.Milliseconds(), int64(baseline.LowRSSI), int64(baseline.StickyMarginDB))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []baseline.ScopedSums
+	for rows.Next() {
+		var x baseline.ScopedSums
+		var rssi, weakAll int64
+		if err := rows.Scan(&x.MAC, &x.LocationID, &x.SSID, &x.Band, &x.N, &x.Rate, &x.Retry, &rssi, &weakAll,
+			&x.Better, &x.WithBetter); err != nil {
+			return nil, err
+		}
+		x.RSSI, x.WeakAll = float64(rssi), weakAll == 1
+		out = append(out, x)
+	}
+	return out, rows.Err()
 }
 
 // ClientSamples reads one client's samples in [from, to).

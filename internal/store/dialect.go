@@ -22,6 +22,15 @@ func lockKey(ctx context.Context, tx *sql.Tx, d Dialect, key string) error {
 	return err
 }
 
+// eventChannel is the channel of a client event, which only its stored
+// body carries: json_extract on SQLite, the json operator on PostgreSQL.
+func eventChannel(d Dialect) string {
+	if d == Postgres {
+		return `(body::json->>'channel')::int`
+	}
+	return `json_extract(body, '$.channel')`
+}
+
 // forUpdate is the clause that locks the rows of table (its name or alias
 // in the query) that a transaction reads before it writes them back: FOR
 // UPDATE OF on PostgreSQL; nothing on SQLite, where the write transaction

@@ -197,10 +197,10 @@ func (s *Store) planForTest(ctx context.Context, query string, args ...any) (str
 // SlotQueryPlansForTest returns the engine's plans of the queries that
 // read one slot's events and samples.
 func (s *Store) SlotQueryPlansForTest(ctx context.Context) (events, samples string, err error) {
-	if events, err = s.planForTest(ctx, slotAttemptsQuery, 1, 0, 900000, "Success", "Failure"); err != nil {
+	if events, err = s.planForTest(ctx, slotAttemptsQuery(s.dialect), 1, 0, 900000, "Success", "Failure"); err != nil {
 		return "", "", err
 	}
-	samples, err = s.planForTest(ctx, `SELECT mac FROM client_stats WHERE `+slotSamplesWhere, 1, 0, 900000)
+	samples, err = s.planForTest(ctx, slotSumsQuery, 1, 0, 900000, -75, 10)
 	return events, samples, err
 }
 
