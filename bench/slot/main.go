@@ -59,7 +59,7 @@ func main() {
 	check(err)
 	switch *phase {
 	case "load":
-		slot := time.Now().Add(-2*time.Hour).Truncate(15*time.Minute).UnixMilli()
+		slot := time.Now().Add(-2 * time.Hour).Truncate(15 * time.Minute).UnixMilli()
 		check(os.WriteFile(slotFile(), []byte(fmt.Sprint(slot)), 0o600))
 		start := time.Now()
 		for sent := 0; sent < *nEvents; sent += 10_000 {
