@@ -210,6 +210,21 @@ func LimitBodyTime(w http.ResponseWriter, r *http.Request) {
 	r.Body = &pacedBody{ReadCloser: r.Body, rc: rc, start: start}
 }
 
+// RestartBodyTime starts the body's time (LimitBodyTime) again from now:
+// for a call that waits its turn before it reads its body.
+func RestartBodyTime(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	now := time.Now()
+	if b, ok := r.Body.(*pacedBody); ok {
+		b.start = now
+		b.rc.SetReadDeadline(b.start.Add(BodyDeadline(b.n, MaxBody)))
+		return
+	}
+	http.NewResponseController(w).SetReadDeadline(now.Add(BodyDeadline(r.ContentLength, MaxBody)))
+}
+
 // pacedBody moves the read deadline of a body of unknown length as it
 // arrives, one second further for each 64 KiB.
 type pacedBody struct {

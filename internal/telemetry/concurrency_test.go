@@ -61,3 +61,45 @@ func TestConcurrentIngest(t *testing.T) {
 		}
 	})
 }
+
+// Many senders at once take turns: at most IngestTurns batches are read
+// and written at a time, the rest wait their turn with their bodies
+// unread, and every batch is stored once. Fifty senders of 10,000-record
+// batches on SQLite once got a quarter of one sender's rate between them,
+// each batch taking up to 137 s, all fifty parsed and fighting for the
+// writer at once.
+func TestIngestTakesTurns(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		e.API.Telemetry.IngestTurns = 2
+		const senders, perBatch = 12, 200
+		now := time.Now().UnixMilli()
+		var wg sync.WaitGroup
+		results := make([]ingestResult, senders)
+		for s := 0; s < senders; s++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var evs []string
+				for i := 0; i < perBatch; i++ {
+					evs = append(evs, fmt.Sprintf(`{"eventId":"turn-%d-%d","macAddress":"aa:bb:cc:01:%02x:%02x","bssid":"00:11:74:00:00:01","channel":6,"timestamp":%d,"eventType":"Success"}`,
+						s, i, s, i%256, now-int64(s*perBatch+i)))
+				}
+				e.Admin.WithT(t).Expect(200, "POST", "/V5/ingest/clientevents", body(evs...)).Decode(t, &results[s])
+			}()
+		}
+		wg.Wait()
+		for s, r := range results {
+			if r.Accepted != perBatch || r.Duplicates != 0 || len(r.Rejected) != 0 {
+				t.Errorf("sender %d: %+v", s, r)
+			}
+		}
+		if peak := e.API.Telemetry.PeakIngestInFlight(); peak < 1 || peak > 2 {
+			t.Errorf("%d batches were worked on at once, want at most 2", peak)
+		}
+		events, _, err := e.Store.CountTelemetryForTest(t.Context())
+		if err != nil || events != senders*perBatch {
+			t.Errorf("%d events stored, want %d (%v)", events, senders*perBatch, err)
+		}
+	})
+}

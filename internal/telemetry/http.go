@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"runtime"
 	"mime"
 	"net/http"
 	"slices"
@@ -39,6 +40,17 @@ func (s *Service) Routes(handle func(pattern string, rule access.Rule, h httpkit
 // body, answers what store made of it, and counts the result.
 func (s *Service) ingest(kind string, store func(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error)) httpkit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		// Batches take turns: a few at a time are read, checked and
+		// written, the others wait (first come, first served) with their
+		// bodies still unread. So fifty senders share the engine's rate
+		// instead of dividing it among fifty half-parsed batches fighting
+		// for one writer, and memory holds a few bodies, not fifty.
+		release, err := s.admit(r.Context())
+		if err != nil {
+			return err
+		}
+		defer release()
+		httpkit.RestartBodyTime(w, r) // the wait in line is not the body's time
 		body, err := readIngestBody(w, r)
 		if err != nil {
 			return err
@@ -56,6 +68,39 @@ func (s *Service) ingest(kind string, store func(ctx context.Context, c *wnms.Ca
 // ingestTypes are the content types an ingest body may declare.
 var ingestTypes = map[string]bool{"application/json": true, "application/x-ndjson": true,
 	"application/ndjson": true, "application/jsonl": true, "application/x-jsonlines": true}
+
+// DefaultIngestTurns is how many ingest batches are worked on at once by
+// default: one per core, at least two (one parsed while another writes).
+func DefaultIngestTurns() int { return max(2, runtime.GOMAXPROCS(0)) }
+
+// admit waits for the batch's turn (until ctx ends) and returns the
+// function that ends it.
+func (s *Service) admit(ctx context.Context) (func(), error) {
+	s.turnsOnce.Do(func() {
+		n := s.IngestTurns
+		if n <= 0 {
+			n = DefaultIngestTurns()
+		}
+		s.turns = make(chan struct{}, n)
+	})
+	select {
+	case s.turns <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	n := s.inFlight.Add(1)
+	for {
+		peak := s.peakInFlight.Load()
+		if n <= peak || s.peakInFlight.CompareAndSwap(peak, n) {
+			break
+		}
+	}
+	return func() { s.inFlight.Add(-1); <-s.turns }, nil
+}
+
+// PeakIngestInFlight is the most ingest batches that were ever worked on
+// at once.
+func (s *Service) PeakIngestInFlight() int64 { return s.peakInFlight.Load() }
 
 // readIngestBody reads an ingest body: JSON or NDJSON, at most
 // MaxIngestBody bytes (413 beyond).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wnms/wnms/internal/access"
@@ -40,6 +41,14 @@ type Service struct {
 
 	boxMu  sync.Mutex
 	boxIDs map[boxKey]int64 // client boxIds known to this process
+
+	// IngestTurns is how many ingest batches are worked on at once (0:
+	// DefaultIngestTurns); the others wait their turn in arrival order.
+	IngestTurns  int
+	turnsOnce    sync.Once
+	turns        chan struct{}
+	inFlight     atomic.Int64
+	peakInFlight atomic.Int64
 }
 
 // NewService returns a Service with the default AP timeout and the clock.
