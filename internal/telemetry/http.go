@@ -2,9 +2,9 @@ package telemetry
 
 import (
 	"context"
-	"runtime"
 	"mime"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
