@@ -107,11 +107,14 @@ func TestServeBootstrapCLIAndShutdown(t *testing.T) {
 			l, stdout, stderr, stop := bootServe(t, env)
 			base := "http://" + l.API
 
-			raw, err := os.ReadFile(filepath.Join(cfg.DataDir, "bootstrap-key.json"))
+			// bootstrap-key.json on SQLite, bootstrap-key-postgres-<db>.json
+			// on PostgreSQL.
+			keyFile := filepath.Join(cfg.DataDir, bootstrapKeyBase(cfg.DatabaseURL)+".json")
+			raw, err := os.ReadFile(keyFile)
 			if err != nil {
 				t.Fatal(err)
 			}
-			fi, _ := os.Stat(filepath.Join(cfg.DataDir, "bootstrap-key.json"))
+			fi, _ := os.Stat(keyFile)
 			if fi.Mode().Perm() != 0o600 {
 				t.Errorf("bootstrap-key.json mode %v, want 0600", fi.Mode().Perm())
 			}
