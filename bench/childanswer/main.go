@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wnms/wnms/bench/internal/benchserver"
 )
 
 var (
@@ -94,7 +96,7 @@ func main() {
 			cookie = c.Value
 		}
 	}
-	fmt.Printf("parent RSS before: %s; the child answers %d MiB\n", status(cmd.Process.Pid, "VmRSS"), *size>>20)
+	fmt.Printf("parent RSS before: %s; the child answers %d MiB\n", benchserver.ProcStatus(cmd.Process.Pid, "VmRSS"), *size>>20)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := 0; i < *callers; i++ {
@@ -115,21 +117,7 @@ func main() {
 		}()
 	}
 	wg.Wait()
-	fmt.Printf("%d callers in %s; parent peak RSS (VmHWM) %s\n", *callers, time.Since(start).Round(time.Millisecond), status(cmd.Process.Pid, "VmHWM"))
-}
-
-// status reads a field of /proc/PID/status.
-func status(pid int, field string) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "?"
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, field+":") {
-			return strings.TrimSpace(strings.TrimPrefix(l, field+":"))
-		}
-	}
-	return "?"
+	fmt.Printf("%d callers in %s; parent peak RSS (VmHWM) %s\n", *callers, time.Since(start).Round(time.Millisecond), benchserver.ProcStatus(cmd.Process.Pid, "VmHWM"))
 }
 
 func check(err error) {

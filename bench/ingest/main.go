@@ -17,7 +17,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"net/http"
 	"os"
@@ -89,7 +88,8 @@ func measure(n int, tag string) {
 					return
 				}
 				t := time.Now()
-				post(client, srv.Base+"/V5/ingest/clientevents", cookie, bodies[i])
+				_, err := benchserver.Post(client, srv.Base+"/V5/ingest/clientevents", cookie, bodies[i])
+				check(err)
 				mu.Lock()
 				lat = append(lat, time.Since(t))
 				mu.Unlock()
@@ -126,18 +126,6 @@ func batch(tag string, i int) []byte {
 	}
 	b.WriteByte(']')
 	return b.Bytes()
-}
-
-func post(c *http.Client, u, cookie string, body []byte) {
-	req, _ := http.NewRequest("POST", u, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Cookie", "JSESSIONID="+cookie)
-	resp, err := c.Do(req)
-	check(err)
-	defer resp.Body.Close()
-	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 {
-		log.Fatalf("POST: %d %.300s", resp.StatusCode, b)
-	}
 }
 
 func check(err error) {

@@ -17,11 +17,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -63,7 +61,8 @@ func main() {
 		check(os.WriteFile(slotFile(), []byte(fmt.Sprint(slot)), 0o600))
 		start := time.Now()
 		for sent := 0; sent < *nEvents; sent += 10_000 {
-			post(client, srv.Base+"/V5/ingest/clientevents", cookie, batch(slot, sent, min(10_000, *nEvents-sent)))
+			_, err := benchserver.Post(client, srv.Base+"/V5/ingest/clientevents", cookie, batch(slot, sent, min(10_000, *nEvents-sent)))
+			check(err)
 		}
 		fmt.Printf("loaded %d events into the slot at %s in %s\n", *nEvents, time.UnixMilli(slot).UTC().Format(time.RFC3339), time.Since(start).Round(time.Second))
 	case "read":
@@ -72,8 +71,9 @@ func main() {
 		var slot int64
 		fmt.Sscan(string(b), &slot)
 		// Out of date again, as after a new event: every run recomputes.
-		post(client, srv.Base+"/V5/ingest/clientevents", cookie, batch(slot, *nEvents+int(time.Now().UnixNano()%1_000_000_000), 1))
-		fmt.Printf("before the reads: VmRSS %s\n", status("VmRSS"))
+		_, err = benchserver.Post(client, srv.Base+"/V5/ingest/clientevents", cookie, batch(slot, *nEvents+int(time.Now().UnixNano()%1_000_000_000), 1))
+		check(err)
+		fmt.Printf("before the reads: VmRSS %s\n", benchserver.ProcStatus(0, "VmRSS"))
 		u := fmt.Sprintf("%s/V5/baselines/clientsconnectivity?fromtime=%d&totime=%d", srv.Base, slot, slot+15*60*1000-1)
 		var wg sync.WaitGroup
 		start := time.Now()
@@ -82,12 +82,13 @@ func main() {
 			go func() {
 				defer wg.Done()
 				t := time.Now()
-				body := get(client, u, cookie)
-				fmt.Printf("reader %d: %s, %s\n", i, time.Since(t).Round(time.Millisecond), strings.TrimSpace(first(body, 160)))
+				body, err := benchserver.Get(client, u, cookie)
+				check(err)
+				fmt.Printf("reader %d: %s, %s\n", i, time.Since(t).Round(time.Millisecond), first(string(body), 160))
 			}()
 		}
 		wg.Wait()
-		fmt.Printf("%d concurrent reads of the slot in %s; peak RSS (VmHWM) %s\n", *readers, time.Since(start).Round(time.Millisecond), status("VmHWM"))
+		fmt.Printf("%d concurrent reads of the slot in %s; peak RSS (VmHWM) %s\n", *readers, time.Since(start).Round(time.Millisecond), benchserver.ProcStatus(0, "VmHWM"))
 	default:
 		log.Fatalf("-phase load or read, not %q", *phase)
 	}
@@ -116,50 +117,11 @@ func batch(slot int64, sent, n int) []byte {
 	return b.Bytes()
 }
 
-func post(c *http.Client, u, cookie string, body []byte) {
-	req, _ := http.NewRequest("POST", u, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Cookie", "JSESSIONID="+cookie)
-	resp, err := c.Do(req)
-	check(err)
-	defer resp.Body.Close()
-	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 {
-		log.Fatalf("POST %s: %d %s", u, resp.StatusCode, first(string(b), 300))
-	}
-}
-
-func get(c *http.Client, u, cookie string) string {
-	req, _ := http.NewRequest("GET", u, nil)
-	req.Header.Set("Cookie", "JSESSIONID="+cookie)
-	resp, err := c.Do(req)
-	check(err)
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		log.Fatalf("GET %s: %d %s", u, resp.StatusCode, first(string(b), 300))
-	}
-	return string(b)
-}
-
 func first(s string, n int) string {
 	if len(s) > n {
 		return s[:n] + "..."
 	}
 	return s
-}
-
-// status reads a field of /proc/self/status (VmRSS, VmHWM).
-func status(field string) string {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return "?"
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, field+":") {
-			return strings.TrimSpace(strings.TrimPrefix(l, field+":"))
-		}
-	}
-	return "?"
 }
 
 func check(err error) {

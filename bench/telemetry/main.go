@@ -31,7 +31,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	mrand "math/rand/v2"
 	"net/http"
@@ -523,42 +522,19 @@ func storeConfig(ctx context.Context) (store.Config, func()) {
 }
 
 func post(c *http.Client, u, cookie string, body []byte) {
-	req, _ := http.NewRequest("POST", u, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Cookie", "JSESSIONID="+cookie)
-	resp, err := c.Do(req)
+	b, err := benchserver.Post(c, u, cookie, body)
 	check(err)
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || bytes.Contains(b, []byte(`"index"`)) {
-		check(fmt.Errorf("POST %s: %s %.300s", u, resp.Status, b))
+	if bytes.Contains(b, []byte(`"index"`)) {
+		check(fmt.Errorf("POST %s: records rejected: %.300s", u, b))
 	}
 }
 
 func get(c *http.Client, u, cookie string) {
-	req, _ := http.NewRequest("GET", u, nil)
-	req.Header.Set("Cookie", "JSESSIONID="+cookie)
-	resp, err := c.Do(req)
+	_, err := benchserver.Get(c, u, cookie)
 	check(err)
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		check(fmt.Errorf("GET %s: %s", u, resp.Status))
-	}
 }
 
-func rss() string {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return "?"
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			return strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:"))
-		}
-	}
-	return "?"
-}
+func rss() string { return benchserver.ProcStatus(0, "VmRSS") }
 
 func check(err error) {
 	if err != nil {

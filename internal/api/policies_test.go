@@ -392,8 +392,8 @@ func TestPoliciesSNMPValidation(t *testing.T) {
 				if r.ErrorCode() != tc.code {
 					t.Errorf("error code %s, want %s; %s", r.ErrorCode(), tc.code, r.Body)
 				}
-				if tc.field != "" && !strings.Contains(policiesMoreInfo(t, r), tc.field) {
-					t.Errorf("moreInfo %q does not name %s; %s", policiesMoreInfo(t, r), tc.field, r.Body)
+				if tc.field != "" && !strings.Contains(r.MoreInfo(), tc.field) {
+					t.Errorf("moreInfo %q does not name %s; %s", r.MoreInfo(), tc.field, r.Body)
 				}
 				for _, secret := range []string{"agent-auth-pw", "agent-priv-pw", "trap-auth-1", "trap-priv-1", "s3cret-comm", "1234567", "2short"} {
 					if strings.Contains(string(r.Body), secret) {
@@ -405,20 +405,6 @@ func TestPoliciesSNMPValidation(t *testing.T) {
 			})
 		}
 	})
-}
-
-func policiesMoreInfo(t *testing.T, r *apitest.Response) string {
-	t.Helper()
-	var b struct {
-		Errors []struct {
-			MoreInfo string `json:"moreInfo"`
-		} `json:"errors"`
-	}
-	r.Decode(t, &b)
-	if len(b.Errors) == 0 {
-		return ""
-	}
-	return b.Errors[0].MoreInfo
 }
 
 func TestPoliciesSNMPEdgeValues(t *testing.T) {
@@ -503,7 +489,7 @@ func TestPoliciesNodeAndParams(t *testing.T) {
 			{"PUT", policiesHotspotPath + "?nodeid=7", map[string]any{"policyType": wnms.HotspotSSIDPolicyType, "ssids": []string{}}, "nodeid"},
 		} {
 			r := e.Admin.Expect(http.StatusBadRequest, tc.method, tc.path, tc.body)
-			if r.ErrorCode() != wnms.InvalidParameter || policiesMoreInfo(t, r) != tc.param {
+			if r.ErrorCode() != wnms.InvalidParameter || r.MoreInfo() != tc.param {
 				t.Errorf("%s %s: %s", tc.method, tc.path, r.Body)
 			}
 		}
@@ -604,8 +590,8 @@ func TestPoliciesHotspot(t *testing.T) {
 				if r.ErrorCode() != tc.code {
 					t.Errorf("error code %s, want %s; %s", r.ErrorCode(), tc.code, r.Body)
 				}
-				if tc.field != "" && policiesMoreInfo(t, r) != tc.field {
-					t.Errorf("moreInfo %q, want %s", policiesMoreInfo(t, r), tc.field)
+				if tc.field != "" && r.MoreInfo() != tc.field {
+					t.Errorf("moreInfo %q, want %s", r.MoreInfo(), tc.field)
 				}
 				policiesDiff(t, "GET after a refused PUT", stored, policiesGetHotspot(t, e.Admin, ""))
 				policiesDiff(t, "stored after a refused PUT", stored, policiesStoredHotspot(t, e, 1))

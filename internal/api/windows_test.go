@@ -71,7 +71,7 @@ func TestTimeWindowsCheckedFirst(t *testing.T) {
 				if r.Status != 400 || r.ErrorCode() != wnms.InvalidParameter {
 					t.Fatalf("GET %s: %d %s, want 400 INVALID_PARAMETER", path, r.Status, r.Body)
 				}
-				if info := moreInfo(t, r); c.param != "" && info != c.param || info == "" {
+				if info := r.MoreInfo(); c.param != "" && info != c.param || info == "" {
 					t.Errorf("GET %s: moreInfo %q, want %q", path, info, c.param)
 				}
 			})
@@ -94,20 +94,6 @@ func TestTimeWindowsCheckedFirst(t *testing.T) {
 			t.Errorf("GET %s: %d %s", path, r.Status, r.Body)
 		}
 	}
-}
-
-func moreInfo(t *testing.T, r *apitest.Response) string {
-	t.Helper()
-	var b struct {
-		Errors []struct {
-			MoreInfo string `json:"moreInfo"`
-		} `json:"errors"`
-	}
-	r.Decode(t, &b)
-	if len(b.Errors) == 0 {
-		return ""
-	}
-	return b.Errors[0].MoreInfo
 }
 
 // FuzzTimeWindows sends any fromtime/totime to every call that takes a

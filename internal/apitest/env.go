@@ -232,6 +232,19 @@ func (r *Response) ErrorCode() string {
 	return ""
 }
 
+// MoreInfo returns the moreInfo of an error body, or "".
+func (r *Response) MoreInfo() string {
+	var b struct {
+		Errors []struct {
+			MoreInfo string `json:"moreInfo"`
+		} `json:"errors"`
+	}
+	if json.Unmarshal(r.Body, &b) != nil || len(b.Errors) == 0 {
+		return ""
+	}
+	return b.Errors[0].MoreInfo
+}
+
 // Raw is a request body sent as is, with its content type.
 type Raw struct {
 	ContentType string
