@@ -38,22 +38,27 @@ func ObserveConnectivity(attempts []ConnAttempt) Connectivity {
 		byMAC[a.MAC] = f
 	}
 	var c Connectivity
-	c.Attempting = len(byMAC)
 	for _, f := range byMAC {
-		if f[0] || f[1] || f[2] || f[3] {
-			c.Failing++
-		}
-		if f[CategoryAssociation] {
-			c.Association++
-		}
-		if f[CategoryAuthentication] {
-			c.Authentication++
-		}
-		if f[CategoryNetwork] {
-			c.Network++
-		}
+		c.count(f)
 	}
 	return Complete(c)
+}
+
+// count counts one client that attempted, failing in the categories of f.
+func (c *Connectivity) count(f [4]bool) {
+	c.Attempting++
+	if f[0] || f[1] || f[2] || f[3] {
+		c.Failing++
+	}
+	if f[CategoryAssociation] {
+		c.Association++
+	}
+	if f[CategoryAuthentication] {
+		c.Authentication++
+	}
+	if f[CategoryNetwork] {
+		c.Network++
+	}
 }
 
 // Sample is one client statistics sample.
@@ -147,31 +152,36 @@ func ObservePerformanceSums(sums []ClientSums) Performance {
 		}
 	}
 	var p Performance
-	p.Clients = len(by)
 	for _, a := range by {
-		if a.N == 0 {
-			continue
-		}
-		n := float64(a.N)
-		low, retry, weak := a.Rate/n < LowDataRateMbps, a.Retry/n > HighRetryPct, a.RSSI/n < LowRSSI
-		sticky := a.WeakAll && a.WithBetter > 0 && a.Better == a.WithBetter
-		if low {
-			p.LowDataRate++
-		}
-		if retry {
-			p.HighRetry++
-		}
-		if weak {
-			p.LowRSSI++
-		}
-		if sticky {
-			p.Sticky++
-		}
-		if low || retry || weak || sticky {
-			p.Troubled++
-		}
+		p.judge(*a)
 	}
 	return CompletePerformance(p)
+}
+
+// judge counts one client by the means of its samples (sums of them).
+func (p *Performance) judge(a ClientSums) {
+	p.Clients++
+	if a.N == 0 {
+		return
+	}
+	n := float64(a.N)
+	low, retry, weak := a.Rate/n < LowDataRateMbps, a.Retry/n > HighRetryPct, a.RSSI/n < LowRSSI
+	sticky := a.WeakAll && a.WithBetter > 0 && a.Better == a.WithBetter
+	if low {
+		p.LowDataRate++
+	}
+	if retry {
+		p.HighRetry++
+	}
+	if weak {
+		p.LowRSSI++
+	}
+	if sticky {
+		p.Sticky++
+	}
+	if low || retry || weak || sticky {
+		p.Troubled++
+	}
 }
 
 // CompletePerformance fills the observation and percentages of counts.

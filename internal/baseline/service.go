@@ -19,8 +19,12 @@ import (
 type Store interface {
 	DirtyCustomers(ctx context.Context) ([]int64, error)
 	DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]DirtySlot, error)
-	SlotAttempts(ctx context.Context, customerID, slot int64) ([]ScopedAttempt, error)
-	SlotSampleSums(ctx context.Context, customerID, slot int64) ([]ScopedSums, error)
+	// SlotAttempts calls f with the slot's attempts, one row per client
+	// and place, every row of a client before the next client's.
+	SlotAttempts(ctx context.Context, customerID, slot int64, f func(ScopedAttempt) error) error
+	// SlotSampleSums calls f with the slot's samples summed per client and
+	// place, every row of a client before the next client's.
+	SlotSampleSums(ctx context.Context, customerID, slot int64, f func(ScopedSums) error) error
 	ClientSamples(ctx context.Context, customerID int64, mac string, from, to int64) ([]ScopedSample, error)
 	// ClientRates is ClientSamples with only the time, location, SSID,
 	// band and data rate of each sample filled.
@@ -87,30 +91,40 @@ func (s *Service) Refresh(ctx context.Context, customerID, from, to int64, limit
 }
 
 // refreshSlot recomputes one slot's observations from the store's
-// per-client aggregates of its events and samples: what it holds grows
-// with the slot's clients, never with its events.
+// per-client aggregates of its events and samples, counted client by
+// client as they stream in: what it holds grows with neither the slot's
+// events nor its clients, only with its scopes.
 func (s *Service) refreshSlot(ctx context.Context, customerID int64, d DirtySlot) error {
-	attempts, err := s.Store.SlotAttempts(ctx, customerID, d.Slot)
-	if err != nil {
-		return err
-	}
-	samples, err := s.Store.SlotSampleSums(ctx, customerID, d.Slot)
-	if err != nil {
-		return err
-	}
-	locs := make([]int64, 0, len(attempts)+len(samples))
-	for _, a := range attempts {
-		locs = append(locs, a.LocationID)
-	}
-	for _, x := range samples {
-		locs = append(locs, x.LocationID)
-	}
 	ancestors := map[int64][]int64{}
-	if err := s.ancestorsOf(ctx, locs, ancestors); err != nil {
+	place := func(loc int64) error {
+		if _, ok := ancestors[loc]; ok {
+			return nil
+		}
+		return s.ancestorsOf(ctx, []int64{loc}, ancestors)
+	}
+	conn := NewConnCounter(ancestors)
+	err := s.Store.SlotAttempts(ctx, customerID, d.Slot, func(a ScopedAttempt) error {
+		if err := place(a.LocationID); err != nil {
+			return err
+		}
+		conn.Add(a)
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	return s.Store.ReplaceSlotObs(ctx, customerID, d.Slot, scopeObservations(d.Slot, attempts, ancestors),
-		scopePerformance(d.Slot, samples, ancestors), d.Version)
+	perf := NewPerfCounter(ancestors)
+	err = s.Store.SlotSampleSums(ctx, customerID, d.Slot, func(x ScopedSums) error {
+		if err := place(x.LocationID); err != nil {
+			return err
+		}
+		perf.Add(x)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.Store.ReplaceSlotObs(ctx, customerID, d.Slot, conn.Rows(d.Slot), perf.Rows(d.Slot), d.Version)
 }
 
 // ancestorsOf fills, for every location of locs not yet known, the
@@ -171,44 +185,6 @@ func eachScope(loc int64, band, ssid string, ancestors map[int64][]int64, f func
 			}
 		}
 	}
-}
-
-// byScope groups items by every scope each belongs to.
-func byScope[T any](items []T, where func(T) (loc int64, band, ssid string), ancestors map[int64][]int64) map[scope][]T {
-	by := map[scope][]T{}
-	for _, it := range items {
-		loc, band, ssid := where(it)
-		eachScope(loc, band, ssid, ancestors, func(k scope) { by[k] = append(by[k], it) })
-	}
-	return by
-}
-
-// scopeObservations computes the connectivity of every scope the slot's
-// attempts touch.
-func scopeObservations(slot int64, attempts []ScopedAttempt, ancestors map[int64][]int64) []ConnObsRow {
-	var out []ConnObsRow
-	for k, as := range byScope(attempts, func(a ScopedAttempt) (int64, string, string) { return a.LocationID, a.Band, a.SSID }, ancestors) {
-		plain := make([]ConnAttempt, len(as))
-		for i, a := range as {
-			plain[i] = a.ConnAttempt
-		}
-		out = append(out, ConnObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Connectivity: ObserveConnectivity(plain)})
-	}
-	return out
-}
-
-// scopePerformance computes the performance of every scope the slot's
-// samples touch.
-func scopePerformance(slot int64, samples []ScopedSums, ancestors map[int64][]int64) []PerfObsRow {
-	var out []PerfObsRow
-	for k, xs := range byScope(samples, func(x ScopedSums) (int64, string, string) { return x.LocationID, x.Band, x.SSID }, ancestors) {
-		plain := make([]ClientSums, len(xs))
-		for i, x := range xs {
-			plain[i] = x.ClientSums
-		}
-		out = append(out, PerfObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Performance: ObservePerformanceSums(plain)})
-	}
-	return out
 }
 
 // ConnPoint is a connectivity data point.

@@ -50,7 +50,16 @@ func TestSlotReadsAggregateInTheStore(t *testing.T) {
 		at := time.Now().Add(-2 * time.Hour).Truncate(15 * time.Minute).Add(time.Minute)
 		slot := crowdedSlot(t, e, at, 600)
 		ctx := context.Background()
-		attempts, err := e.Store.SlotAttempts(ctx, wnms.OnPremCustomer, slot)
+		var attempts []baseline.ScopedAttempt
+		var last string
+		err := e.Store.SlotAttempts(ctx, wnms.OnPremCustomer, slot, func(a baseline.ScopedAttempt) error {
+			if a.MAC < last {
+				t.Errorf("rows not ordered by client: %s after %s", a.MAC, last)
+			}
+			last = a.MAC
+			attempts = append(attempts, a)
+			return nil
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +67,16 @@ func TestSlotReadsAggregateInTheStore(t *testing.T) {
 		if len(attempts) != 6 {
 			t.Errorf("%d attempt rows for 600 events, want 6 (one a client and place)", len(attempts))
 		}
-		sums, err := e.Store.SlotSampleSums(ctx, wnms.OnPremCustomer, slot)
+		var sums []baseline.ScopedSums
+		last = ""
+		err = e.Store.SlotSampleSums(ctx, wnms.OnPremCustomer, slot, func(x baseline.ScopedSums) error {
+			if x.MAC < last {
+				t.Errorf("rows not ordered by client: %s after %s", x.MAC, last)
+			}
+			last = x.MAC
+			sums = append(sums, x)
+			return nil
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,13 +126,13 @@ func (c *countingStore) DirtySlots(ctx context.Context, customerID, from, to int
 	return d, err
 }
 
-func (c *countingStore) SlotAttempts(ctx context.Context, customerID, slot int64) ([]baseline.ScopedAttempt, error) {
+func (c *countingStore) SlotAttempts(ctx context.Context, customerID, slot int64, f func(baseline.ScopedAttempt) error) error {
 	c.reads.Add(1)
 	select {
 	case <-c.allLooked:
 	case <-time.After(20 * time.Second):
 	}
-	return c.Store.SlotAttempts(ctx, customerID, slot)
+	return c.Store.SlotAttempts(ctx, customerID, slot, f)
 }
 
 // Callers that find the same slot out of date at once share one

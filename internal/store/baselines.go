@@ -80,33 +80,36 @@ func slotAttemptsQuery(d Dialect) string {
 		MAX(CASE WHEN failed = 1 AND code = 2 THEN 1 ELSE 0 END), MAX(CASE WHEN failed = 1 AND code = 3 THEN 1 ELSE 0 END)
 		FROM (SELECT mac, location_id, ssid, ` + band + ` AS band, CASE WHEN event_type = $5 THEN 1 ELSE 0 END AS failed, code
 			FROM client_events WHERE +customer_id = $1 AND ts >= $2 AND ts < $3 AND event_type IN ($4, $5)) e
-		GROUP BY mac, location_id, ssid, band`
+		GROUP BY mac, location_id, ssid, band
+		ORDER BY mac`
 }
 
-// SlotAttempts reads the connection attempts (Success and Failure
+// SlotAttempts calls f with the connection attempts (Success and Failure
 // events) of one slot of the customer, aggregated in SQL into one row per
-// client, location, band and SSID with the categories it failed in: what
-// it returns grows with the slot's clients, never with its events.
-func (s *Store) SlotAttempts(ctx context.Context, customerID, slot int64) ([]baseline.ScopedAttempt, error) {
+// client, location, band and SSID with the categories it failed in, and
+// ordered by client (see baseline.Store). Nothing is held but the row at
+// hand.
+func (s *Store) SlotAttempts(ctx context.Context, customerID, slot int64, f func(baseline.ScopedAttempt) error) error {
 	rows, err := s.tr.QueryContext(ctx, slotAttemptsQuery(s.dialect),
 		customerID, slot, slot+baseline.SlotDuration.Milliseconds(), telemetry.Success, telemetry.Failure)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var out []baseline.ScopedAttempt
 	for rows.Next() {
 		var a baseline.ScopedAttempt
-		var f [4]int64
-		if err := rows.Scan(&a.MAC, &a.LocationID, &a.SSID, &a.Band, &f[0], &f[1], &f[2], &f[3]); err != nil {
-			return nil, err
+		var fl [4]int64
+		if err := rows.Scan(&a.MAC, &a.LocationID, &a.SSID, &a.Band, &fl[0], &fl[1], &fl[2], &fl[3]); err != nil {
+			return err
 		}
-		for i := range f {
-			a.Failures[i] = f[i] == 1
+		for i := range fl {
+			a.Failures[i] = fl[i] == 1
 		}
-		out = append(out, a)
+		if err := f(a); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 var (
@@ -164,31 +167,33 @@ const slotSumsQuery = `SELECT mac, location_id, ssid,
 	SUM(CASE WHEN best_nbr_rssi IS NOT NULL AND best_nbr_rssi >= rssi + $5 THEN 1 ELSE 0 END),
 	COUNT(best_nbr_rssi)
 	FROM client_stats WHERE +customer_id = $1 AND ts >= $2 AND ts < $3
-	GROUP BY mac, location_id, ssid, band`
+	GROUP BY mac, location_id, ssid, band
+	ORDER BY mac`
 
-// SlotSampleSums reads the client statistics samples of one slot of the
-// customer, summed in SQL per client, location, band and SSID (see
-// baseline.ClientSums): what it returns grows with the slot's clients,
-// never with its samples.
-func (s *Store) SlotSampleSums(ctx context.Context, customerID, slot int64) ([]baseline.ScopedSums, error) {
+// SlotSampleSums calls f with the client statistics samples of one slot
+// of the customer, summed in SQL per client, location, band and SSID (see
+// baseline.ClientSums) and ordered by client. Nothing is held but the row
+// at hand.
+func (s *Store) SlotSampleSums(ctx context.Context, customerID, slot int64, f func(baseline.ScopedSums) error) error {
 	rows, err := s.tr.QueryContext(ctx, slotSumsQuery,
 		customerID, slot, slot+baseline.SlotDuration.Milliseconds(), int64(baseline.LowRSSI), int64(baseline.StickyMarginDB))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var out []baseline.ScopedSums
 	for rows.Next() {
 		var x baseline.ScopedSums
 		var rssi, weakAll int64
 		if err := rows.Scan(&x.MAC, &x.LocationID, &x.SSID, &x.Band, &x.N, &x.Rate, &x.Retry, &rssi, &weakAll,
 			&x.Better, &x.WithBetter); err != nil {
-			return nil, err
+			return err
 		}
 		x.RSSI, x.WeakAll = float64(rssi), weakAll == 1
-		out = append(out, x)
+		if err := f(x); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // ClientSamples reads one client's samples in [from, to).

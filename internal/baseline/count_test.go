@@ -1,0 +1,71 @@
+package baseline
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The counters, fed client by client, give every scope what the
+// arithmetic gives over all of that scope's rows at once.
+func TestCountersMatchTheArithmetic(t *testing.T) {
+	ancestors := map[int64][]int64{1: {0, 1}, 2: {0, 1, 2}, 3: {0, 3}, -1: {0, -1}}
+	locs := []int64{1, 2, 3, -1}
+	r := rand.New(rand.NewPCG(7, 9))
+	for round := 0; round < 50; round++ {
+		var attempts []ScopedAttempt
+		var sums []ScopedSums
+		for c := 0; c < 1+r.IntN(40); c++ {
+			mac := fmt.Sprintf("m%03d", c)
+			for k := 0; k < 1+r.IntN(4); k++ {
+				loc, band, ssid := locs[r.IntN(len(locs))], []string{Band24, Band5}[r.IntN(2)], []string{"corp", "guest"}[r.IntN(2)]
+				var f [4]bool
+				if cat := r.IntN(6); cat <= 3 {
+					f[0], f[cat] = true, true
+				}
+				attempts = append(attempts, ScopedAttempt{LocationID: loc, Band: band, SSID: ssid, ConnAttempt: ConnAttempt{MAC: mac, Failures: f}})
+				n := 1 + r.IntN(5)
+				sums = append(sums, ScopedSums{LocationID: loc, Band: band, SSID: ssid, ClientSums: ClientSums{MAC: mac, N: n,
+					Rate: float64(n) * float64(r.IntN(40)), Retry: float64(n) * float64(r.IntN(30)), RSSI: float64(n) * float64(-90+r.IntN(40)),
+					WeakAll: r.IntN(2) == 0, WithBetter: n, Better: n - r.IntN(2)}})
+			}
+		}
+		slices.SortStableFunc(attempts, func(a, b ScopedAttempt) int { return strings.Compare(a.MAC, b.MAC) })
+		slices.SortStableFunc(sums, func(a, b ScopedSums) int { return strings.Compare(a.MAC, b.MAC) })
+		cc, pc := NewConnCounter(ancestors), NewPerfCounter(ancestors)
+		for _, a := range attempts {
+			cc.Add(a)
+		}
+		for _, x := range sums {
+			pc.Add(x)
+		}
+		wantConn := map[scope][]ConnAttempt{}
+		for _, a := range attempts {
+			eachScope(a.LocationID, a.Band, a.SSID, ancestors, func(k scope) { wantConn[k] = append(wantConn[k], a.ConnAttempt) })
+		}
+		gotConn := cc.Rows(0)
+		if len(gotConn) != len(wantConn) {
+			t.Fatalf("round %d: %d connectivity scopes, want %d", round, len(gotConn), len(wantConn))
+		}
+		for _, row := range gotConn {
+			if want := ObserveConnectivity(wantConn[scope{row.LocationID, row.Band, row.SSID}]); row.Connectivity != want {
+				t.Fatalf("round %d, scope %v: %+v, want %+v", round, row, row.Connectivity, want)
+			}
+		}
+		wantPerf := map[scope][]ClientSums{}
+		for _, x := range sums {
+			eachScope(x.LocationID, x.Band, x.SSID, ancestors, func(k scope) { wantPerf[k] = append(wantPerf[k], x.ClientSums) })
+		}
+		gotPerf := pc.Rows(0)
+		if len(gotPerf) != len(wantPerf) {
+			t.Fatalf("round %d: %d performance scopes, want %d", round, len(gotPerf), len(wantPerf))
+		}
+		for _, row := range gotPerf {
+			if want := ObservePerformanceSums(wantPerf[scope{row.LocationID, row.Band, row.SSID}]); row.Performance != want {
+				t.Fatalf("round %d, scope %v: %+v, want %+v", round, row, row.Performance, want)
+			}
+		}
+	}
+}
