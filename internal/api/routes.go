@@ -1,5 +1,7 @@
 package api
 
+import "github.com/wnms/wnms/internal/telemetry"
+
 // routes lists every call of the main listener, in the order of the
 // vendor's interface, then our extensions. Paths are below the base path and the
 // version segment (any of V1–V7, any case).
@@ -52,9 +54,29 @@ func (s *Server) routes() {
 	s.handle("POST /layouts/spm", suAdOp, s.uploadLayoutSPM)
 	s.handle("GET /sfiles", anyRole, s.sfile)
 
-	// Telemetry: ingest and the device lists (internal/telemetry).
-	s.Telemetry.Routes(s.handle)
-	s.Baselines.Routes(s.handle)
+	// Telemetry: ingest, the device lists, client events, trends and the
+	// association export.
+	s.handle("POST /ingest/aps", suAdOp, s.ingest(telemetry.KindAPs))
+	s.handle("POST /ingest/clientevents", suAdOp, s.ingest(telemetry.KindEvents))
+	s.handle("POST /ingest/clientstats", suAdOp, s.ingest(telemetry.KindStats))
+	s.handle("POST /ingest/files", suAdOp, s.ingestFile)
+	s.handle("GET /devices/aps", suAdOp, s.listAPs)
+	s.handle("GET /devices/manageddevices", suAdOp, s.managedDevices)
+	s.handle("GET /devices/clientevents/metadata", anyRole, s.eventMetadata)
+	s.handle("GET /devices/clientevents/{macaddress}/{offset}/{limit}", anyRole, s.clientEvents)
+	s.handle("GET /devices/clients/connectionlogs", anyRole, s.connectionLogs)
+	s.handle("GET /devices/clients", anyRole, s.listClients)
+	s.handle("GET /devices/clients/{offset}/{limit}", anyRole, s.pageClients)
+	s.handle("GET /devices/clients/{boxId}/observingmanageddevices", anyRole, s.observers)
+	s.handle("GET /analytics/associationdata/{startdate}/{enddate}", anyRole, s.associationData)
+	s.handle("GET /devices/clients/statistics/trend", anyRole, s.clientTrend)
+	s.handle("GET /devices/manageddevices/statistics/trend", anyRole, s.apTrend)
+
+	// Baselines and anomalies.
+	s.handle("GET /baselines/clientsconnectivity", anyRole, s.connectivity)
+	s.handle("GET /baselines/clientsperformance", anyRole, s.performance)
+	s.handle("GET /baselines/clientdatarate", anyRole, s.dataRate)
+	s.handle("GET /baselines/anomalies", anyRole, s.anomalies)
 
 	// Extensions (api.md §2, §5, §6).
 	s.handle("POST /login/{clientidentifier}/{timeout}", public, s.login)

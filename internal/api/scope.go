@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/wnms/wnms/internal/access"
-	"github.com/wnms/wnms/internal/httpkit"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -19,15 +18,10 @@ func (s *Server) locationFor(ctx context.Context, c *wnms.Caller, id int64) (*wn
 // caller. When the parameter is absent, def is used; def < -1 means the
 // parameter is required.
 func (s *Server) locationParam(r *http.Request, def int64) (*wnms.Location, error) {
-	if v, _ := httpkit.QueryValue(r, "locationid"); v == "" && def < -1 {
-		return nil, wnms.MissingParam("locationid") // absent or empty
-	}
-	id, err := httpkit.QueryInt(r, "locationid", def)
-	if err != nil {
-		return nil, err
-	}
-	if id < -1 {
-		return nil, wnms.ParamError("locationid", "no location %d", id)
+	f := &form{r: r}
+	id := readLocationID(f, def)
+	if f.err != nil {
+		return nil, f.err
 	}
 	l, err := s.locationFor(r.Context(), wnms.CallerFrom(r.Context()), id)
 	if wnms.ErrorCode(err) == wnms.ResourceNotFound {

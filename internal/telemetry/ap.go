@@ -14,7 +14,7 @@ const (
 	Cap80211n  = 1
 	Cap80211ac = 2
 	Cap80211ax = 4
-	capAll     = Cap80211n | Cap80211ac | Cap80211ax
+	CapAll     = Cap80211n | Cap80211ac | Cap80211ax
 )
 
 // Frequency bands of a radio.
@@ -180,8 +180,8 @@ func ParseAP(raw json.RawMessage) (*AP, error) {
 		}
 		a.LocationID = wnms.LocalID(in.LocationID.ID)
 	}
-	if a.DeviceCapability < 0 || a.DeviceCapability > capAll {
-		return nil, wnms.Invalid("deviceCapability", "a bit mask of 1 (802.11n), 2 (802.11ac) and 4 (802.11ax): 0 to %d", capAll)
+	if a.DeviceCapability < 0 || a.DeviceCapability > CapAll {
+		return nil, wnms.Invalid("deviceCapability", "a bit mask of 1 (802.11n), 2 (802.11ac) and 4 (802.11ax): 0 to %d", CapAll)
 	}
 	for _, b := range []struct {
 		name string

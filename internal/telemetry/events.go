@@ -325,8 +325,8 @@ func (e *Event) Place(ap *RadioAP) ([]byte, error) {
 // Failure).
 func (e *Event) IsConnection() bool { return e.Type != Intermediate }
 
-// normalizeType reads an event type filter in any case.
-func normalizeType(v string) (string, bool) {
+// NormalizeType reads an event type filter in any case.
+func NormalizeType(v string) (string, bool) {
 	for _, t := range []string{Success, Failure, Intermediate} {
 		if strings.EqualFold(v, t) {
 			return t, true

@@ -1,0 +1,61 @@
+package baseline
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// MaxWindow is the longest fromtime–totime a baseline call covers.
+const MaxWindow = 31 * 24 * time.Hour
+
+// ParseBand reads frequencyband: 2.4GHz, 5GHz or ANY, in any case.
+func ParseBand(v string) (string, bool) {
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "", "ANY":
+		return BandAny, true
+	case "2.4GHZ", "2.4", Band24:
+		return Band24, true
+	case "5GHZ", "5", Band5:
+		return Band5, true
+	}
+	return "", false
+}
+
+// LocatedAnomaly is an anomaly as the list answers it: with its location.
+type LocatedAnomaly struct {
+	LocationID wnms.LocationID `json:"locationId"`
+	Anomaly
+}
+
+// Anomalies are the anomalies recorded between from and to (ms; from the
+// start of the slot holding from, so that slot counts) at the locations
+// the caller sees below under (a location path), newest first.
+func (s *Service) Anomalies(ctx context.Context, c *wnms.Caller, under string, from, to int64) ([]LocatedAnomaly, error) {
+	list, err := s.Store.Anomalies(ctx, c.CustomerID(), nil, SlotOf(from), to)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for _, a := range list {
+		ids = append(ids, a.LocationID)
+	}
+	paths, err := s.Store.LocationPaths(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	scope, err := c.ScopePaths(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []LocatedAnomaly{}
+	for _, a := range list {
+		p, ok := paths[a.LocationID]
+		if ok && wnms.UnderAny(p, []string{under}) && wnms.UnderAny(p, scope) {
+			out = append(out, LocatedAnomaly{LocationID: wnms.LocalID(a.LocationID), Anomaly: a})
+		}
+	}
+	return out, nil
+}

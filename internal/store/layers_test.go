@@ -1,0 +1,27 @@
+package store_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLayers keeps the layers apart: only internal/api (and the listener
+// kit it uses) speaks HTTP, so neither the store nor the services it
+// serves depend on net/http, even indirectly.
+func TestLayers(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	for _, pkg := range []string{".", "../telemetry", "../baseline", "../snmp", "../auth", "../accounts", "../access", "../wnms"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == "net/http" || strings.HasSuffix(dep, "/internal/httpkit") || strings.HasSuffix(dep, "/internal/api") {
+				t.Errorf("%s depends on %s: only internal/api speaks HTTP", pkg, dep)
+			}
+		}
+	}
+}
