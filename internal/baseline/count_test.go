@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // The counters, fed client by client, give every scope what the
@@ -20,7 +22,7 @@ func TestCountersMatchTheArithmetic(t *testing.T) {
 		for c := 0; c < 1+r.IntN(40); c++ {
 			mac := fmt.Sprintf("m%03d", c)
 			for k := 0; k < 1+r.IntN(4); k++ {
-				loc, band, ssid := locs[r.IntN(len(locs))], []string{Band24, Band5}[r.IntN(2)], []string{"corp", "guest"}[r.IntN(2)]
+				loc, band, ssid := locs[r.IntN(len(locs))], []string{wnms.Band24GHz, wnms.Band5GHz}[r.IntN(2)], []string{"corp", "guest"}[r.IntN(2)]
 				var f [4]bool
 				if cat := r.IntN(6); cat <= 3 {
 					f[0], f[cat] = true, true

@@ -69,7 +69,7 @@ func (s *Service) EvaluateCustomer(ctx context.Context, customerID int64) error 
 		if l.Type != wnms.FloorLocation || (l.CustomerID != customerID && l.CustomerID != 0) {
 			continue
 		}
-		points, err := s.Connectivity(ctx, customerID, l, BandAny, "", first, newest)
+		points, err := s.Connectivity(ctx, customerID, l, wnms.BandAny, "", first, newest)
 		if err != nil {
 			return err
 		}

@@ -15,11 +15,11 @@ const MaxWindow = 31 * 24 * time.Hour
 func ParseBand(v string) (string, bool) {
 	switch strings.ToUpper(strings.TrimSpace(v)) {
 	case "", "ANY":
-		return BandAny, true
-	case "2.4GHZ", "2.4", Band24:
-		return Band24, true
-	case "5GHZ", "5", Band5:
-		return Band5, true
+		return wnms.BandAny, true
+	case "2.4GHZ", "2.4", wnms.Band24GHz:
+		return wnms.Band24GHz, true
+	case "5GHZ", "5", wnms.Band5GHz:
+		return wnms.Band5GHz, true
 	}
 	return "", false
 }

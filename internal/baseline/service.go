@@ -160,7 +160,7 @@ func (s *Service) ancestorsOf(ctx context.Context, locs []int64, known map[int64
 	return nil
 }
 
-// scope is a location with its subtree, a band (or BandAny) and an SSID
+// scope is a location with its subtree, a band (or wnms.BandAny) and an SSID
 // ("" for all).
 type scope struct {
 	loc        int64
@@ -171,8 +171,8 @@ type scope struct {
 // and SSID belongs to: the location and each folder above it, each with
 // the band and ANY, the SSID and all SSIDs.
 func eachScope(loc int64, band, ssid string, ancestors map[int64][]int64, f func(scope)) {
-	bands, ssids := []string{BandAny, band}, []string{"", ssid}
-	if band == BandAny {
+	bands, ssids := []string{wnms.BandAny, band}, []string{"", ssid}
+	if band == wnms.BandAny {
 		bands = bands[:1]
 	}
 	if ssid == "" {
@@ -360,7 +360,7 @@ func (s *Service) scoped(ctx context.Context, read func(ctx context.Context, cus
 	}
 	out := samples[:0]
 	for _, x := range samples {
-		if (band == BandAny || x.Band == band) && (ssid == "" || x.SSID == ssid) && wnms.UnderAny(paths[x.LocationID], []string{l.Path}) {
+		if (band == wnms.BandAny || x.Band == band) && (ssid == "" || x.SSID == ssid) && wnms.UnderAny(paths[x.LocationID], []string{l.Path}) {
 			out = append(out, x)
 		}
 	}
@@ -386,7 +386,7 @@ type RatePoint struct {
 // [from, to], oldest first: the mean data rate of its samples in the
 // slot (in the location's subtree), lower is worse.
 func (s *Service) DataRate(ctx context.Context, customerID int64, l *wnms.Location, mac string, from, to int64) ([]RatePoint, error) {
-	samples, err := s.scoped(ctx, s.Store.ClientRates, customerID, l, BandAny, "", mac, from-historySpan, to)
+	samples, err := s.scoped(ctx, s.Store.ClientRates, customerID, l, wnms.BandAny, "", mac, from-historySpan, to)
 	if err != nil {
 		return nil, err
 	}
@@ -407,7 +407,7 @@ func (s *Service) DataRate(ctx context.Context, customerID int64, l *wnms.Locati
 		x := last[slot]
 		band := x.Band
 		if band == "" {
-			band = BandAny
+			band = wnms.BandAny
 		}
 		out = append(out, RatePoint{Type: "clientdatarate", Baseline: r.Baseline, StandardDeviation: r.StdDev, Anomalous: r.Anomalous,
 			Timestamp: slot, Observation: o.Value, AbsoluteObservation: int(math.Round(o.Value)), NoOfSamplesForObservation: o.Samples,

@@ -166,7 +166,7 @@ func TestConcurrentReadersShareARefresh(t *testing.T) {
 	if n := cs.reads.Load(); n > 2 {
 		t.Errorf("%d callers read the slot, want them to share one read", n)
 	}
-	obs, err := e.Store.ConnObs(context.Background(), wnms.OnPremCustomer, wnms.RootLocation, baseline.BandAny, "", slot, slot)
+	obs, err := e.Store.ConnObs(context.Background(), wnms.OnPremCustomer, wnms.RootLocation, wnms.BandAny, "", slot, slot)
 	if err != nil || obs[slot].Attempting != 3 {
 		t.Errorf("the shared refresh stored %+v, %v", obs[slot], err)
 	}

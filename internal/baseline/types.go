@@ -1,20 +1,5 @@
 package baseline
 
-// Bands of a scope: one of these, or BandAny.
-const (
-	BandAny = "ANY"
-	Band24  = "BAND_2_4_GHZ"
-	Band5   = "BAND_5_GHZ"
-)
-
-// BandOfChannel is the band of a Wi-Fi channel: 1–14 are 2.4 GHz.
-func BandOfChannel(ch int) string {
-	if ch >= 1 && ch <= 14 {
-		return Band24
-	}
-	return Band5
-}
-
 // ScopedAttempt is a client's connection attempts of a slot at one
 // location, band and SSID: whether it failed, and in which categories
 // (the store aggregates a slot's events into these, one per client and
@@ -27,7 +12,7 @@ type ScopedAttempt struct {
 }
 
 // ConnObsRow is the connectivity observation of a slot in one scope: a
-// location and its subtree, a band (or BandAny), an SSID ("" for all).
+// location and its subtree, a band (or wnms.BandAny), an SSID ("" for all).
 type ConnObsRow struct {
 	LocationID int64
 	Band       string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // dirtyRows are the baseline_dirty marks of the slots that events with
@@ -74,7 +75,7 @@ func (s *Store) DirtyCustomers(ctx context.Context) ([]int64, error) {
 // which would walk every event of the customer to find one slot's: the ts
 // index reads just the slot.
 func slotAttemptsQuery(d Dialect) string {
-	band := `CASE WHEN ` + eventChannel(d) + ` BETWEEN 1 AND 14 THEN '` + baseline.Band24 + `' ELSE '` + baseline.Band5 + `' END`
+	band := `CASE WHEN ` + eventChannel(d) + ` BETWEEN 1 AND 14 THEN '` + wnms.Band24GHz + `' ELSE '` + wnms.Band5GHz + `' END`
 	return `SELECT mac, location_id, ssid, band,
 		MAX(failed), MAX(CASE WHEN failed = 1 AND code = 1 THEN 1 ELSE 0 END),
 		MAX(CASE WHEN failed = 1 AND code = 2 THEN 1 ELSE 0 END), MAX(CASE WHEN failed = 1 AND code = 3 THEN 1 ELSE 0 END)
@@ -133,10 +134,8 @@ func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn
 			int64(o.LowDataRate), int64(o.HighRetry), int64(o.LowRSSI), int64(o.Sticky)}
 	}
 	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
-		if s.dialect == Postgres {
-			if _, err := b.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "baseline:"+strconv.FormatInt(customerID, 10)+":"+strconv.FormatInt(slot, 10)); err != nil {
-				return err
-			}
+		if err := b.LockKey(ctx, "baseline:"+strconv.FormatInt(customerID, 10)+":"+strconv.FormatInt(slot, 10)); err != nil {
+			return err
 		}
 		for _, t := range []struct {
 			table string
@@ -161,7 +160,7 @@ func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn
 // $5 the sticky margin) per client, location, band and SSID, through the
 // ts index (see slotAttemptsQuery).
 const slotSumsQuery = `SELECT mac, location_id, ssid,
-	CASE WHEN channel BETWEEN 1 AND 14 THEN '` + baseline.Band24 + `' ELSE '` + baseline.Band5 + `' END AS band,
+	CASE WHEN channel BETWEEN 1 AND 14 THEN '` + wnms.Band24GHz + `' ELSE '` + wnms.Band5GHz + `' END AS band,
 	COUNT(*), SUM(data_rate), SUM(retry_pct), SUM(rssi),
 	MIN(CASE WHEN rssi < $4 THEN 1 ELSE 0 END),
 	SUM(CASE WHEN best_nbr_rssi IS NOT NULL AND best_nbr_rssi >= rssi + $5 THEN 1 ELSE 0 END),
@@ -219,7 +218,7 @@ func (s *Store) ClientRates(ctx context.Context, customerID int64, mac string, f
 		if err := rows.Scan(&x.Time, &x.LocationID, &x.SSID, &ch, &x.DataRateMbps); err != nil {
 			return nil, err
 		}
-		x.Band = baseline.BandOfChannel(int(ch))
+		x.Band = wnms.BandOf(int(ch))
 		out = append(out, x)
 	}
 	return out, rows.Err()
@@ -240,7 +239,7 @@ func (s *Store) samples(ctx context.Context, where string, args ...any) ([]basel
 		if err := rows.Scan(&x.MAC, &x.Time, &x.LocationID, &x.SSID, &ch, &rssi, &x.DataRateMbps, &x.RetryRatePct, &best); err != nil {
 			return nil, err
 		}
-		x.Band, x.RSSI = baseline.BandOfChannel(int(ch)), float64(rssi)
+		x.Band, x.RSSI = wnms.BandOf(int(ch)), float64(rssi)
 		if best.Valid {
 			v := float64(best.Int64)
 			x.BestNeighborRSSI = &v
@@ -347,22 +346,4 @@ func (s *Store) CountAnomalies(ctx context.Context, since int64) (int64, error) 
 	var n int64
 	err := s.tr.QueryRowContext(ctx, `SELECT count(*) FROM anomalies WHERE slot >= $1`, since).Scan(&n)
 	return n, err
-}
-
-// queryIDs runs a query of one integer column and returns its values.
-func queryIDs(ctx context.Context, db *sql.DB, query string, args ...any) ([]int64, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }

@@ -18,7 +18,20 @@ func lockKey(ctx context.Context, tx *sql.Tx, d Dialect, key string) error {
 	if d != Postgres {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key)
+	_, err := tx.ExecContext(ctx, advisoryLock, key)
+	return err
+}
+
+// advisoryLock takes PostgreSQL's transaction-scoped advisory lock on the
+// 64-bit hash of $1.
+const advisoryLock = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
+
+// LockKey is lockKey in a bulk transaction.
+func (b *bulkTx) LockKey(ctx context.Context, key string) error {
+	if b.d != Postgres {
+		return nil
+	}
+	_, err := b.Exec(ctx, advisoryLock, key)
 	return err
 }
 

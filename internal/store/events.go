@@ -150,21 +150,9 @@ func (s *Store) ClientEvents(ctx context.Context, q telemetry.EventQuery) ([]jso
 			return nil, 0, err
 		}
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT body FROM client_events WHERE `+cond+
+	out, err := queryJSON(ctx, tx, `SELECT body FROM client_events WHERE `+cond+
 		` ORDER BY ts DESC, id DESC LIMIT `+strconv.Itoa(q.Limit)+` OFFSET `+strconv.Itoa(q.Offset), args...)
 	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []json.RawMessage{}
-	for rows.Next() {
-		var b string
-		if err := rows.Scan(&b); err != nil {
-			return nil, 0, err
-		}
-		out = append(out, json.RawMessage(b))
-	}
-	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
 	return out, total, tx.Commit()
@@ -184,20 +172,8 @@ func (s *Store) SubtreeLocations(ctx context.Context, customerID int64, paths []
 		lo, hi := subtreeBounds(p)
 		or[i] = subtreeMatch(s.dialect, "path", args.add(lo), args.add(hi))
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT id FROM locations WHERE (customer_id = `+cust+` OR customer_id IS NULL OR customer_id = 0) AND (`+
+	return queryIDs(ctx, s.r, `SELECT id FROM locations WHERE (customer_id = `+cust+` OR customer_id IS NULL OR customer_id = 0) AND (`+
 		strings.Join(or, " OR ")+`) ORDER BY id`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }
 
 // Associations lists Success events in a window (see
@@ -211,21 +187,8 @@ func (s *Store) Associations(ctx context.Context, customerID int64, locs []int64
 		args = append(args, arg)
 		where += " AND location_id" + cond
 	}
-	rows, err := s.tr.QueryContext(ctx, `SELECT body FROM client_events WHERE `+where+
+	return queryJSON(ctx, s.tr, `SELECT body FROM client_events WHERE `+where+
 		` ORDER BY ts, id LIMIT `+strconv.Itoa(limit), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []json.RawMessage
-	for rows.Next() {
-		var b string
-		if err := rows.Scan(&b); err != nil {
-			return nil, err
-		}
-		out = append(out, json.RawMessage(b))
-	}
-	return out, rows.Err()
 }
 
 // purgeColumns are the time column of each purged telemetry table.

@@ -102,18 +102,10 @@ func (s *Store) LogBundles(ctx context.Context, customerID int64, keys []string)
 		return out, nil
 	}
 	cond, arg := inList(s.dialect, "$3", keys)
-	rows, err := s.r.QueryContext(ctx, `SELECT file_key FROM exports WHERE customer_id = $1 AND kind = $2 AND file_key`+cond,
+	found, err := queryColumn[string](ctx, s.r, `SELECT file_key FROM exports WHERE customer_id = $1 AND kind = $2 AND file_key`+cond,
 		customerID, wnms.FileBundle, arg)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			return nil, err
-		}
+	for _, k := range found {
 		out[k] = true
 	}
-	return out, rows.Err()
+	return out, err
 }

@@ -85,21 +85,13 @@ func location(ctx context.Context, q querier, id int64) (*wnms.Location, error) 
 		return nil, err
 	}
 	if l.IsFolder() {
-		kids := []wnms.LocationID{}
-		rows, err := q.QueryContext(ctx, `SELECT id FROM locations WHERE parent_id = $1 ORDER BY id`, id)
+		ids, err := queryIDs(ctx, q, `SELECT id FROM locations WHERE parent_id = $1 ORDER BY id`, id)
 		if err != nil {
 			return nil, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var k int64
-			if err := rows.Scan(&k); err != nil {
-				return nil, err
-			}
-			kids = append(kids, wnms.LocalID(k))
-		}
-		if err := rows.Err(); err != nil {
-			return nil, err
+		kids := make([]wnms.LocationID, len(ids))
+		for i, k := range ids {
+			kids[i] = wnms.LocalID(k)
 		}
 		l.Children = &kids
 	}
@@ -138,16 +130,9 @@ func locationPaths(ctx context.Context, d Dialect, q querier, ids []int64) (map[
 // l.Path. A sibling with the same name is DUPLICATE_ENTITY.
 func (s *Store) CreateLocation(ctx context.Context, l *wnms.Location) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var parentPath, parentType string
-		err := tx.QueryRowContext(ctx, `SELECT path, type FROM locations WHERE id = $1`, l.ParentID.ID).Scan(&parentPath, &parentType)
-		if errors.Is(err, sql.ErrNoRows) {
-			return wnms.RuleBroken("no location %d", l.ParentID.ID)
-		}
+		parentPath, err := folderPath(ctx, tx, l.ParentID.ID)
 		if err != nil {
 			return err
-		}
-		if parentType != wnms.FolderLocation {
-			return wnms.RuleBroken("location %d is a floor; floors have no children", l.ParentID.ID)
 		}
 		var id int64
 		err = tx.QueryRowContext(ctx, `INSERT INTO locations (customer_id, parent_id, type, name, timezone_id, location_tag, path, created_at)
@@ -167,6 +152,24 @@ func (s *Store) CreateLocation(ctx context.Context, l *wnms.Location) error {
 	return err
 }
 
+// folderPath is the path of location id, which is to be a parent: an
+// unknown location or a floor (floors have no children) is
+// VALIDATION_FAILED.
+func folderPath(ctx context.Context, tx *sql.Tx, id int64) (string, error) {
+	var path, typ string
+	err := tx.QueryRowContext(ctx, `SELECT path, type FROM locations WHERE id = $1`, id).Scan(&path, &typ)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", wnms.RuleBroken("no location %d", id)
+	}
+	if err != nil {
+		return "", err
+	}
+	if typ != wnms.FolderLocation {
+		return "", wnms.RuleBroken("location %d is a floor; floors have no children", id)
+	}
+	return path, nil
+}
+
 // UpdateLocation renames, re-tags, re-zones or moves a location; a move
 // carries its subtree along. Moving a location under itself is
 // VALIDATION_FAILED.
@@ -183,16 +186,9 @@ func (s *Store) UpdateLocation(ctx context.Context, l *wnms.Location) error {
 		}
 		newPath := oldPath
 		if l.ParentID != nil && l.ParentID.ID != oldParent.Int64 {
-			var parentPath, parentType string
-			err := tx.QueryRowContext(ctx, `SELECT path, type FROM locations WHERE id = $1`, l.ParentID.ID).Scan(&parentPath, &parentType)
-			if errors.Is(err, sql.ErrNoRows) {
-				return wnms.RuleBroken("no location %d", l.ParentID.ID)
-			}
+			parentPath, err := folderPath(ctx, tx, l.ParentID.ID)
 			if err != nil {
 				return err
-			}
-			if parentType != wnms.FolderLocation {
-				return wnms.RuleBroken("location %d is a floor; floors have no children", l.ParentID.ID)
 			}
 			if wnms.Under(parentPath, oldPath) {
 				return wnms.RuleBroken("cannot move a location under itself")

@@ -17,12 +17,6 @@ const (
 	CapAll     = Cap80211n | Cap80211ac | Cap80211ax
 )
 
-// Frequency bands of a radio.
-const (
-	Band24 = "BAND_2_4_GHZ"
-	Band5  = "BAND_5_GHZ"
-)
-
 // APGroups are the groups an AP may be in; managed APs are AUTHORIZED.
 var APGroups = []string{"AUTHORIZED", "UNCATEGORIZED", "EXTERNAL", "ROGUE"}
 
@@ -256,9 +250,9 @@ func parseRadio(in RadioInput) (Radio, error) {
 	if err := wnms.CheckOctets("ssid", r.SSID, 0, MaxSSIDLen); err != nil {
 		return r, err
 	}
-	r.FrequencyBand = BandOf(r.Channel)
+	r.FrequencyBand = wnms.BandOf(r.Channel)
 	if in.FrequencyBand != "" {
-		b, err := checkEnum("frequencyBand", in.FrequencyBand, Band24, Band5)
+		b, err := checkEnum("frequencyBand", in.FrequencyBand, wnms.Band24GHz, wnms.Band5GHz)
 		if err != nil {
 			return r, err
 		}
@@ -273,12 +267,4 @@ func parseRadio(in RadioInput) (Radio, error) {
 		r.Active = *in.Active
 	}
 	return r, nil
-}
-
-// BandOf is the band of a channel: 1–14 are 2.4 GHz, the rest 5 GHz.
-func BandOf(channel int) string {
-	if channel >= 1 && channel <= 14 {
-		return Band24
-	}
-	return Band5
 }

@@ -79,12 +79,12 @@ func ParseSample(raw json.RawMessage, now time.Time) (*Sample, error) {
 		return nil, wnms.Invalid("channel", "must be 1 to %d", MaxChannel)
 	}
 	if in.FrequencyBand != "" {
-		b, err := checkEnum("frequencyBand", in.FrequencyBand, Band24, Band5)
+		b, err := checkEnum("frequencyBand", in.FrequencyBand, wnms.Band24GHz, wnms.Band5GHz)
 		if err != nil {
 			return nil, err
 		}
-		if b != BandOf(in.Channel) {
-			return nil, wnms.Invalid("frequencyBand", "channel %d is in %s, not %s", in.Channel, BandOf(in.Channel), b)
+		if b != wnms.BandOf(in.Channel) {
+			return nil, wnms.Invalid("frequencyBand", "channel %d is in %s, not %s", in.Channel, wnms.BandOf(in.Channel), b)
 		}
 	}
 	if err := wnms.CheckOctets("ssid", in.SSID, 0, MaxSSIDLen); err != nil {
@@ -186,7 +186,7 @@ type Client struct {
 // Derive fills what is computed on read.
 func (c *Client) Derive(now time.Time) {
 	c.Type = "client"
-	c.FrequencyBand = BandOf(c.Channel)
+	c.FrequencyBand = wnms.BandOf(c.Channel)
 	c.Active = now.Sub(time.UnixMilli(c.LastSeen)) < ActiveWindow
 	if c.Name == "" {
 		c.Name = c.MacAddress
@@ -221,7 +221,7 @@ var ClientProperties = Properties{
 // ClientUpdate is what the sample says of its client.
 func (s *Sample) ClientUpdate() ClientUpdate {
 	protocol := "BG"
-	if BandOf(s.Channel) == Band5 {
+	if wnms.BandOf(s.Channel) == wnms.Band5GHz {
 		protocol = "A"
 	}
 	rssi, rate := s.RSSI, s.DataRateMbps

@@ -80,59 +80,18 @@ func (s *Service) updateClients(ctx context.Context, c *wnms.Caller, updates []C
 // the caller's customer. Like events, a sample takes the location of the
 // AP whose radio its BSSID names, which the caller must see.
 func (s *Service) IngestStats(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error) {
-	recs, err := SplitRecords(body)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Rejected: []Rejection{}}
-	now := s.Now()
-	parsed := make([]*Sample, len(recs))
-	var bssids []string
-	for i, raw := range recs {
-		x, err := ParseSample(raw, now)
-		if err != nil {
-			res.reject(i, err)
-			continue
-		}
-		parsed[i] = x
-		if !slices.Contains(bssids, x.BSSID) {
-			bssids = append(bssids, x.BSSID)
-		}
-	}
-	radios, err := s.Store.RadiosByBSSID(ctx, c.CustomerID(), bssids)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[int64]error{}
-	var good []*Sample
-	var updates []ClientUpdate
-	for i, x := range parsed {
-		if x == nil {
-			continue
-		}
-		var ap *RadioAP
-		if r, ok := radios[x.BSSID]; ok {
-			ap = &r
-		}
-		x.Place(ap)
-		if err := s.sees(ctx, c, x.LocationID, seen); err != nil {
-			res.reject(i, err)
-			continue
-		}
-		good = append(good, x)
-		updates = append(updates, x.ClientUpdate())
-	}
-	if len(good) > 0 {
-		if err := s.updateClients(ctx, c, updates); err != nil {
-			return nil, err
-		}
-		n, err := s.Store.InsertClientStats(ctx, c.CustomerID(), good)
-		if err != nil {
-			return nil, err
-		}
-		res.Accepted, res.Duplicates = n, len(good)-n
-	}
-	return res, nil
+	return ingestClientRecords(ctx, s, c, body, clientRecords[*Sample]{
+		parse: ParseSample,
+		bssid: func(x *Sample) string { return x.BSSID },
+		place: func(x *Sample, ap *RadioAP) (int64, error) {
+			x.Place(ap)
+			return x.LocationID, nil
+		},
+		update: (*Sample).ClientUpdate,
+		store: func(ctx context.Context, good []*Sample) (int, error) {
+			return s.Store.InsertClientStats(ctx, c.CustomerID(), good)
+		},
+	})
 }
 
 // Clients answers q for the caller, at location at (nil: all it sees).

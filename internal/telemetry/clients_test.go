@@ -74,7 +74,7 @@ func TestClients(t *testing.T) {
 		}
 		ada := cs[0]
 		if ada.BoxID == 0 || ada.Username != "ada@corp" || !ada.Active || ada.LastEventType != "Success" ||
-			ada.AssociatedAPName != "Lobby" || ada.FrequencyBand != telemetry.Band5 || ada.RSSI == nil || *ada.RSSI != -52 ||
+			ada.AssociatedAPName != "Lobby" || ada.FrequencyBand != wnms.Band5GHz || ada.RSSI == nil || *ada.RSSI != -52 ||
 			ada.DataRateMbps == nil || *ada.DataRateMbps != 433.3 || ada.LocationID != wnms.LocalID(floor.ID.ID) ||
 			ada.LastSeen != ms(time.Minute) || ada.Type != "client" {
 			t.Errorf("ada: %+v", ada)

@@ -151,7 +151,8 @@ type Event struct {
 	APBoxID    *int64
 	Dot11AC    bool
 
-	out any // the event as the reads answer it, without the location
+	out    any    // the event as the reads answer it, without the location
+	stored []byte // out, placed, as it is stored
 }
 
 // ParseEvent decodes and checks one ingested client event at time now.
@@ -192,7 +193,7 @@ func ParseEvent(raw json.RawMessage, now time.Time) (*Event, error) {
 		return nil, err
 	}
 	protocol := "BG"
-	if BandOf(in.Channel) == Band5 {
+	if wnms.BandOf(in.Channel) == wnms.Band5GHz {
 		protocol = "A"
 	}
 	if in.Protocol != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/wnms"
@@ -12,79 +13,131 @@ import (
 // IngestEvents stores the client events of an ingest body for the
 // caller's customer. Each event takes the location of the AP whose radio
 // its BSSID names (the unknown location when none does), which must be a
-// location the caller sees. An eventId stored before makes the record a
-// duplicate.
+// location the caller sees. A Failure's fileId must name a log bundle of
+// the customer. An eventId stored before makes the record a duplicate.
 func (s *Service) IngestEvents(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error) {
+	return ingestClientRecords(ctx, s, c, body, clientRecords[*Event]{
+		parse: ParseEvent,
+		bssid: func(e *Event) string { return e.BSSID },
+		prepare: func(ctx context.Context, parsed []*Event) (func(*Event) error, error) {
+			var fileIDs []string
+			named := map[string]bool{}
+			for _, e := range parsed {
+				if e != nil && e.FileID != "" && !named[e.FileID] {
+					named[e.FileID] = true
+					fileIDs = append(fileIDs, e.FileID)
+				}
+			}
+			bundles, err := s.Store.LogBundles(ctx, c.CustomerID(), fileIDs)
+			return func(e *Event) error {
+				if e.FileID != "" && !bundles[e.FileID] {
+					return wnms.Invalid("fileId", "no log bundle %q: upload it with POST ingest/files first", e.FileID)
+				}
+				return nil
+			}, err
+		},
+		place: func(e *Event, ap *RadioAP) (int64, error) {
+			b, err := e.Place(ap)
+			e.stored = b
+			return e.LocationID, err
+		},
+		update: (*Event).ClientUpdate,
+		store: func(ctx context.Context, good []*Event) (int, error) {
+			bodies := make([][]byte, len(good))
+			for i, e := range good {
+				bodies[i] = e.stored
+			}
+			return s.Store.InsertClientEvents(ctx, c.CustomerID(), good, bodies)
+		},
+	})
+}
+
+// clientRecords is how one kind of client record (events, samples) goes
+// through ingestClientRecords.
+type clientRecords[R comparable] struct {
+	parse func(raw json.RawMessage, now time.Time) (R, error)
+	bssid func(R) string
+	// prepare (optional) looks at every parsed record (nil: refused)
+	// before any is placed, and returns a check of each.
+	prepare func(ctx context.Context, parsed []R) (func(R) error, error)
+	// place gives the record the location and AP of its BSSID's AP (ap,
+	// nil when no known AP has it) and returns the location.
+	place  func(r R, ap *RadioAP) (int64, error)
+	update func(R) ClientUpdate
+	// store writes the accepted records and returns how many were new.
+	store func(ctx context.Context, good []R) (int, error)
+}
+
+// ingestClientRecords is the ingest of client records: each record is
+// parsed and checked on its own (and refused on its own), placed at its
+// BSSID's AP, refused when that location is not one the caller sees; the
+// clients' latest state is updated, then the records are stored.
+func ingestClientRecords[R comparable](ctx context.Context, s *Service, c *wnms.Caller, body []byte, k clientRecords[R]) (*Result, error) {
 	recs, err := SplitRecords(body)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Rejected: []Rejection{}}
 	now := s.Now()
-	parsed := make([]*Event, len(recs))
+	var none R
+	parsed := make([]R, len(recs))
 	var bssids []string
+	named := map[string]bool{}
 	for i, raw := range recs {
-		e, err := ParseEvent(raw, now)
+		r, err := k.parse(raw, now)
 		if err != nil {
 			res.reject(i, err)
 			continue
 		}
-		parsed[i] = e
-		if !slices.Contains(bssids, e.BSSID) {
-			bssids = append(bssids, e.BSSID)
+		parsed[i] = r
+		if b := k.bssid(r); !named[b] {
+			named[b] = true
+			bssids = append(bssids, b)
 		}
 	}
 	radios, err := s.Store.RadiosByBSSID(ctx, c.CustomerID(), bssids)
 	if err != nil {
 		return nil, err
 	}
-	var fileIDs []string
-	for _, e := range parsed {
-		if e != nil && e.FileID != "" && !slices.Contains(fileIDs, e.FileID) {
-			fileIDs = append(fileIDs, e.FileID)
-		}
-	}
-	bundles, err := s.Store.LogBundles(ctx, c.CustomerID(), fileIDs)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[int64]error{}
-	var good []*Event
-	var bodies [][]byte
-	for i, e := range parsed {
-		if e == nil {
-			continue
-		}
-		if e.FileID != "" && !bundles[e.FileID] {
-			res.reject(i, wnms.Invalid("fileId", "no log bundle %q: upload it with POST ingest/files first", e.FileID))
-			continue
-		}
-		var ap *RadioAP
-		if r, ok := radios[e.BSSID]; ok {
-			ap = &r
-		}
-		b, err := e.Place(ap)
-		if err != nil {
+	check := func(R) error { return nil }
+	if k.prepare != nil {
+		if check, err = k.prepare(ctx, parsed); err != nil {
 			return nil, err
 		}
-		if err := s.sees(ctx, c, e.LocationID, seen); err != nil {
+	}
+	seen := map[int64]error{}
+	var good []R
+	var updates []ClientUpdate
+	for i, r := range parsed {
+		if r == none {
+			continue
+		}
+		if err := check(r); err != nil {
 			res.reject(i, err)
 			continue
 		}
-		good = append(good, e)
-		bodies = append(bodies, b)
+		var ap *RadioAP
+		if x, ok := radios[k.bssid(r)]; ok {
+			ap = &x
+		}
+		loc, err := k.place(r, ap)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.sees(ctx, c, loc, seen); err != nil {
+			res.reject(i, err)
+			continue
+		}
+		good = append(good, r)
+		updates = append(updates, k.update(r))
 	}
 	if len(good) > 0 {
 		// The clients first: their update is idempotent, so if storing the
-		// events fails, the retry (all duplicates then) changes nothing.
-		updates := make([]ClientUpdate, len(good))
-		for i, e := range good {
-			updates[i] = e.ClientUpdate()
-		}
+		// records fails, the retry (all duplicates then) changes nothing.
 		if err := s.updateClients(ctx, c, updates); err != nil {
 			return nil, err
 		}
-		n, err := s.Store.InsertClientEvents(ctx, c.CustomerID(), good, bodies)
+		n, err := k.store(ctx, good)
 		if err != nil {
 			return nil, err
 		}

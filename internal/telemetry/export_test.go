@@ -48,7 +48,7 @@ func TestAssociationExport(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(rows) != 2 || rows[0].MacAddress != "AA:BB:CC:00:00:01" || rows[0].AssociatedAPName != "Lobby" ||
-			rows[0].LocationID != floor.ID.ID || rows[1].SSID != `guest, "free"` || rows[1].FrequencyBand != telemetry.Band24 ||
+			rows[0].LocationID != floor.ID.ID || rows[1].SSID != `guest, "free"` || rows[1].FrequencyBand != wnms.Band24GHz ||
 			!strings.Contains(f.Header.Get("Content-Disposition"), "associations.json") {
 			t.Fatalf("JSON export: %+v", rows)
 		}

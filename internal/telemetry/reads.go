@@ -244,7 +244,7 @@ func (s *Service) ExportAssociations(ctx context.Context, c *wnms.Caller, q Expo
 			return "", err
 		}
 		a := Association{MacAddress: e.MacAddress, Timestamp: e.Timestamp, BSSID: e.BSSID, SSID: e.SSID,
-			Channel: e.Channel, FrequencyBand: BandOf(e.Channel), Protocol: e.Protocol,
+			Channel: e.Channel, FrequencyBand: wnms.BandOf(e.Channel), Protocol: e.Protocol,
 			AssociatedAPName: e.AssociatedAPName, LocationID: e.LocationID.ID}
 		if q.Hashed {
 			a.MacAddress = s.HashMAC(a.MacAddress)

@@ -86,7 +86,7 @@ func TestParseAP(t *testing.T) {
 		t.Fatal(err)
 	}
 	if a.MacAddress != "00:11:74:AA:BB:01" || a.Group != "AUTHORIZED" || a.NumAssocClients != 6 || a.LocationID.ID != 7 ||
-		a.Radios[0].FrequencyBand != telemetry.Band5 || a.Radios[1].FrequencyBand != telemetry.Band24 ||
+		a.Radios[0].FrequencyBand != wnms.Band5GHz || a.Radios[1].FrequencyBand != wnms.Band24GHz ||
 		a.Radios[0].Protocol != "AC" || a.BoxID != 0 || a.LastSeen != 0 {
 		t.Errorf("parsed %+v", a)
 	}

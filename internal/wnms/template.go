@@ -22,12 +22,21 @@ const (
 	ProfileType = "clientconntestprofile"
 )
 
-// Frequency bands of a profile.
+// Frequency bands: of a radio, a client sample, a profile and a baseline
+// scope (BandAny: both).
 const (
 	Band24GHz = "BAND_2_4_GHZ"
 	Band5GHz  = "BAND_5_GHZ"
 	BandAny   = "ANY"
 )
+
+// BandOf is the band of a Wi-Fi channel: 1–14 are 2.4 GHz, the rest 5 GHz.
+func BandOf(channel int) string {
+	if channel >= 1 && channel <= 14 {
+		return Band24GHz
+	}
+	return Band5GHz
+}
 
 // Security modes of a profile (api.md §10); 2 is not a mode.
 const (
