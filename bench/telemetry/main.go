@@ -1,3 +1,5 @@
+//go:build wnmsbench
+
 // Command telemetry measures the telemetry path of wnms on one store
 // engine, side by side with what the engine does without wnms:
 //

@@ -201,6 +201,18 @@ func (s *Store) insertTemplate(ctx context.Context, tx *sql.Tx, t *wnms.Template
 		templatePingJSON(t), t.WanTestURL, t.PingTestEnabled, now, now).Scan(&t.TemplateID)
 }
 
+// insertTemplateError is what an insert of t answers for err: a name
+// taken is DUPLICATE_ENTITY, an unknown location VALIDATION_FAILED.
+func insertTemplateError(t *wnms.Template, err error) error {
+	switch {
+	case isUnique(err):
+		return duplicateTemplate(t)
+	case isForeignKey(err):
+		return wnms.RuleBroken("no location %d", t.CreatedAtLocationID.ID)
+	}
+	return err
+}
+
 func duplicateTemplate(t *wnms.Template) error {
 	return wnms.Errorf(wnms.DuplicateEntity, "a template named %q exists at location %d",
 		t.TemplateName, t.CreatedAtLocationID.ID)
@@ -211,13 +223,7 @@ func duplicateTemplate(t *wnms.Template) error {
 // DUPLICATE_ENTITY; an unknown location is VALIDATION_FAILED.
 func (s *Store) CreateTemplate(ctx context.Context, t *wnms.Template) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error { return s.insertTemplate(ctx, tx, t) })
-	switch {
-	case isUnique(err):
-		return duplicateTemplate(t)
-	case isForeignKey(err):
-		return wnms.RuleBroken("no location %d", t.CreatedAtLocationID.ID)
-	}
-	return err
+	return insertTemplateError(t, err)
 }
 
 // maxTemplateCopies bounds the search for a free copy name.
@@ -270,13 +276,7 @@ func (s *Store) CopyTemplate(ctx context.Context, t *wnms.Template) error {
 			break
 		}
 	}
-	switch {
-	case isUnique(err):
-		return duplicateTemplate(t)
-	case isForeignKey(err):
-		return wnms.RuleBroken("no location %d", t.CreatedAtLocationID.ID)
-	}
-	return err
+	return insertTemplateError(t, err)
 }
 
 // EditTemplate changes profile id of the customer in one transaction: it

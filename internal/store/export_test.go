@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/wnms/wnms/internal/telemetry"
+)
+
+// SubtreePlanForTest returns the engine's query plan for the subtree match
+// that every subtree query uses (here over the locations table, below
+// path). On PostgreSQL the plan is the generic one, made without the
+// parameters' values, as a prepared statement gets once its plans are
+// cached, and with sequential scans priced out so that a table of a few
+// rows still shows whether the index can serve the match.
+func (s *Store) SubtreePlanForTest(ctx context.Context, path string) (string, error) {
+	lo, hi := subtreeBounds(path)
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	var plan []string
+	if s.dialect == Postgres {
+		for _, q := range []string{`SET plan_cache_mode = force_generic_plan`, `SET enable_seqscan = off`,
+			`PREPARE subtree_plan AS SELECT id FROM locations WHERE ` + subtreeMatch(s.dialect, "path", "$1", "$2")} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return "", err
+			}
+		}
+		defer conn.ExecContext(context.Background(), `DEALLOCATE subtree_plan; RESET plan_cache_mode; RESET enable_seqscan`)
+		rows, err := conn.QueryContext(ctx, `EXPLAIN EXECUTE subtree_plan('`+lo+`', '`+hi+`')`)
+		if err != nil {
+			return "", err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return "", err
+			}
+			plan = append(plan, line)
+		}
+		return strings.Join(plan, "\n"), rows.Err()
+	}
+	rows, err := conn.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT id FROM locations WHERE `+
+		subtreeMatch(s.dialect, "path", "$1", "$2"), lo, hi)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return "", err
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "\n"), rows.Err()
+}
+
+// BulkInsertForTest inserts batches of rows into table through the bulk
+// path (bulk.go), all in one transaction, and returns how many rows each
+// batch stored.
+func (s *Store) BulkInsertForTest(ctx context.Context, table string, cols []string, conflict string, batches ...[][]any) ([]int64, error) {
+	var out []int64
+	if conflict != "" {
+		conflict = "ON CONFLICT " + conflict + " DO NOTHING"
+	}
+	err := s.bulk(ctx, s.w, func(b *bulkTx) error {
+		for _, rows := range batches {
+			n, err := b.Insert(ctx, table, cols, rows, conflict)
+			if err != nil {
+				return err
+			}
+			out = append(out, n)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// QueryRowForTest reads one row on the read pool.
+func (s *Store) QueryRowForTest(ctx context.Context, query string, args ...any) *sql.Row {
+	return s.r.QueryRowContext(ctx, query, args...)
+}
+
+// EventPlanForTest returns the engine's plan of the client event page
+// query for q (PostgreSQL told to avoid sequential scans, which it would
+// take on a test's small table).
+func (s *Store) EventPlanForTest(ctx context.Context, q telemetry.EventQuery) (string, error) {
+	cond, args := s.eventFilter(q)
+	return s.planForTest(ctx, `SELECT body FROM client_events WHERE `+cond+` ORDER BY ts DESC, id DESC LIMIT 100`, args...)
+}
+
+// planForTest is the engine's plan of a telemetry query (PostgreSQL told
+// to avoid sequential scans, which it would take on a test's small table).
+func (s *Store) planForTest(ctx context.Context, query string, args ...any) (string, error) {
+	conn, err := s.tr.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if s.dialect == Postgres {
+		if _, err := conn.ExecContext(ctx, `SET enable_seqscan = off`); err != nil {
+			return "", err
+		}
+		defer conn.ExecContext(context.Background(), `RESET enable_seqscan`)
+		query = `EXPLAIN ` + query
+	} else {
+		query = `EXPLAIN QUERY PLAN ` + query
+	}
+	rows, err := conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var plan []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", err
+		}
+		plan = append(plan, fmt.Sprint(vals...))
+	}
+	return strings.Join(plan, "\n"), rows.Err()
+}
+
+// SlotQueryPlansForTest returns the engine's plans of the queries that
+// read one slot's events and samples.
+func (s *Store) SlotQueryPlansForTest(ctx context.Context) (events, samples string, err error) {
+	if events, err = s.planForTest(ctx, slotAttemptsQuery(s.dialect), 1, 0, 900000, "Success", "Failure"); err != nil {
+		return "", "", err
+	}
+	samples, err = s.planForTest(ctx, slotSumsQuery, 1, 0, 900000, -75, 10)
+	return events, samples, err
+}
