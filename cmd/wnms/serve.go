@@ -57,6 +57,8 @@ type serveConfig struct {
 	baselineK       float64
 	baselineMin     int
 	demo            bool
+
+	cluster *cluster.Config // read from clusterConfig by parseServe
 }
 
 // listening tells a test where the listeners ended up.
@@ -67,12 +69,32 @@ type listening struct {
 	TLS       bool
 }
 
+// runServe is `wnms serve` in three plain steps: read and check every
+// flag (nothing is created before all are good), wire the listeners, the
+// store and the services, and run until ctx ends. ready, when set, is told
+// where the listeners are once they accept.
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(listening)) error {
+	c, err := parseServe(args, getenv, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	srv, err := wireServe(ctx, c, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	defer srv.close()
+	return srv.run(ctx, ready)
+}
+
+// parseServe reads serve's flags (and their environment variables) and
+// checks all of them, the cluster file included: a bad value exits 2 and
+// leaves no trace.
+func parseServe(args []string, getenv func(string) string, stdout, stderr io.Writer) (*serveConfig, error) {
 	cmd := newCommand("serve", "", `Runs the server: the API on --listen, location analytics on --analytics-listen, over the
 embedded SQLite store in --data or the PostgreSQL of --database-url. On an empty store it
 creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stderr)
 	fs := cmd.fs
-	var c serveConfig
+	c := &serveConfig{}
 	c.storeFlags.register(fs)
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address of the API listener")
 	fs.StringVar(&c.analyticsListen, "analytics-listen", "127.0.0.1:8081", "address of the analytics listener")
@@ -95,82 +117,131 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.DurationVar(&c.retention, "retention", telemetry.DefaultRetention, "how long client events and samples are kept (purged hourly)")
 	fs.BoolVar(&c.demo, "demo", false, "fill an empty store with a simulated network (7 days of history, then live) and print a key to explore it; refused on a store with other data")
 	if err := cmd.parse(args, getenv, 0); err != nil {
-		return err
+		return nil, err
 	}
-	// Every flag is checked before anything is created, listened on or
-	// printed: a bad value exits 2 and leaves no trace.
 	if err := c.validate(cmd); err != nil {
-		return err
+		return nil, err
 	}
+	if c.clusterConfig != "" {
+		cfg, err := c.loadCluster()
+		if err != nil {
+			return nil, err
+		}
+		c.cluster = cfg
+	}
+	return c, nil
+}
+
+// loadCluster reads the cluster file and checks it against this server.
+func (c *serveConfig) loadCluster() (*cluster.Config, error) {
+	cfg, err := cluster.LoadConfig(c.clusterConfig)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.CheckServerID(int64(c.serverID)); err != nil {
+		return nil, fmt.Errorf("cluster config %s: %w", c.clusterConfig, err)
+	}
+	return cfg, nil
+}
+
+// server is a wired `wnms serve`: its listeners, store and services, ready
+// to run.
+type server struct {
+	c      *serveConfig
+	log    *slog.Logger
+	stdout io.Writer
+
+	apiLn, anLn net.Listener
+	agentConn   net.PacketConn // nil when the agent is off
+	limits      httpkit.ConnLimits
+	tls         *tls.Config
+
+	st      *store.Store
+	auth    *auth.Service
+	api     *api.Server
+	an      *analytics.Server
+	traps   *snmp.Sender
+	agent   *snmp.Agent      // nil when off
+	cluster *cluster.Cluster // nil without a cluster file
+
+	closers []func() // run in reverse order by close
+}
+
+// close releases what wireServe took, last taken first.
+func (s *server) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+// wireServe takes the listeners (before the store is touched, so a busy
+// port fails the start before anything is created or printed), locks and
+// opens the store, bootstraps it, and builds the services around it.
+func wireServe(ctx context.Context, c *serveConfig, stdout, stderr io.Writer) (_ *server, err error) {
 	var level slog.Level
 	level.UnmarshalText([]byte(c.logLevel)) // checked by validate
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
-
-	// Both addresses are taken before the store is touched, so a busy port
-	// fails the start before anything is created or printed.
-	apiLn, err := net.Listen("tcp", c.listen)
-	if err != nil {
-		return fmt.Errorf("--listen %s: %w", c.listen, unwrapListenError(err))
-	}
-	defer apiLn.Close()
-	anLn, err := net.Listen("tcp", c.analyticsListen)
-	if err != nil {
-		return fmt.Errorf("--analytics-listen %s: %w", c.analyticsListen, unwrapListenError(err))
-	}
-	defer anLn.Close()
-	var agentConn net.PacketConn
-	if c.snmpAgentListen != "off" {
-		agentConn, err = net.ListenPacket("udp", c.snmpAgentListen)
+	s := &server{c: c, stdout: stdout, log: slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))}
+	defer func() {
 		if err != nil {
-			return fmt.Errorf("--snmp-agent-listen %s: %w", c.snmpAgentListen, unwrapListenError(err))
+			s.close()
 		}
-		defer agentConn.Close()
+	}()
+	if s.apiLn, err = net.Listen("tcp", c.listen); err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", c.listen, unwrapListenError(err))
 	}
-	limits := httpkit.ConnLimits{PerAddr: c.maxConnsPerAddr, Total: c.maxConns}
-	if limits.Total == 0 {
-		limits.Total = connBudget()
+	s.closers = append(s.closers, func() { s.apiLn.Close() })
+	if s.anLn, err = net.Listen("tcp", c.analyticsListen); err != nil {
+		return nil, fmt.Errorf("--analytics-listen %s: %w", c.analyticsListen, unwrapListenError(err))
 	}
-
-	var clusterCfg *cluster.Config
-	if c.clusterConfig != "" {
-		if clusterCfg, err = cluster.LoadConfig(c.clusterConfig); err != nil {
-			return err
+	s.closers = append(s.closers, func() { s.anLn.Close() })
+	if c.snmpAgentListen != "off" {
+		if s.agentConn, err = net.ListenPacket("udp", c.snmpAgentListen); err != nil {
+			return nil, fmt.Errorf("--snmp-agent-listen %s: %w", c.snmpAgentListen, unwrapListenError(err))
 		}
-		if err := clusterCfg.CheckServerID(int64(c.serverID)); err != nil {
-			return fmt.Errorf("cluster config %s: %w", c.clusterConfig, err)
-		}
+		s.closers = append(s.closers, func() { s.agentConn.Close() })
+	}
+	s.limits = httpkit.ConnLimits{PerAddr: c.maxConnsPerAddr, Total: c.maxConns}
+	if s.limits.Total == 0 {
+		s.limits.Total = connBudget()
 	}
 
 	if c.databaseURL == "" {
 		release, err := lockDataDir(c.data)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer release()
+		s.closers = append(s.closers, release)
 	}
-	st, a, err := c.openAuth(ctx, false)
-	if err != nil {
-		return err
+	if s.st, s.auth, err = c.openAuth(ctx, false); err != nil {
+		return nil, err
 	}
-	defer st.Close()
-	var traps *snmp.Sender // set below, before any request can lock a user
-	a.OnUserLocked = func(u *wnms.User) {
-		log.Warn("user locked after failed logins", "user_id", u.UserID, "login_id", u.LoginID)
-		traps.UserLocked(u.CustomerID, u.LoginID)
+	s.closers = append(s.closers, func() { s.st.Close() })
+	s.auth.OnUserLocked = func(u *wnms.User) {
+		s.log.Warn("user locked after failed logins", "user_id", u.UserID, "login_id", u.LoginID)
+		s.traps.UserLocked(u.CustomerID, u.LoginID) // set below, before any request can lock a user
 	}
-	if err := bootstrap(ctx, st, a, c, stdout, log); err != nil {
-		return fmt.Errorf("bootstrap: %w", err)
+	if err := bootstrap(ctx, s.st, s.auth, *c, stdout, s.log); err != nil {
+		return nil, fmt.Errorf("bootstrap: %w", err)
 	}
 	if c.demo {
-		if err := checkDemoStore(ctx, st); err != nil {
-			return err
+		if err := checkDemoStore(ctx, s.st); err != nil {
+			return nil, err
 		}
 	}
-
-	tlsConf, err := c.tlsConfig()
-	if err != nil {
-		return err
+	if s.tls, err = c.tlsConfig(); err != nil {
+		return nil, err
 	}
+	if err := s.wireServices(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// wireServices builds the two listeners' handlers, the SNMP engine, trap
+// sender and agent, and the cluster, and connects the announcements
+// (an AP down or up, an anomaly, a locked user) to the traps.
+func (s *server) wireServices(ctx context.Context) error {
+	c, st, log := s.c, s.st, s.log
 	reg := metrics.NewRegistry()
 	m := httpkit.NewMetrics(reg)
 	reg.GaugeFunc("wnms_active_sessions", "Sessions not yet expired.", func() float64 {
@@ -184,37 +255,36 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	})
 	hostname, _ := os.Hostname()
 	info := api.Info{Version: Version, Build: Build, ServerID: c.serverID, DataDir: c.data,
-		ServerURL: c.serverURL, Hostname: hostname, TLS: tlsConf != nil, StartedAt: time.Now()}
-	apiSrv := api.New(st, a, log, info, reg, m)
-	apiSrv.Telemetry.APTimeout = c.apTimeout
-	apiSrv.Telemetry.Retention = c.retention
-	apiSrv.Baselines.K, apiSrv.Baselines.MinSamples = c.baselineK, c.baselineMin
+		ServerURL: c.serverURL, Hostname: hostname, TLS: s.tls != nil, StartedAt: time.Now()}
+	s.api = api.New(st, s.auth, log, info, reg, m)
+	s.api.Telemetry.APTimeout = c.apTimeout
+	s.api.Telemetry.Retention = c.retention
+	s.api.Baselines.K, s.api.Baselines.MinSamples = c.baselineK, c.baselineMin
 	// SNMP: this start's engine boots, the trap sender and the agent.
 	boots, err := st.CountUp(ctx, "snmp_engine_boots")
 	if err != nil {
 		return fmt.Errorf("snmp engine boots: %w", err)
 	}
-	engine := snmp.NewEngine(uint32(boots), a.Secret)
-	traps = apiSrv.SNMP
-	traps.Engine = engine
-	apiSrv.Telemetry.OnAPChange = func(ap telemetry.AP, up bool) {
+	engine := snmp.NewEngine(uint32(boots), s.auth.Secret)
+	s.traps = s.api.SNMP
+	s.traps.Engine = engine
+	s.api.Telemetry.OnAPChange = func(ap telemetry.AP, up bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		path, err := st.LocationNamePath(ctx, ap.LocationID.ID)
 		if err != nil {
 			log.Error("AP trap: reading the location failed", "box_id", ap.BoxID, "err", err)
 		}
-		traps.APChange(ap.CustomerID, ap.BoxID, ap.Name, ap.MacAddress, path, up)
+		s.traps.APChange(ap.CustomerID, ap.BoxID, ap.Name, ap.MacAddress, path, up)
 	}
-	apiSrv.Baselines.OnAnomaly = func(a baseline.Anomaly, path string) {
+	s.api.Baselines.OnAnomaly = func(a baseline.Anomaly, path string) {
 		log.Info("baseline anomaly", "customer_id", a.CustomerID, "location_id", a.LocationID, "kind", a.Kind,
 			"slot", a.Slot, "observation", a.Observation, "threshold", a.Threshold)
-		traps.BaselineAnomaly(snmp.Anomaly{CustomerID: a.CustomerID, Kind: a.Kind, LocationPath: path,
+		s.traps.BaselineAnomaly(snmp.Anomaly{CustomerID: a.CustomerID, Kind: a.Kind, LocationPath: path,
 			SlotStart: time.UnixMilli(a.Slot), Observation: a.Observation, Threshold: a.Threshold})
 	}
-	var agent *snmp.Agent
-	if agentConn != nil {
-		agent = &snmp.Agent{
+	if s.agentConn != nil {
+		s.agent = &snmp.Agent{
 			Policy: func(ctx context.Context) (*wnms.SNMPPolicy, error) { return st.SNMPPolicy(ctx, wnms.OnPremCustomer) },
 			Counts: func(ctx context.Context) (snmp.Counts, error) {
 				return st.SNMPCounts(ctx, time.Now().Add(-c.apTimeout).UnixMilli())
@@ -225,40 +295,44 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 			Engine: engine, DataDir: c.data, Log: log,
 			Description: "wnms " + Version + " wireless network management server",
 		}
-		agent.Instrument(reg)
-		if err := agent.Reload(ctx); err != nil {
+		s.agent.Instrument(reg)
+		if err := s.agent.Reload(ctx); err != nil {
 			return fmt.Errorf("snmp agent: %w", err)
 		}
-		apiSrv.OnSNMPPolicyChange = func() {
+		s.api.OnSNMPPolicyChange = func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := agent.Reload(ctx); err != nil {
+			if err := s.agent.Reload(ctx); err != nil {
 				log.Error("SNMP agent: reading the policy failed", "err", err)
 			}
 		}
 	}
-	var cl *cluster.Cluster
-	if clusterCfg != nil {
-		cl = cluster.New(clusterCfg, log)
-		cl.ServerID = int64(c.serverID)
-		cl.Instrument(reg)
-		apiSrv.Cluster = cl
-		apiSrv.Router.Intercept = cl.Intercept
+	s.an = analytics.New(st, s.auth, log, m)
+	s.an.ServerID = int64(c.serverID)
+	s.an.Footfall = s.api.Telemetry
+	if c.cluster != nil {
+		s.cluster = cluster.New(c.cluster, log)
+		s.cluster.ServerID = int64(c.serverID)
+		s.cluster.Instrument(reg)
+		s.api.Cluster = s.cluster
+		s.api.Router.Intercept = s.cluster.Intercept
+		s.an.Router.Intercept = s.cluster.InterceptAnalytics
 	}
-	anSrv := analytics.New(st, a, log, m)
-	anSrv.ServerID = int64(c.serverID)
-	if cl != nil {
-		anSrv.Router.Intercept = cl.InterceptAnalytics
-	}
-	anSrv.Footfall = apiSrv.Telemetry
+	return nil
+}
 
-	servers := []*http.Server{newHTTPServer(apiSrv, tlsConf, log), newHTTPServer(anSrv, tlsConf, log)}
-	lns := []net.Listener{httpkit.NewListener(apiLn, limits, api.ErrorJSON), httpkit.NewListener(anLn, limits, analytics.ErrorJSON)}
+// run serves both listeners, tells ready where they are, starts the
+// background work, and on ctx's end drains the requests in flight for at
+// most --shutdown-timeout.
+func (s *server) run(ctx context.Context, ready func(listening)) error {
+	c, log := s.c, s.log
+	servers := []*http.Server{newHTTPServer(s.api, s.tls, log), newHTTPServer(s.an, s.tls, log)}
+	lns := []net.Listener{httpkit.NewListener(s.apiLn, s.limits, api.ErrorJSON), httpkit.NewListener(s.anLn, s.limits, analytics.ErrorJSON)}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
 		go func(srv *http.Server, ln net.Listener) {
 			var err error
-			if tlsConf != nil {
+			if s.tls != nil {
 				err = srv.ServeTLS(ln, "", "")
 			} else {
 				err = srv.Serve(ln)
@@ -270,23 +344,47 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 			errc <- nil
 		}(srv, lns[i])
 	}
-	l := listening{API: apiLn.Addr().String(), Analytics: anLn.Addr().String(), TLS: tlsConf != nil}
-	if agentConn != nil {
-		l.SNMPAgent = agentConn.LocalAddr().String()
+	l := listening{API: s.apiLn.Addr().String(), Analytics: s.anLn.Addr().String(), TLS: s.tls != nil}
+	if s.agentConn != nil {
+		l.SNMPAgent = s.agentConn.LocalAddr().String()
 	}
-	log.Info("wnms serving", "version", Version, "api", apiLn.Addr().String(), "analytics", anLn.Addr().String(), "snmp_agent", l.SNMPAgent,
-		"store", string(st.Dialect()), "tls", tlsConf != nil)
+	log.Info("wnms serving", "version", Version, "api", l.API, "analytics", l.Analytics, "snmp_agent", l.SNMPAgent,
+		"store", string(s.st.Dialect()), "tls", s.tls != nil)
 	if ready != nil {
 		ready(l)
 	}
 
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
+	s.background(ctx, bg)
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	log.Info("shutting down", "drain_timeout", c.shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+	defer cancel()
+	for _, srv := range servers {
+		if err := srv.Shutdown(sctx); err != nil && serveErr == nil {
+			serveErr = err
+		}
+	}
+	return serveErr
+}
+
+// background starts the work that runs beside the requests until bg ends:
+// housekeeping, the AP watch, retention, the trap queue, baseline
+// evaluation, the cluster (and its reload on SIGHUP), the demo and the
+// SNMP agent; and sends each SNMP policy's coldStart trap.
+func (s *server) background(ctx, bg context.Context) {
+	st, log := s.st, s.log
 	go housekeeping(bg, st, log)
-	go apiSrv.Telemetry.WatchAPs(bg)
-	go apiSrv.Telemetry.PurgeEvery(bg, st, time.Hour)
-	go traps.Run(bg)
-	go apiSrv.Baselines.EvaluateEvery(bg, func(ctx context.Context) ([]int64, error) {
+	go s.api.Telemetry.WatchAPs(bg)
+	go s.api.Telemetry.PurgeEvery(bg, st, time.Hour)
+	go s.traps.Run(bg)
+	go s.api.Baselines.EvaluateEvery(bg, func(ctx context.Context) ([]int64, error) {
 		// Customers with new telemetry, and those with recent observations.
 		ids, err := st.DirtyCustomers(ctx)
 		if err != nil {
@@ -303,67 +401,55 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 		}
 		return ids, nil
 	}, time.Minute)
-	if cl != nil {
-		go cl.Run(bg)
+	if s.cluster != nil {
+		go s.cluster.Run(bg)
+		// Caught from now on: SIGHUP's default would end the process.
 		hup := make(chan os.Signal, 1)
 		signal.Notify(hup, syscall.SIGHUP)
-		defer signal.Stop(hup)
-		go func() {
-			for {
-				select {
-				case <-bg.Done():
-					return
-				case <-hup:
-					cfg, err := cluster.LoadConfig(c.clusterConfig)
-					if err == nil {
-						err = cfg.CheckServerID(int64(c.serverID))
-					}
-					if err != nil {
-						log.Error("cluster config not reloaded; the previous one stays", "err", err)
-						continue
-					}
-					cl.Reload(bg, cfg)
-					log.Info("cluster config reloaded", "children", len(cfg.Children))
-				}
-			}
-		}()
+		go s.reloadClusterOnHUP(bg, hup)
 	}
 	if customers, err := st.SNMPPolicyCustomers(ctx); err != nil {
 		log.Error("coldStart trap: listing the SNMP policies failed", "err", err)
 	} else {
 		for _, id := range customers {
-			traps.ColdStart(id)
+			s.traps.ColdStart(id)
 		}
 	}
-	if c.demo {
+	if s.c.demo {
 		go func() {
-			if err := runDemo(bg, st, a, apiSrv.Baselines, localURL(apiLn.Addr(), tlsConf != nil), c.data, stdout, log); err != nil {
+			if err := runDemo(bg, st, s.auth, s.api.Baselines, localURL(s.apiLn.Addr(), s.tls != nil), s.c.data, s.stdout, log); err != nil {
 				log.Error("demo stopped", "err", err)
 			}
 		}()
 	}
-	if agent != nil {
+	if s.agent != nil {
 		go func() {
-			if err := agent.Serve(bg, agentConn, 10*time.Second); err != nil {
+			if err := s.agent.Serve(bg, s.agentConn, 10*time.Second); err != nil {
 				log.Error("SNMP agent stopped", "err", err)
 			}
 		}()
 	}
+}
 
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-errc:
-	}
-	log.Info("shutting down", "drain_timeout", c.shutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
-	defer cancel()
-	for _, srv := range servers {
-		if err := srv.Shutdown(sctx); err != nil && serveErr == nil {
-			serveErr = err
+// reloadClusterOnHUP re-reads the cluster file on each SIGHUP (on hup)
+// until ctx ends; a file that does not load or check keeps the previous
+// one.
+func (s *server) reloadClusterOnHUP(ctx context.Context, hup chan os.Signal) {
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			cfg, err := s.c.loadCluster()
+			if err != nil {
+				s.log.Error("cluster config not reloaded; the previous one stays", "err", err)
+				continue
+			}
+			s.cluster.Reload(ctx, cfg)
+			s.log.Info("cluster config reloaded", "children", len(cfg.Children))
 		}
 	}
-	return serveErr
 }
 
 func newHTTPServer(h http.Handler, tlsConf *tls.Config, log *slog.Logger) *http.Server {
