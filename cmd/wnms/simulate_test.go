@@ -22,6 +22,11 @@ import (
 // records, and so the baselines, are the same on every run.
 const simEnd = "2026-11-18T17:00:00Z"
 
+// simDays is the backfill of the incident test: the last day, which the
+// test reads, has three days of history before it, the least a slot's
+// baseline needs from the same time of day on earlier days.
+const simDays = "4"
+
 // simulateCLI runs `wnms simulate` in-process against the server at base
 // and answers its exit code, its summary (the last line of stdout) and its
 // stderr.
@@ -66,8 +71,10 @@ type point struct {
 // nowhere else does anything like it; interference shows up as a
 // performance anomaly the same way. A re-run is all duplicates.
 func TestSimulateIncidentsShowInBaselines(t *testing.T) {
+	t.Parallel() // the longest tests of the package share its time
 	for _, b := range storetest.Backends(t) {
 		t.Run(string(b), func(t *testing.T) {
+			t.Parallel()
 			cfg := storetest.StoreConfig(t, b)
 			args := []string{"--data", cfg.DataDir}
 			if cfg.DatabaseURL != "" {
@@ -77,7 +84,7 @@ func TestSimulateIncidentsShowInBaselines(t *testing.T) {
 			l, _, _, _ := bootServe(t, env, args...)
 			base := "http://" + l.API
 
-			code, sum, stderr := simulateCLI(t, base, "sim-admin", "sim-admin-value-0123456789", "--end", simEnd,
+			code, sum, stderr := simulateCLI(t, base, "sim-admin", "sim-admin-value-0123456789", "--end", simEnd, "--days", simDays,
 				"--incident", "radius-down@3h", "--incident", "interference@5h")
 			if code != 0 {
 				t.Fatalf("simulate exited %d: %s", code, stderr)
@@ -149,7 +156,7 @@ func TestSimulateIncidentsShowInBaselines(t *testing.T) {
 			c.Expect(200, "GET", fmt.Sprintf("/V5/layouts?locationid=%d", sites["Sim Site 1"]+1), nil)
 
 			// The same flags again: every record is a duplicate.
-			code, again, stderr := simulateCLI(t, base, "sim-admin", "sim-admin-value-0123456789", "--end", simEnd,
+			code, again, stderr := simulateCLI(t, base, "sim-admin", "sim-admin-value-0123456789", "--end", simEnd, "--days", simDays,
 				"--incident", "radius-down@3h", "--incident", "interference@5h")
 			if code != 0 || again["events"] != 0.0 || again["stats"] != 0.0 ||
 				again["duplicates"].(float64) != sum["events"].(float64)+sum["stats"].(float64) {
@@ -292,6 +299,7 @@ func TestSimulateResumesAfterServerRestart(t *testing.T) {
 // `serve --demo` turns an empty store into a live simulated network and
 // says how to look at it; it refuses a store with data of its own.
 func TestServeDemo(t *testing.T) {
+	t.Parallel() // the longest tests of the package share its time
 	top := t.TempDir()
 	dir := filepath.Join(top, "wnms-demo")
 	l, stdout, stderr, stop := bootServe(t, nil, "--data", dir, "--demo")
