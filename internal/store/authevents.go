@@ -76,20 +76,6 @@ func (e *authEvents) publish(ev wnms.AuthEvent) {
 // other replica through LISTEN/NOTIFY. f must be quick and must not block.
 func (s *Store) SubscribeAuth(f func(wnms.AuthEvent)) { s.events.subscribe(f) }
 
-// AuthRevision returns a number that changes whenever cached sessions may be
-// stale as a whole. ok is false when no cache may be trusted: on PostgreSQL
-// while the notification connection is down, and on a system without shared
-// memory maps.
-func (s *Store) AuthRevision() (rev uint64, ok bool) {
-	if s.dialect == Postgres {
-		return s.events.gen.Load(), s.events.up.Load()
-	}
-	if s.rev == nil {
-		return 0, false
-	}
-	return s.rev.load(), true
-}
-
 // AuthListenerPID is the PostgreSQL backend pid of the notification
 // connection, 0 while it is down or on SQLite. Tests use it to cut the
 // connection.
@@ -98,16 +84,6 @@ func (s *Store) AuthListenerPID() uint32 {
 		return 0
 	}
 	return s.events.pid.Load()
-}
-
-// notifyAuth sends ev to other replicas from inside the transaction that
-// makes the change (PostgreSQL; SQLite shares its revision instead).
-func (s *Store) notifyAuth(ctx context.Context, tx *sql.Tx, ev wnms.AuthEvent) error {
-	if s.dialect != Postgres {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, s.events.channel, encodeAuthEvent(ev))
-	return err
 }
 
 // authCommitted tells this process of a committed change: the shared

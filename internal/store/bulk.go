@@ -3,12 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // The bulk path: many rows into one table in one transaction, at the speed
@@ -32,19 +30,6 @@ type bulkTx struct {
 	pgx pgx.Tx  // PostgreSQL
 }
 
-// Exec runs one statement in the transaction.
-func (b *bulkTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	if b.d == Postgres {
-		tag, err := b.pgx.Exec(ctx, query, args...)
-		return tag.RowsAffected(), err
-	}
-	res, err := b.tx.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
-
 // Insert adds rows (each a value per column of cols) to table and returns
 // how many were stored. onConflict is the statement's ON CONFLICT clause:
 // "ON CONFLICT (customer_id, event_id) DO NOTHING" skips (and does not
@@ -63,25 +48,35 @@ func (b *bulkTx) Insert(ctx context.Context, table string, cols []string, rows [
 	if onConflict != "" {
 		onConflict = " " + onConflict
 	}
+	return b.insert(ctx, table, cols, rows, onConflict)
+}
+
+// copyInsert is Insert on PostgreSQL: COPY into a temporary table like
+// table, then one INSERT … SELECT from it, which applies onConflict.
+func (b *bulkTx) copyInsert(ctx context.Context, table string, cols []string, rows [][]any, onConflict string) (int64, error) {
 	list := strings.Join(cols, ", ")
-	if b.d == Postgres {
-		tmp := "bulk_" + table
-		if _, err := b.pgx.Exec(ctx, `CREATE TEMPORARY TABLE IF NOT EXISTS `+tmp+` (LIKE `+table+
-			` INCLUDING DEFAULTS) ON COMMIT DROP`); err != nil {
-			return 0, err
-		}
-		if _, err := b.pgx.CopyFrom(ctx, pgx.Identifier{tmp}, cols, pgx.CopyFromRows(rows)); err != nil {
-			return 0, err
-		}
-		tag, err := b.pgx.Exec(ctx, `INSERT INTO `+table+` (`+list+`) SELECT `+list+` FROM `+tmp+onConflict)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := b.pgx.Exec(ctx, `TRUNCATE `+tmp); err != nil {
-			return 0, err
-		}
-		return tag.RowsAffected(), nil
+	tmp := "bulk_" + table
+	if _, err := b.pgx.Exec(ctx, `CREATE TEMPORARY TABLE IF NOT EXISTS `+tmp+` (LIKE `+table+
+		` INCLUDING DEFAULTS) ON COMMIT DROP`); err != nil {
+		return 0, err
 	}
+	if _, err := b.pgx.CopyFrom(ctx, pgx.Identifier{tmp}, cols, pgx.CopyFromRows(rows)); err != nil {
+		return 0, err
+	}
+	tag, err := b.pgx.Exec(ctx, `INSERT INTO `+table+` (`+list+`) SELECT `+list+` FROM `+tmp+onConflict)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := b.pgx.Exec(ctx, `TRUNCATE `+tmp); err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+// valuesInsert is Insert on SQLite: multi-row INSERTs of as many rows as
+// the statement's parameter limit allows.
+func (b *bulkTx) valuesInsert(ctx context.Context, table string, cols []string, rows [][]any, onConflict string) (int64, error) {
+	list := strings.Join(cols, ", ")
 	per := maxSQLiteParams / len(cols)
 	var n int64
 	for start := 0; start < len(rows); start += per {
@@ -115,26 +110,4 @@ func (b *bulkTx) Insert(ctx context.Context, table string, cols []string, rows [
 		n += k
 	}
 	return n, nil
-}
-
-// bulk runs f in one write transaction on db (s.w, or s.tw for
-// telemetry) that can take rows in bulk, committing when f returns nil.
-func (s *Store) bulk(ctx context.Context, db *sql.DB, f func(b *bulkTx) error) error {
-	if s.dialect != Postgres {
-		return txOn(ctx, db, func(tx *sql.Tx) error { return f(&bulkTx{d: s.dialect, tx: tx}) })
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		c, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return errors.New("bulk: the PostgreSQL connection is not a pgx connection")
-		}
-		return pgx.BeginFunc(ctx, c.Conn(), func(tx pgx.Tx) error {
-			return f(&bulkTx{d: s.dialect, pgx: tx})
-		})
-	})
 }

@@ -4,10 +4,17 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
-// What differs between the engines, in one place. Everything else in the
-// store is one SQL text for both.
+// What differs between the engines, in one place: every branch on the
+// dialect is in this file (the choice of engine itself is Open's). Everything
+// else in the store is one SQL text and one code path for both.
 
 // lockKey takes a lock on an arbitrary key for the rest of the transaction,
 // so that a check and the write it allows are one atomic step. On SQLite
@@ -116,4 +123,106 @@ func keysIn[T int64 | string](d Dialect, param, column string, values []T) (from
 	}
 	b, _ := json.Marshal(values)
 	return "", column + " IN (SELECT value FROM json_each(" + param + "))", string(b)
+}
+
+// AuthRevision returns a number that changes whenever cached sessions may be
+// stale as a whole. ok is false when no cache may be trusted: on PostgreSQL
+// while the notification connection is down, and on a system without shared
+// memory maps.
+func (s *Store) AuthRevision() (rev uint64, ok bool) {
+	if s.dialect == Postgres {
+		return s.events.gen.Load(), s.events.up.Load()
+	}
+	if s.rev == nil {
+		return 0, false
+	}
+	return s.rev.load(), true
+}
+
+// notifyAuth sends ev to other replicas from inside the transaction that
+// makes the change (PostgreSQL; SQLite shares its revision instead).
+func (s *Store) notifyAuth(ctx context.Context, tx *sql.Tx, ev wnms.AuthEvent) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, s.events.channel, encodeAuthEvent(ev))
+	return err
+}
+
+// bulk runs f in one write transaction on db (s.w, or s.tw for
+// telemetry) that can take rows in bulk, committing when f returns nil.
+func (s *Store) bulk(ctx context.Context, db *sql.DB, f func(b *bulkTx) error) error {
+	if s.dialect != Postgres {
+		return txOn(ctx, db, func(tx *sql.Tx) error { return f(&bulkTx{d: s.dialect, tx: tx}) })
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return errors.New("bulk: the PostgreSQL connection is not a pgx connection")
+		}
+		return pgx.BeginFunc(ctx, c.Conn(), func(tx pgx.Tx) error {
+			return f(&bulkTx{d: s.dialect, pgx: tx})
+		})
+	})
+}
+
+// Exec runs one statement in the transaction.
+func (b *bulkTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if b.d == Postgres {
+		tag, err := b.pgx.Exec(ctx, query, args...)
+		return tag.RowsAffected(), err
+	}
+	res, err := b.tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// lockMigrations makes migrating replicas take turns: PostgreSQL locks the
+// migrations table for the transaction; on SQLite the write transaction
+// already runs alone.
+func lockMigrations(ctx context.Context, tx *sql.Tx, d Dialect) error {
+	if d != Postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `LOCK TABLE schema_migrations IN EXCLUSIVE MODE`)
+	return err
+}
+
+// checkSchemaExists refuses (ErrNoStore) a PostgreSQL database without
+// wnms's schema; the SQLite file's absence is checked before opening.
+func (s *Store) checkSchemaExists(ctx context.Context) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	var n int
+	err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations' AND table_schema = current_schema()`).Scan(&n)
+	if err == nil && n == 0 {
+		err = fmt.Errorf("%w: the database holds no wnms schema (start wnms serve --database-url once to create it)", ErrNoStore)
+	}
+	return err
+}
+
+// startNotifications starts PostgreSQL's listener of other replicas'
+// session changes; SQLite replicas share a revision in a file instead.
+func (s *Store) startNotifications(ctx context.Context, databaseURL string) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	return s.startAuthListener(ctx, databaseURL)
+}
+
+// insert is Insert's engine part: COPY on PostgreSQL, multi-row INSERTs on
+// SQLite.
+func (b *bulkTx) insert(ctx context.Context, table string, cols []string, rows [][]any, onConflict string) (int64, error) {
+	if b.d == Postgres {
+		return b.copyInsert(ctx, table, cols, rows, onConflict)
+	}
+	return b.valuesInsert(ctx, table, cols, rows, onConflict)
 }

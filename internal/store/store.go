@@ -119,13 +119,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.MustExist && s.dialect == Postgres {
-		var n int
-		err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations' AND table_schema = current_schema()`).Scan(&n)
-		if err == nil && n == 0 {
-			err = fmt.Errorf("%w: the database holds no wnms schema (start wnms serve --database-url once to create it)", ErrNoStore)
-		}
-		if err != nil {
+	if cfg.MustExist {
+		if err := s.checkSchemaExists(ctx); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -194,11 +189,9 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("connect to %s: %w", s.dialect, err)
 	}
-	if s.dialect == Postgres {
-		if err := s.startAuthListener(ctx, cfg.DatabaseURL); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("connect to %s: %w", s.dialect, err)
-		}
+	if err := s.startNotifications(ctx, cfg.DatabaseURL); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("connect to %s: %w", s.dialect, err)
 	}
 	return s, nil
 }
@@ -428,10 +421,8 @@ func (s *Store) applyMigration(ctx context.Context, db *sql.DB, m migration, lat
 		return false, err
 	}
 	defer tx.Rollback()
-	if s.dialect == Postgres {
-		if _, err := tx.ExecContext(ctx, `LOCK TABLE schema_migrations IN EXCLUSIVE MODE`); err != nil {
-			return false, err
-		}
+	if err := lockMigrations(ctx, tx, s.dialect); err != nil {
+		return false, err
 	}
 	var have sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&have); err != nil {
