@@ -133,26 +133,28 @@ func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn
 		perfRows[i] = []any{customerID, o.LocationID, o.Band, o.SSID, slot, int64(o.Clients), int64(o.Troubled),
 			int64(o.LowDataRate), int64(o.HighRetry), int64(o.LowRSSI), int64(o.Sticky)}
 	}
-	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
-		if err := b.LockKey(ctx, "baseline:"+strconv.FormatInt(customerID, 10)+":"+strconv.FormatInt(slot, 10)); err != nil {
-			return err
-		}
-		for _, t := range []struct {
-			table string
-			cols  []string
-			rows  [][]any
-		}{{"conn_obs", connObsColumns, connRows}, {"perf_obs", perfObsColumns, perfRows}} {
-			if _, err := b.Exec(ctx, `DELETE FROM `+t.table+` WHERE customer_id = $1 AND slot = $2`, customerID, slot); err != nil {
+	return s.withDays(ctx, 1, func(int) int64 { return slot }, func() error {
+		return s.bulk(ctx, s.tw, func(b *bulkTx) error {
+			if err := b.LockKey(ctx, "baseline:"+strconv.FormatInt(customerID, 10)+":"+strconv.FormatInt(slot, 10)); err != nil {
 				return err
 			}
-			if len(t.rows) > 0 {
-				if _, err := b.Insert(ctx, t.table, t.cols, t.rows, ""); err != nil {
+			for _, t := range []struct {
+				table string
+				cols  []string
+				rows  [][]any
+			}{{"conn_obs", connObsColumns, connRows}, {"perf_obs", perfObsColumns, perfRows}} {
+				if _, err := b.Exec(ctx, `DELETE FROM `+t.table+` WHERE customer_id = $1 AND slot = $2`, customerID, slot); err != nil {
 					return err
 				}
+				if len(t.rows) > 0 {
+					if _, err := b.Insert(ctx, t.table, t.cols, t.rows, ""); err != nil {
+						return err
+					}
+				}
 			}
-		}
-		_, err := b.Exec(ctx, `DELETE FROM baseline_dirty WHERE customer_id = $1 AND slot = $2 AND version = $3`, customerID, slot, version)
-		return err
+			_, err := b.Exec(ctx, `DELETE FROM baseline_dirty WHERE customer_id = $1 AND slot = $2 AND version = $3`, customerID, slot, version)
+			return err
+		})
 	})
 }
 

@@ -32,7 +32,7 @@ type bulkTx struct {
 
 // Insert adds rows (each a value per column of cols) to table and returns
 // how many were stored. onConflict is the statement's ON CONFLICT clause:
-// "ON CONFLICT (customer_id, event_id) DO NOTHING" skips (and does not
+// "ON CONFLICT (customer_id, event_id, ts) DO NOTHING" skips (and does not
 // count) a row whose key is stored already, in the table or earlier in the
 // batch; an ON CONFLICT … DO UPDATE upserts (then no key may repeat in one
 // batch); "" makes a duplicate key fail the batch.

@@ -97,14 +97,16 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 	}
 	dirty := dirtySlots(customerID, len(samples), func(i int) int64 { return samples[i].Timestamp })
 	var n int64
-	err := s.bulk(ctx, s.tw, func(b *bulkTx) error {
-		var err error
-		if n, err = b.Insert(ctx, "client_stats", sampleColumns, rows, "ON CONFLICT (customer_id, mac, ts) DO NOTHING"); err != nil || n == 0 {
+	err := s.withDays(ctx, len(samples), func(i int) int64 { return samples[i].Timestamp }, func() error {
+		return s.bulk(ctx, s.tw, func(b *bulkTx) error {
+			var err error
+			if n, err = b.Insert(ctx, "client_stats", sampleColumns, rows, "ON CONFLICT (customer_id, mac, ts) DO NOTHING"); err != nil || n == 0 {
+				return err
+			}
+			// The performance baselines of the samples' slots are out of date.
+			_, err = b.Insert(ctx, "baseline_dirty", []string{"customer_id", "slot", "version"}, dirty, dirtyConflict)
 			return err
-		}
-		// The performance baselines of the samples' slots are out of date.
-		_, err = b.Insert(ctx, "baseline_dirty", []string{"customer_id", "slot", "version"}, dirty, dirtyConflict)
-		return err
+		})
 	})
 	return int(n), err
 }

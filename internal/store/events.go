@@ -53,17 +53,19 @@ func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events
 	rows := eventRows(customerID, events, bodies)
 	dirty := dirtyRows(customerID, events)
 	var n int64
-	err := s.bulk(ctx, s.tw, func(b *bulkTx) error {
-		var err error
-		if n, err = b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id) DO NOTHING"); err != nil {
+	err := s.withDays(ctx, len(events), func(i int) int64 { return events[i].Timestamp }, func() error {
+		return s.bulk(ctx, s.tw, func(b *bulkTx) error {
+			var err error
+			if n, err = b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id, ts) DO NOTHING"); err != nil {
+				return err
+			}
+			// The baselines of the slots these events fall in are out of date
+			// (marked in the same commit, so no stored event is ever missed).
+			if len(dirty) > 0 && n > 0 {
+				_, err = b.Insert(ctx, "baseline_dirty", []string{"customer_id", "slot", "version"}, dirty, dirtyConflict)
+			}
 			return err
-		}
-		// The baselines of the slots these events fall in are out of date
-		// (marked in the same commit, so no stored event is ever missed).
-		if len(dirty) > 0 && n > 0 {
-			_, err = b.Insert(ctx, "baseline_dirty", []string{"customer_id", "slot", "version"}, dirty, dirtyConflict)
-		}
-		return err
+		})
 	})
 	return int(n), err
 }
@@ -197,6 +199,9 @@ var purgeColumns = map[string]string{"client_events": "ts", "client_stats": "ts"
 // PurgeTelemetry deletes at most batch rows of a telemetry table older
 // than before (see telemetry.Purger).
 func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, batch int) (int, error) {
+	if s.Partitioned(table) {
+		return 0, nil // whole days go with MaintainPartitions
+	}
 	if table == "log_bundles" {
 		res, err := s.w.ExecContext(ctx, `DELETE FROM exports WHERE file_key IN (SELECT file_key FROM exports
 			WHERE kind = $1 AND created_at < $2 LIMIT `+strconv.Itoa(batch)+`)`, wnms.FileBundle, before)
@@ -207,7 +212,7 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 		return int(n), err
 	}
 	switch table {
-	case "conn_obs", "anomalies", "baseline_dirty":
+	case "conn_obs", "perf_obs", "anomalies", "baseline_dirty":
 		// Baseline rows, keyed by slot: at most a few hundred an hour.
 		res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE slot < $1`, before)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/wnms/wnms/internal/telemetry"
 )
@@ -131,15 +132,87 @@ func (s *Store) planForTest(ctx context.Context, query string, args ...any) (str
 		}
 		plan = append(plan, fmt.Sprint(vals...))
 	}
-	return strings.Join(plan, "\n"), rows.Err()
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	return s.parentIndexNames(ctx, strings.Join(plan, "\n"))
+}
+
+// parentIndexNames names, in a PostgreSQL plan, each day partition's index
+// after the partitioned table's index it belongs to (a partition's indexes
+// have generated names), so a plan reads the same on both engines.
+func (s *Store) parentIndexNames(ctx context.Context, plan string) (string, error) {
+	if s.dialect != Postgres {
+		return plan, nil
+	}
+	rows, err := s.tr.QueryContext(ctx, `SELECT c.relname, p.relname FROM pg_inherits i
+		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind = 'i' AND n.nspname = current_schema() ORDER BY length(c.relname) DESC`)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var child, parent string
+		if err := rows.Scan(&child, &parent); err != nil {
+			return "", err
+		}
+		plan = strings.ReplaceAll(plan, child, parent)
+	}
+	return plan, rows.Err()
 }
 
 // SlotQueryPlansForTest returns the engine's plans of the queries that
 // read one slot's events and samples.
 func (s *Store) SlotQueryPlansForTest(ctx context.Context) (events, samples string, err error) {
-	if events, err = s.planForTest(ctx, slotAttemptsQuery(s.dialect), 1, 0, 900000, "Success", "Failure"); err != nil {
+	slot := s.Now().UnixMilli() / 900000 * 900000 // a slot of today, whose partitions exist
+	if events, err = s.planForTest(ctx, slotAttemptsQuery(s.dialect), 1, slot, slot+900000, "Success", "Failure"); err != nil {
 		return "", "", err
 	}
-	samples, err = s.planForTest(ctx, slotSumsQuery, 1, 0, 900000, -75, 10)
+	samples, err = s.planForTest(ctx, slotSumsQuery, 1, slot, slot+900000, -75, 10)
 	return events, samples, err
+}
+
+// MigrateToForTest applies the migrations up to version, as a binary of
+// that schema would have.
+func (s *Store) MigrateToForTest(ctx context.Context, version int) error {
+	for _, set := range s.migrationSets() {
+		if _, err := set.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+			return err
+		}
+		for _, m := range loadMigrations(set.dir) {
+			if m.version > version {
+				break
+			}
+			if _, err := s.applyMigration(ctx, set.db, m, latestVersion(set.dir)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// PartitionDaysForTest lists, per partitioned table, the days (UTC, as
+// YYYY-MM-DD) that have a partition.
+func (s *Store) PartitionDaysForTest(ctx context.Context) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, t := range partitionedTables {
+		names, err := queryColumn[string](ctx, s.r, `SELECT c.relname FROM pg_inherits i
+			JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+			JOIN pg_namespace n ON n.oid = p.relnamespace
+			WHERE p.relname = $1 AND n.nspname = current_schema() ORDER BY c.relname`, t.table)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			day, ok := partitionDay(t.table, name)
+			if !ok {
+				return nil, fmt.Errorf("partition %s is not named after its day", name)
+			}
+			out[t.table] = append(out[t.table], time.UnixMilli(day*dayMs).UTC().Format(time.DateOnly))
+		}
+	}
+	return out, nil
 }

@@ -62,6 +62,10 @@ type Store struct {
 	// write (5 s); in between it repeats the last good verdict.
 	WriteProbeEvery time.Duration
 
+	// partitionDays are the days whose partitions this process knows
+	// exist (PostgreSQL; partitions.go).
+	partitionDays sync.Map
+
 	probeMu  sync.Mutex // guards the readiness write probe
 	probeAt  time.Time
 	probeErr error
@@ -126,6 +130,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		}
 	}
 	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	now := s.Now().UnixMilli()
+	if err := s.EnsurePartitions(ctx, now-dayMs, now+PartitionsAhead*dayMs); err != nil {
 		s.Close()
 		return nil, err
 	}

@@ -27,9 +27,11 @@ func (s *Store) InsertAPStats(ctx context.Context, customerID int64, aps []*tele
 		}
 		rows = append(rows, []any{customerID, a.BoxID, now, interval, tx, rx, int64(a.NumAssocClients)})
 	}
-	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
-		_, err := b.Insert(ctx, "ap_stats", []string{"customer_id", "box_id", "ts", "interval_ms", "tx_bytes", "rx_bytes", "clients"}, rows, "")
-		return err
+	return s.withDays(ctx, 1, func(int) int64 { return now }, func() error {
+		return s.bulk(ctx, s.tw, func(b *bulkTx) error {
+			_, err := b.Insert(ctx, "ap_stats", []string{"customer_id", "box_id", "ts", "interval_ms", "tx_bytes", "rx_bytes", "clients"}, rows, "")
+			return err
+		})
 	})
 }
 

@@ -18,20 +18,33 @@ const PurgeBatch = 10_000
 // Purger is what retention needs of the store.
 type Purger interface {
 	// PurgeTelemetry deletes at most batch rows of table older than
-	// before (ms) and returns how many it deleted.
+	// before (ms) and returns how many it deleted (none of a table kept in
+	// day partitions).
 	PurgeTelemetry(ctx context.Context, table string, before int64, batch int) (int, error)
+	// MaintainPartitions, on a store that keeps telemetry in day
+	// partitions, makes the partitions of the days ahead of now (ms) and
+	// drops those whose whole day lies before before; a store without
+	// partitions does nothing.
+	MaintainPartitions(ctx context.Context, now, before int64) ([]DroppedPartition, error)
+}
+
+// DroppedPartition is a day partition that retention dropped.
+type DroppedPartition struct {
+	Table string
+	Day   time.Time
 }
 
 // PurgedTables are the telemetry tables retention purges, oldest rows
 // first: events, samples, AP heartbeats, the clients not seen since, and
 // the connection log bundles.
-var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles", "conn_obs", "anomalies", "baseline_dirty"}
+var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "anomalies", "baseline_dirty"}
 
 // Instrument registers the service's series: records ingested by kind and
 // result, and rows purged by table.
 func (s *Service) Instrument(reg *metrics.Registry) {
 	s.ingested = reg.Counter("wnms_ingest_records_total", "Telemetry records ingested, by kind and result.", "kind", "result")
 	s.purged = reg.Counter("wnms_telemetry_purged_rows_total", "Telemetry rows purged by retention, by table.", "table")
+	s.droppedDays = reg.Counter("wnms_telemetry_dropped_partitions_total", "Day partitions of telemetry dropped by retention (PostgreSQL), by table.", "table")
 }
 
 // count records an ingest's result.
@@ -47,7 +60,20 @@ func (s *Service) count(kind string, r *Result) {
 // Purge deletes, table by table and batch by batch, the telemetry older
 // than the retention, and returns how many rows it deleted.
 func (s *Service) Purge(ctx context.Context, p Purger) (int, error) {
-	before := s.Now().Add(-s.Retention).UnixMilli()
+	now := s.Now()
+	before := now.Add(-s.Retention).UnixMilli()
+	dropped, err := p.MaintainPartitions(ctx, now.UnixMilli(), before)
+	for _, d := range dropped {
+		if s.droppedDays != nil {
+			s.droppedDays.With(d.Table).Inc()
+		}
+		if s.Log != nil {
+			s.Log.Info("telemetry partition dropped", "table", d.Table, "day", d.Day.Format(time.DateOnly))
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
 	total := 0
 	for _, table := range PurgedTables {
 		for {

@@ -37,7 +37,7 @@ type Service struct {
 	// block (the SNMP trap sender queues its traps).
 	OnAPChange func(ap AP, up bool)
 
-	ingested, purged *metrics.CounterVec
+	ingested, purged, droppedDays *metrics.CounterVec
 
 	boxMu  sync.Mutex
 	boxIDs map[boxKey]int64 // client boxIds known to this process
