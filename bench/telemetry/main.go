@@ -72,6 +72,10 @@ var (
 	evalN     = flag.Int("evaluations", 20, "anomaly evaluations of each kind to time")
 	rebuild   = flag.Bool("rebuild", true, "with -baselines, rebuild the observations of every slot first (false: a kept -data store whose slots are rebuilt already)")
 	readProf  = flag.String("readprofile", "", "write a CPU profile of the hot reads to this file")
+	rawLoad   = flag.Bool("raw-load", false, "load the events raw (COPY on PostgreSQL) instead of through the store's bulk path: fast enough for tens of millions")
+	ingestAt  = flag.String("ingest-at", "", "comma-separated event counts (e.g. 1000000,50000000) at which the load stops for another ingest comparison")
+	markDays  = flag.Int("rebuild-days", 0, "with -baselines, rebuild the observations of the last N days only (0: all)")
+	dropDay   = flag.Bool("drop-day", false, "at the end, drop the oldest day's partitions (PostgreSQL) while a reader reads event pages, and time both")
 )
 
 const batch = 10_000
@@ -113,61 +117,62 @@ func main() {
 		*ingestN = 0
 	}
 
-	// 1. Ingest, side by side.
+	// The partitions of every day the events may fall in (PostgreSQL).
+	check(st.EnsurePartitions(ctx, gen.end.Add(-time.Duration(*days)*24*time.Hour).UnixMilli(), gen.end.UnixMilli()))
+
+	// 1. Ingest, side by side; again at each -ingest-at count.
 	if *cpuProf != "" {
 		f, err := os.Create(*cpuProf)
 		check(err)
 		check(pprof.StartCPUProfile(f))
 	}
-	var rawDur, httpDur time.Duration
-	var rawRows, httpRows int
-	for b := 0; b < *ingestN; b += 2 {
-		recs := gen.records(batch)
-		events, bodies := gen.parse(ctx, svc, recs)
-		t0 := time.Now()
-		check(st.RawInsertEventsForBench(ctx, store.EventRowsForBench(1, events, bodies)))
-		rawDur += time.Since(t0)
-		rawRows += len(events)
-
-		// Two senders, a batch each.
-		bodiesHTTP := [][]byte{[]byte("[" + strings.Join(gen.records(batch/2), ",") + "]"),
-			[]byte("[" + strings.Join(gen.records(batch/2), ",") + "]")}
-		t0 = time.Now()
-		var wg sync.WaitGroup
-		for _, body := range bodiesHTTP {
-			wg.Add(1)
-			go func() { defer wg.Done(); post(client, base+"/V5/ingest/clientevents", cookie, body) }()
-		}
-		wg.Wait()
-		httpDur += time.Since(t0)
-		httpRows += batch
+	loaded := int(have)
+	if *ingestN > 0 {
+		loaded += ingestRound(ctx, st, svc, client, base, cookie, &gen, "at start")
 	}
 	if *cpuProf != "" {
 		pprof.StopCPUProfile()
 	}
-	if *ingestN > 0 {
-		rawRate, httpRate := float64(rawRows)/rawDur.Seconds(), float64(httpRows)/httpDur.Seconds()
-		fmt.Printf("ingest: raw %.0f rows/s, HTTP (2 senders, %d-event batches) %.0f rows/s, ratio %.2f\n",
-			rawRate, batch, httpRate, httpRate/rawRate)
-	}
 
-	// 2. Load the rest through the store's bulk path.
+	// 2. Load the rest through the store's bulk path (or raw).
 	t0 := time.Now()
-	loaded := rawRows + httpRows
-	if have >= int64(*nEvents) {
-		loaded = int(have)
-	}
-	for loaded < *nEvents {
-		n := min(batch, *nEvents-loaded)
-		events, bodies := gen.parse(ctx, svc, gen.records(n))
-		_, err := st.InsertClientEvents(ctx, 1, events, bodies)
-		check(err)
-		loaded += n
-		if loaded%(batch*50) == 0 {
-			fmt.Printf("  loaded %d events (%.0f/s)\n", loaded, float64(loaded-rawRows-httpRows)/time.Since(t0).Seconds())
+	var marks []int
+	for _, f := range strings.Split(*ingestAt, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > loaded {
+			marks = append(marks, n)
 		}
 	}
-	fmt.Printf("load: %d events in %s; RSS %s\n", loaded, time.Since(t0).Round(time.Second), rss())
+	fromLoad := loaded
+	var loadTime time.Duration
+	for loaded < *nEvents || len(marks) > 0 {
+		if len(marks) > 0 && loaded >= marks[0] {
+			loadTime += time.Since(t0)
+			loaded += ingestRound(ctx, st, svc, client, base, cookie, &gen, fmt.Sprintf("at %d events", loaded))
+			marks = marks[1:]
+			t0 = time.Now()
+			continue
+		}
+		n := min(batch, *nEvents-loaded)
+		if len(marks) > 0 {
+			n = min(batch, marks[0]-loaded)
+		}
+		if n <= 0 {
+			break
+		}
+		events, bodies := gen.parse(ctx, svc, gen.records(n))
+		if *rawLoad {
+			check(st.RawInsertEventsForBench(ctx, store.EventRowsForBench(1, events, bodies)))
+		} else {
+			_, err := st.InsertClientEvents(ctx, 1, events, bodies)
+			check(err)
+		}
+		loaded += n
+		if loaded%(batch*100) == 0 {
+			fmt.Printf("  loaded %d events (%.0f/s)\n", loaded, float64(loaded-fromLoad)/(loadTime+time.Since(t0)).Seconds())
+		}
+	}
+	loadTime += time.Since(t0)
+	fmt.Printf("load: %d events in %s; RSS %s\n", loaded, loadTime.Round(time.Second), rss())
 	if *baselines {
 		loadSamples(ctx, st, floors)
 	}
@@ -241,6 +246,77 @@ func main() {
 			baselineReads(client, base, cookie, "cold")
 		}
 	}
+	if *dropDay {
+		measureDrop(ctx, st, client, base, cookie, &gen)
+	}
+}
+
+// ingestRound compares ingest over HTTP (two senders, -ingest-batches/2
+// rounds of a 10,000-event batch between them) with the same number of
+// rows inserted raw, alternating, and returns how many events it stored.
+func ingestRound(ctx context.Context, st *store.Store, svc *telemetry.Service, client *http.Client, base, cookie string, gen *generator, label string) int {
+	var rawDur, httpDur time.Duration
+	var rawRows, httpRows int
+	for b := 0; b < *ingestN; b += 2 {
+		recs := gen.records(batch)
+		events, bodies := gen.parse(ctx, svc, recs)
+		t0 := time.Now()
+		check(st.RawInsertEventsForBench(ctx, store.EventRowsForBench(1, events, bodies)))
+		rawDur += time.Since(t0)
+		rawRows += len(events)
+
+		// Two senders, a batch each.
+		bodiesHTTP := [][]byte{[]byte("[" + strings.Join(gen.records(batch/2), ",") + "]"),
+			[]byte("[" + strings.Join(gen.records(batch/2), ",") + "]")}
+		t0 = time.Now()
+		var wg sync.WaitGroup
+		for _, body := range bodiesHTTP {
+			wg.Add(1)
+			go func() { defer wg.Done(); post(client, base+"/V5/ingest/clientevents", cookie, body) }()
+		}
+		wg.Wait()
+		httpDur += time.Since(t0)
+		httpRows += batch
+	}
+	rawRate, httpRate := float64(rawRows)/rawDur.Seconds(), float64(httpRows)/httpDur.Seconds()
+	fmt.Printf("ingest %s: raw %.0f rows/s, HTTP (2 senders, %d-event batches) %.0f rows/s, ratio %.2f\n",
+		label, rawRate, batch, httpRate, httpRate/rawRate)
+	return rawRows + httpRows
+}
+
+// measureDrop drops the oldest day's partitions while a reader reads
+// client event pages without pause, and prints how long the drop took and
+// what the reader saw meanwhile.
+func measureDrop(ctx context.Context, st *store.Store, client *http.Client, base, cookie string, gen *generator) {
+	oldest := gen.end.Add(-time.Duration(*days) * 24 * time.Hour).UTC().Truncate(24 * time.Hour)
+	stop := make(chan struct{})
+	done := make(chan []time.Duration)
+	go func() {
+		pick := mrand.New(mrand.NewPCG(7, 8))
+		var d []time.Duration
+		for {
+			select {
+			case <-stop:
+				done <- d
+				return
+			default:
+			}
+			t := time.Now()
+			get(client, base+"/V5/devices/clientevents/"+gen.mac(pick.IntN(*nClients))+"/0/50?totalcountrequired=true", cookie)
+			d = append(d, time.Since(t))
+		}
+	}()
+	time.Sleep(2 * time.Second) // the reader's pace before
+	t0 := time.Now()
+	dropped, err := st.DropPartitionsBefore(ctx, oldest.Add(24*time.Hour).UnixMilli())
+	took := time.Since(t0)
+	check(err)
+	time.Sleep(2 * time.Second) // and after
+	close(stop)
+	d := <-done
+	fmt.Printf("drop: %d partitions of %s dropped in %s; meanwhile %d event pages read, p50 %s p99 %s max %s\n",
+		len(dropped), oldest.Format(time.DateOnly), took.Round(time.Millisecond), len(d),
+		stats.MS(stats.Pct(d, 50)), stats.MS(stats.Pct(d, 99)), stats.MS(stats.Pct(d, 100)))
 }
 
 // measureBaselines marks every slot of the stored events out of date,
@@ -252,16 +328,21 @@ func measureBaselines(ctx context.Context, srv *benchserver.Server, client *http
 		baselineReads(client, base, cookie, "hot")
 		return
 	}
-	_, err := st.MarkAllSlotsForBench(ctx, 1) // the slots that ingest has not marked already
+	from := int64(0)
+	if *markDays > 0 {
+		from = time.Now().Add(-time.Duration(*markDays) * 24 * time.Hour).UnixMilli()
+	}
+	_, err := st.MarkSlotsForBench(ctx, 1, from) // the slots that ingest has not marked already
 	check(err)
 	n, err := st.DirtySlotCountForBench(ctx)
 	check(err)
 	t0 := time.Now()
 	get(client, base+"/V5/baselines/clientsconnectivity", cookie) // refreshes the slots a day of it needs
 	fmt.Printf("baselines: the first day read (which recomputes the 15 days of slots it needs) took %s\n", time.Since(t0).Round(time.Millisecond))
-	check(srv.API.Baselines.Refresh(ctx, 1, 0, math.MaxInt64, 0)) // and the rest, as the evaluation would over the next minutes
+	check(srv.API.Baselines.Refresh(ctx, 1, from, math.MaxInt64, 0)) // and the rest, as the evaluation would over the next minutes
 	fmt.Printf("baselines: rebuilt the observations of %d slots in %s (%.1f ms a slot)\n", n, time.Since(t0).Round(time.Millisecond),
 		float64(time.Since(t0).Milliseconds())/float64(max(n, 1)))
+	check(st.AnalyzeForBench(ctx)) // as autovacuum would after a bulk load
 	baselineReads(client, base, cookie, "hot")
 }
 

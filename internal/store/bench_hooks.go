@@ -46,13 +46,14 @@ func (s *Store) CountEventsForBench(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// MarkAllSlotsForBench marks every slot holding an event of the customer
-// out of date, as if all had just been ingested, and returns how many.
-func (s *Store) MarkAllSlotsForBench(ctx context.Context, customerID int64) (int, error) {
+// MarkSlotsForBench marks every slot from from (ms) on that holds an
+// event of the customer out of date, as if all had just been ingested,
+// and returns how many.
+func (s *Store) MarkSlotsForBench(ctx context.Context, customerID, from int64) (int, error) {
 	slot := baseline.SlotDuration.Milliseconds()
 	res, err := s.tw.ExecContext(ctx, `INSERT INTO baseline_dirty (customer_id, slot, version)
-		SELECT DISTINCT customer_id, ts - ts % $2, 1 FROM client_events WHERE customer_id = $1
-		ON CONFLICT (customer_id, slot) DO NOTHING`, customerID, slot)
+		SELECT DISTINCT customer_id, ts - ts % $2, 1 FROM client_events WHERE customer_id = $1 AND ts >= $3
+		ON CONFLICT (customer_id, slot) DO NOTHING`, customerID, slot, from)
 	if err != nil {
 		return 0, err
 	}
@@ -65,4 +66,15 @@ func (s *Store) DirtySlotCountForBench(ctx context.Context) (int, error) {
 	var n int
 	err := s.tr.QueryRowContext(ctx, `SELECT count(*) FROM baseline_dirty`).Scan(&n)
 	return n, err
+}
+
+// AnalyzeForBench refreshes the planner's statistics of the telemetry
+// tables, as autovacuum does within a minute or two of a bulk load.
+func (s *Store) AnalyzeForBench(ctx context.Context) error {
+	for _, t := range []string{"client_events", "client_stats", "ap_stats", "conn_obs", "perf_obs", "baseline_dirty", "clients"} {
+		if _, err := s.tw.ExecContext(ctx, `ANALYZE `+t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
