@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/binary"
+	"slices"
 	"strconv"
 
 	"github.com/wnms/wnms/internal/baseline"
@@ -25,19 +26,26 @@ func dirtyRows(customerID int64, events []*telemetry.Event) [][]any {
 }
 
 // dirtySlots are the baseline_dirty marks of the slots of n times, all
-// with one new random version.
+// with one new random version, in slot order: concurrent batches upsert
+// the marks they share in one order and wait for each other instead of
+// deadlocking.
 func dirtySlots(customerID int64, n int, at func(i int) int64) [][]any {
 	var buf [8]byte
 	rand.Read(buf[:])
 	version := int64(binary.BigEndian.Uint64(buf[:]) >> 1)
 	seen := map[int64]bool{}
-	var rows [][]any
+	var slots []int64
 	for i := 0; i < n; i++ {
 		slot := baseline.SlotOf(at(i))
 		if !seen[slot] {
 			seen[slot] = true
-			rows = append(rows, []any{customerID, slot, version})
+			slots = append(slots, slot)
 		}
+	}
+	slices.Sort(slots)
+	rows := make([][]any, len(slots))
+	for i, slot := range slots {
+		rows[i] = []any{customerID, slot, version}
 	}
 	return rows
 }
