@@ -231,6 +231,9 @@ func wireServe(ctx context.Context, c *serveConfig, stdout, stderr io.Writer) (_
 	if s.tls, err = c.tlsConfig(); err != nil {
 		return nil, err
 	}
+	if err := s.st.WarmPool(ctx); err != nil {
+		return nil, fmt.Errorf("connect to the store: %w", err)
+	}
 	if err := s.wireServices(ctx); err != nil {
 		return nil, err
 	}

@@ -98,7 +98,7 @@ func (p *trendParams) decode(f *form) {
 	p.Type = strings.ToLower(f.str("type"))
 	f.local()
 	p.BoxID = f.optInt("boxid")
-	if p.clientOK && p.BoxID == nil {
+	if p.clientOK && p.BoxID == nil && f.err == nil {
 		if v := f.str("macaddress"); v != "" {
 			if p.MAC = f.mac("macaddress", v); f.err != nil {
 				f.err = wnms.ParamError("macaddress", "%q is not a MAC address", v)
@@ -200,7 +200,7 @@ func (p *baselineParams) decode(f *form) {
 		p.BandParam = f.str("frequencyband")
 		p.SSID = f.str("ssid")
 	}
-	if p.mac > 0 {
+	if p.mac > 0 && f.err == nil {
 		p.MAC = f.mac("macaddress", f.str("macaddress"))
 		if f.err != nil {
 			f.err = wnms.ParamError("macaddress", "macaddress %q is not a MAC address (six hex pairs, : or - between them)", f.str("macaddress"))

@@ -152,8 +152,8 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
-		db.SetMaxOpenConns(32)
-		db.SetMaxIdleConns(32)
+		db.SetMaxOpenConns(pgPoolSize)
+		db.SetMaxIdleConns(pgPoolSize)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 		s.dialect, s.r, s.w, s.tr, s.tw = Postgres, db, db, db, db
 	} else {
