@@ -9,7 +9,8 @@
 #   bare: a plain net/http server answering a fixed 1 KiB JSON body, and
 #   wnms: GET /new/webservice/V5/users/current with the session cookie
 #         (session lookup in the store + role check + JSON of the user).
-# It prints requests/s of every round, the median of each and the ratio
+# It prints the rate and latency of wnms in the first second after it said
+# ready, then requests/s of every round, the median of each and the ratio
 # wnms/bare, then the latency of sequential API-key logins over one
 # keep-alive connection (p50/p90/p99).
 #
@@ -145,6 +146,13 @@ run_wrk() {
 	[[ -n $rps ]] || die "no Requests/sec in wrk output: $out"
 	echo "$rps"
 }
+
+# The first second after /readyz said ready (and one login): the same
+# load, with its latency, before anything else warmed the server.
+out=$(wrk -t"$THREADS" -c"$CONNS" -d1s --latency -H "$cookie" "$wnms_url") || die "wrk failed: $out"
+grep -qE 'Non-2xx|Socket errors' <<<"$out" && die "wrk saw errors in the first second:"$'\n'"$out"
+printf 'first second after ready: wnms users/current %.0f req/s, p50 %s, p99 %s\n' \
+	"$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")" "$(awk '$1 == "50%" {print $2}' <<<"$out")" "$(awk '$1 == "99%" {print $2}' <<<"$out")"
 
 if ((WARMUP > 0)); then
 	echo "== warm-up ${WARMUP}s each"
