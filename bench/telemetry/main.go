@@ -55,27 +55,29 @@ import (
 )
 
 var (
-	dbURL     = flag.String("database-url", "", "PostgreSQL URL; empty: SQLite in a temporary directory")
-	nEvents   = flag.Int("events", 1_000_000, "events to load for the reads")
-	nClients  = flag.Int("clients", 50_000, "client MACs")
-	nAPs      = flag.Int("aps", 500, "APs")
-	days      = flag.Int("days", 30, "days the events span")
-	ingestN   = flag.Int("ingest-batches", 20, "10,000-event batches for the ingest comparison (half raw, half HTTP)")
-	readsN    = flag.Int("reads", 400, "requests of each read kind")
-	idle      = flag.Duration("idle", 90*time.Second, "rest before the cold reads (0: skip them)")
-	cpuProf   = flag.String("cpuprofile", "", "write a CPU profile of the ingest comparison to this file")
-	dataDir   = flag.String("data", "", "SQLite data directory to keep (and reuse: a store that holds -events events skips the ingest and load); empty: a temporary one")
-	cacheMiB  = flag.Int("sqlite-cache-mib", store.DefaultCacheMiB, "SQLite telemetry page cache, as wnms serve --sqlite-cache-mib")
-	baselines = flag.Bool("baselines", false, "also measure the baselines: rebuild the slot observations, read a day of connectivity and of a client's data rate, and time the anomaly evaluation")
-	nFloors   = flag.Int("floors", 50, "floors the APs stand on, 5 to a site")
-	sampleN   = flag.Int("sample-clients", 1000, "clients with a statistics sample every 5 minutes of the -days (for the data-rate baseline)")
-	evalN     = flag.Int("evaluations", 20, "anomaly evaluations of each kind to time")
-	rebuild   = flag.Bool("rebuild", true, "with -baselines, rebuild the observations of every slot first (false: a kept -data store whose slots are rebuilt already)")
-	readProf  = flag.String("readprofile", "", "write a CPU profile of the hot reads to this file")
-	rawLoad   = flag.Bool("raw-load", false, "load the events raw (COPY on PostgreSQL) instead of through the store's bulk path: fast enough for tens of millions")
-	ingestAt  = flag.String("ingest-at", "", "comma-separated event counts (e.g. 1000000,50000000) at which the load stops for another ingest comparison")
-	markDays  = flag.Int("rebuild-days", 0, "with -baselines, rebuild the observations of the last N days only (0: all)")
-	dropDay   = flag.Bool("drop-day", false, "at the end, drop the oldest day's partitions (PostgreSQL) while a reader reads event pages, and time both")
+	dbURL      = flag.String("database-url", "", "PostgreSQL URL; empty: SQLite in a temporary directory")
+	nEvents    = flag.Int("events", 1_000_000, "events to load for the reads")
+	nClients   = flag.Int("clients", 50_000, "client MACs")
+	nAPs       = flag.Int("aps", 500, "APs")
+	days       = flag.Int("days", 30, "days the events span")
+	ingestN    = flag.Int("ingest-batches", 20, "10,000-event batches for the ingest comparison (half raw, half HTTP)")
+	readsN     = flag.Int("reads", 400, "requests of each read kind")
+	idle       = flag.Duration("idle", 90*time.Second, "rest before the cold reads (0: skip them)")
+	cpuProf    = flag.String("cpuprofile", "", "write a CPU profile of the ingest comparison to this file")
+	dataDir    = flag.String("data", "", "SQLite data directory to keep (and reuse: a store that holds -events events skips the ingest and load); empty: a temporary one")
+	cacheMiB   = flag.Int("sqlite-cache-mib", store.DefaultCacheMiB, "SQLite telemetry page cache, as wnms serve --sqlite-cache-mib")
+	baselines  = flag.Bool("baselines", false, "also measure the baselines: rebuild the slot observations, read a day of connectivity and of a client's data rate, and time the anomaly evaluation")
+	nFloors    = flag.Int("floors", 50, "floors the APs stand on, 5 to a site")
+	sampleN    = flag.Int("sample-clients", 1000, "clients with a statistics sample every 5 minutes of the -days (for the data-rate baseline)")
+	evalN      = flag.Int("evaluations", 20, "anomaly evaluations of each kind to time")
+	rebuild    = flag.Bool("rebuild", true, "with -baselines, rebuild the observations of every slot first (false: a kept -data store whose slots are rebuilt already)")
+	readProf   = flag.String("readprofile", "", "write a CPU profile of the hot reads to this file")
+	rawLoad    = flag.Bool("raw-load", false, "load the events raw (COPY on PostgreSQL) instead of through the store's bulk path: fast enough for tens of millions")
+	ingestAt   = flag.String("ingest-at", "", "comma-separated event counts (e.g. 1000000,50000000) at which the load stops for another ingest comparison")
+	markDays   = flag.Int("rebuild-days", 0, "with -baselines, rebuild the observations of the last N days only (0: all)")
+	keepSchema = flag.String("schema", "", "with -database-url: use this existing schema (a store a previous run kept) and keep it")
+	span       = flag.Duration("ingest-span", 0, "spread the ingest comparison's events over this much time before now, as live traffic is (0: over -days, as the load)")
+	dropDay    = flag.Bool("drop-day", false, "at the end, drop the oldest day's partitions (PostgreSQL) while a reader reads event pages, and time both")
 )
 
 const batch = 10_000
@@ -113,8 +115,10 @@ func main() {
 	have, err := st.CountEventsForBench(ctx)
 	check(err)
 	if have >= int64(*nEvents) {
-		fmt.Printf("the store holds %d events: ingest and load skipped\n", have)
-		*ingestN = 0
+		fmt.Printf("the store holds %d events: load skipped\n", have)
+		if *span == 0 {
+			*ingestN = 0
+		}
 	}
 
 	// The partitions of every day the events may fall in (PostgreSQL).
@@ -128,7 +132,7 @@ func main() {
 	}
 	loaded := int(have)
 	if *ingestN > 0 {
-		loaded += ingestRound(ctx, st, svc, client, base, cookie, &gen, "at start")
+		loaded += ingestRound(ctx, st, svc, client, base, cookie, &gen, fmt.Sprintf("at %d events", have))
 	}
 	if *cpuProf != "" {
 		pprof.StopCPUProfile()
@@ -254,7 +258,12 @@ func main() {
 // ingestRound compares ingest over HTTP (two senders, -ingest-batches/2
 // rounds of a 10,000-event batch between them) with the same number of
 // rows inserted raw, alternating, and returns how many events it stored.
-func ingestRound(ctx context.Context, st *store.Store, svc *telemetry.Service, client *http.Client, base, cookie string, gen *generator, label string) int {
+func ingestRound(ctx context.Context, st *store.Store, svc *telemetry.Service, client *http.Client, base, cookie string, load *generator, label string) int {
+	gen := load
+	if *span > 0 {
+		gen = &generator{r: load.r, end: time.Now(), span: *span}
+		label += fmt.Sprintf(" (events of the last %s)", *span)
+	}
 	var rawDur, httpDur time.Duration
 	var rawRows, httpRows int
 	for b := 0; b < *ingestN; b += 2 {
@@ -585,11 +594,16 @@ func storeConfig(ctx context.Context) (store.Config, func()) {
 		check(err)
 		return store.Config{DataDir: dir, CacheMiB: *cacheMiB}, func() { os.RemoveAll(dir) }
 	}
-	schema := "bench_" + strings.ToLower(rand.Text()[:10])
+	schema, keep := "bench_"+strings.ToLower(rand.Text()[:10]), *keepSchema != ""
+	if keep {
+		schema = *keepSchema
+	}
 	admin, err := sql.Open("pgx", *dbURL)
 	check(err)
-	_, err = admin.ExecContext(ctx, "CREATE SCHEMA "+schema)
-	check(err)
+	if !keep {
+		_, err = admin.ExecContext(ctx, "CREATE SCHEMA "+schema)
+		check(err)
+	}
 	u, err := url.Parse(*dbURL)
 	check(err)
 	q := u.Query()
@@ -598,7 +612,9 @@ func storeConfig(ctx context.Context) (store.Config, func()) {
 	dir, err := os.MkdirTemp("", "wnms-bench-")
 	check(err)
 	return store.Config{DatabaseURL: u.String(), DataDir: dir}, func() {
-		admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		if !keep {
+			admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		}
 		admin.Close()
 		os.RemoveAll(dir)
 	}
