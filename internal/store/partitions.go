@@ -81,15 +81,15 @@ func (s *Store) EnsurePartitions(ctx context.Context, from, to int64) error {
 	return nil
 }
 
-// ensureDaysOf makes sure the partitions of the days of times (ms) exist
-// before rows of those times are written; nothing on SQLite.
-func (s *Store) ensureDaysOf(ctx context.Context, n int, time func(i int) int64) error {
+// ensureDaysOf makes sure the partitions of the days of n rows' times
+// (at(i), ms) exist before those rows are written; nothing on SQLite.
+func (s *Store) ensureDaysOf(ctx context.Context, n int, at func(i int) int64) error {
 	if s.dialect != Postgres {
 		return nil
 	}
 	last := int64(-1)
 	for i := range n {
-		day := time(i) / dayMs
+		day := at(i) / dayMs
 		if day == last {
 			continue
 		}
