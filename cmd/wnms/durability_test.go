@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
@@ -125,13 +126,35 @@ func TestIngestSurvivesKills(t *testing.T) {
 				t.Fatal("no batch was acknowledged")
 			}
 			stored := 0
+			newest := map[string]int64{}
 			for m := range macs {
-				var page struct{ TotalCount int }
+				var page struct {
+					TotalCount   int
+					ClientEvents []struct{ Timestamp int64 }
+				}
 				status, body := getJSON(t, "http://"+addr+fmt.Sprintf("/new/webservice/V5/devices/clientevents/aa:bb:cc:00:00:%02x/0/1", m), cookie, &page)
-				if status != 200 {
+				if status != 200 || len(page.ClientEvents) != 1 {
 					t.Fatalf("event page: %d %s", status, body)
 				}
 				stored += page.TotalCount
+				newest[fmt.Sprintf("AA:BB:CC:00:00:%02X", m)] = page.ClientEvents[0].Timestamp
+			}
+			// The clients' state, written behind the events and journalled
+			// with them, is the newest stored event of each: none lost to a
+			// kill between an acknowledgement and its flush.
+			var clients []struct {
+				MacAddress string
+				LastSeen   int64
+			}
+			if status, body := getJSON(t, "http://"+addr+"/new/webservice/V5/devices/clients", cookie, &clients); status != 200 {
+				t.Fatalf("clients: %d %s", status, body)
+			}
+			seen := map[string]int64{}
+			for _, c := range clients {
+				seen[c.MacAddress] = c.LastSeen
+			}
+			if !maps.Equal(seen, newest) {
+				t.Errorf("clients last seen %v, want the newest stored event of each %v", seen, newest)
 			}
 			if stored != want {
 				t.Errorf("%d events stored after %d kills, want the %d acknowledged, each once", stored, kills, want)

@@ -13,18 +13,6 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// dirtyRows are the baseline_dirty marks of the slots that events with
-// connection attempts (Success, Failure) fall in.
-func dirtyRows(customerID int64, events []*telemetry.Event) [][]any {
-	var attempts []int64
-	for _, e := range events {
-		if e.Type == telemetry.Success || e.Type == telemetry.Failure {
-			attempts = append(attempts, e.Timestamp)
-		}
-	}
-	return dirtySlots(customerID, len(attempts), func(i int) int64 { return attempts[i] })
-}
-
 // dirtySlots are the baseline_dirty marks of the slots of n times, all
 // with one new random version, in slot order: concurrent batches upsert
 // the marks they share in one order and wait for each other instead of
@@ -55,6 +43,9 @@ const dirtyConflict = "ON CONFLICT (customer_id, slot) DO UPDATE SET version = e
 // DirtySlots lists the customer's slots in [from, to] whose observations
 // are out of date, newest first, at most limit of them.
 func (s *Store) DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]baseline.DirtySlot, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := s.tr.QueryContext(ctx, `SELECT slot, version FROM baseline_dirty
 		WHERE customer_id = $1 AND slot >= $2 AND slot <= $3 ORDER BY slot DESC LIMIT `+strconv.Itoa(limit), customerID, from, to)
 	if err != nil {
@@ -74,6 +65,9 @@ func (s *Store) DirtySlots(ctx context.Context, customerID, from, to int64, limi
 
 // DirtyCustomers lists the customers with slots to refresh.
 func (s *Store) DirtyCustomers(ctx context.Context) ([]int64, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
 	return queryIDs(ctx, s.tr, `SELECT DISTINCT customer_id FROM baseline_dirty ORDER BY customer_id`)
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -70,10 +72,11 @@ var sampleColumns = []string{"customer_id", "mac", "ts", "location_id", "ap_box_
 	"data_rate", "retry_pct", "best_nbr_rssi", "tx_bytes", "rx_bytes", "observed_by"}
 
 // InsertClientStats stores samples through the bulk path on the
-// telemetry database, and marks their baseline slots out of date. A sample
+// telemetry database, with what they say of their clients and of the
+// baseline slots they fall in, written behind (derived.go). A sample
 // of a client at a timestamp already stored is skipped; the answer is how
 // many were stored.
-func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples []*telemetry.Sample) (int, error) {
+func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples []*telemetry.Sample, clients map[int64]telemetry.ClientUpdate) (int, error) {
 	rows := make([][]any, len(samples))
 	for i, x := range samples {
 		var box, nbr, tx, rx, obs any
@@ -95,41 +98,52 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 		rows[i] = []any{customerID, x.MacAddress, x.Timestamp, x.LocationID, box, x.BSSID, x.SSID, int64(x.Channel),
 			int64(x.RSSI), x.DataRateMbps, x.RetryRatePct, nbr, tx, rx, obs}
 	}
-	dirty := dirtySlots(customerID, len(samples), func(i int) int64 { return samples[i].Timestamp })
-	var n int64
+	d := newDerived()
+	maps.Copy(d.clients, clients)
+	for _, x := range samples {
+		d.slots[baseline.SlotOf(x.Timestamp)] = true
+	}
+	var n int
 	err := s.withDays(ctx, len(samples), func(i int) int64 { return samples[i].Timestamp }, func() error {
-		return s.bulk(ctx, s.tw, func(b *bulkTx) error {
-			var err error
-			if n, err = b.Insert(ctx, "client_stats", sampleColumns, rows, "ON CONFLICT (customer_id, mac, ts) DO NOTHING"); err != nil || n == 0 {
-				return err
-			}
-			// The performance baselines of the samples' slots are out of date.
-			_, err = b.Insert(ctx, "baseline_dirty", []string{"customer_id", "slot", "version"}, dirty, dirtyConflict)
-			return err
+		var err error
+		n, err = s.writeDerived(ctx, customerID, d, func(b *bulkTx) (int64, error) {
+			return b.Insert(ctx, "client_stats", sampleColumns, rows, "ON CONFLICT (customer_id, mac, ts) DO NOTHING")
 		})
+		return err
 	})
-	return int(n), err
+	return n, err
 }
 
 var clientColumns = []string{"box_id", "customer_id", "mac", "name", "username", "last_seen", "last_event_type", "bssid",
-	"ap_name", "ap_box_id", "ssid", "channel", "protocol", "location_id", "rssi", "data_rate"}
+	"ap_name", "ap_box_id", "ssid", "channel", "protocol", "location_id", "rssi", "data_rate",
+	"name_ts", "username_ts", "event_type_ts", "signal_ts"}
 
-// UpdateClients upserts the latest state of clients (see
-// telemetry.ClientStore).
+// UpdateClients upserts the latest state of clients now (see
+// telemetry.ClientStore), after what is pending.
 func (s *Store) UpdateClients(ctx context.Context, customerID int64, updates map[int64]telemetry.ClientUpdate) error {
+	if len(updates) == 0 {
+		return nil
+	}
+	if err := s.settle(ctx); err != nil {
+		return err
+	}
+	return s.bulk(ctx, s.tw, func(b *bulkTx) error { return upsertClients(ctx, b, customerID, updates) })
+}
+
+// upsertClients coalesces each update with its client's stored state in
+// b's transaction by telemetry.Coalesce's rule: an update older than the
+// state changes nothing; a newer one gives where the client is, and each
+// of name, username, last event type, and RSSI with data rate that it has
+// from a record no older than the state.
+func upsertClients(ctx context.Context, b *bulkTx, customerID int64, updates map[int64]telemetry.ClientUpdate) error {
 	if len(updates) == 0 {
 		return nil
 	}
 	// Rows go in boxId order: concurrent upserts then lock the rows they
 	// share in one order and wait for each other instead of deadlocking.
-	boxes := make([]int64, 0, len(updates))
-	for box := range updates {
-		boxes = append(boxes, box)
-	}
-	slices.Sort(boxes)
 	rows := make([][]any, 0, len(updates))
-	for _, box := range boxes {
-		u := updates[box]
+	for _, box := range slices.Sorted(maps.Keys(updates)) {
+		u := updates[box].Stamped()
 		var ap, rssi, rate any
 		if u.APBoxID != nil {
 			ap = *u.APBoxID
@@ -141,26 +155,39 @@ func (s *Store) UpdateClients(ctx context.Context, customerID int64, updates map
 			rate = *u.DataRate
 		}
 		rows = append(rows, []any{box, customerID, u.MacAddress, u.Name, u.Username, u.Timestamp, u.EventType, u.BSSID,
-			u.APName, ap, u.SSID, int64(u.Channel), u.Protocol, u.LocationID, rssi, rate})
+			u.APName, ap, u.SSID, int64(u.Channel), u.Protocol, u.LocationID, rssi, rate,
+			u.NameTS, u.UsernameTS, u.EventTypeTS, u.SignalTS})
 	}
-	keep := func(col string) string {
-		return col + " = CASE WHEN excluded." + col + " <> '' THEN excluded." + col + " ELSE clients." + col + " END"
+	// newer: the update is no older than the stored state; given(col,
+	// ts): the update has col, from a record no older than the state.
+	const newer = "excluded.last_seen >= clients.last_seen"
+	given := func(has, ts string) string {
+		return "excluded." + has + " AND excluded." + ts + " >= clients.last_seen"
 	}
-	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
-		_, err := b.Insert(ctx, "clients", clientColumns, rows, `ON CONFLICT (box_id) DO UPDATE SET `+
-			keep("name")+`, `+keep("username")+`, `+keep("last_event_type")+`,
-			last_seen = excluded.last_seen, bssid = excluded.bssid, ap_name = excluded.ap_name,
-			ap_box_id = excluded.ap_box_id, ssid = excluded.ssid, channel = excluded.channel,
-			protocol = excluded.protocol, location_id = excluded.location_id,
-			rssi = COALESCE(excluded.rssi, clients.rssi), data_rate = COALESCE(excluded.data_rate, clients.data_rate)
-			WHERE excluded.last_seen >= clients.last_seen`)
-		return err
-	})
+	set := func(col, when string, also ...string) string {
+		out := col + " = CASE WHEN " + when + " THEN excluded." + col + " ELSE clients." + col + " END"
+		for _, c := range also {
+			out += ", " + c + " = CASE WHEN " + when + " THEN excluded." + c + " ELSE clients." + c + " END"
+		}
+		return out
+	}
+	sets := []string{
+		set("name", given("name <> ''", "name_ts"), "name_ts"),
+		set("username", given("username <> ''", "username_ts"), "username_ts"),
+		set("last_event_type", given("last_event_type <> ''", "event_type_ts"), "event_type_ts"),
+		set("rssi", given("rssi IS NOT NULL", "signal_ts"), "data_rate", "signal_ts"),
+		set("bssid", newer, "ap_name", "ap_box_id", "ssid", "channel", "protocol", "location_id", "last_seen"),
+	}
+	_, err := b.Insert(ctx, "clients", clientColumns, rows, `ON CONFLICT (box_id) DO UPDATE SET `+strings.Join(sets, ", "))
+	return err
 }
 
 // ClientLocations tells where each of the customer's clients boxes was
 // last seen (see telemetry.ClientStore).
 func (s *Store) ClientLocations(ctx context.Context, customerID int64, boxes []int64) (map[int64]int64, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
 	out := make(map[int64]int64, len(boxes))
 	if len(boxes) == 0 {
 		return out, nil
@@ -186,6 +213,9 @@ func (s *Store) ClientLocations(ctx context.Context, customerID int64, boxes []i
 // record is still the one at the given timestamp (see
 // telemetry.ClientStore).
 func (s *Store) SetClientIdentity(ctx context.Context, customerID int64, ids map[int64]telemetry.ClientUpdate) error {
+	if err := s.settle(ctx); err != nil {
+		return err
+	}
 	if len(ids) == 0 {
 		return nil
 	}
@@ -217,6 +247,9 @@ var clientFilterColumns = map[string]string{
 
 // Clients lists the clients q selects (see telemetry.ClientStore).
 func (s *Store) Clients(ctx context.Context, q telemetry.ClientQuery) ([]telemetry.Client, int, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, 0, err
+	}
 	var args sqlArgs
 	where := []string{"customer_id = " + args.add(q.CustomerID)}
 	if q.Locations != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -183,6 +184,37 @@ func (b *bulkTx) Exec(ctx context.Context, query string, args ...any) (int64, er
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// QueryInt runs a statement in the transaction that answers one integer,
+// such as an INSERT … RETURNING id.
+func (b *bulkTx) QueryInt(ctx context.Context, query string, args ...any) (int64, error) {
+	var n int64
+	if b.d == Postgres {
+		err := b.pgx.QueryRow(ctx, query, args...).Scan(&n)
+		return n, err
+	}
+	err := b.tx.QueryRowContext(ctx, query, args...).Scan(&n)
+	return n, err
+}
+
+// groupsCommits tells whether concurrent ingest writes share transactions
+// (group.go). SQLite has one writer, so sharing its commits costs
+// nothing; PostgreSQL writes concurrent transactions on several cores at
+// once, which sharing would serialize.
+func groupsCommits(d Dialect) bool { return d != Postgres }
+
+// flushEvery is how long derived state written behind ingest waits in
+// memory at most (derived.go): the longer, the more updates of one client
+// coalesce into one write. Every read on the server that holds it flushes
+// it first, so only other servers sharing the store can see it late: on
+// SQLite there is no other server, and it waits 10 s; PostgreSQL
+// replicas see each other's within a second.
+func flushEvery(d Dialect) time.Duration {
+	if d == Postgres {
+		return time.Second
+	}
+	return 10 * time.Second
 }
 
 // lockMigrations makes migrating replicas take turns: PostgreSQL locks the

@@ -6,9 +6,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
+	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -45,29 +47,29 @@ var eventColumns = []string{"customer_id", "event_id", "mac", "ts", "event_type"
 	"dot11ac", "ssid", "protocol", "code", "sub_code", "body"}
 
 // InsertClientEvents stores events through the bulk path on the telemetry
-// database (see telemetry.EventStore), and marks the baseline slots of
-// their connection attempts out of date. An event without the client's id
-// gets one no client can send (its own namespace, "~" and random), so it
-// never collides.
-func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events []*telemetry.Event, bodies [][]byte) (int, error) {
+// database (see telemetry.EventStore), with what they say of their clients
+// and of the baseline slots their connection attempts fall in, written
+// behind (derived.go). An event without the client's id gets one no
+// client can send (its own namespace, "~" and random), so it never
+// collides.
+func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events []*telemetry.Event, bodies [][]byte, clients map[int64]telemetry.ClientUpdate) (int, error) {
 	rows := eventRows(customerID, events, bodies)
-	dirty := dirtyRows(customerID, events)
-	var n int64
+	d := newDerived()
+	maps.Copy(d.clients, clients)
+	for _, e := range events {
+		if e.Type == telemetry.Success || e.Type == telemetry.Failure {
+			d.slots[baseline.SlotOf(e.Timestamp)] = true
+		}
+	}
+	var n int
 	err := s.withDays(ctx, len(events), func(i int) int64 { return events[i].Timestamp }, func() error {
-		return s.bulk(ctx, s.tw, func(b *bulkTx) error {
-			var err error
-			if n, err = b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id, ts) DO NOTHING"); err != nil {
-				return err
-			}
-			// The baselines of the slots these events fall in are out of date
-			// (marked in the same commit, so no stored event is ever missed).
-			if len(dirty) > 0 && n > 0 {
-				_, err = b.Insert(ctx, "baseline_dirty", []string{"customer_id", "slot", "version"}, dirty, dirtyConflict)
-			}
-			return err
+		var err error
+		n, err = s.writeDerived(ctx, customerID, d, func(b *bulkTx) (int64, error) {
+			return b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id, ts) DO NOTHING")
 		})
+		return err
 	})
-	return int(n), err
+	return n, err
 }
 
 // eventRows are the rows of client_events for events and their bodies.
@@ -210,6 +212,11 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 		}
 		n, err := res.RowsAffected()
 		return int(n), err
+	}
+	if table == "clients" || table == "baseline_dirty" {
+		if err := s.settle(ctx); err != nil {
+			return 0, err
+		}
 	}
 	switch table {
 	case "conn_obs", "perf_obs", "anomalies", "baseline_dirty":

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wnms/wnms/internal/telemetry"
@@ -215,4 +216,87 @@ func (s *Store) PartitionDaysForTest(ctx context.Context) (map[string][]string, 
 		}
 	}
 	return out, nil
+}
+
+// CrashForTest ends the store as a killed server would: what is pending of
+// the derived state is forgotten, not flushed (its journal rows stay), and
+// the databases are closed.
+func (s *Store) CrashForTest() {
+	w := &s.behind
+	w.mu.Lock()
+	w.pending, w.journal, w.size, w.closed = nil, nil, 0, true
+	w.waiting.Store(false)
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	w.mu.Unlock()
+	s.Close()
+}
+
+// HoldDerivedForTest makes derived state wait for a read, an explicit
+// flush or Close, never for time.
+func (s *Store) HoldDerivedForTest() {
+	s.behind.mu.Lock()
+	defer s.behind.mu.Unlock()
+	s.behind.every = time.Hour
+}
+
+// JournalRowsForTest counts the rows of the derived-state journal.
+func (s *Store) JournalRowsForTest(ctx context.Context) (int, error) {
+	var n int
+	err := s.tr.QueryRowContext(ctx, `SELECT count(*) FROM derived_journal`).Scan(&n)
+	return n, err
+}
+
+// GroupWriteForTest runs query in a grouped telemetry write, after hold
+// (nil: at once) is closed, and answers the transaction it ran in last (a
+// name, the same for writes that shared one). running (nil: none) is
+// closed when the write first starts in a transaction.
+func (s *Store) GroupWriteForTest(ctx context.Context, running chan struct{}, hold <-chan struct{}, query string, args ...any) (string, error) {
+	var tx string
+	var once sync.Once
+	err := s.writeGrouped(ctx, func(b *bulkTx) error {
+		if running != nil {
+			once.Do(func() { close(running) })
+		}
+		if hold != nil {
+			<-hold
+		}
+		tx = fmt.Sprintf("%p", b)
+		_, err := b.Exec(ctx, query, args...)
+		return err
+	}, nil)
+	return tx, err
+}
+
+// GroupQueueForTest is how many grouped writes wait for the next round.
+func (s *Store) GroupQueueForTest() int {
+	s.group.mu.Lock()
+	defer s.group.mu.Unlock()
+	return len(s.group.queue)
+}
+
+// DecodeJournalForTest round-trips derived state through a journal body.
+func DecodeJournalForTest(clients map[int64]telemetry.ClientUpdate, slots []int64) (map[int64]telemetry.ClientUpdate, []int64, error) {
+	d := newDerived()
+	for b, u := range clients {
+		d.clients[b] = u
+	}
+	for _, s := range slots {
+		d.slots[s] = true
+	}
+	raw, err := encodeJournal(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	got, err := decodeJournal(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []int64
+	for s := range got.slots {
+		out = append(out, s)
+	}
+	return got.clients, out, nil
 }

@@ -66,15 +66,15 @@ func TestDayPartitions(t *testing.T) {
 		// A batch ten days old, one of today.
 		old := now.Add(-10 * day)
 		evs, bodies := events("AA:00:00:00:00:01", old, 3)
-		if n, err := st.InsertClientEvents(ctx, 1, evs, bodies); err != nil || n != 3 {
+		if n, err := st.InsertClientEvents(ctx, 1, evs, bodies, nil); err != nil || n != 3 {
 			t.Fatalf("old events: %d, %v", n, err)
 		}
 		evs, bodies = events("AA:00:00:00:00:02", now, 2)
-		if n, err := st.InsertClientEvents(ctx, 1, evs, bodies); err != nil || n != 2 {
+		if n, err := st.InsertClientEvents(ctx, 1, evs, bodies, nil); err != nil || n != 2 {
 			t.Fatalf("new events: %d, %v", n, err)
 		}
 		// The same records again are duplicates, across partitions too.
-		if n, err := st.InsertClientEvents(ctx, 1, evs, bodies); err != nil || n != 0 {
+		if n, err := st.InsertClientEvents(ctx, 1, evs, bodies, nil); err != nil || n != 0 {
 			t.Fatalf("retried events: %d stored, %v", n, err)
 		}
 		days, _ = st.PartitionDaysForTest(ctx)
@@ -86,7 +86,7 @@ func TestDayPartitions(t *testing.T) {
 		// partitions), then the first drops every day older than five.
 		replica := storetest.OpenStoreAt(t, cfg)
 		evs, bodies = events("AA:00:00:00:00:03", old, 1)
-		if n, err := replica.InsertClientEvents(ctx, 1, evs, bodies); err != nil || n != 1 {
+		if n, err := replica.InsertClientEvents(ctx, 1, evs, bodies, nil); err != nil || n != 1 {
 			t.Fatalf("replica's old event: %d, %v", n, err)
 		}
 		dropped, err := st.MaintainPartitions(ctx, now.UnixMilli(), now.Add(-5*day).UnixMilli())
@@ -113,7 +113,7 @@ func TestDayPartitions(t *testing.T) {
 
 		// The replica still believes the old day's partitions exist.
 		evs, bodies = events("AA:00:00:00:00:04", old, 1)
-		if n, err := replica.InsertClientEvents(ctx, 1, evs, bodies); err != nil || n != 1 {
+		if n, err := replica.InsertClientEvents(ctx, 1, evs, bodies, nil); err != nil || n != 1 {
 			t.Fatalf("replica's write into a dropped day: %d, %v", n, err)
 		}
 	})
@@ -174,7 +174,7 @@ func TestDayPartitionMigrationKeepsRows(t *testing.T) {
 	}
 	// New rows take new ids.
 	evs, bodies := events("AA:00:00:00:00:09", time.UnixMilli(now), 1)
-	if n, err := st.InsertClientEvents(ctx, 1, evs, bodies); err != nil || n != 1 {
+	if n, err := st.InsertClientEvents(ctx, 1, evs, bodies, nil); err != nil || n != 1 {
 		t.Fatalf("insert after the migration: %d, %v", n, err)
 	}
 	var ids int

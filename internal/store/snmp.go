@@ -25,6 +25,9 @@ func (s *Store) CountUp(ctx context.Context, name string) (int64, error) {
 // every customer: APs up and down, and clients heard from at or after
 // activeSince (Unix ms).
 func (s *Store) SNMPCounts(ctx context.Context, activeSince int64) (snmp.Counts, error) {
+	if err := s.settle(ctx); err != nil {
+		return snmp.Counts{}, err
+	}
 	var c snmp.Counts
 	err := s.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN active THEN 1 ELSE 0 END), 0),
 		COALESCE(SUM(CASE WHEN active THEN 0 ELSE 1 END), 0) FROM aps`).Scan(&c.APsUp, &c.APsDown)

@@ -66,6 +66,12 @@ type Store struct {
 	// exist (PostgreSQL; partitions.go).
 	partitionDays sync.Map
 
+	// group and behind are the ingest write path: group commit
+	// (group.go) and derived state written behind (derived.go).
+	group     groupWriter
+	behind    writeBehind
+	stopSweep chan struct{} // ends sweepJournal (PostgreSQL)
+
 	probeMu  sync.Mutex // guards the readiness write probe
 	probeAt  time.Time
 	probeErr error
@@ -84,7 +90,7 @@ type Config struct {
 	Synchronous string
 	// CacheMiB is the page cache, in MiB, that SQLite keeps in process
 	// memory for the telemetry file, shared out among its reader
-	// connections (0: 64 MiB). Pages in it stay hot however long the
+	// connections and its writer (0: 64 MiB). Pages in it stay hot however long the
 	// server idles, where the operating system's file cache is evicted.
 	CacheMiB int
 	// MustExist makes Open refuse a store that is not there yet (ErrNoStore)
@@ -138,12 +144,22 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	// Derived state a stopped server journalled but had not applied.
+	if _, err := s.replayJournal(ctx, true); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("apply the ingest journal: %w", err)
+	}
+	if s.dialect == Postgres {
+		s.stopSweep = make(chan struct{})
+		go s.sweepJournal(s.stopSweep)
+	}
 	return s, nil
 }
 
 // OpenNoMigrate opens the store without touching its schema.
 func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{Now: time.Now, WriteProbeEvery: 5 * time.Second}
+	s.behind.owner = newJournalOwner()
 	if cfg.DatabaseURL != "" {
 		if !strings.HasPrefix(cfg.DatabaseURL, "postgres://") && !strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
 			return nil, errors.New("database URL must start with postgres://")
@@ -156,6 +172,7 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		db.SetMaxIdleConns(pgPoolSize)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 		s.dialect, s.r, s.w, s.tr, s.tw = Postgres, db, db, db, db
+		s.behind.every = flushEvery(Postgres)
 	} else {
 		dir := cfg.DataDir
 		if dir == "" {
@@ -185,7 +202,8 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, err
 		}
 		s.dialect = SQLite
-		if s.tr, s.tw, err = openSQLite(filepath.Join(dir, TelemetryFile), sync, telemetryReaders, cache*1024/telemetryReaders); err != nil {
+		s.behind.every = flushEvery(SQLite)
+		if s.tr, s.tw, err = openSQLite(filepath.Join(dir, TelemetryFile), sync, telemetryReaders, cache*1024/(telemetryReaders+1)); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -210,11 +228,18 @@ const TelemetryFile = "wnms-telemetry.db"
 
 // openSQLite opens an SQLite file in WAL mode as a reader pool of readers
 // connections and a single writer whose transactions begin IMMEDIATE. A
-// readerCacheKiB above 0 is each reader's page cache (SQLite's default,
-// 2 MiB, otherwise).
-func openSQLite(path, sync string, readers, readerCacheKiB int) (r, w *sql.DB, err error) {
-	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")"
+// cacheKiB above 0 is each connection's page cache (SQLite's default,
+// 2 MiB, otherwise): the writer's holds the index pages that inserts
+// land on. Statement journals (kept while a statement of a multi-statement
+// transaction runs, so that it alone can be undone) live in memory rather
+// than in temporary files.
+func openSQLite(path, sync string, readers, cacheKiB int) (r, w *sql.DB, err error) {
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")" +
+		"&_pragma=temp_store(MEMORY)"
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas
+	if cacheKiB > 0 {
+		dsn += "&_pragma=cache_size(-" + strconv.Itoa(cacheKiB) + ")"
+	}
 	w, err = sql.Open("sqlite", dsn+"&_txlock=immediate")
 	if err != nil {
 		return nil, nil, fmt.Errorf("open sqlite: %w", err)
@@ -223,9 +248,6 @@ func openSQLite(path, sync string, readers, readerCacheKiB int) (r, w *sql.DB, e
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	if readerCacheKiB > 0 {
-		dsn += "&_pragma=cache_size(-" + strconv.Itoa(readerCacheKiB) + ")"
-	}
 	r, err = sql.Open("sqlite", dsn)
 	if err != nil {
 		w.Close()
@@ -266,9 +288,14 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 // Close releases the connections.
 func (s *Store) Close() error {
 	s.stopAuthListener()
-	var err error
+	if s.stopSweep != nil {
+		close(s.stopSweep)
+		s.stopSweep = nil
+	}
+	// What is pending is journalled: a failed flush loses nothing.
+	err := s.closeBehind()
 	if s.tw != nil && s.tw != s.w {
-		err = errors.Join(s.tw.Close(), s.tr.Close())
+		err = errors.Join(err, s.tw.Close(), s.tr.Close())
 	}
 	if e := s.w.Close(); err == nil {
 		err = e

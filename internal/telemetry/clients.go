@@ -194,7 +194,7 @@ func (c *Client) Derive(now time.Time) {
 }
 
 // ClientUpdate is what one event or sample says of its client; the store
-// keeps the latest.
+// keeps the latest (see Coalesce).
 type ClientUpdate struct {
 	MacAddress string
 	Timestamp  int64
@@ -210,6 +210,52 @@ type ClientUpdate struct {
 	APName     string
 	RSSI       *int
 	DataRate   *float64
+	// When the name, username, event type and signal (RSSI and data
+	// rate) were reported, for an update coalesced from several records
+	// (see Coalesce); 0: at Timestamp.
+	NameTS, UsernameTS, EventTypeTS, SignalTS int64
+}
+
+// Coalesce is a client's state cur after the update u arrives: an update
+// older than the state (by timestamp) changes nothing; a newer one (or one
+// as old) gives where the client is (AP, BSSID, SSID, channel, protocol,
+// location) and each of name, username, last event type, and RSSI with
+// data rate that it has, the rest staying. An update coalesced from
+// several records carries, for each of those four, the timestamp of the
+// record that gave it (NameTS and so on), and gives it only if that
+// record is no older than the state: so coalescing records in any
+// grouping, in memory or in the database (store.UpdateClients applies the
+// same rule), gives what applying them one by one in arrival order gives.
+func Coalesce(cur, u ClientUpdate) ClientUpdate {
+	cur, u = cur.Stamped(), u.Stamped()
+	if u.Timestamp < cur.Timestamp {
+		return cur
+	}
+	next := u
+	if u.Name == "" || u.NameTS < cur.Timestamp {
+		next.Name, next.NameTS = cur.Name, cur.NameTS
+	}
+	if u.Username == "" || u.UsernameTS < cur.Timestamp {
+		next.Username, next.UsernameTS = cur.Username, cur.UsernameTS
+	}
+	if u.EventType == "" || u.EventTypeTS < cur.Timestamp {
+		next.EventType, next.EventTypeTS = cur.EventType, cur.EventTypeTS
+	}
+	if u.RSSI == nil || u.SignalTS < cur.Timestamp {
+		next.RSSI, next.DataRate, next.SignalTS = cur.RSSI, cur.DataRate, cur.SignalTS
+	}
+	return next
+}
+
+// Stamped is u with the timestamp of each of its name, username, event
+// type and signal that has none (one record's update) set to u's.
+func (u ClientUpdate) Stamped() ClientUpdate {
+	for _, ts := range []*int64{&u.NameTS, &u.UsernameTS, &u.EventTypeTS, &u.SignalTS} {
+		if *ts == 0 {
+			*ts = u.Timestamp
+		}
+	}
+	return u
 }
 
 // ClientProperties are what the filter language may test on clients.

@@ -8,27 +8,18 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// updateClients records what events or samples say of their clients: the
-// latest of each client counts, and a name or username given by an older
-// record of the batch is kept when the latest gives none.
-func (s *Service) updateClients(ctx context.Context, c *wnms.Caller, updates []ClientUpdate) error {
+// clientUpdates turns what events or samples say of their clients into
+// one update per client (by boxId), coalesced in record order. For a
+// caller who sees the whole tree it returns them, for the store to record
+// with the records (written behind, in the same commit's journal); for a
+// caller scoped below the root it records them itself, at once, because
+// what they may change depends on where each client is now, and returns
+// nil.
+func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []ClientUpdate) (map[int64]ClientUpdate, error) {
 	latest := map[string]ClientUpdate{}
 	for _, u := range updates {
-		cur, ok := latest[u.MacAddress]
-		if ok && u.Timestamp < cur.Timestamp {
-			cur.Name, cur.Username = cmp.Or(cur.Name, u.Name), cmp.Or(cur.Username, u.Username)
-			if cur.EventType == "" {
-				cur.EventType = u.EventType
-			}
-			latest[u.MacAddress] = cur
-			continue
-		}
-		if ok {
-			u.Name, u.Username = cmp.Or(u.Name, cur.Name), cmp.Or(u.Username, cur.Username)
-			u.EventType = cmp.Or(u.EventType, cur.EventType)
-			if u.RSSI == nil {
-				u.RSSI, u.DataRate = cur.RSSI, cur.DataRate
-			}
+		if cur, ok := latest[u.MacAddress]; ok {
+			u = Coalesce(cur, u)
 		}
 		latest[u.MacAddress] = u
 	}
@@ -39,7 +30,7 @@ func (s *Service) updateClients(ctx context.Context, c *wnms.Caller, updates []C
 	slices.Sort(macs)
 	boxes, err := s.clientBoxIDs(ctx, c.CustomerID(), macs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	byBox := make(map[int64]ClientUpdate, len(latest))
 	for m, u := range latest {
@@ -48,32 +39,35 @@ func (s *Service) updateClients(ctx context.Context, c *wnms.Caller, updates []C
 	// A caller scoped below the root that moves a client from a location
 	// it does not see gets the client without the name and username that
 	// records it could not write gave it: those stay out of its view.
+	scope, err := c.ScopePaths(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(scope, wnms.RootPath) {
+		return byBox, nil
+	}
+	ids := make([]int64, 0, len(byBox))
+	for b := range byBox {
+		ids = append(ids, b)
+	}
+	where, err := s.Store.ClientLocations(ctx, c.CustomerID(), ids)
+	if err != nil {
+		return nil, err
+	}
 	var fresh map[int64]ClientUpdate
-	if scope, err := c.ScopePaths(ctx); err != nil {
-		return err
-	} else if !slices.Contains(scope, wnms.RootPath) {
-		ids := make([]int64, 0, len(byBox))
-		for b := range byBox {
-			ids = append(ids, b)
-		}
-		where, err := s.Store.ClientLocations(ctx, c.CustomerID(), ids)
-		if err != nil {
-			return err
-		}
-		seen := map[int64]error{}
-		for b, loc := range where {
-			if loc != byBox[b].LocationID && s.sees(ctx, c, loc, seen) != nil {
-				if fresh == nil {
-					fresh = map[int64]ClientUpdate{}
-				}
-				fresh[b] = byBox[b]
+	seen := map[int64]error{}
+	for b, loc := range where {
+		if loc != byBox[b].LocationID && s.sees(ctx, c, loc, seen) != nil {
+			if fresh == nil {
+				fresh = map[int64]ClientUpdate{}
 			}
+			fresh[b] = byBox[b]
 		}
 	}
 	if err := s.Store.UpdateClients(ctx, c.CustomerID(), byBox); err != nil {
-		return err
+		return nil, err
 	}
-	return s.Store.SetClientIdentity(ctx, c.CustomerID(), fresh)
+	return nil, s.Store.SetClientIdentity(ctx, c.CustomerID(), fresh)
 }
 
 // IngestStats stores the client statistics samples of an ingest body for
@@ -88,8 +82,8 @@ func (s *Service) IngestStats(ctx context.Context, c *wnms.Caller, body []byte) 
 			return x.LocationID, nil
 		},
 		update: (*Sample).ClientUpdate,
-		store: func(ctx context.Context, good []*Sample) (int, error) {
-			return s.Store.InsertClientStats(ctx, c.CustomerID(), good)
+		store: func(ctx context.Context, good []*Sample, clients map[int64]ClientUpdate) (int, error) {
+			return s.Store.InsertClientStats(ctx, c.CustomerID(), good, clients)
 		},
 	})
 }

@@ -42,12 +42,12 @@ func (s *Service) IngestEvents(ctx context.Context, c *wnms.Caller, body []byte)
 			return e.LocationID, err
 		},
 		update: (*Event).ClientUpdate,
-		store: func(ctx context.Context, good []*Event) (int, error) {
+		store: func(ctx context.Context, good []*Event, clients map[int64]ClientUpdate) (int, error) {
 			bodies := make([][]byte, len(good))
 			for i, e := range good {
 				bodies[i] = e.stored
 			}
-			return s.Store.InsertClientEvents(ctx, c.CustomerID(), good, bodies)
+			return s.Store.InsertClientEvents(ctx, c.CustomerID(), good, bodies, clients)
 		},
 	})
 }
@@ -64,14 +64,15 @@ type clientRecords[R comparable] struct {
 	// nil when no known AP has it) and returns the location.
 	place  func(r R, ap *RadioAP) (int64, error)
 	update func(R) ClientUpdate
-	// store writes the accepted records and returns how many were new.
-	store func(ctx context.Context, good []R) (int, error)
+	// store writes the accepted records, with what they say of their
+	// clients (nil: recorded already), and returns how many were new.
+	store func(ctx context.Context, good []R, clients map[int64]ClientUpdate) (int, error)
 }
 
 // ingestClientRecords is the ingest of client records: each record is
 // parsed and checked on its own (and refused on its own), placed at its
-// BSSID's AP, refused when that location is not one the caller sees; the
-// clients' latest state is updated, then the records are stored.
+// BSSID's AP, refused when that location is not one the caller sees; then
+// the records are stored with what they say of their clients.
 func ingestClientRecords[R comparable](ctx context.Context, s *Service, c *wnms.Caller, body []byte, k clientRecords[R]) (*Result, error) {
 	recs, err := SplitRecords(body)
 	if err != nil {
@@ -132,12 +133,14 @@ func ingestClientRecords[R comparable](ctx context.Context, s *Service, c *wnms.
 		updates = append(updates, k.update(r))
 	}
 	if len(good) > 0 {
-		// The clients first: their update is idempotent, so if storing the
-		// records fails, the retry (all duplicates then) changes nothing.
-		if err := s.updateClients(ctx, c, updates); err != nil {
+		// A scoped caller's client updates are written here, before the
+		// records: they are idempotent, so if storing the records fails,
+		// the retry (all duplicates then) changes nothing.
+		clients, err := s.clientUpdates(ctx, c, updates)
+		if err != nil {
 			return nil, err
 		}
-		n, err := k.store(ctx, good)
+		n, err := k.store(ctx, good, clients)
 		if err != nil {
 			return nil, err
 		}

@@ -90,8 +90,12 @@ type EventStore interface {
 	RadiosByBSSID(ctx context.Context, customerID int64, bssids []string) (map[string]RadioAP, error)
 	// InsertClientEvents stores events (with bodies, the events as the reads
 	// answer them) in one transaction and returns how many were new: an
-	// eventId stored before is skipped.
-	InsertClientEvents(ctx context.Context, customerID int64, events []*Event, bodies [][]byte) (int, error)
+	// eventId stored before is skipped. When any is new, clients (by
+	// boxId; nil: none) are recorded as UpdateClients does, and the
+	// baseline slots of the events marked out of date: both may be written
+	// behind, but are journalled in the same transaction, so a crash loses
+	// neither.
+	InsertClientEvents(ctx context.Context, customerID int64, events []*Event, bodies [][]byte, clients map[int64]ClientUpdate) (int, error)
 	// ClientEvents answers q newest first (ties: the later arrival first),
 	// as stored bodies, with the count of all matches when q.Count.
 	ClientEvents(ctx context.Context, q EventQuery) ([]json.RawMessage, int, error)
@@ -129,11 +133,12 @@ type ClientStore interface {
 	ClientBoxIDs(ctx context.Context, customerID int64, macs []string) (map[string]int64, error)
 	// InsertClientStats stores samples in one transaction and answers how
 	// many were new: a sample of a client at a timestamp already stored is
-	// a retry and is skipped.
-	InsertClientStats(ctx context.Context, customerID int64, samples []*Sample) (int, error)
+	// a retry and is skipped. clients and the slots are recorded as by
+	// InsertClientEvents.
+	InsertClientStats(ctx context.Context, customerID int64, samples []*Sample, clients map[int64]ClientUpdate) (int, error)
 	// UpdateClients records what events and samples say of clients
-	// (keyed by boxId, one update each): an update older than what is
-	// stored changes nothing.
+	// (keyed by boxId, one update each), at once, coalescing each with the
+	// stored state as Coalesce does.
 	UpdateClients(ctx context.Context, customerID int64, updates map[int64]ClientUpdate) error
 	// Clients lists the clients q selects, last seen first, and how many
 	// it selects in all.

@@ -1,0 +1,266 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wnms/wnms/internal/baseline"
+	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/store/storetest"
+	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// clientState is what a client's row says, for comparing two ways of
+// writing it.
+type clientState struct {
+	Mac, Name, Username, EventType, BSSID, SSID string
+	LastSeen, Location                          int64
+	RSSI                                        string
+}
+
+func clientStates(t *testing.T, st *store.Store, customerID int64) map[string]clientState {
+	t.Helper()
+	cs, _, err := st.Clients(context.Background(), telemetry.ClientQuery{CustomerID: customerID, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]clientState{}
+	for _, c := range cs {
+		rssi := "none"
+		if c.RSSI != nil {
+			rssi = fmt.Sprintf("%d/%v", *c.RSSI, *c.DataRateMbps)
+		}
+		out[c.MacAddress] = clientState{c.MacAddress, c.Name, c.Username, c.LastEventType, c.BSSID, c.SSID,
+			c.LastSeen, c.LocationID.ID, rssi}
+	}
+	return out
+}
+
+// Derived state written behind ingest is exact and survives crashes:
+// batches of events with random client updates (timestamps out of order,
+// fields present and absent) go through the ingest write for customer 1,
+// with flushes and kill -9 style crashes at random points between them;
+// then the same updates go one by one through UpdateClients for
+// customer 2. After the last reopen, both customers' clients read the
+// same, and every slot an attempt fell in is marked out of date.
+func TestWriteBehindExactAcrossCrashes(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		cfg := storetest.StoreConfig(t, b)
+		st, err := store.Open(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { st.Close() }()
+		st.HoldDerivedForTest()
+		r := rand.New(rand.NewPCG(3, 4))
+		base := time.Now().Add(-2 * time.Hour).UnixMilli()
+		pick := func(vals ...string) string { return vals[r.IntN(len(vals))] }
+		macs := []string{"AA:00:00:00:00:01", "AA:00:00:00:00:02", "AA:00:00:00:00:03", "AA:00:00:00:00:04"}
+		wantSlots := map[int64]bool{}
+		var oneByOne []map[int64]telemetry.ClientUpdate
+		crashes, n := 0, 0
+		for batch := range 40 {
+			var evs []*telemetry.Event
+			var bodies [][]byte
+			behind := map[int64]telemetry.ClientUpdate{}
+			for range 1 + r.IntN(6) {
+				m := r.IntN(len(macs))
+				u := telemetry.ClientUpdate{MacAddress: macs[m], Timestamp: base + int64(r.IntN(40))*60_000,
+					Name: pick("", "", "laptop", "phone"), Username: pick("", "ada", "bob"), EventType: pick("", "Success", "Failure"),
+					BSSID: pick("00:11:74:00:00:01", "00:11:74:00:00:02"), SSID: pick("corp", "guest"), Channel: 36,
+					Protocol: "A", LocationID: int64(1 + r.IntN(3))}
+				if r.IntN(2) == 0 {
+					rssi, rate := -40-r.IntN(30), float64(r.IntN(300))
+					u.RSSI, u.DataRate = &rssi, &rate
+				}
+				// One by one, at once, for customer 2 (at the end: an
+				// update flushes what is pending first).
+				oneByOne = append(oneByOne, map[int64]telemetry.ClientUpdate{int64(101 + m): u})
+				// Coalesced in the batch, as ingest does, for customer 1.
+				if cur, ok := behind[int64(1+m)]; ok {
+					u = telemetry.Coalesce(cur, u)
+				}
+				behind[int64(1+m)] = u
+				n++
+				evs = append(evs, &telemetry.Event{EventID: fmt.Sprintf("e%d", n), MacAddress: u.MacAddress, BSSID: u.BSSID,
+					Timestamp: u.Timestamp, Type: telemetry.Failure, SSID: u.SSID, Channel: 36, Protocol: "A", LocationID: wnms.UnknownLocation})
+				bodies = append(bodies, []byte(`{}`))
+				wantSlots[baseline.SlotOf(u.Timestamp)] = true
+			}
+			if got, err := st.InsertClientEvents(ctx, 1, evs, bodies, behind); err != nil || got != len(evs) {
+				t.Fatalf("batch %d: %d stored, %v", batch, got, err)
+			}
+			switch r.IntN(6) + batch/39*6 { // the last batch stays pending
+			case 0:
+				if err := st.FlushDerived(ctx); err != nil {
+					t.Fatal(err)
+				}
+			case 1:
+				st.CrashForTest()
+				crashes++
+				if st, err = store.Open(ctx, cfg); err != nil {
+					t.Fatal(err)
+				}
+				st.HoldDerivedForTest()
+			}
+		}
+		// A last crash with batches pending, then the server that opens next.
+		if left, err := st.JournalRowsForTest(ctx); err != nil || left == 0 {
+			t.Fatalf("journal rows before the last crash: %d, %v (want some pending)", left, err)
+		}
+		st.CrashForTest()
+		if st, err = store.Open(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if left, err := st.JournalRowsForTest(ctx); err != nil || left != 0 {
+			t.Fatalf("journal rows after reopening: %d, %v", left, err)
+		}
+		behind := clientStates(t, st, 1)
+		for _, u := range oneByOne {
+			if err := st.UpdateClients(ctx, 2, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		direct := clientStates(t, st, 2)
+		if len(direct) != len(macs) || !reflect.DeepEqual(behind, direct) {
+			t.Errorf("after %d crashes, written behind:\n%v\none by one:\n%v", crashes+1, behind, direct)
+		}
+		dirty, err := st.DirtySlots(ctx, 1, 0, base+24*3600_000, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, d := range dirty {
+			got = append(got, d.Slot)
+		}
+		slices.Sort(got)
+		var want []int64
+		for s := range wantSlots {
+			want = append(want, s)
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("dirty slots %v, want %v", got, want)
+		}
+	})
+}
+
+// A read sees every batch acknowledged before it, on the server that
+// holds them in memory, without waiting for the flush.
+func TestWriteBehindReadsSeeAcknowledged(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		st := storetest.OpenStore(t, b)
+		evs, bodies := events("AA:00:00:00:00:09", time.Now().Add(-time.Minute), 2)
+		u := telemetry.ClientUpdate{MacAddress: "AA:00:00:00:00:09", Timestamp: evs[1].Timestamp, Name: "scanner",
+			EventType: "Success", BSSID: "00:11:74:00:00:01", SSID: "corp", Channel: 36, Protocol: "A", LocationID: 1}
+		if _, err := st.InsertClientEvents(ctx, 1, evs, bodies, map[int64]telemetry.ClientUpdate{7: u}); err != nil {
+			t.Fatal(err)
+		}
+		if got := clientStates(t, st, 1)["AA:00:00:00:00:09"]; got.Name != "scanner" || got.LastSeen != u.Timestamp {
+			t.Errorf("read right after ingest: %+v", got)
+		}
+		if n, err := st.JournalRowsForTest(ctx); err != nil || n != 0 {
+			t.Errorf("journal rows after the read's flush: %d %v", n, err)
+		}
+		// A retried batch (all stored already) journals nothing.
+		if n, err := st.InsertClientEvents(ctx, 1, evs, bodies, map[int64]telemetry.ClientUpdate{7: u}); err != nil || n != 0 {
+			t.Fatalf("retry: %d %v", n, err)
+		}
+		if n, err := st.JournalRowsForTest(ctx); err != nil || n != 0 {
+			t.Errorf("journal rows after a retry: %d %v", n, err)
+		}
+	})
+}
+
+// On SQLite, writes that wait for the writer while a round runs share the
+// next round's transaction; when one of them fails, the others still
+// commit, each alone, and only it fails.
+func TestGroupCommit(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.OpenStore(t, storetest.SQLite)
+	insert := `INSERT INTO baseline_dirty (customer_id, slot, version) VALUES (9, $1, 0)`
+	run := func(fail int) (txs []string, errs []error) {
+		hold, running := make(chan struct{}), make(chan struct{})
+		first := make(chan error, 1)
+		go func() { _, err := st.GroupWriteForTest(ctx, running, hold, insert, int64(1000*fail)); first <- err }()
+		<-running // the first write leads a round of its own, and waits in it
+		txs, errs = make([]string, 4), make([]error, 4)
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				slot := int64(1000*fail + 1 + i)
+				if fail > 0 && i == 2 {
+					slot = int64(1000*fail + 1) // the key write 0 takes: a conflict
+				}
+				txs[i], errs[i] = st.GroupWriteForTest(ctx, nil, nil, insert, slot)
+			}()
+		}
+		for st.GroupQueueForTest() != 4 {
+			time.Sleep(time.Millisecond)
+		}
+		close(hold)
+		wg.Wait()
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		return txs, errs
+	}
+	txs, errs := run(0)
+	for i := range 4 {
+		if errs[i] != nil || txs[i] != txs[0] {
+			t.Fatalf("write %d: %v in %s, want nil in the shared %s", i, errs[i], txs[i], txs[0])
+		}
+	}
+	_, errs = run(1)
+	for i, err := range errs {
+		if (err != nil) != (i == 2) {
+			t.Errorf("write %d of a round with a failing write: %v", i, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "UNIQUE") {
+			t.Errorf("write %d failed with %v, want its own conflict", i, err)
+		}
+	}
+	dirty, err := st.DirtySlots(ctx, 9, 0, 1<<40, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirty) != 2*4+1 { // slots 1000..1004 and 1..4, not write 2's second 1001
+		t.Errorf("%d rows committed, want 9: %v", len(dirty), dirty)
+	}
+}
+
+// A journal body gives back what went in.
+func TestJournalRoundTrip(t *testing.T) {
+	rssi, rate, ap := -61, 433.3, int64(12)
+	in := map[int64]telemetry.ClientUpdate{
+		5: {MacAddress: "AA:BB", Timestamp: 1_700_000_000_000, Name: "n", Username: "u", EventType: "Failure", BSSID: "b",
+			SSID: "s", Channel: 149, Protocol: "AC", LocationID: 3, APBoxID: &ap, APName: "Lobby", RSSI: &rssi, DataRate: &rate,
+			NameTS: 1_699_999_999_000, UsernameTS: 1_700_000_000_000, EventTypeTS: 1_600_000_000_000, SignalTS: 1_700_000_000_000},
+		6: {MacAddress: "CC:DD", Timestamp: 42},
+	}
+	got, slots, err := store.DecodeJournalForTest(in, []int64{900_000, -900_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for box, u := range in {
+		if !reflect.DeepEqual(got[box], u.Stamped()) {
+			t.Errorf("client %d: %+v, want %+v", box, got[box], u.Stamped())
+		}
+	}
+	slices.Sort(slots)
+	if !slices.Equal(slots, []int64{-900_000, 900_000}) {
+		t.Errorf("slots %v", slots)
+	}
+}
