@@ -84,6 +84,7 @@ type writeBehind struct {
 	size    int                // clients and slots pending
 	timer   *time.Timer
 	every   time.Duration // flushEvery of the store's engine
+	max     int           // maxPending, unless a test lowers it
 	waiting atomic.Bool   // anything pending
 	closed  bool
 }
@@ -336,7 +337,11 @@ func (w *writeBehind) add(s *Store, customerID int64, d *derived, id int64) bool
 			s.FlushDerived(context.Background())
 		})
 	}
-	return w.size >= maxPending
+	limit := w.max
+	if limit == 0 {
+		limit = maxPending
+	}
+	return w.size >= limit
 }
 
 // FlushDerived applies the pending derived state to clients and

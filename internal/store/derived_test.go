@@ -264,3 +264,61 @@ func TestJournalRoundTrip(t *testing.T) {
 		t.Errorf("slots %v", slots)
 	}
 }
+
+// SQLite's bulk path writes events and samples with INSERT OR IGNORE, which
+// skips a row that breaks any constraint, not only a row stored already.
+// That is the same as ON CONFLICT DO NOTHING only while those tables have
+// no CHECK or foreign key (their NOT NULL columns are always filled), as
+// here.
+func TestOrIgnoreTables(t *testing.T) {
+	st := storetest.OpenStore(t, storetest.SQLite)
+	tables := store.OrIgnoreTablesForTest()
+	if len(tables) == 0 {
+		t.Fatal("no tables")
+	}
+	for _, table := range tables {
+		q, err := st.TelemetrySchemaForTest(context.Background(), table)
+		if err != nil || q == "" {
+			t.Fatalf("%s: %q %v", table, q, err)
+		}
+		up := strings.ToUpper(q)
+		for _, word := range []string{"CHECK", "REFERENCES", "ON CONFLICT"} {
+			if strings.Contains(up, word) {
+				t.Errorf("%s has %s: INSERT OR IGNORE would skip rows ON CONFLICT DO NOTHING keeps\n%s", table, word, q)
+			}
+		}
+	}
+}
+
+// What waits in memory is bounded: a batch that fills it flushes before it
+// answers, however many clients a sender invents.
+func TestWriteBehindBounded(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		st := storetest.OpenStore(t, b)
+		st.HoldDerivedForTest()
+		const limit = 50
+		st.LimitPendingForTest(limit)
+		base := time.Now().Add(-time.Hour)
+		most := 0
+		for batch := range 30 {
+			mac := fmt.Sprintf("AA:00:00:00:%02X:00", batch)
+			evs, bodies := events(mac, base.Add(time.Duration(batch)*time.Second), 1)
+			clients := map[int64]telemetry.ClientUpdate{}
+			for i := range 7 { // 7 new clients a batch
+				clients[int64(batch*10+i)] = telemetry.ClientUpdate{MacAddress: fmt.Sprintf("AA:00:00:00:%02X:%02X", batch, i),
+					Timestamp: evs[0].Timestamp, LocationID: 1}
+			}
+			if _, err := st.InsertClientEvents(ctx, 1, evs, bodies, clients); err != nil {
+				t.Fatal(err)
+			}
+			most = max(most, st.PendingForTest())
+		}
+		if most == 0 || most >= limit {
+			t.Errorf("at most %d clients and slots pending, want some and fewer than %d", most, limit)
+		}
+		if got := len(clientStates(t, st, 1)); got != 30*7 {
+			t.Errorf("%d clients stored, want %d", got, 30*7)
+		}
+	})
+}

@@ -300,3 +300,46 @@ func DecodeJournalForTest(clients map[int64]telemetry.ClientUpdate, slots []int6
 	}
 	return got.clients, out, nil
 }
+
+// TelemetrySchemaForTest is the CREATE statement of an SQLite telemetry
+// table, and of its indexes.
+func (s *Store) TelemetrySchemaForTest(ctx context.Context, table string) (string, error) {
+	rows, err := s.tr.QueryContext(ctx, `SELECT sql FROM sqlite_master WHERE tbl_name = $1 AND sql IS NOT NULL`, table)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var q string
+		if err := rows.Scan(&q); err != nil {
+			return "", err
+		}
+		out = append(out, q)
+	}
+	return strings.Join(out, ";\n"), rows.Err()
+}
+
+// OrIgnoreTablesForTest are the tables SQLite's bulk path writes with
+// INSERT OR IGNORE.
+func OrIgnoreTablesForTest() []string {
+	var out []string
+	for t := range orIgnoreTables {
+		out = append(out, t)
+	}
+	return out
+}
+
+// LimitPendingForTest lowers how many clients and slots may wait in memory.
+func (s *Store) LimitPendingForTest(n int) {
+	s.behind.mu.Lock()
+	defer s.behind.mu.Unlock()
+	s.behind.max = n
+}
+
+// PendingForTest is how many clients and slots wait in memory.
+func (s *Store) PendingForTest() int {
+	s.behind.mu.Lock()
+	defer s.behind.mu.Unlock()
+	return s.behind.size
+}
