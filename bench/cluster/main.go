@@ -39,7 +39,7 @@ func main() {
 	open := func() *benchserver.Server {
 		dir, err := os.MkdirTemp("", "wnms-cluster-bench-")
 		check(err)
-		st, err := store.Open(ctx, store.Config{DataDir: dir})
+		st, err := store.Open(ctx, store.Config{DataDir: dir, Serving: true})
 		check(err)
 		s, err := benchserver.Start(ctx, st)
 		check(err)

@@ -52,7 +52,7 @@ func main() {
 
 func measure(n int, tag string) {
 	ctx := context.Background()
-	cfg := store.Config{DatabaseURL: *dbURL}
+	cfg := store.Config{DatabaseURL: *dbURL, Serving: true}
 	if *dbURL == "" {
 		dir, err := os.MkdirTemp("", "bench-ingest")
 		check(err)

@@ -47,7 +47,7 @@ func main() {
 		log.Fatal("-data is required (the phases share it)")
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.Config{DataDir: *dataDir, DatabaseURL: *dbURL})
+	st, err := store.Open(ctx, store.Config{DataDir: *dataDir, DatabaseURL: *dbURL, Serving: true})
 	check(err)
 	defer st.Close()
 	srv, err := benchserver.Start(ctx, st)

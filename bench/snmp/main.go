@@ -50,7 +50,7 @@ func main() {
 	dir, err := os.MkdirTemp("", "wnms-snmp-bench-")
 	check(err)
 	defer os.RemoveAll(dir)
-	st, err := store.Open(ctx, store.Config{DataDir: dir})
+	st, err := store.Open(ctx, store.Config{DataDir: dir, Serving: true})
 	check(err)
 	defer st.Close()
 	srv, err := benchserver.Start(ctx, st)

@@ -600,12 +600,12 @@ func (g *generator) parse(ctx context.Context, svc *telemetry.Service, recs []st
 
 func storeConfig(ctx context.Context) (store.Config, func()) {
 	if *dbURL == "" && *dataDir != "" {
-		return store.Config{DataDir: *dataDir, CacheMiB: *cacheMiB}, func() {}
+		return store.Config{DataDir: *dataDir, CacheMiB: *cacheMiB, Serving: true}, func() {}
 	}
 	if *dbURL == "" {
 		dir, err := os.MkdirTemp("", "wnms-bench-")
 		check(err)
-		return store.Config{DataDir: dir, CacheMiB: *cacheMiB}, func() { os.RemoveAll(dir) }
+		return store.Config{DataDir: dir, CacheMiB: *cacheMiB, Serving: true}, func() { os.RemoveAll(dir) }
 	}
 	schema, keep := "bench_"+strings.ToLower(rand.Text()[:10]), *keepSchema != ""
 	if keep {
@@ -624,7 +624,7 @@ func storeConfig(ctx context.Context) (store.Config, func()) {
 	u.RawQuery = q.Encode()
 	dir, err := os.MkdirTemp("", "wnms-bench-")
 	check(err)
-	return store.Config{DatabaseURL: u.String(), DataDir: dir}, func() {
+	return store.Config{DatabaseURL: u.String(), DataDir: dir, Serving: true}, func() {
 		if !keep {
 			admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
 		}

@@ -185,7 +185,7 @@ func (sf *storeFlags) register(fs *flag.FlagSet) {
 // --database-url points by mistake. Only serve creates a store.
 func (sf *storeFlags) open(ctx context.Context, mustExist bool) (*store.Store, error) {
 	return store.Open(ctx, store.Config{DatabaseURL: sf.databaseURL, DataDir: sf.data, Synchronous: sf.synchronous,
-		CacheMiB: sf.cacheMiB, MustExist: mustExist})
+		CacheMiB: sf.cacheMiB, MustExist: mustExist, Serving: !mustExist})
 }
 
 // openAuth opens the store (open) and the authentication service over

@@ -118,6 +118,17 @@ func TestWriteBehindExactAcrossCrashes(t *testing.T) {
 			t.Fatalf("journal rows before the last crash: %d, %v (want some pending)", left, err)
 		}
 		st.CrashForTest()
+		// A command that only administers the store (apikey, migrate,
+		// backup) leaves the journal to the servers.
+		admin := cfg
+		admin.Serving = false
+		if st, err = store.Open(ctx, admin); err != nil {
+			t.Fatal(err)
+		}
+		if left, err := st.JournalRowsForTest(ctx); err != nil || left == 0 {
+			t.Fatalf("journal rows after an administrative open: %d, %v (want them left)", left, err)
+		}
+		st.Close()
 		if st, err = store.Open(ctx, cfg); err != nil {
 			t.Fatal(err)
 		}

@@ -98,6 +98,11 @@ type Config struct {
 	// a PostgreSQL database without wnms's schema. Commands that only
 	// administer a store set it, so a mistyped --data creates nothing.
 	MustExist bool
+	// Serving marks the store of a server (wnms serve), which applies the
+	// ingest journal that a stopped server left (derived.go) before it
+	// serves and, on PostgreSQL, sweeps what dead replicas leave. Commands
+	// that only administer a store leave both to the servers.
+	Serving bool
 }
 
 // ErrNoStore is Open's error, with Config.MustExist, for a store that does
@@ -143,6 +148,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := s.EnsurePartitions(ctx, now-dayMs, now+PartitionsAhead*dayMs); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if !cfg.Serving {
+		return s, nil
 	}
 	// Derived state a stopped server journalled but had not applied.
 	if _, err := s.replayJournal(ctx, true); err != nil {

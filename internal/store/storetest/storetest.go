@@ -50,7 +50,7 @@ func ForEachBackend(t *testing.T, f func(t *testing.T, b Backend)) {
 func StoreConfig(t testing.TB, b Backend) store.Config {
 	t.Helper()
 	if b == SQLite {
-		return store.Config{DataDir: t.TempDir()}
+		return store.Config{DataDir: t.TempDir(), Serving: true}
 	}
 	base := os.Getenv("WNMS_TEST_DATABASE_URL")
 	if base == "" {
@@ -82,7 +82,7 @@ func StoreConfig(t testing.TB, b Backend) store.Config {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return store.Config{DatabaseURL: u.String(), DataDir: t.TempDir()}
+	return store.Config{DatabaseURL: u.String(), DataDir: t.TempDir(), Serving: true}
 }
 
 // OpenStore opens a fresh migrated store of backend b.
