@@ -331,12 +331,7 @@ func (w *writeBehind) add(s *Store, customerID int64, d *derived, id int64) bool
 	w.size += len(p.clients) + len(p.slots) - before
 	w.journal = append(w.journal, id)
 	w.waiting.Store(true)
-	if w.timer == nil && !w.closed {
-		w.timer = time.AfterFunc(w.every, func() {
-			// A failed flush stays pending and is tried again.
-			s.FlushDerived(context.Background())
-		})
-	}
+	w.schedule(s)
 	limit := w.max
 	if limit == 0 {
 		limit = maxPending
@@ -393,10 +388,17 @@ func (s *Store) FlushDerived(ctx context.Context) error {
 		w.size += len(d.clients) + len(d.slots)
 	}
 	w.waiting.Store(true)
+	w.schedule(s)
+	return fmt.Errorf("write derived state: %w", err)
+}
+
+// schedule makes s flush what is pending within w.every, unless a flush is
+// scheduled already or the store is closing; w.mu is held. A failed flush
+// stays pending and schedules the next try.
+func (w *writeBehind) schedule(s *Store) {
 	if w.timer == nil && !w.closed {
 		w.timer = time.AfterFunc(w.every, func() { s.FlushDerived(context.Background()) })
 	}
-	return fmt.Errorf("write derived state: %w", err)
 }
 
 // closeBehind flushes what is pending and stops the flush timer for good.
