@@ -94,7 +94,7 @@ type writeBehind struct {
 // Integers are varints; a string is its length and bytes; an optional
 // value is a presence byte and the value; each of the four timestamps of
 // a client's name, username, event type and signal is its distance before
-// the client's timestamp. A batch of 5,000 events' clients is about 40 KB.
+// the client's timestamp. 5,000 clients and 2,900 slots take about 100 KB.
 const journalVersion = 1
 
 // encodeJournal is d as a journal row's body.
