@@ -83,6 +83,7 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 	enc := json.NewEncoder(stdout)
 	switch action {
 	case "create":
+		ctx := cliAudit(ctx, getenv, customer, "apikeys", "", "wnms apikey create --login "+login)
 		u, err := auth.EnsureAPIUser(ctx, st, login, role, customer)
 		if err != nil {
 			return err
@@ -99,7 +100,11 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		return enc.Encode(ks)
 	}
-	if err := st.DeleteAPIKey(ctx, 0, keyID); err != nil {
+	k, err := st.APIKey(ctx, keyID)
+	if err != nil {
+		return err
+	}
+	if err := st.DeleteAPIKey(cliAudit(ctx, getenv, k.CustomerID, "apikeys", keyID, "wnms apikey revoke "+keyID), 0, keyID); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "revoked %s\n", keyID)
@@ -150,4 +155,28 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintln(stdout, p)
 	}
 	return nil
+}
+
+// cliAudit returns ctx carrying the audit record of a command-line change:
+// via "cli", by the operating-system user that ran it, with the command as
+// its path: its action and target only, never the store's flags (a
+// database URL may hold a password).
+func cliAudit(ctx context.Context, getenv func(string) string, customerID int64, resourceType, resourceID, command string) context.Context {
+	who := getenv("SUDO_USER")
+	if who == "" {
+		who = getenv("USER")
+	}
+	if who == "" {
+		who = "unknown"
+	}
+	e := wnms.NewAuditEntry(wnms.AuditRecord{
+		CustomerID:   customerID,
+		Actor:        wnms.AuditActor{LoginID: who, Via: "cli"},
+		Method:       "CLI",
+		Path:         command,
+		ResourceType: resourceType,
+		ResourceID:   resourceID,
+		Status:       200,
+	})
+	return wnms.WithAudit(ctx, e)
 }

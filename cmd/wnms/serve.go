@@ -52,6 +52,7 @@ type serveConfig struct {
 	maxConns        int
 	apTimeout       time.Duration
 	retention       time.Duration
+	auditRetention  time.Duration
 	snmpAgentListen string
 	clusterConfig   string
 	baselineK       float64
@@ -115,6 +116,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster file naming this server's child servers (JSON; re-read on SIGHUP)")
 	fs.StringVar(&c.snmpAgentListen, "snmp-agent-listen", "127.0.0.1:1161", "UDP address of the SNMP agent, or off")
 	fs.DurationVar(&c.retention, "retention", telemetry.DefaultRetention, "how long client events and samples are kept (purged hourly)")
+	fs.DurationVar(&c.auditRetention, "audit-retention", 400*24*time.Hour, "how long audit log records are kept (purged hourly)")
 	fs.BoolVar(&c.demo, "demo", false, "fill an empty store with a simulated network (7 days of history, then live) and print a key to explore it; refused on a store with other data")
 	if err := cmd.parse(args, getenv, 0); err != nil {
 		return nil, err
@@ -386,6 +388,14 @@ func (s *server) background(ctx, bg context.Context) {
 	go housekeeping(bg, st, log)
 	go s.api.Telemetry.WatchAPs(bg)
 	go s.api.Telemetry.PurgeEvery(bg, st, time.Hour)
+	go every.Period(bg, time.Hour, func(ctx context.Context) {
+		n, err := st.PurgeAudit(ctx, time.Now().Add(-s.c.auditRetention).UnixMilli())
+		if err != nil && ctx.Err() == nil {
+			log.Error("audit log retention failed", "err", err)
+		} else if n > 0 {
+			log.Info("audit log records purged", "rows", n)
+		}
+	})
 	go s.traps.Run(bg)
 	go s.api.Baselines.EvaluateEvery(bg, func(ctx context.Context) ([]int64, error) {
 		// Customers with new telemetry, and those with recent observations.
@@ -589,6 +599,8 @@ func (c *serveConfig) validate(cmd *command) error {
 		return bad("ap-timeout", c.apTimeout, "must be at least 1s")
 	case c.retention < time.Hour:
 		return bad("retention", c.retention, "must be at least 1h")
+	case c.auditRetention < time.Hour:
+		return bad("audit-retention", c.auditRetention, "must be at least 1h")
 	case c.baselineK <= 0 || c.baselineK > 10:
 		return bad("baseline-k", c.baselineK, "must be above 0 and at most 10")
 	case c.baselineMin < 1:

@@ -22,6 +22,7 @@ import (
 type Store interface {
 	access.Locations
 	wnms.ZoneStore
+	wnms.AuditStore
 	Layout(ctx context.Context, locationID int64) (*wnms.FloorLayout, error)
 }
 
@@ -52,6 +53,7 @@ type Server struct {
 func New(st Store, a *auth.Service, log *slog.Logger, m *httpkit.Metrics) *Server {
 	s := &Server{Store: st, Auth: a, Log: log, ServerID: 1, Layouts: storeLayouts{st},
 		Router: httpkit.NewRouter("analytics", log, m, a, writeErrorBody)}
+	s.Router.Audit = httpkit.NewAuditor(st, log)
 	s.routes()
 	s.Router.Root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		httpkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})

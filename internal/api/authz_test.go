@@ -1,11 +1,13 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -98,9 +100,10 @@ func runAuthz(t *testing.T, cases []authzCase) {
 					mark = tc.marker(t, f)
 				}
 				for _, role := range allRoles {
-					_, c := f.E.NewUser(t, apitest.UserSpec{Role: role})
+					u, c := f.E.NewUser(t, apitest.UserSpec{Role: role})
 					method, path, body := tc.request(t, f, home)
 					r := c.Do(method, path, body)
+					checkAudited(t, f.E, tc.name, method, r, u)
 					if admits(tc.allowed, role) {
 						if r.Status != tc.ok {
 							t.Errorf("%s as %s: status %d, want %d; %s", tc.name, role, r.Status, tc.ok, r.Body)
@@ -114,9 +117,10 @@ func runAuthz(t *testing.T, cases []authzCase) {
 				}
 				top := tc.allowed[len(tc.allowed)-1]
 				if tc.location {
-					_, c := f.E.NewUser(t, apitest.UserSpec{Role: top, Locations: []int64{f.Other.ID.ID}})
+					u, c := f.E.NewUser(t, apitest.UserSpec{Role: top, Locations: []int64{f.Other.ID.ID}})
 					method, path, body := tc.request(t, f, home)
 					r := c.Do(method, path, body)
+					checkAudited(t, f.E, tc.name, method, r, u)
 					if r.Status != http.StatusForbidden || r.ErrorCode() != wnms.LocationAccessDenied {
 						t.Errorf("%s outside the caller's locations: status %d %s, want 403 LOCATION_ACCESS_DENIED; %s",
 							tc.name, r.Status, r.ErrorCode(), r.Body)
@@ -137,19 +141,65 @@ func runAuthz(t *testing.T, cases []authzCase) {
 					}
 				}
 				if tc.foreign != 0 {
-					_, c := f.E.NewUser(t, apitest.UserSpec{Role: top, Customer: 2})
+					u, c := f.E.NewUser(t, apitest.UserSpec{Role: top, Customer: 2})
 					method, path, body := tc.request(t, f, home)
 					r := c.Do(method, path, body)
+					checkAudited(t, f.E, tc.name, method, r, u)
 					if r.Status != tc.foreign || r.ErrorCode() != tc.foreignCode {
 						t.Errorf("%s by another customer: status %d %s, want %d %s; %s", tc.name, r.Status, r.ErrorCode(), tc.foreign, tc.foreignCode, r.Body)
 					}
 				}
 				// No session at all.
 				method, path, body := tc.request(t, f, home)
-				if r := f.E.NewClient().Do(method, path, body); r.Status != http.StatusUnauthorized || r.ErrorCode() != wnms.SessionRequired {
+				r := f.E.NewClient().Do(method, path, body)
+				if r.Status != http.StatusUnauthorized || r.ErrorCode() != wnms.SessionRequired {
 					t.Errorf("%s without a session: status %d %s, want 401 SESSION_REQUIRED", tc.name, r.Status, r.ErrorCode())
+				}
+				if recs := auditRecordsOf(t, f.E, 1, r); len(recs) != 0 {
+					t.Errorf("%s without a session: audited as %+v", tc.name, recs)
 				}
 			})
 		}
 	})
+}
+
+// auditRecordsOf are the audit records of customer that the call which
+// answered r left.
+func auditRecordsOf(t *testing.T, e *apitest.Env, customer int64, r *apitest.Response) []wnms.AuditRecord {
+	t.Helper()
+	recs, _, err := e.Store.AuditRecords(context.Background(), wnms.AuditQuery{CustomerID: customer, From: -1, To: -1, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := r.Header.Get("X-Request-Id")
+	var out []wnms.AuditRecord
+	for _, rec := range recs {
+		if rec.RequestID == id {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// checkAudited checks that a state-changing call by u left exactly one
+// audit record, in u's customer, naming u, its method and the status it
+// answered; a reading call leaves none.
+func checkAudited(t *testing.T, e *apitest.Env, name, method string, r *apitest.Response, u *wnms.User) {
+	t.Helper()
+	recs := auditRecordsOf(t, e, u.CustomerID, r)
+	if !httpkit.Audited(method) {
+		if len(recs) != 0 {
+			t.Errorf("%s: a %s call was audited: %+v", name, method, recs)
+		}
+		return
+	}
+	if len(recs) != 1 {
+		t.Errorf("%s as %s: %d audit records, want 1: %+v", name, u.LoginID, len(recs), recs)
+		return
+	}
+	rec := recs[0]
+	if rec.Status != r.Status || rec.Method != method || rec.Actor.LoginID != u.LoginID || rec.Actor.UserID != u.UserID ||
+		rec.Actor.Role != u.Role || rec.Actor.Via != "http" || rec.ResourceType == "" {
+		t.Errorf("%s as %s: audit record %+v does not match the call (status %d)", name, u.LoginID, rec, r.Status)
+	}
 }

@@ -88,5 +88,6 @@ func (s *Server) routes() {
 	s.handle("GET /apikeys", suAd, s.listAPIKeys)
 	s.handle("PUT /apikeys", suAd, s.createAPIKey)
 	s.handle("DELETE /apikeys/{keyId}", suAd, s.deleteAPIKey)
+	s.handle("GET /auditlog", suAd, s.auditLog)
 	s.handle("GET /openapi.json", public, s.openAPI)
 }

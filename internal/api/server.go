@@ -55,6 +55,7 @@ type Store interface {
 	wnms.FileStore
 	telemetry.Store
 	baseline.Store
+	wnms.AuditStore
 	Ping(ctx context.Context) error
 	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
 }
@@ -92,6 +93,7 @@ type Server struct {
 func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Registry, m *httpkit.Metrics) *Server {
 	s := &Server{Store: st, Auth: a, Accounts: &accounts.Service{Store: st, Hasher: a}, Log: log, Info: info, Registry: reg,
 		Router: httpkit.NewRouter("api", log, m, a, writeErrorBody)}
+	s.Router.Audit = httpkit.NewAuditor(st, log)
 	loginFailures := reg.Counter("wnms_login_failures_total", "Failed login attempts.")
 	prev := a.OnLoginFailure
 	a.OnLoginFailure = func() {

@@ -210,11 +210,13 @@ func (a *Service) LoginKey(ctx context.Context, req LoginRequest, keyID, keyValu
 	k, err := a.Store.APIKey(ctx, keyID)
 	if wnms.ErrorCode(err) == wnms.ResourceNotFound {
 		CheckKey(a.Secret, keyID, keyValue, nil)
+		auditActor(ctx, wnms.OnPremCustomer, wnms.AuditActor{KeyID: keyID})
 		return nil, a.failed()
 	}
 	if err != nil {
 		return nil, err
 	}
+	auditActor(ctx, k.CustomerID, wnms.AuditActor{UserID: k.UserID, LoginID: k.LoginID, KeyID: keyID})
 	if !CheckKey(a.Secret, keyID, keyValue, k.Hash) {
 		return nil, a.failed()
 	}
@@ -222,6 +224,7 @@ func (a *Service) LoginKey(ctx context.Context, req LoginRequest, keyID, keyValu
 	if err != nil {
 		return nil, err
 	}
+	auditActor(ctx, u.CustomerID, wnms.AuditActor{UserID: u.UserID, LoginID: u.LoginID, KeyID: keyID, Role: u.Role})
 	if u.Locked(a.Now()) {
 		return nil, a.failed()
 	}
@@ -245,6 +248,11 @@ func (a *Service) LoginPassword(ctx context.Context, req LoginRequest, username,
 		return nil, err
 	}
 	u, hash, err := a.Store.UserByLogin(ctx, username)
+	if err == nil {
+		auditActor(ctx, u.CustomerID, wnms.AuditActor{UserID: u.UserID, LoginID: u.LoginID, Role: u.Role})
+	} else if len(username) <= 256 {
+		auditActor(ctx, wnms.OnPremCustomer, wnms.AuditActor{LoginID: username})
+	}
 	switch {
 	case wnms.ErrorCode(err) == wnms.ResourceNotFound:
 		u = nil
@@ -427,4 +435,13 @@ func LoadSecret(ctx context.Context, st interface {
 func RetryAfter(d time.Duration) string {
 	s := int((d + time.Second - 1) / time.Second)
 	return strconv.Itoa(s)
+}
+
+// auditActor names who a login is, in the audit record of its call: the
+// user it opens a session for, or the loginId or key id a failed attempt
+// named (an unknown one is the on-premises customer's to see).
+func auditActor(ctx context.Context, customerID int64, a wnms.AuditActor) {
+	if e := wnms.AuditFrom(ctx); e != nil {
+		e.SetActor(customerID, a)
+	}
 }

@@ -102,7 +102,13 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	return b, wnms.CheckJSONText(b)
+	if err := wnms.CheckJSONText(b); err != nil {
+		return nil, err
+	}
+	if e := wnms.AuditFrom(r.Context()); e != nil {
+		e.SetChangedFields(wnms.FieldNames(b))
+	}
+	return b, nil
 }
 
 // ReadBody reads the request body, decoded from its Content-Encoding, at

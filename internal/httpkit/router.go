@@ -71,15 +71,21 @@ type Router struct {
 	Envelope func(w http.ResponseWriter, e *wnms.Error)
 	// Intercept, if set, sees every authorized call first.
 	Intercept Interceptor
+	// Audit, if set, records every state-changing call in the audit log.
+	Audit *Auditor
 
 	// Root serves the listener's own paths (operational endpoints, and the
 	// prefix under which Calls dispatches); Calls is the route table.
 	Root  *http.ServeMux
 	Calls *http.ServeMux
 
-	reqID atomic.Uint64
-	boot  string
+	reqID    atomic.Uint64
+	boot     string
+	patterns []string
 }
+
+// Patterns are the registered calls' patterns, in registration order.
+func (k *Router) Patterns() []string { return append([]string(nil), k.patterns...) }
 
 // NewRouter returns a router for the named listener. Its Root answers
 // unknown paths with the listener's 404 or 405.
@@ -144,11 +150,16 @@ func (k *Router) ServeCalls(w http.ResponseWriter, r *http.Request, rest string)
 // listener's prefix and version segment; rule says who may make it.
 func (k *Router) Handle(pattern string, rule access.Rule, h HandlerFunc) {
 	call := Call{Pattern: pattern, Access: rule, Serve: h}
+	k.patterns = append(k.patterns, pattern)
 	latency := k.Metrics.Latency.With(k.Name, pattern)
 	var byStatus sync.Map // status -> *metrics.Counter
 	k.Calls.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
+		var entry *wnms.AuditEntry
+		if k.Audit != nil && Audited(r.Method) {
+			r, entry = k.Audit.begin(r, pattern)
+		}
 		err := k.serveCall(sw, r, call, h)
 		if err != nil {
 			k.WriteError(sw, r, err)
@@ -162,6 +173,9 @@ func (k *Router) Handle(pattern string, rule access.Rule, h HandlerFunc) {
 			n, _ = byStatus.LoadOrStore(status, k.Metrics.Requests.With(k.Name, pattern, strconv.Itoa(status)))
 		}
 		n.(*metrics.Counter).Inc()
+		if entry != nil {
+			k.Audit.finish(r, entry, status)
+		}
 		latency.Observe(time.Since(start).Seconds())
 		if k.Log.Enabled(r.Context(), slog.LevelDebug) {
 			k.Log.Debug("request", "listener", k.Name, "request_id", RequestID(r.Context()), "method", r.Method,
@@ -174,6 +188,7 @@ func (k *Router) Handle(pattern string, rule access.Rule, h HandlerFunc) {
 // the handler.
 func (k *Router) serveCall(w http.ResponseWriter, r *http.Request, call Call, h HandlerFunc) error {
 	c, err := Authorize(k.Auth, r, call.Access)
+	SetCaller(wnms.AuditFrom(r.Context()), c)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ func (s *Store) CreateSession(ctx context.Context, se *wnms.Session) error {
 	if se.KeyID != "" {
 		keyID = se.KeyID
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO sessions (token_hash, user_id, key_id, client_identifier, timeout_s,
+	_, err := s.exec(ctx, `INSERT INTO sessions (token_hash, user_id, key_id, client_identifier, timeout_s,
 		created_at, expires_at, cluster_children, password_change) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		se.TokenHash, se.UserID, keyID, se.ClientIdentifier, se.Timeout, se.CreatedAt, se.ExpiresAt,
 		se.ClusterChildren, se.PasswordChange)
@@ -47,7 +47,7 @@ func (s *Store) SessionUser(ctx context.Context, tokenHash string) (*wnms.Sessio
 // session is unknown or already expired. Only this process's cache hears of
 // it: elsewhere a cached copy that looks expired is read again.
 func (s *Store) ExtendSession(ctx context.Context, tokenHash string, expiresAt int64) (bool, error) {
-	res, err := s.w.ExecContext(ctx, `UPDATE sessions SET expires_at = $1 WHERE token_hash = $2 AND expires_at > $3`,
+	res, err := s.exec(ctx, `UPDATE sessions SET expires_at = $1 WHERE token_hash = $2 AND expires_at > $3`,
 		expiresAt, tokenHash, s.nowMS())
 	if err != nil {
 		return false, err
@@ -150,7 +150,7 @@ func (s *Store) ReleaseAttempts(ctx context.Context, ids []int64) error {
 // CreateAPIKey stores a key (its hash only).
 func (s *Store) CreateAPIKey(ctx context.Context, k *wnms.APIKey) error {
 	k.CreatedAt = s.nowMS()
-	_, err := s.w.ExecContext(ctx, `INSERT INTO api_keys (key_id, user_id, hash, created_at) VALUES ($1, $2, $3, $4)`,
+	_, err := s.exec(ctx, `INSERT INTO api_keys (key_id, user_id, hash, created_at) VALUES ($1, $2, $3, $4)`,
 		k.KeyID, k.UserID, k.Hash, k.CreatedAt)
 	return err
 }

@@ -516,9 +516,36 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// tx runs f in a write transaction, committing when f returns nil.
+// tx runs f in a write transaction, committing when f returns nil. When
+// ctx carries the audit record of a call that no earlier transaction of
+// the call stored, the record is written in this transaction, so the
+// change and its record commit together or not at all.
 func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
-	return txOn(ctx, s.w, f)
+	var done func(bool)
+	err := txOn(ctx, s.w, func(tx *sql.Tx) error {
+		if err := f(tx); err != nil {
+			return err
+		}
+		var err error
+		done, err = s.auditInTx(ctx, tx)
+		return err
+	})
+	if done != nil {
+		done(err == nil)
+	}
+	return err
+}
+
+// exec runs one statement as a write transaction of its own (tx), so the
+// call's audit record commits with it.
+func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = tx.ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
 }
 
 // txOn runs f in a write transaction on db, committing when f returns nil.

@@ -326,7 +326,7 @@ func (s *Store) EditTemplate(ctx context.Context, customerID, id int64,
 // DeleteTemplate removes a profile of the customer; an unknown one is
 // RESOURCE_NOT_FOUND.
 func (s *Store) DeleteTemplate(ctx context.Context, customerID, id int64) error {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM templates WHERE id = $1 AND customer_id = $2`, id, customerID)
+	res, err := s.exec(ctx, `DELETE FROM templates WHERE id = $1 AND customer_id = $2`, id, customerID)
 	if err != nil {
 		return err
 	}

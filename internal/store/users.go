@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -141,12 +142,14 @@ func (s *Store) CreateUser(ctx context.Context, u *wnms.User, passwordHash strin
 	}
 	now := s.nowMS()
 	args = append(args, u.CustomerID, passwordHash, now, now)
-	err = s.w.QueryRowContext(ctx, `INSERT INTO users (login_id, first_name, last_name, email, role, user_type,
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `INSERT INTO users (login_id, first_name, last_name, email, role, user_type,
 		time_zone, tz_offset, font_pref, passwd_settings, logout_interval, allowed_locations,
 		allow_access_mgmt, allow_security_mgmt, service_user, default_password, password_change_enforced,
 		user_defined_fields, manual_lock, locked_until, customer_id, password_hash, password_set_at, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
 		RETURNING id`, args...).Scan(&u.UserID)
+	})
 	if isUnique(err) {
 		return wnms.Errorf(wnms.DuplicateEntity, "loginId %q is taken", u.LoginID)
 	}
@@ -311,8 +314,10 @@ func (s *Store) LockUser(ctx context.Context, userID int64, until int64) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET locked_until = $1, failed_logins = 0 WHERE id = $2`, until, userID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, userID)
-		return err
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, userID); err != nil {
+			return err
+		}
+		return s.auditAlso(ctx, tx, "users", strconv.FormatInt(userID, 10), []string{"lockedUntil"})
 	})
 }
 
@@ -348,8 +353,10 @@ func customFields(ctx context.Context, q querier, customerID int64) ([]wnms.Cust
 // DUPLICATE_ENTITY.
 func (s *Store) CreateCustomField(ctx context.Context, customerID int64, name string) (*wnms.CustomField, error) {
 	f := &wnms.CustomField{Name: name}
-	err := s.w.QueryRowContext(ctx, `INSERT INTO custom_fields (customer_id, name) VALUES ($1, $2) RETURNING id`,
-		customerID, name).Scan(&f.ID)
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `INSERT INTO custom_fields (customer_id, name) VALUES ($1, $2) RETURNING id`,
+			customerID, name).Scan(&f.ID)
+	})
 	if isUnique(err) {
 		return nil, wnms.Errorf(wnms.DuplicateEntity, "custom field %q exists", name)
 	}

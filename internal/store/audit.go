@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// execQuerier runs statements: a pool or a transaction.
+type execQuerier interface {
+	querier
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// writeAudit stores r on q and returns its id.
+func (s *Store) writeAudit(ctx context.Context, q execQuerier, r *wnms.AuditRecord) (int64, error) {
+	if r.Timestamp == 0 {
+		r.Timestamp = s.nowMS()
+	}
+	fields := r.ChangedFields
+	if fields == nil {
+		fields = []string{}
+	}
+	fj, err := json.Marshal(fields)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = q.QueryRowContext(ctx, `INSERT INTO audit_log (customer_id, ts, user_id, login_id, key_id, role, via,
+		source_address, request_id, method, path, resource_type, resource_id, status, changed_fields)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
+		r.CustomerID, r.Timestamp, r.Actor.UserID, r.Actor.LoginID, r.Actor.KeyID, string(r.Actor.Role), r.Actor.Via,
+		r.SourceAddress, r.RequestID, r.Method, r.Path, r.ResourceType, r.ResourceID, r.Status, string(fj)).Scan(&id)
+	r.ID = id
+	return id, err
+}
+
+// auditInTx writes the audit record of the call in ctx, if it has one that
+// no earlier transaction of the call wrote, inside tx: the change tx makes
+// and its record commit together. It returns what to do once tx ended.
+func (s *Store) auditInTx(ctx context.Context, tx *sql.Tx) (done func(committed bool), err error) {
+	e := wnms.AuditFrom(ctx)
+	if e == nil {
+		return func(bool) {}, nil
+	}
+	rec, ok := e.Claim()
+	if !ok {
+		return func(bool) {}, nil
+	}
+	id, err := s.writeAudit(ctx, tx, &rec)
+	if err != nil {
+		e.Release()
+		return nil, err
+	}
+	return func(committed bool) {
+		if committed {
+			e.Written(id)
+		} else {
+			e.Release()
+		}
+	}, nil
+}
+
+// auditAlso writes, inside tx, a second record for the call in ctx: a
+// change the call made to another resource than its own (the lock that a
+// failed login puts on its user). A change made outside any call records
+// nothing here.
+func (s *Store) auditAlso(ctx context.Context, tx *sql.Tx, resourceType, resourceID string, fields []string) error {
+	e := wnms.AuditFrom(ctx)
+	if e == nil {
+		return nil
+	}
+	r := e.Record()
+	if r.CustomerID == 0 {
+		return nil
+	}
+	r.ResourceType, r.ResourceID, r.ChangedFields, r.Status = resourceType, resourceID, fields, 200
+	_, err := s.writeAudit(ctx, tx, &r)
+	return err
+}
+
+// AppendAudit stores a record on its own (wnms.AuditStore).
+func (s *Store) AppendAudit(ctx context.Context, r *wnms.AuditRecord) error {
+	_, err := s.writeAudit(ctx, s.w, r)
+	return err
+}
+
+// SetAuditStatus corrects a record's status (wnms.AuditStore).
+func (s *Store) SetAuditStatus(ctx context.Context, id int64, status int) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE audit_log SET status = $1 WHERE id = $2`, status, id)
+	return err
+}
+
+// PurgeAudit deletes the records older than before, in batches so that a
+// long backlog never holds the writer for long (wnms.AuditStore).
+func (s *Store) PurgeAudit(ctx context.Context, before int64) (int64, error) {
+	var total int64
+	for {
+		res, err := s.w.ExecContext(ctx, `DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE ts < $1 LIMIT 10000)`, before)
+		if err != nil {
+			return total, err
+		}
+		n, _ := res.RowsAffected()
+		total += n
+		if n < 10000 || ctx.Err() != nil {
+			return total, ctx.Err()
+		}
+	}
+}
+
+// AuditRecords lists a customer's records, newest first (ties by id), with
+// the number that match; page and count come from one snapshot
+// (wnms.AuditStore).
+func (s *Store) AuditRecords(ctx context.Context, q wnms.AuditQuery) ([]wnms.AuditRecord, int, error) {
+	where := []string{"customer_id = $1"}
+	args := []any{q.CustomerID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if q.From >= 0 {
+		add("ts >= ?", q.From)
+	}
+	if q.To >= 0 {
+		add("ts <= ?", q.To)
+	}
+	if q.LoginID != "" {
+		add("login_id = ?", q.LoginID)
+	}
+	if q.ResourceType != "" {
+		add("resource_type = ?", q.ResourceType)
+	}
+	cond := strings.Join(where, " AND ")
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
+	var total int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM audit_log WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	n := len(args)
+	rows, err := tx.QueryContext(ctx, `SELECT id, customer_id, ts, user_id, login_id, key_id, role, via, source_address,
+		request_id, method, path, resource_type, resource_id, status, changed_fields FROM audit_log WHERE `+cond+
+		` ORDER BY ts DESC, id DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []wnms.AuditRecord{}
+	for rows.Next() {
+		var r wnms.AuditRecord
+		var role string
+		var fields jsonText
+		if err := rows.Scan(&r.ID, &r.CustomerID, &r.Timestamp, &r.Actor.UserID, &r.Actor.LoginID, &r.Actor.KeyID, &role,
+			&r.Actor.Via, &r.SourceAddress, &r.RequestID, &r.Method, &r.Path, &r.ResourceType, &r.ResourceID, &r.Status,
+			&fields); err != nil {
+			return nil, 0, err
+		}
+		r.Actor.Role = wnms.Role(role)
+		if err := json.Unmarshal(fields, &r.ChangedFields); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, r)
+	}
+	return out, total, rows.Err()
+}

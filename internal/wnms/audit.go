@@ -1,0 +1,258 @@
+package wnms
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// AuditActor is who made a recorded change.
+type AuditActor struct {
+	UserID  int64  `json:"userId"`
+	LoginID string `json:"loginId"`
+	KeyID   string `json:"keyId"`
+	Role    Role   `json:"role"`
+	// Via is how the change arrived: "http", "cli", or "cluster:<parent>"
+	// for a call a cluster parent forwarded (parent = the parent's server
+	// id, and LoginID the user it forwarded for as loginId@serverID).
+	Via string `json:"via"`
+}
+
+// AuditRecord is one entry of the audit log: a state-changing call on
+// either listener, a login, failed login, lockout or logout, or a change
+// made with the command line. It never holds a secret or a secret's value:
+// Path's query string has the values of secret parameters masked, and
+// ChangedFields names the fields a call sent, never their values.
+type AuditRecord struct {
+	ID            int64      `json:"id"`
+	Timestamp     int64      `json:"timestamp"`
+	CustomerID    int64      `json:"customerId"`
+	Actor         AuditActor `json:"actor"`
+	SourceAddress string     `json:"sourceAddress"`
+	RequestID     string     `json:"requestId"`
+	Method        string     `json:"method"`
+	Path          string     `json:"path"`
+	ResourceType  string     `json:"resourceType"`
+	ResourceID    string     `json:"resourceId"`
+	Status        int        `json:"status"`
+	ChangedFields []string   `json:"changedFields"`
+}
+
+// AuditQuery selects audit records of one customer, newest first.
+type AuditQuery struct {
+	CustomerID   int64
+	From, To     int64  // ms, inclusive; -1: unbounded
+	LoginID      string // "" any
+	ResourceType string // "" any
+	Offset       int
+	Limit        int
+}
+
+// AuditStore keeps the audit log.
+type AuditStore interface {
+	// AppendAudit stores a record on its own, for a call that changed
+	// nothing (refused or failed) and for changes recorded outside a
+	// transaction of the store.
+	AppendAudit(ctx context.Context, r *AuditRecord) error
+	// AuditRecords lists a customer's records, newest first, and how
+	// many match.
+	AuditRecords(ctx context.Context, q AuditQuery) ([]AuditRecord, int, error)
+	// SetAuditStatus corrects the status of a record written with its
+	// change, when the call answered otherwise than its change promised.
+	SetAuditStatus(ctx context.Context, id int64, status int) error
+	// PurgeAudit deletes the records older than before (ms).
+	PurgeAudit(ctx context.Context, before int64) (int64, error)
+}
+
+// AuditEntry is the audit record of a call in progress. The record travels
+// in the call's context: the store writes it inside the transaction of the
+// call's change (Claim), so a change never commits without its record;
+// a call that commits no change has its record written when it ends.
+type AuditEntry struct {
+	mu      sync.Mutex
+	rec     AuditRecord
+	written int64 // the stored record's id, once a transaction wrote it
+	claimed bool
+}
+
+// NewAuditEntry starts the record of a call.
+func NewAuditEntry(r AuditRecord) *AuditEntry { return &AuditEntry{rec: r} }
+
+// SetActor names who makes the call: a login names its user here once the
+// credentials are known, so that its record (and a failed attempt's) says
+// who it was.
+func (e *AuditEntry) SetActor(customerID int64, a AuditActor) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	via := e.rec.Actor.Via
+	e.rec.Actor, e.rec.CustomerID = a, customerID
+	if a.Via == "" {
+		e.rec.Actor.Via = via
+	}
+}
+
+// SetResource names what the call changed, when the route alone does not
+// (a created resource's id).
+func (e *AuditEntry) SetResource(typ, id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if typ != "" {
+		e.rec.ResourceType = typ
+	}
+	if id != "" {
+		e.rec.ResourceID = id
+	}
+}
+
+// SetChangedFields records the names of the fields the call sent.
+func (e *AuditEntry) SetChangedFields(names []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.rec.ChangedFields = names
+}
+
+// Record is the record as it stands.
+func (e *AuditEntry) Record() AuditRecord {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.rec
+}
+
+// Claim hands the record to a transaction about to commit a change: ok is
+// false when an earlier transaction of the call holds it already. The
+// transaction stores rec and reports its id with Written, or Release if it
+// does not commit.
+func (e *AuditEntry) Claim() (rec AuditRecord, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.claimed || e.rec.CustomerID == 0 {
+		return AuditRecord{}, false
+	}
+	e.claimed = true
+	return e.rec, true
+}
+
+// Written says the claimed record committed with id.
+func (e *AuditEntry) Written(id int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.written = id
+}
+
+// Release gives back a claim whose transaction did not commit.
+func (e *AuditEntry) Release() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.written == 0 {
+		e.claimed = false
+	}
+}
+
+// Finish returns the record as the call ended with status, the id of the
+// record a transaction already stored (0: none; the caller stores it) and
+// the status that stored record holds.
+func (e *AuditEntry) Finish(status int) (rec AuditRecord, id int64, stored int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	stored = e.rec.Status
+	e.rec.Status = status
+	e.claimed = true // nothing may claim it after the call ended
+	return e.rec, e.written, stored
+}
+
+type auditKey struct{}
+
+// WithAudit returns a context carrying the call's audit entry.
+func WithAudit(ctx context.Context, e *AuditEntry) context.Context {
+	return context.WithValue(ctx, auditKey{}, e)
+}
+
+// AuditFrom returns the audit entry in ctx, or nil.
+func AuditFrom(ctx context.Context) *AuditEntry {
+	e, _ := ctx.Value(auditKey{}).(*AuditEntry)
+	return e
+}
+
+// secretWords mark a query parameter whose value is a secret.
+var secretWords = []string{"pass", "secret", "token", "community", "apikey", "authkey", "privkey", "jsessionid"}
+
+// IsSecretName reports whether a parameter or field of this name holds a
+// secret (a password, key, token, community or passphrase).
+func IsSecretName(name string) bool {
+	n := strings.ToLower(name)
+	if n == "key" {
+		return true
+	}
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// MaskedQuery is a raw query string as sent, with the value of every
+// secret parameter replaced by "***". A query that does not parse is kept
+// only as its parameter names.
+func MaskedQuery(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	parts := strings.Split(raw, "&")
+	for i, p := range parts {
+		name, _, hasValue := strings.Cut(p, "=")
+		n, err := url.QueryUnescape(name)
+		if err != nil {
+			n = name
+		}
+		if hasValue && IsSecretName(n) {
+			parts[i] = name + "=***"
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+// Limits of the field names an audit record keeps.
+const (
+	maxAuditFields    = 64
+	maxAuditFieldName = 64
+)
+
+// FieldNames returns the names of the top-level fields of a JSON object
+// body, in the order sent, at most 64 of at most 64 bytes each; nil when
+// the body is not an object. Values are never looked at beyond skipping
+// them.
+func FieldNames(body []byte) []string {
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 || b[0] != '{' {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		return nil
+	}
+	names := []string{}
+	seen := map[string]bool{}
+	for dec.More() && len(names) < maxAuditFields {
+		t, err := dec.Token()
+		if err != nil {
+			return names
+		}
+		name, _ := t.(string)
+		if len(name) > maxAuditFieldName {
+			name = name[:maxAuditFieldName]
+		}
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return names
+		}
+	}
+	return names
+}
