@@ -218,10 +218,6 @@ func wireServe(ctx context.Context, c *serveConfig, stdout, stderr io.Writer) (_
 		return nil, err
 	}
 	s.closers = append(s.closers, func() { s.st.Close() })
-	s.auth.OnUserLocked = func(u *wnms.User) {
-		s.log.Warn("user locked after failed logins", "user_id", u.UserID, "login_id", u.LoginID)
-		s.traps.UserLocked(u.CustomerID, u.LoginID) // set below, before any request can lock a user
-	}
 	if err := bootstrap(ctx, s.st, s.auth, *c, stdout, s.log); err != nil {
 		return nil, fmt.Errorf("bootstrap: %w", err)
 	}
@@ -273,21 +269,6 @@ func (s *server) wireServices(ctx context.Context) error {
 	engine := snmp.NewEngine(uint32(boots), s.auth.Secret)
 	s.traps = s.api.SNMP
 	s.traps.Engine = engine
-	s.api.Telemetry.OnAPChange = func(ap telemetry.AP, up bool) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		path, err := st.LocationNamePath(ctx, ap.LocationID.ID)
-		if err != nil {
-			log.Error("AP trap: reading the location failed", "box_id", ap.BoxID, "err", err)
-		}
-		s.traps.APChange(ap.CustomerID, ap.BoxID, ap.Name, ap.MacAddress, path, up)
-	}
-	s.api.Baselines.OnAnomaly = func(a baseline.Anomaly, path string) {
-		log.Info("baseline anomaly", "customer_id", a.CustomerID, "location_id", a.LocationID, "kind", a.Kind,
-			"slot", a.Slot, "observation", a.Observation, "threshold", a.Threshold)
-		s.traps.BaselineAnomaly(snmp.Anomaly{CustomerID: a.CustomerID, Kind: a.Kind, LocationPath: path,
-			SlotStart: time.UnixMilli(a.Slot), Observation: a.Observation, Threshold: a.Threshold})
-	}
 	if s.agentConn != nil {
 		s.agent = &snmp.Agent{
 			Policy: func(ctx context.Context) (*wnms.SNMPPolicy, error) { return st.SNMPPolicy(ctx, wnms.OnPremCustomer) },
@@ -397,6 +378,7 @@ func (s *server) background(ctx, bg context.Context) {
 		}
 	})
 	go s.traps.Run(bg)
+	go s.api.Hub.Run(bg)
 	go s.api.Baselines.EvaluateEvery(bg, func(ctx context.Context) ([]int64, error) {
 		// Customers with new telemetry, and those with recent observations.
 		ids, err := st.DirtyCustomers(ctx)

@@ -89,5 +89,6 @@ func (s *Server) routes() {
 	s.handle("PUT /apikeys", suAd, s.createAPIKey)
 	s.handle("DELETE /apikeys/{keyId}", suAd, s.deleteAPIKey)
 	s.handle("GET /auditlog", suAd, s.auditLog)
+	s.handle("GET /events/stream", anyRole, s.eventStream)
 	s.handle("GET /openapi.json", public, s.openAPI)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/internal/notify"
 	"github.com/wnms/wnms/internal/snmp"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -56,6 +57,8 @@ type Store interface {
 	telemetry.Store
 	baseline.Store
 	wnms.AuditStore
+	wnms.EventStore
+	LocationNamePath(ctx context.Context, id int64) (string, error)
 	Ping(ctx context.Context) error
 	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
 }
@@ -86,6 +89,9 @@ type Server struct {
 	// Cluster is set on a parent server: its children and their state
 	// (system info, /readyz). Calls reach them through Router.Intercept.
 	Cluster *cluster.Cluster
+	// Hub raises the events (AP down and up, anomalies, lockouts) with
+	// their SNMP traps, and feeds the event stream and the webhooks.
+	Hub *notify.Hub
 }
 
 // New builds the server and its routes. m holds the HTTP series both
@@ -108,6 +114,31 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 	s.Baselines = baseline.NewService(st, log)
 	s.SNMP = snmp.NewSender(st.SNMPPolicy, snmp.NewEngine(1, a.Secret), log)
 	s.SNMP.Instrument(reg)
+	s.Hub = &notify.Hub{Store: st, Traps: s.SNMP, Log: log}
+	s.Telemetry.OnAPChange = func(ap telemetry.AP, up bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Hub.APChange(ctx, notify.AP{CustomerID: ap.CustomerID, BoxID: ap.BoxID, Name: ap.Name, MacAddress: ap.MacAddress,
+			LocationID: ap.LocationID.ID}, up)
+	}
+	s.Baselines.OnAnomaly = func(an baseline.Anomaly, _ string) {
+		log.Info("baseline anomaly", "customer_id", an.CustomerID, "location_id", an.LocationID, "kind", an.Kind,
+			"slot", an.Slot, "observation", an.Observation, "threshold", an.Threshold)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Hub.RaiseAnomaly(ctx, notify.Anomaly{CustomerID: an.CustomerID, LocationID: an.LocationID, Kind: an.Kind,
+			Slot: an.Slot, Observation: an.Observation, Baseline: an.Baseline, Threshold: an.Threshold})
+	}
+	locked := a.OnUserLocked
+	a.OnUserLocked = func(u *wnms.User) {
+		log.Warn("user locked after failed logins", "user_id", u.UserID, "login_id", u.LoginID)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Hub.UserLocked(ctx, u)
+		if locked != nil {
+			locked(u)
+		}
+	}
 	s.routes()
 	s.Router.Root.HandleFunc("GET /healthz", s.healthz)
 	s.Router.Root.HandleFunc("GET /readyz", s.readyz)

@@ -16,8 +16,12 @@ type execQuerier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// writeAudit stores r on q and returns its id.
-func (s *Store) writeAudit(ctx context.Context, q execQuerier, r *wnms.AuditRecord) (int64, error) {
+const insertAudit = `INSERT INTO audit_log (customer_id, ts, user_id, login_id, key_id, role, via,
+	source_address, request_id, method, path, resource_type, resource_id, status, changed_fields)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`
+
+// auditArgs are r's values for insertAudit.
+func (s *Store) auditArgs(r *wnms.AuditRecord) ([]any, error) {
 	if r.Timestamp == 0 {
 		r.Timestamp = s.nowMS()
 	}
@@ -27,16 +31,50 @@ func (s *Store) writeAudit(ctx context.Context, q execQuerier, r *wnms.AuditReco
 	}
 	fj, err := json.Marshal(fields)
 	if err != nil {
+		return nil, err
+	}
+	return []any{r.CustomerID, r.Timestamp, r.Actor.UserID, r.Actor.LoginID, r.Actor.KeyID, string(r.Actor.Role), r.Actor.Via,
+		r.SourceAddress, r.RequestID, r.Method, r.Path, r.ResourceType, r.ResourceID, r.Status, string(fj)}, nil
+}
+
+// writeAudit stores r on q and returns its id.
+func (s *Store) writeAudit(ctx context.Context, q execQuerier, r *wnms.AuditRecord) (int64, error) {
+	args, err := s.auditArgs(r)
+	if err != nil {
 		return 0, err
 	}
-	var id int64
-	err = q.QueryRowContext(ctx, `INSERT INTO audit_log (customer_id, ts, user_id, login_id, key_id, role, via,
-		source_address, request_id, method, path, resource_type, resource_id, status, changed_fields)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
-		r.CustomerID, r.Timestamp, r.Actor.UserID, r.Actor.LoginID, r.Actor.KeyID, string(r.Actor.Role), r.Actor.Via,
-		r.SourceAddress, r.RequestID, r.Method, r.Path, r.ResourceType, r.ResourceID, r.Status, string(fj)).Scan(&id)
-	r.ID = id
-	return id, err
+	err = q.QueryRowContext(ctx, insertAudit, args...).Scan(&r.ID)
+	return r.ID, err
+}
+
+// auditInBulk is auditInTx for a bulk transaction: an ingest batch's,
+// when the telemetry lives in the main database (PostgreSQL). On SQLite the
+// telemetry file is a database of its own, and the call's record is
+// written when the call ends, just after its batch committed.
+func (s *Store) auditInBulk(ctx context.Context, b *bulkTx) (done func(committed bool), err error) {
+	e := wnms.AuditFrom(ctx)
+	if e == nil || s.tw != s.w {
+		return func(bool) {}, nil
+	}
+	rec, ok := e.Claim()
+	if !ok {
+		return func(bool) {}, nil
+	}
+	args, err := s.auditArgs(&rec)
+	if err == nil {
+		rec.ID, err = b.QueryInt(ctx, insertAudit, args...)
+	}
+	if err != nil {
+		e.Release()
+		return nil, err
+	}
+	return func(committed bool) {
+		if committed {
+			e.Written(rec.ID)
+		} else {
+			e.Release()
+		}
+	}, nil
 }
 
 // auditInTx writes the audit record of the call in ctx, if it has one that
@@ -52,6 +90,9 @@ func (s *Store) auditInTx(ctx context.Context, tx *sql.Tx) (done func(committed 
 		return func(bool) {}, nil
 	}
 	id, err := s.writeAudit(ctx, tx, &rec)
+	if err == nil && ConfigChange(rec.ResourceType) {
+		err = s.appendEvents(ctx, tx, []*wnms.Event{configChanged(rec)})
+	}
 	if err != nil {
 		e.Release()
 		return nil, err
@@ -169,4 +210,21 @@ func (s *Store) AuditRecords(ctx context.Context, q wnms.AuditQuery) ([]wnms.Aud
 		out = append(out, r)
 	}
 	return out, total, rows.Err()
+}
+
+// ConfigChange reports whether a committed change to a resource of this
+// type is a configuration change, announced as a configChanged event:
+// anything but sessions (logins, logouts) and telemetry intake.
+func ConfigChange(resourceType string) bool {
+	return resourceType != "session" && !strings.HasPrefix(resourceType, "ingest/")
+}
+
+// configChanged is the event of a configuration change, from its audit
+// record: what changed, how and by whom (never a value).
+func configChanged(r wnms.AuditRecord) *wnms.Event {
+	data, _ := json.Marshal(map[string]any{
+		"auditId": r.ID, "resourceType": r.ResourceType, "resourceId": r.ResourceID, "method": r.Method, "path": r.Path,
+		"actor": map[string]any{"loginId": r.Actor.LoginID, "via": r.Actor.Via}, "changedFields": r.ChangedFields,
+	})
+	return &wnms.Event{Kind: wnms.EventConfigChanged, CustomerID: r.CustomerID, Timestamp: r.Timestamp, Data: data}
 }

@@ -39,7 +39,18 @@ var errLead = errors.New("lead the next round")
 // committed, and answers whether it was.
 func (s *Store) writeGrouped(ctx context.Context, run func(b *bulkTx) error, after func()) error {
 	if !groupsCommits(s.dialect) {
-		err := s.bulk(ctx, s.tw, run)
+		var audited func(bool)
+		err := s.bulk(ctx, s.tw, func(b *bulkTx) error {
+			if err := run(b); err != nil {
+				return err
+			}
+			var err error
+			audited, err = s.auditInBulk(ctx, b)
+			return err
+		})
+		if audited != nil {
+			audited(err == nil)
+		}
 		if err == nil && after != nil {
 			after()
 		}

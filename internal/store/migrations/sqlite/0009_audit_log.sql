@@ -2,7 +2,7 @@
 -- logout and command-line change, written in the transaction of the change
 -- it records. changed_fields is a JSON array of field names (never values).
 CREATE TABLE audit_log (
-    id             INTEGER PRIMARY KEY,
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
     customer_id    BIGINT NOT NULL,
     ts             BIGINT NOT NULL,
     user_id        BIGINT NOT NULL,
