@@ -379,6 +379,7 @@ func (s *server) background(ctx, bg context.Context) {
 	})
 	go s.traps.Run(bg)
 	go s.api.Hub.Run(bg)
+	go s.api.Webhooks.Run(bg)
 	go s.api.Baselines.EvaluateEvery(bg, func(ctx context.Context) ([]int64, error) {
 		// Customers with new telemetry, and those with recent observations.
 		ids, err := st.DirtyCustomers(ctx)

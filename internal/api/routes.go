@@ -90,5 +90,11 @@ func (s *Server) routes() {
 	s.handle("DELETE /apikeys/{keyId}", suAd, s.deleteAPIKey)
 	s.handle("GET /auditlog", suAd, s.auditLog)
 	s.handle("GET /events/stream", anyRole, s.eventStream)
+	s.handle("GET /webhooks", suAd, s.listWebhooks)
+	s.handle("PUT /webhooks", suAd, s.createWebhook)
+	s.handle("POST /webhooks/{id}", suAd, s.modifyWebhook)
+	s.handle("DELETE /webhooks/{id}", suAd, s.deleteWebhook)
+	s.handle("GET /webhooks/{id}/deliveries", suAd, s.webhookDeliveries)
+	s.handle("POST /webhooks/{id}/test", suAd, s.testWebhook)
 	s.handle("GET /openapi.json", public, s.openAPI)
 }

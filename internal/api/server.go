@@ -58,6 +58,8 @@ type Store interface {
 	baseline.Store
 	wnms.AuditStore
 	wnms.EventStore
+	wnms.WebhookStore
+	notify.DeliveryStore
 	LocationNamePath(ctx context.Context, id int64) (string, error)
 	Ping(ctx context.Context) error
 	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
@@ -92,6 +94,8 @@ type Server struct {
 	// Hub raises the events (AP down and up, anomalies, lockouts) with
 	// their SNMP traps, and feeds the event stream and the webhooks.
 	Hub *notify.Hub
+	// Webhooks delivers the outbox's events to the webhooks.
+	Webhooks *notify.Dispatcher
 }
 
 // New builds the server and its routes. m holds the HTTP series both
@@ -115,6 +119,9 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 	s.SNMP = snmp.NewSender(st.SNMPPolicy, snmp.NewEngine(1, a.Secret), log)
 	s.SNMP.Instrument(reg)
 	s.Hub = &notify.Hub{Store: st, Traps: s.SNMP, Log: log}
+	s.Webhooks = &notify.Dispatcher{Store: st, Log: log}
+	s.Webhooks.Instrument(reg)
+	s.Hub.OnEvents = func([]*wnms.Event) { s.Webhooks.Wake() }
 	s.Telemetry.OnAPChange = func(ap telemetry.AP, up bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -124,6 +124,13 @@ func (s *Store) auditAlso(ctx context.Context, tx *sql.Tx, resourceType, resourc
 	return err
 }
 
+// auditCreated names the resource a call created in its audit record.
+func auditCreated(ctx context.Context, id int64) {
+	if e := wnms.AuditFrom(ctx); e != nil {
+		e.SetResource("", strconv.FormatInt(id, 10))
+	}
+}
+
 // AppendAudit stores a record on its own (wnms.AuditStore).
 func (s *Store) AppendAudit(ctx context.Context, r *wnms.AuditRecord) error {
 	_, err := s.writeAudit(ctx, s.w, r)

@@ -45,23 +45,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs []*wnms.Event) error {
 
 // EventsAfter lists events after an id, oldest first (wnms.EventStore).
 func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]*wnms.Event, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, customer_id, kind, ts, location_path, data FROM event_outbox
-		WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*wnms.Event
-	for rows.Next() {
-		var e wnms.Event
-		var data jsonText
-		if err := rows.Scan(&e.ID, &e.CustomerID, &e.Kind, &e.Timestamp, &e.LocationPath, &data); err != nil {
-			return nil, err
-		}
-		e.Data = json.RawMessage(data)
-		out = append(out, &e)
-	}
-	return out, rows.Err()
+	return eventsAfter(ctx, s.r, after, limit)
 }
 
 // LastEventID is the newest event's id (wnms.EventStore).

@@ -1,0 +1,370 @@
+package api_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/notify"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+const hookSecret = "receiver-shared-secret-0123456789"
+
+// receiver is a webhook receiver that checks every signature (with its own
+// HMAC, not wnms's) and counts acknowledged deliveries by event id.
+type receiver struct {
+	t      *testing.T
+	srv    *httptest.Server
+	mu     sync.Mutex
+	acked  map[int64]int // event id -> 2xx answers sent for it
+	kinds  map[int64]string
+	hits   atomic.Int64
+	answer func(n int64) int // status for the n-th request (1-based); nil: 200
+	hold   chan struct{}     // when set, every request waits for it to close
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{t: t, acked: map[int64]int{}, kinds: map[int64]string{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(func() {
+		if r.hold != nil {
+			select {
+			case <-r.hold:
+			default:
+				close(r.hold)
+			}
+		}
+		r.srv.Close()
+	})
+	return r
+}
+
+func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	n := r.hits.Add(1)
+	if r.hold != nil {
+		select {
+		case <-r.hold:
+		case <-req.Context().Done():
+			return
+		}
+	}
+	body, _ := io.ReadAll(req.Body)
+	ts := req.Header.Get("X-Wnms-Timestamp")
+	mac := hmac.New(sha256.New, []byte(hookSecret))
+	mac.Write([]byte(ts + "." + string(body)))
+	if want := "sha256=" + hex.EncodeToString(mac.Sum(nil)); req.Header.Get("X-Wnms-Signature") != want {
+		r.t.Errorf("bad signature %q for %s", req.Header.Get("X-Wnms-Signature"), body)
+	}
+	if sec, err := strconv.ParseInt(ts, 10, 64); err != nil || time.Since(time.Unix(sec, 0)) > time.Minute {
+		r.t.Errorf("timestamp %q", ts)
+	}
+	var ev wnms.Event
+	if err := json.Unmarshal(body, &ev); err != nil {
+		r.t.Errorf("body %s: %v", body, err)
+	}
+	if strconv.FormatInt(ev.ID, 10) != req.Header.Get("X-Wnms-Event-Id") {
+		r.t.Errorf("X-Wnms-Event-Id %q for event %d", req.Header.Get("X-Wnms-Event-Id"), ev.ID)
+	}
+	status := http.StatusOK
+	if r.answer != nil {
+		status = r.answer(n)
+	}
+	if status < 300 {
+		r.mu.Lock()
+		r.acked[ev.ID]++
+		r.kinds[ev.ID] = ev.Kind
+		r.mu.Unlock()
+	}
+	w.WriteHeader(status)
+}
+
+// waitAcked waits until n distinct events were acknowledged.
+func (r *receiver) waitAcked(t *testing.T, n int, within time.Duration) map[int64]int {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r.mu.Lock()
+		got := len(r.acked)
+		out := make(map[int64]int, got)
+		for k, v := range r.acked {
+			out[k] = v
+		}
+		r.mu.Unlock()
+		if got >= n {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d events acknowledged within %s (%d requests)", got, n, within, r.hits.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func startDispatcher(t *testing.T, e *apitest.Env, lease time.Duration) context.CancelFunc {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	e.API.Webhooks.Poll = 20 * time.Millisecond
+	if lease > 0 {
+		e.API.Webhooks.Lease = lease
+	}
+	go e.API.Webhooks.Run(ctx)
+	return cancel
+}
+
+func createHook(t *testing.T, c *apitest.Client, url string, extra map[string]any) wnms.Webhook {
+	t.Helper()
+	body := map[string]any{"url": url, "secret": hookSecret}
+	for k, v := range extra {
+		body[k] = v
+	}
+	var h wnms.Webhook
+	c.Expect(http.StatusOK, "PUT", "/V5/webhooks", body).Decode(t, &h)
+	return h
+}
+
+func raiseAPs(e *apitest.Env, loc *wnms.Location, n int) {
+	for i := 0; i < n; i++ {
+		e.API.Hub.APChange(context.Background(), notify.AP{CustomerID: 1, BoxID: int64(i + 1), Name: fmt.Sprint("ap", i),
+			MacAddress: "00:11:22:33:44:55", LocationID: loc.ID.ID}, i%2 == 1)
+	}
+}
+
+// Webhooks are configured by SU and AD of their own customer, with
+// checked URLs and secrets that never show.
+func TestWebhookConfig(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		e := f.E
+		rcv := newReceiver(t)
+		h := createHook(t, e.Admin, rcv.srv.URL, map[string]any{"kinds": []string{"apdown", "anomaly"},
+			"locationId": map[string]any{"type": "locallocationid", "id": f.Site.ID.ID}})
+		if h.Secret != wnms.SecretMask || h.Kinds[0] != "apDown" || h.LocationID.ID != f.Site.ID.ID || !h.Enabled {
+			t.Errorf("created %+v", h)
+		}
+		var list []wnms.Webhook
+		r := e.Admin.Expect(http.StatusOK, "GET", "/V5/webhooks", nil)
+		r.Decode(t, &list)
+		if len(list) != 1 || strings.Contains(string(r.Body), hookSecret) {
+			t.Errorf("list %s", r.Body)
+		}
+		// The masked secret keeps the stored one; other fields change.
+		var mod wnms.Webhook
+		e.Admin.Expect(http.StatusOK, "POST", fmt.Sprintf("/V5/webhooks/%d", h.ID),
+			map[string]any{"secret": wnms.SecretMask, "enabled": false}).Decode(t, &mod)
+		if mod.Enabled {
+			t.Error("not disabled")
+		}
+		if _, secret, err := e.Store.WebhookTarget(context.Background(), h.ID); err != nil || secret != hookSecret {
+			t.Errorf("stored secret %q, %v", secret, err)
+		}
+		for name, body := range map[string]map[string]any{
+			"ftp url":        {"url": "ftp://example.com/x", "secret": hookSecret},
+			"metadata":       {"url": "http://169.254.169.254/latest", "secret": hookSecret},
+			"link-local v6":  {"url": "http://[fe80::1]/x", "secret": hookSecret},
+			"relative":       {"url": "/hook", "secret": hookSecret},
+			"short secret":   {"url": rcv.srv.URL, "secret": "short"},
+			"no secret":      {"url": rcv.srv.URL},
+			"unknown kind":   {"url": rcv.srv.URL, "secret": hookSecret, "kinds": []string{"apExploded"}},
+			"user info":      {"url": "http://u:p@example.com/", "secret": hookSecret},
+			"wrong type url": {"url": 5, "secret": hookSecret},
+		} {
+			if r := e.Admin.Do("PUT", "/V5/webhooks", body); r.Status != http.StatusBadRequest {
+				t.Errorf("%s: status %d, want 400: %s", name, r.Status, r.Body)
+			}
+		}
+		// Roles, customers and locations.
+		for _, role := range []wnms.Role{wnms.Viewer, wnms.Operator, wnms.PowerUser} {
+			_, c := e.NewUser(t, apitest.UserSpec{Role: role})
+			if r := c.Do("GET", "/V5/webhooks", nil); r.Status != http.StatusForbidden {
+				t.Errorf("%s lists webhooks: %d", role, r.Status)
+			}
+			if r := c.Do("POST", fmt.Sprintf("/V5/webhooks/%d/test", h.ID), nil); r.Status != http.StatusForbidden {
+				t.Errorf("%s tests a webhook: %d", role, r.Status)
+			}
+		}
+		_, foreign := e.NewUser(t, apitest.UserSpec{Role: wnms.SuperUser, Customer: 2})
+		for _, call := range [][2]string{{"DELETE", ""}, {"GET", "/deliveries"}, {"POST", "/test"}} {
+			if r := foreign.Do(call[0], fmt.Sprintf("/V5/webhooks/%d%s", h.ID, call[1]), nil); r.Status != http.StatusNotFound {
+				t.Errorf("another customer %s %s: %d, want 404", call[0], call[1], r.Status)
+			}
+		}
+		var flist []wnms.Webhook
+		foreign.Expect(http.StatusOK, "GET", "/V5/webhooks", nil).Decode(t, &flist)
+		if len(flist) != 0 {
+			t.Errorf("another customer lists %+v", flist)
+		}
+		_, scoped := e.NewUser(t, apitest.UserSpec{Role: wnms.Administrator, Locations: []int64{f.Other.ID.ID}})
+		if r := scoped.Do("DELETE", fmt.Sprintf("/V5/webhooks/%d", h.ID), nil); r.Status != http.StatusForbidden || r.ErrorCode() != wnms.LocationAccessDenied {
+			t.Errorf("outside the caller's locations: %d %s", r.Status, r.ErrorCode())
+		}
+		if r := scoped.Do("PUT", "/V5/webhooks", map[string]any{"url": rcv.srv.URL, "secret": hookSecret}); r.Status != http.StatusForbidden {
+			t.Errorf("a scoped caller creates a root webhook: %d", r.Status)
+		}
+		// The test call reaches the receiver, signed.
+		var res struct {
+			Delivered bool
+			Status    int
+		}
+		e.Admin.Expect(http.StatusOK, "POST", fmt.Sprintf("/V5/webhooks/%d/test", h.ID), nil).Decode(t, &res)
+		if !res.Delivered || res.Status != 200 || rcv.hits.Load() != 1 {
+			t.Errorf("test call: %+v, %d requests", res, rcv.hits.Load())
+		}
+		e.Admin.Expect(http.StatusNoContent, "DELETE", fmt.Sprintf("/V5/webhooks/%d", h.ID), nil)
+		if r := e.Admin.Do("GET", fmt.Sprintf("/V5/webhooks/%d/deliveries", h.ID), nil); r.Status != http.StatusNotFound {
+			t.Errorf("deleted webhook's deliveries: %d", r.Status)
+		}
+	})
+}
+
+// Events reach every webhook that takes them, once each, signed; one at a
+// site gets only that site's; a receiver that fails for a while gets every
+// event once it recovers; the delivery log shows the attempts.
+func TestWebhookDelivery(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		e := f.E
+		startHub(t, e)
+		startDispatcher(t, e, 0)
+		all := newReceiver(t)
+		site := newReceiver(t)
+		flaky := newReceiver(t)
+		start := time.Now()
+		flaky.answer = func(int64) int {
+			if time.Since(start) < 1500*time.Millisecond {
+				return http.StatusServiceUnavailable
+			}
+			return http.StatusOK
+		}
+		createHook(t, e.Admin, all.srv.URL, nil)
+		createHook(t, e.Admin, site.srv.URL, map[string]any{"locationId": map[string]any{"type": "locallocationid", "id": f.Site.ID.ID}})
+		fh := createHook(t, e.Admin, flaky.srv.URL, map[string]any{"kinds": []string{"apDown", "apUp"}})
+
+		raiseAPs(e, f.Floor, 10)
+		raiseAPs(e, f.OtherFloor, 10)
+		// 20 AP events and the three webhook creations (configChanged).
+		got := all.waitAcked(t, 20, 20*time.Second)
+		siteGot := site.waitAcked(t, 10, 20*time.Second)
+		flakyGot := flaky.waitAcked(t, 20, 30*time.Second)
+		for name, m := range map[string]map[int64]int{"all": got, "site": siteGot, "flaky": flakyGot} {
+			for id, n := range m {
+				if n != 1 {
+					t.Errorf("%s: event %d acknowledged %d times", name, id, n)
+				}
+			}
+		}
+		time.Sleep(300 * time.Millisecond) // anything more would show now
+		if n := len(site.waitAcked(t, 0, 0)); n != 10 {
+			t.Errorf("the site's webhook got %d events, want the site's 10", n)
+		}
+		if flaky.hits.Load() <= 20 {
+			t.Errorf("the flaky receiver saw %d requests: it never failed", flaky.hits.Load())
+		}
+		var page struct {
+			Deliveries []wnms.Delivery
+			TotalCount int
+		}
+		e.Admin.Expect(http.StatusOK, "GET", fmt.Sprintf("/V5/webhooks/%d/deliveries?limit=1000", fh.ID), nil).Decode(t, &page)
+		retried := 0
+		for _, d := range page.Deliveries {
+			if d.State != wnms.DeliveryDelivered || d.LastStatus != 200 {
+				t.Errorf("delivery %+v", d)
+			}
+			if d.Attempts > 1 {
+				retried++
+			}
+		}
+		if page.TotalCount != 20 || retried == 0 {
+			t.Errorf("the flaky webhook's log: %d deliveries, %d retried", page.TotalCount, retried)
+		}
+	})
+}
+
+// A receiver that never answers holds its own attempts only: the API
+// answers meanwhile, and another webhook still gets its events.
+func TestWebhookDeadReceiver(t *testing.T) {
+	f := newAuthzFixture(t, apitest.SQLite)
+	e := f.E
+	startHub(t, e)
+	e.API.Webhooks.Client = notify.NewWebhookClient(30 * time.Second)
+	startDispatcher(t, e, 0)
+	dead := newReceiver(t)
+	dead.hold = make(chan struct{})
+	live := newReceiver(t)
+	createHook(t, e.Admin, dead.srv.URL, nil)
+	createHook(t, e.Admin, live.srv.URL, map[string]any{"kinds": []string{"apDown", "apUp"}})
+	raiseAPs(e, f.Floor, 40)
+	live.waitAcked(t, 40, 20*time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for dead.hits.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if dead.hits.Load() == 0 {
+		t.Fatal("the dead receiver was never called")
+	}
+	// The dead receiver holds its requests; writes and reads answer.
+	for i := 0; i < 5; i++ {
+		e.Admin.Expect(http.StatusOK, "PUT", "/V5/templates?locationid=0", profilesBody(fmt.Sprint("while-dead-", i)))
+	}
+	if n := dead.hits.Load(); n > int64(e.API.Webhooks.PerWebhook) {
+		t.Errorf("the dead receiver holds %d requests, more than the %d one webhook may", n, e.API.Webhooks.PerWebhook)
+	}
+}
+
+// Two replicas on one PostgreSQL deliver each event exactly once to a
+// receiver that acknowledges; a replica stopped in the middle of its
+// deliveries leaves them to the other, which delivers them after their
+// lease: nothing is lost.
+func TestWebhookReplicas(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		a := f.E
+		bEnv := apitest.NewAt(t, b, a.Config)
+		startHub(t, a)
+		startHub(t, bEnv)
+		rcv := newReceiver(t)
+		createHook(t, a.Admin, rcv.srv.URL, map[string]any{"kinds": []string{"apDown", "apUp"}})
+		stopA := startDispatcher(t, a, time.Second)
+		bEnv.API.Webhooks.PerWebhook = 1 // B sends one at a time, so A claims some
+		startDispatcher(t, bEnv, time.Second)
+		raiseAPs(a, f.Floor, 100)
+		raiseAPs(bEnv, f.Floor, 100)
+		got := rcv.waitAcked(t, 200, 30*time.Second)
+		for id, n := range got {
+			if n != 1 {
+				t.Errorf("event %d acknowledged %d times", id, n)
+			}
+		}
+		// Replica A's receiver hangs; A is stopped with its deliveries
+		// claimed and unanswered; B delivers them once the lease ends.
+		stopA()
+		rcv2 := newReceiver(t)
+		rcv2.hold = make(chan struct{})
+		createHook(t, a.Admin, rcv2.srv.URL, map[string]any{"kinds": []string{"apDown"}})
+		stopA = startDispatcher(t, a, 2*time.Second)
+		raiseAPs(a, f.Floor, 20) // 10 apDown
+		deadline := time.Now().Add(10 * time.Second)
+		for rcv2.hits.Load() < 2 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		stopA()
+		close(rcv2.hold)
+		got = rcv2.waitAcked(t, 10, 30*time.Second)
+		if len(got) != 10 {
+			t.Errorf("%d of 10 events delivered after a replica stopped", len(got))
+		}
+	})
+}

@@ -1,0 +1,306 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// DeliveryStore is what the webhook dispatcher needs of the store.
+type DeliveryStore interface {
+	QueueDeliveries(ctx context.Context) (int, error)
+	ActiveWebhooks(ctx context.Context, now int64) ([]int64, error)
+	ClaimDeliveries(ctx context.Context, webhookID int64, n int, now, until int64) ([]*wnms.Delivery, error)
+	FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, retryFor time.Duration) error
+	WebhookTarget(ctx context.Context, id int64) (url, secret string, err error)
+}
+
+// Dispatcher delivers the outbox's events to the webhooks: at least once,
+// from deliveries stored with their state, so that a restart loses none
+// and two replicas send each once; a failed attempt is retried with
+// exponential back-off (1 s doubling, at most 10 minutes apart) for 24
+// hours. A receiver that fails backs off as a whole, so a dead one holds
+// one attempt at a time and never slows the others or the API.
+type Dispatcher struct {
+	Store DeliveryStore
+	Log   *slog.Logger
+	// Client sends the deliveries; NewWebhookClient's by default.
+	Client *http.Client
+	// Lease is how long a claimed delivery is this server's to send
+	// (30 s); a server that dies leaves it to another after that.
+	Lease time.Duration
+	// RetryFor is how long an event is retried (24 h).
+	RetryFor time.Duration
+	// PerWebhook and Total bound the attempts in flight (8 and 64).
+	PerWebhook, Total int
+	// Poll is how often due deliveries are looked for (250 ms) besides
+	// when new events arrive.
+	Poll time.Duration
+	// Now is the clock.
+	Now func() time.Time
+
+	once      sync.Once
+	wake      chan struct{}
+	results   chan wnms.DeliveryResult
+	mu        sync.Mutex
+	inflight  map[int64]int
+	total     int
+	attempts  *metrics.CounterVec
+	latencies *metrics.HistogramVec
+}
+
+// Instrument registers the dispatcher's series.
+func (d *Dispatcher) Instrument(reg *metrics.Registry) {
+	d.attempts = reg.Counter("wnms_webhook_attempts_total", "Webhook delivery attempts, by result (delivered, failed).", "result")
+	d.latencies = reg.Histogram("wnms_webhook_delay_seconds", "From an event's time to its delivery.",
+		[]float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 60, 600}, "kind")
+}
+
+func (d *Dispatcher) init() {
+	d.once.Do(func() {
+		d.wake = make(chan struct{}, 1)
+		d.results = make(chan wnms.DeliveryResult, 1024)
+		d.inflight = map[int64]int{}
+		if d.Client == nil {
+			d.Client = NewWebhookClient(10 * time.Second)
+		}
+		if d.Lease == 0 {
+			d.Lease = 30 * time.Second
+		}
+		if d.RetryFor == 0 {
+			d.RetryFor = Retention
+		}
+		if d.PerWebhook == 0 {
+			d.PerWebhook = 8
+		}
+		if d.Total == 0 {
+			d.Total = 64
+		}
+		if d.Poll == 0 {
+			d.Poll = 250 * time.Millisecond
+		}
+		if d.Now == nil {
+			d.Now = time.Now
+		}
+	})
+}
+
+// Wake makes the dispatcher look for work now (new events arrived).
+func (d *Dispatcher) Wake() {
+	d.init()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers until ctx ends. Attempts in flight when it ends are left
+// claimed: their lease runs out and they are sent again.
+func (d *Dispatcher) Run(ctx context.Context) {
+	d.init()
+	go d.finish(ctx)
+	t := time.NewTicker(d.Poll)
+	defer t.Stop()
+	for {
+		if _, err := d.Store.QueueDeliveries(ctx); err != nil && ctx.Err() == nil {
+			d.Log.Error("webhooks: queueing deliveries failed", "err", err)
+		}
+		d.dispatch(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-d.wake:
+		}
+	}
+}
+
+// dispatch claims due deliveries of each active webhook within the bounds
+// on attempts in flight, and sends each.
+func (d *Dispatcher) dispatch(ctx context.Context) {
+	now := d.Now()
+	ids, err := d.Store.ActiveWebhooks(ctx, now.UnixMilli())
+	if err != nil {
+		if ctx.Err() == nil {
+			d.Log.Error("webhooks: listing failed", "err", err)
+		}
+		return
+	}
+	for _, id := range ids {
+		d.mu.Lock()
+		free := min(d.PerWebhook-d.inflight[id], d.Total-d.total)
+		d.mu.Unlock()
+		if free <= 0 {
+			continue
+		}
+		ds, err := d.Store.ClaimDeliveries(ctx, id, free, now.UnixMilli(), now.Add(d.Lease).UnixMilli())
+		if err != nil {
+			if ctx.Err() == nil {
+				d.Log.Error("webhooks: claiming deliveries failed", "webhook_id", id, "err", err)
+			}
+			return
+		}
+		if len(ds) == 0 {
+			continue
+		}
+		url, secret, err := d.Store.WebhookTarget(ctx, id)
+		if err != nil {
+			continue // deleted meanwhile; its deliveries went with it
+		}
+		d.mu.Lock()
+		d.inflight[id] += len(ds)
+		d.total += len(ds)
+		d.mu.Unlock()
+		for _, del := range ds {
+			go func() {
+				r := d.Send(ctx, url, secret, del.EventID, del.Body)
+				r.Delivery = del
+				d.mu.Lock()
+				d.inflight[id]--
+				d.total--
+				d.mu.Unlock()
+				select {
+				case d.results <- r:
+				case <-ctx.Done():
+				}
+			}()
+		}
+	}
+}
+
+// finish records attempts' results, a batch at a time.
+func (d *Dispatcher) finish(ctx context.Context) {
+	var batch []wnms.DeliveryResult
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		if err := d.Store.FinishDeliveries(ctx, batch, d.RetryFor); err != nil {
+			// The claims run out and the deliveries are sent again: at
+			// least once, never lost.
+			if ctx.Err() == nil {
+				d.Log.Error("webhooks: recording results failed", "err", err)
+			}
+		}
+		failed := false
+		for _, r := range batch {
+			ok := r.Status >= 200 && r.Status < 300
+			failed = failed || !ok
+			if d.attempts != nil {
+				if ok {
+					d.attempts.With("delivered").Inc()
+					d.latencies.With(r.Delivery.Kind).Observe(float64(r.At-r.Delivery.EventTime) / 1000)
+				} else {
+					d.attempts.With("failed").Inc()
+				}
+			}
+		}
+		batch = batch[:0]
+		d.Wake() // free slots: more may be sent
+	}
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-d.results:
+			batch = append(batch, r)
+			if len(batch) >= 200 {
+				flush()
+			}
+		case <-t.C:
+			flush()
+		}
+	}
+}
+
+// Signature is the X-Wnms-Signature of a body sent at ts (Unix seconds):
+// "sha256=" and the hex HMAC-SHA256, keyed with the webhook's secret, of
+// the timestamp, a dot and the body.
+func Signature(secret string, ts int64, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(strconv.FormatInt(ts, 10)))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// Send POSTs one event's body to url, signed, and says how it went.
+func (d *Dispatcher) Send(ctx context.Context, url, secret string, eventID int64, body []byte) wnms.DeliveryResult {
+	d.init()
+	start := d.Now()
+	ts := start.Unix()
+	r := wnms.DeliveryResult{}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err == nil {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("User-Agent", "wnms-webhook/1")
+		req.Header.Set("X-Wnms-Event-Id", strconv.FormatInt(eventID, 10))
+		req.Header.Set("X-Wnms-Timestamp", strconv.FormatInt(ts, 10))
+		req.Header.Set("X-Wnms-Signature", Signature(secret, ts, body))
+		var resp *http.Response
+		if resp, err = d.Client.Do(req); err == nil {
+			// Only the status matters; a little of the body is read so the
+			// connection can be reused.
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			r.Status = resp.StatusCode
+			if r.Status < 200 || r.Status >= 300 {
+				r.Error = "answered " + resp.Status
+			}
+		}
+	}
+	if err != nil {
+		r.Error = err.Error()
+		if len(r.Error) > 512 {
+			r.Error = r.Error[:512]
+		}
+	}
+	end := d.Now()
+	r.At, r.LatencyMS = end.UnixMilli(), end.Sub(start).Milliseconds()
+	return r
+}
+
+// errForbidden is the dial error for a link-local address.
+var errForbidden = errors.New("webhook address is link-local (refused)")
+
+// NewWebhookClient is an HTTP client for webhooks: it never connects to a
+// link-local address (cloud metadata), whatever a name resolves to at the
+// time, never follows redirects, and gives each attempt timeout.
+func NewWebhookClient(timeout time.Duration) *http.Client {
+	dialer := &net.Dialer{Timeout: timeout, Control: func(network, address string, _ syscall.RawConn) error {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			return err
+		}
+		if ip := net.ParseIP(host); ip == nil || wnms.ForbiddenWebhookIP(ip) {
+			return fmt.Errorf("%s: %w", host, errForbidden)
+		}
+		return nil
+	}}
+	tr := &http.Transport{
+		DialContext:           dialer.DialContext,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+	}
+	return &http.Client{Transport: tr, Timeout: timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}

@@ -1,0 +1,374 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+const webhookColumns = `id, customer_id, url, secret, kinds, location_id, location_path, enabled, created_at FROM webhooks`
+
+func scanWebhook(sc scanner) (*wnms.Webhook, error) {
+	var w wnms.Webhook
+	var kinds jsonText
+	var loc int64
+	if err := sc.Scan(&w.ID, &w.CustomerID, &w.URL, &w.Secret, &kinds, &loc, &w.LocationPath, &w.Enabled, &w.CreatedAt); err != nil {
+		return nil, err
+	}
+	w.LocationID = wnms.LocalID(loc)
+	if err := json.Unmarshal(kinds, &w.Kinds); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// Webhooks lists a customer's webhooks, oldest first (wnms.WebhookStore).
+func (s *Store) Webhooks(ctx context.Context, customerID int64) ([]wnms.Webhook, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+webhookColumns+` WHERE customer_id = $1 ORDER BY id`, customerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []wnms.Webhook{}
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *w)
+	}
+	return out, rows.Err()
+}
+
+// Webhook reads one of a customer's webhooks; another customer's is
+// RESOURCE_NOT_FOUND (wnms.WebhookStore).
+func (s *Store) Webhook(ctx context.Context, customerID, id int64) (*wnms.Webhook, error) {
+	return s.webhookOn(ctx, s.r, customerID, id, "")
+}
+
+func (s *Store) webhookOn(ctx context.Context, q querier, customerID, id int64, lock string) (*wnms.Webhook, error) {
+	w, err := scanWebhook(q.QueryRowContext(ctx, `SELECT `+webhookColumns+` WHERE id = $1 AND customer_id = $2`+lock, id, customerID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, wnms.NotFound("no webhook %d", id)
+	}
+	return w, err
+}
+
+// CreateWebhook stores a new webhook, which takes the events raised from
+// now on (wnms.WebhookStore).
+func (s *Store) CreateWebhook(ctx context.Context, w *wnms.Webhook) error {
+	kinds, err := json.Marshal(w.Kinds)
+	if err != nil {
+		return err
+	}
+	w.CreatedAt = s.nowMS()
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var cursor sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT max(id) FROM event_outbox`).Scan(&cursor); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, `INSERT INTO webhooks (customer_id, url, secret, kinds, location_id, location_path,
+			enabled, cursor, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+			w.CustomerID, w.URL, w.Secret, string(kinds), w.LocationID.ID, w.LocationPath, w.Enabled, cursor.Int64, w.CreatedAt).Scan(&w.ID); err != nil {
+			return err
+		}
+		auditCreated(ctx, w.ID)
+		return nil
+	})
+}
+
+// UpdateWebhook replaces a webhook by update(current), read and written in
+// one transaction (wnms.WebhookStore).
+func (s *Store) UpdateWebhook(ctx context.Context, customerID, id int64, update func(w *wnms.Webhook) error) (*wnms.Webhook, error) {
+	var out *wnms.Webhook
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		w, err := s.webhookOn(ctx, tx, customerID, id, forUpdate(s.dialect, "webhooks"))
+		if err != nil {
+			return err
+		}
+		if err := update(w); err != nil {
+			return err
+		}
+		kinds, err := json.Marshal(w.Kinds)
+		if err != nil {
+			return err
+		}
+		// A change of address or secret starts afresh: the back-off of a
+		// receiver that failed is no reason to wait for a new one.
+		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET url = $1, secret = $2, kinds = $3, location_id = $4,
+			location_path = $5, enabled = $6, failures = 0, paused_until = 0 WHERE id = $7`,
+			w.URL, w.Secret, string(kinds), w.LocationID.ID, w.LocationPath, w.Enabled, id); err != nil {
+			return err
+		}
+		out = w
+		return nil
+	})
+	return out, err
+}
+
+// DeleteWebhook removes a webhook and its deliveries (wnms.WebhookStore).
+func (s *Store) DeleteWebhook(ctx context.Context, customerID, id int64) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM webhooks WHERE id = $1 AND customer_id = $2`, id, customerID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return wnms.NotFound("no webhook %d", id)
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE webhook_id = $1`, id)
+		return err
+	})
+}
+
+const (
+	deliveryFields = `id, webhook_id, event_id, kind, event_ts, state, attempts, next_at, last_status, last_error,
+	last_latency_ms, updated_at`
+	deliveryColumns = deliveryFields + ` FROM webhook_deliveries`
+)
+
+func scanDelivery(sc scanner, body *jsonText) (*wnms.Delivery, error) {
+	var d wnms.Delivery
+	dest := []any{&d.ID, &d.WebhookID, &d.EventID, &d.Kind, &d.EventTime, &d.State, &d.Attempts, &d.NextAttemptAt,
+		&d.LastStatus, &d.LastError, &d.LastLatencyMS, &d.UpdatedAt}
+	if body != nil {
+		dest = append(dest, body)
+	}
+	if err := sc.Scan(dest...); err != nil {
+		return nil, err
+	}
+	if body != nil {
+		d.Body = *body
+	}
+	return &d, nil
+}
+
+// Deliveries lists a webhook's deliveries, the latest changed first, with
+// how many there are (wnms.WebhookStore).
+func (s *Store) Deliveries(ctx context.Context, webhookID int64, offset, limit int) ([]wnms.Delivery, int, error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
+	var total int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1`, webhookID).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+` WHERE webhook_id = $1 ORDER BY updated_at DESC, id DESC
+		LIMIT $2 OFFSET $3`, webhookID, limit, offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []wnms.Delivery{}
+	for rows.Next() {
+		d, err := scanDelivery(rows, nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, *d)
+	}
+	return out, total, rows.Err()
+}
+
+// QueueBatch is how many outbox events one pass queues for a webhook.
+const QueueBatch = 1000
+
+// QueueDeliveries queues, for every enabled webhook, a delivery of each
+// outbox event after its cursor that it takes, and moves the cursor past
+// the events read, in one transaction per webhook (its row locked on
+// PostgreSQL, so replicas queue each event once). It returns how many
+// deliveries it queued.
+func (s *Store) QueueDeliveries(ctx context.Context) (int, error) {
+	ids, err := queryIDs(ctx, s.r, `SELECT id FROM webhooks WHERE enabled ORDER BY id`)
+	if err != nil {
+		return 0, err
+	}
+	queued := 0
+	for _, id := range ids {
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			var w *wnms.Webhook
+			var cursor int64
+			var kinds jsonText
+			var loc int64
+			var hook wnms.Webhook
+			err := tx.QueryRowContext(ctx, `SELECT id, customer_id, kinds, location_id, location_path, cursor FROM webhooks
+				WHERE id = $1 AND enabled`+forUpdate(s.dialect, "webhooks"), id).Scan(&hook.ID, &hook.CustomerID, &kinds, &loc,
+				&hook.LocationPath, &cursor)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil // deleted or disabled meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			w = &hook
+			if err := json.Unmarshal(kinds, &w.Kinds); err != nil {
+				return err
+			}
+			evs, err := eventsAfter(ctx, tx, cursor, QueueBatch)
+			if err != nil || len(evs) == 0 {
+				return err
+			}
+			now := s.nowMS()
+			for _, e := range evs {
+				if !w.Wants(e) {
+					continue
+				}
+				body, err := json.Marshal(e)
+				if err != nil {
+					return err
+				}
+				res, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (webhook_id, event_id, kind, event_ts, body, state,
+					next_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (webhook_id, event_id) DO NOTHING`,
+					w.ID, e.ID, e.Kind, e.Timestamp, string(body), wnms.DeliveryPending, now)
+				if err != nil {
+					return err
+				}
+				n, _ := res.RowsAffected()
+				queued += int(n)
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE webhooks SET cursor = $1 WHERE id = $2`, evs[len(evs)-1].ID, w.ID)
+			return err
+		})
+		if err != nil {
+			return queued, err
+		}
+	}
+	return queued, nil
+}
+
+// ActiveWebhooks are the ids of the enabled webhooks not backing off at
+// now (ms).
+func (s *Store) ActiveWebhooks(ctx context.Context, now int64) ([]int64, error) {
+	return queryIDs(ctx, s.r, `SELECT id FROM webhooks WHERE enabled AND paused_until <= $1 ORDER BY id`, now)
+}
+
+// ClaimDeliveries claims at most n of a webhook's due deliveries until
+// until (ms), oldest due first: no other server sends them before the
+// claim ends (rows another replica is claiming are skipped on PostgreSQL).
+func (s *Store) ClaimDeliveries(ctx context.Context, webhookID int64, n int, now, until int64) ([]*wnms.Delivery, error) {
+	var out []*wnms.Delivery
+	skip := ""
+	if s.dialect == Postgres {
+		skip = " FOR UPDATE SKIP LOCKED"
+	}
+	err := txOn(ctx, s.w, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `UPDATE webhook_deliveries SET claim_until = $1 WHERE id IN (
+			SELECT id FROM webhook_deliveries WHERE webhook_id = $2 AND state = $3 AND next_at <= $4 AND claim_until < $4
+			ORDER BY next_at, id LIMIT $5`+skip+`) RETURNING `+deliveryFields+`, body`,
+			until, webhookID, wnms.DeliveryPending, now, n)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var body jsonText
+			d, err := scanDelivery(rows, &body)
+			if err != nil {
+				return err
+			}
+			out = append(out, d)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// WebhookTarget reads a webhook's URL and the secret that signs its
+// deliveries.
+func (s *Store) WebhookTarget(ctx context.Context, id int64) (url, secret string, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT url, secret FROM webhooks WHERE id = $1`, id).Scan(&url, &secret)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", wnms.NotFound("no webhook %d", id)
+	}
+	return url, secret, err
+}
+
+// Backoff is the wait before retry number n (1: the first): 1 s doubling,
+// at most 10 minutes.
+func Backoff(n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	if n > 10 {
+		return 10 * time.Minute
+	}
+	return min(time.Second<<(n-1), 10*time.Minute)
+}
+
+// FinishDeliveries records how attempts ended, in one transaction: a 2xx
+// delivers; anything else is retried after Backoff(attempts), until the
+// event is retryFor old, when the delivery has failed. A webhook whose
+// attempt failed backs off as a whole (Backoff of its consecutive
+// failures) so that a dead receiver costs one attempt at a time; one that
+// answered starts afresh.
+func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, retryFor time.Duration) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	return txOn(ctx, s.w, func(tx *sql.Tx) error {
+		for _, r := range rs {
+			d := r.Delivery
+			attempts := d.Attempts + 1
+			state, next := wnms.DeliveryDelivered, r.At
+			ok := r.Status >= 200 && r.Status < 300
+			if !ok {
+				state, next = wnms.DeliveryPending, r.At+Backoff(attempts).Milliseconds()
+				if next-d.EventTime >= retryFor.Milliseconds() {
+					state = wnms.DeliveryFailed
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $1, attempts = $2, next_at = $3, claim_until = 0,
+				last_status = $4, last_error = $5, last_latency_ms = $6, updated_at = $7 WHERE id = $8 AND state = $9`,
+				state, attempts, next, r.Status, r.Error, r.LatencyMS, r.At, d.ID, wnms.DeliveryPending); err != nil {
+				return err
+			}
+			var err error
+			if ok {
+				_, err = tx.ExecContext(ctx, `UPDATE webhooks SET failures = 0, paused_until = 0 WHERE id = $1 AND failures <> 0`, d.WebhookID)
+			} else {
+				// Attempts that fail together (sent in one round) count
+				// once: only a failure after the pause ended pauses again.
+				var failures int
+				if err = tx.QueryRowContext(ctx, `UPDATE webhooks SET failures = failures + 1 WHERE id = $1 AND paused_until <= $2
+					RETURNING failures`, d.WebhookID, r.At).Scan(&failures); errors.Is(err, sql.ErrNoRows) {
+					continue // paused already, or deleted meanwhile
+				} else if err != nil {
+					return err
+				}
+				_, err = tx.ExecContext(ctx, `UPDATE webhooks SET paused_until = $1 WHERE id = $2`,
+					r.At+Backoff(failures).Milliseconds(), d.WebhookID)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// eventsAfter is EventsAfter on q.
+func eventsAfter(ctx context.Context, q querier, after int64, limit int) ([]*wnms.Event, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, customer_id, kind, ts, location_path, data FROM event_outbox
+		WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*wnms.Event
+	for rows.Next() {
+		var e wnms.Event
+		var data jsonText
+		if err := rows.Scan(&e.ID, &e.CustomerID, &e.Kind, &e.Timestamp, &e.LocationPath, &data); err != nil {
+			return nil, err
+		}
+		e.Data = json.RawMessage(data)
+		out = append(out, &e)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,180 @@
+package wnms
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Webhook is where a customer's events are POSTed. Its secret signs every
+// delivery and is masked on every read.
+type Webhook struct {
+	ID         int64      `json:"id"`
+	URL        string     `json:"url"`
+	Secret     string     `json:"secret"`
+	Kinds      []string   `json:"kinds"`
+	LocationID LocationID `json:"locationId"`
+	Enabled    bool       `json:"enabled"`
+	CreatedAt  int64      `json:"createdAt"`
+
+	CustomerID   int64  `json:"-"`
+	LocationPath string `json:"-"`
+}
+
+// WebhookInput is a webhook as PUT and POST take it; absent fields keep
+// their value on POST (and take their default on PUT: every kind, the
+// root, enabled).
+type WebhookInput struct {
+	URL        *string     `json:"url"`
+	Secret     *string     `json:"secret"`
+	Kinds      *[]string   `json:"kinds"`
+	LocationID *LocationID `json:"locationId"`
+	Enabled    *bool       `json:"enabled"`
+}
+
+// Masked is the webhook as a client sees it.
+func (w Webhook) Masked() Webhook {
+	w.Secret = SecretMask
+	if w.Kinds == nil {
+		w.Kinds = []string{}
+	}
+	return w
+}
+
+// Wants reports whether the webhook takes an event: its kind is selected
+// (no kinds: every kind) and it concerns the webhook's location or a
+// location below it ("" concerns the whole customer: only a webhook at
+// the root takes it).
+func (w *Webhook) Wants(e *Event) bool {
+	if e.CustomerID != w.CustomerID || (len(w.Kinds) > 0 && !slices.Contains(w.Kinds, e.Kind)) {
+		return false
+	}
+	path := e.LocationPath
+	if path == "" {
+		path = RootPath
+	}
+	return Under(path, w.LocationPath)
+}
+
+// Apply sets the fields in in on w and checks the result: a URL of http or
+// https to a host that is not link-local (169.254.0.0/16, fe80::/10, where
+// cloud metadata services answer), a secret of 16 to 256 bytes, known
+// kinds. A masked secret keeps the one stored.
+func (w *Webhook) Apply(in WebhookInput) error {
+	if in.URL != nil {
+		w.URL = strings.TrimSpace(*in.URL)
+	}
+	if in.Secret != nil && *in.Secret != SecretMask {
+		w.Secret = *in.Secret
+	}
+	if in.Kinds != nil {
+		w.Kinds = []string{}
+		for _, k := range *in.Kinds {
+			i := slices.IndexFunc(EventKinds, func(s string) bool { return strings.EqualFold(s, k) })
+			if i < 0 {
+				return RuleBroken("kinds: unknown event kind %q (%s)", k, strings.Join(EventKinds, ", "))
+			}
+			if !slices.Contains(w.Kinds, EventKinds[i]) {
+				w.Kinds = append(w.Kinds, EventKinds[i])
+			}
+		}
+	}
+	if in.LocationID != nil {
+		w.LocationID = *in.LocationID
+	}
+	if in.Enabled != nil {
+		w.Enabled = *in.Enabled
+	}
+	if err := CheckWebhookURL(w.URL); err != nil {
+		return err
+	}
+	if len(w.Secret) < 16 || len(w.Secret) > 256 {
+		return RuleBroken("secret: 16 to 256 characters, shared with the receiver to check signatures")
+	}
+	return nil
+}
+
+// CheckWebhookURL checks a webhook's URL: absolute http or https, at most
+// 2048 bytes, no user information, and not a link-local address.
+func CheckWebhookURL(raw string) error {
+	if raw == "" {
+		return RuleBroken("url is required")
+	}
+	if len(raw) > 2048 {
+		return RuleBroken("url: at most 2048 characters")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return RuleBroken("url: an absolute http or https URL, not %q", raw)
+	}
+	if u.User != nil {
+		return RuleBroken("url: no user information: sign with the secret instead")
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); err == nil && ForbiddenWebhookAddr(ip) {
+		return RuleBroken("url: %s is a link-local address (cloud metadata services answer there)", host)
+	}
+	return nil
+}
+
+// ForbiddenWebhookAddr reports whether a webhook may not be delivered to
+// ip: link-local addresses (169.254.0.0/16, fe80::/10), where cloud
+// metadata services answer, and the unspecified address.
+func ForbiddenWebhookAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() ||
+		ip == netip.MustParseAddr("fd00:ec2::254")
+}
+
+// ForbiddenWebhookIP is ForbiddenWebhookAddr for a net.IP.
+func ForbiddenWebhookIP(ip net.IP) bool {
+	a, ok := netip.AddrFromSlice(ip)
+	return !ok || ForbiddenWebhookAddr(a)
+}
+
+// Delivery is one event's delivery to one webhook, as its log shows it.
+type Delivery struct {
+	ID            int64  `json:"id"`
+	EventID       int64  `json:"eventId"`
+	Kind          string `json:"kind"`
+	State         string `json:"state"` // pending, delivered, failed
+	Attempts      int    `json:"attempts"`
+	LastStatus    int    `json:"lastStatus"`
+	LastError     string `json:"lastError"`
+	LastLatencyMS int64  `json:"lastLatencyMs"`
+	NextAttemptAt int64  `json:"nextAttemptAt"`
+	UpdatedAt     int64  `json:"updatedAt"`
+
+	WebhookID int64  `json:"-"`
+	Body      []byte `json:"-"`
+	EventTime int64  `json:"-"`
+}
+
+// Delivery states.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// DeliveryResult is how an attempt ended.
+type DeliveryResult struct {
+	Delivery  *Delivery
+	Status    int    // the HTTP status, 0 when none came
+	Error     string // why it failed ("" when a 2xx came)
+	LatencyMS int64
+	At        int64 // ms
+}
+
+// WebhookStore keeps webhooks and their deliveries.
+type WebhookStore interface {
+	Webhooks(ctx context.Context, customerID int64) ([]Webhook, error)
+	Webhook(ctx context.Context, customerID, id int64) (*Webhook, error)
+	CreateWebhook(ctx context.Context, w *Webhook) error
+	UpdateWebhook(ctx context.Context, customerID, id int64, update func(w *Webhook) error) (*Webhook, error)
+	DeleteWebhook(ctx context.Context, customerID, id int64) error
+	Deliveries(ctx context.Context, webhookID int64, offset, limit int) ([]Delivery, int, error)
+}
