@@ -51,9 +51,9 @@ type Hub struct {
 	// in id order (the webhooks' dispatcher).
 	OnEvents func(evs []*wnms.Event)
 
-	mu   sync.Mutex
-	subs map[*Sub]struct{}
-	last int64 // the newest event handed to subscribers
+	mu    sync.Mutex
+	subs  map[*Sub]struct{}
+	last  int64 // the newest event handed to subscribers
 	wake  chan struct{}
 	ready chan struct{}
 	once  sync.Once
