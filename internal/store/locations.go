@@ -143,6 +143,7 @@ func (s *Store) CreateLocation(ctx context.Context, l *wnms.Location) error {
 		}
 		l.ID = wnms.LocalID(id)
 		l.Path = wnms.PathOf(parentPath, id)
+		auditCreated(ctx, id)
 		_, err = tx.ExecContext(ctx, `UPDATE locations SET path = $1 WHERE id = $2`, l.Path, id)
 		return err
 	})

@@ -192,6 +192,7 @@ func templatePingJSON(t *wnms.Template) string {
 
 func (s *Store) insertTemplate(ctx context.Context, tx *sql.Tx, t *wnms.Template) error {
 	now := s.nowMS()
+	defer func() { auditCreated(ctx, t.TemplateID) }()
 	return tx.QueryRowContext(ctx, `INSERT INTO templates (customer_id, location_id, name, description,
 		mnc_template_id, mnc_template, ssid, frequency_band, security_mode, security_type, username, password,
 		passphrase, ping_servers, wan_test_url, ping_test_enabled, created_at, updated_at)
