@@ -17,10 +17,10 @@ import (
 // shell, and prints what the README shows after it: the same JSON objects
 // (compared by their fields, since ids, keys and dates differ from run to
 // run) and the same first word of every other line (statuses, types). It
-// needs bash, curl, jq, base64 and file; without them it is skipped, unless
+// needs bash, curl, jq, base64, file, OpenBSD netcat (nc) and openssl; without them it is skipped, unless
 // WNMS_TEST_REQUIRE_TOOLS=1 (as in CI).
 func TestREADMEWalkthrough(t *testing.T) {
-	needTools(t, "bash", "curl", "jq", "base64", "file", "awk")
+	needTools(t, "bash", "curl", "jq", "base64", "file", "awk", "nc", "openssl")
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -65,8 +65,10 @@ func TestREADMEWalkthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	trapPort := freeUDPPort(t)
+	_, hookPort, _ := net.SplitHostPort(freeTCPPort(t))
 	replacer := strings.NewReplacer("127.0.0.1:8080", l.API, "127.0.0.1:8081", l.Analytics, "127.0.0.1:1161", l.SNMPAgent,
-		"127.0.0.1:9162", "127.0.0.1:"+trapPort, `"trapPort": 9162`, `"trapPort": `+trapPort)
+		"127.0.0.1:9162", "127.0.0.1:"+trapPort, `"trapPort": 9162`, `"trapPort": `+trapPort,
+		"127.0.0.1 9099", "127.0.0.1 "+hookPort, "127.0.0.1:9099", "127.0.0.1:"+hookPort)
 	t.Cleanup(func() { // a receiver left running by a failed step
 		if b, err := os.ReadFile(filepath.Join(dir, "traps", "snmptrapd.pid")); err == nil {
 			exec.Command("kill", strings.TrimSpace(string(b))).Run()

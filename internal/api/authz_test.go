@@ -2,12 +2,14 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/wnms/wnms/internal/apitest"
 	"github.com/wnms/wnms/internal/httpkit"
+	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -198,8 +200,36 @@ func checkAudited(t *testing.T, e *apitest.Env, name, method string, r *apitest.
 		return
 	}
 	rec := recs[0]
+	// A change that committed was recorded in its own transaction, with
+	// its configChanged event (raised only from there).
+	if r.Status < 300 && store.ConfigChange(rec.ResourceType) && !strings.HasSuffix(rec.Path, "/test") &&
+		!strings.HasSuffix(rec.Path, "/testtrap") && !strings.Contains(rec.Path, "/testtrap?") && !strings.Contains(rec.Path, "/test?") {
+		if !configChangedFor(t, e, rec.ID) {
+			t.Errorf("%s as %s: a change (%s %s, %d) without its configChanged event: not recorded in its transaction",
+				name, u.LoginID, rec.Method, rec.Path, r.Status)
+		}
+	}
 	if rec.Status != r.Status || rec.Method != method || rec.Actor.LoginID != u.LoginID || rec.Actor.UserID != u.UserID ||
 		rec.Actor.Role != u.Role || rec.Actor.Via != "http" || rec.ResourceType == "" {
 		t.Errorf("%s as %s: audit record %+v does not match the call (status %d)", name, u.LoginID, rec, r.Status)
 	}
+}
+
+// configChangedFor reports whether the outbox holds the configChanged event
+// of audit record id.
+func configChangedFor(t *testing.T, e *apitest.Env, id int64) bool {
+	t.Helper()
+	evs, err := e.Store.EventsAfter(context.Background(), 0, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		var d struct {
+			AuditID int64 `json:"auditId"`
+		}
+		if ev.Kind == wnms.EventConfigChanged && json.Unmarshal(ev.Data, &d) == nil && d.AuditID == id {
+			return true
+		}
+	}
+	return false
 }

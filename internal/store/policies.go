@@ -75,7 +75,7 @@ func (s *Store) HotspotSSIDPolicy(ctx context.Context, customerID int64) (*wnms.
 
 // PutHotspotSSIDPolicy replaces the customer's hotspot SSID policy.
 func (s *Store) PutHotspotSSIDPolicy(ctx context.Context, customerID int64, p *wnms.HotspotSSIDPolicy) error {
-	return s.writePolicy(ctx, s.w, customerID, wnms.HotspotSSIDPolicyType, p)
+	return s.tx(ctx, func(tx *sql.Tx) error { return s.writePolicy(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, p) })
 }
 
 type policyWriter interface {
