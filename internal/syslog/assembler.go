@@ -53,10 +53,12 @@ func MarshalBatch(events []ClientEvent) ([]byte, error) {
 
 // Sink receives the assembler's events in batches, each batch from one
 // source: the address of the AP whose lines made the connection (or of
-// the DHCP server, for a client no AP line was seen of). It is called
-// from several goroutines at once and without the assembler's lock; the
-// slice is the callee's. An error drops the batch (counted); the events
-// are not retried, as a UDP sender does not retry either.
+// the DHCP server, for a client no AP line was seen of). It is called by
+// Run, Tick and Flush, never on the receive path, without the
+// assembler's lock; it may be called from several goroutines at once
+// when Tick or Flush are called besides Run. The slice is the callee's.
+// An error drops the batch (counted); the events are not retried, as a
+// UDP sender does not retry either.
 type Sink interface {
 	Emit(ctx context.Context, source netip.Addr, events []ClientEvent) error
 }
@@ -76,6 +78,7 @@ const (
 	DefaultMaxClients     = 100_000
 	DefaultBatchSize      = 500
 	DefaultFlushInterval  = time.Second
+	DefaultQueueLen       = 16
 	DefaultMaxSkew        = 24 * time.Hour
 )
 
@@ -102,11 +105,15 @@ type Assembler struct {
 	// (DefaultBatchSize, DefaultFlushInterval if 0).
 	BatchSize     int
 	FlushInterval time.Duration
+	// QueueLen bounds the full batches waiting for Run (DefaultQueueLen if
+	// 0).
+	QueueLen int
 	// MaxSkew: a line whose timestamp is missing or further than that from
 	// the receive time takes the receive time (DefaultMaxSkew if 0).
 	MaxSkew time.Duration
 
 	once     sync.Once
+	queue    chan flush // full batches, for Run
 	mu       sync.Mutex
 	clients  map[clientKey]*client
 	pending  list.List // of *client whose attempt has no outcome, least recently seen first
@@ -136,8 +143,9 @@ type AssemblerStats struct {
 	// Evicted counts clients forgotten to stay under MaxClients; Expired
 	// the attempts ended by PendingTimeout.
 	Evicted, Expired uint64
-	// Batches emitted; EmitErrors the batches Sink refused and
-	// EventsLost the events in them.
+	// Batches emitted; EmitErrors the batches Sink refused. EventsLost
+	// counts the events in those, and in full batches Observe could not
+	// queue before its context ended.
 	Batches, EmitErrors, EventsLost uint64
 }
 
@@ -194,6 +202,7 @@ type flush struct {
 
 func (a *Assembler) init() {
 	a.once.Do(func() {
+		a.queue = make(chan flush, orDefault(a.QueueLen, DefaultQueueLen))
 		a.clients = map[clientKey]*client{}
 		a.latest = map[string]netip.Addr{}
 		a.batches = map[netip.Addr]*batch{}
@@ -236,8 +245,11 @@ func (a *Assembler) Stats() AssemblerStats {
 
 // Observe reads one message from source: a Handler for Receiver. Lines of
 // hostapd, dnsmasq and dhcpd become observations of clients; other
-// programs' messages are only counted. A batch it fills is emitted before
-// it returns.
+// programs' messages are only counted. A batch it fills is queued for Run
+// to emit, so the receive path never waits on the store unless QueueLen
+// batches already wait: then it waits (TCP senders slow down, UDP
+// datagrams queue in the kernel) until there is room or ctx ends (the
+// batch is then lost, and counted).
 func (a *Assembler) Observe(ctx context.Context, source netip.Addr, m Message) {
 	a.init()
 	program := ProgramOf(m.Program)
@@ -269,7 +281,13 @@ func (a *Assembler) Observe(ctx context.Context, source netip.Addr, m Message) {
 	}
 	ready := a.takeFull()
 	a.mu.Unlock()
-	a.emit(ctx, ready)
+	for _, f := range ready {
+		select {
+		case a.queue <- f:
+		case <-ctx.Done():
+			a.lost(len(f.events))
+		}
+	}
 }
 
 // Tick ends the attempts pending longer than PendingTimeout, forgets the
@@ -310,25 +328,38 @@ func (a *Assembler) Tick(ctx context.Context) {
 	a.emit(ctx, ready)
 }
 
-// Flush emits every batch now, whatever its size or age.
+// Flush emits every batch now, queued or not, whatever its size or age.
 func (a *Assembler) Flush(ctx context.Context) {
 	a.init()
+	for drained := false; !drained; {
+		select {
+		case f := <-a.queue:
+			a.emit(ctx, []flush{f})
+		default:
+			drained = true
+		}
+	}
 	a.mu.Lock()
 	ready := a.takeAll()
 	a.mu.Unlock()
 	a.emit(ctx, ready)
 }
 
-// Run calls Tick every quarter of FlushInterval until ctx ends, then
-// flushes what is left (with ctx's values but not its end) and returns.
+// Run emits the batches Observe queues, and calls Tick every quarter of
+// FlushInterval, until ctx ends; then it flushes what is left (with ctx's
+// values but not its end) and returns. It must be running while messages
+// are observed.
 func (a *Assembler) Run(ctx context.Context) error {
 	if a.Sink == nil {
 		return errors.New("syslog: Assembler.Sink is nil")
 	}
+	a.init()
 	t := time.NewTicker(max(orDefault(a.FlushInterval, DefaultFlushInterval)/4, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
+		case f := <-a.queue:
+			a.emit(ctx, []flush{f})
 		case <-t.C:
 			a.Tick(ctx)
 		case <-ctx.Done():
@@ -336,6 +367,12 @@ func (a *Assembler) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+func (a *Assembler) lost(n int) {
+	a.mu.Lock()
+	a.stats.EventsLost += uint64(n)
+	a.mu.Unlock()
 }
 
 func (a *Assembler) emit(ctx context.Context, ready []flush) {

@@ -457,28 +457,68 @@ func TestAssemblerBatches(t *testing.T) {
 	assoc := func(ms int64, src netip.Addr, n string) line {
 		return line{ms, src, "hostapd", "STA 02:00:00:00:01:0" + n + " IEEE 802.11: associated"}
 	}
-	feed(a, clk, assoc(0, ap, "1"), assoc(1, ap, "2"), assoc(2, ap2, "3"))
-	if n := len(rec.batches); n != 0 {
-		t.Fatalf("%d batches before any is full or due", n)
+	batches := func() []emitted {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return append([]emitted(nil), rec.batches...)
 	}
-	feed(a, clk, assoc(3, ap, "4"))
-	if len(rec.batches) != 1 || rec.batches[0].src != ap || len(rec.batches[0].events) != 3 {
-		t.Fatalf("after 3 events of one source: %+v", rec.batches)
+	// By age: each source's batch when its first event is FlushInterval old.
+	feed(a, clk, assoc(0, ap, "1"), assoc(1, ap2, "2"))
+	for _, step := range []struct {
+		ms   int64
+		want []netip.Addr
+	}{{499, nil}, {500, []netip.Addr{ap}}, {501, []netip.Addr{ap, ap2}}} {
+		clk.set(t0.Add(time.Duration(step.ms) * time.Millisecond))
+		a.Tick(context.Background())
+		var got []netip.Addr
+		for _, b := range batches() {
+			if len(b.events) != 1 {
+				t.Errorf("batch of %d events", len(b.events))
+			}
+			got = append(got, b.src)
+		}
+		if !cmp.Equal(step.want, got, cmp.Comparer(func(x, y netip.Addr) bool { return x == y })) {
+			t.Fatalf("at %d ms: batches of %v, want %v", step.ms, got, step.want)
+		}
 	}
-	clk.set(t0.Add(501 * time.Millisecond))
-	a.Tick(context.Background())
-	if len(rec.batches) != 1 {
-		t.Fatalf("ap2's batch emitted before FlushInterval: %+v", rec.batches)
+	// By size: a full batch waits for Run, off the receive path.
+	feed(a, clk, assoc(600, ap, "3"), assoc(601, ap, "4"), assoc(602, ap, "5"))
+	if n := len(batches()); n != 2 || len(a.queue) != 1 {
+		t.Fatalf("a full batch: %d emitted, %d queued; want 2, 1", n, len(a.queue))
 	}
-	clk.set(t0.Add(502 * time.Millisecond))
-	a.Tick(context.Background())
-	if len(rec.batches) != 2 || rec.batches[1].src != ap2 {
-		t.Fatalf("after FlushInterval: %+v", rec.batches)
+	a.FlushInterval = time.Hour // Run's own Tick must not emit the rest
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- a.Run(ctx) }()
+	waitFor(t, "Run to emit the full batch", func() bool { return len(batches()) == 3 })
+	if b := batches()[2]; b.src != ap || len(b.events) != 3 {
+		t.Errorf("the full batch: %+v", b)
 	}
+	rec.mu.Lock()
 	rec.err = errors.New("store down")
-	feed(a, clk, assoc(600, ap, "5"), assoc(601, ap, "6"), assoc(602, ap, "7"))
-	if s := a.Stats(); s.Batches != 3 || s.EmitErrors != 1 || s.EventsLost != 3 {
+	rec.mu.Unlock()
+	feed(a, clk, assoc(700, ap, "6"), assoc(701, ap, "7"), assoc(702, ap, "8"))
+	waitFor(t, "the refused batch", func() bool { return a.Stats().EmitErrors == 1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Stats(); s.Batches != 4 || s.EventsLost != 3 || s.Events["Intermediate"] != 8 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// A full queue and an ended context: Observe returns, the batch is lost
+// and counted.
+func TestAssemblerQueueFull(t *testing.T) {
+	a, _, clk := newAssembler()
+	a.BatchSize, a.QueueLen = 1, 1
+	feed(a, clk, hostapd(0, "STA 02:00:00:00:01:01 IEEE 802.11: associated"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a.Observe(ctx, ap, Message{Program: "hostapd", Text: "STA 02:00:00:00:01:02 IEEE 802.11: associated"})
+	if s := a.Stats(); s.EventsLost != 1 || len(a.queue) != 1 {
+		t.Errorf("stats %+v, %d queued", s, len(a.queue))
 	}
 }
 
