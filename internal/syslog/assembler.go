@@ -1,6 +1,7 @@
 package syslog
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"crypto/sha256"
@@ -571,8 +572,8 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		// DHCP lines belong to its latest association, wherever it is.
 		c = a.get(ref.src, o.MAC, false, now)
 		if c == nil || !c.associated {
-			if src, ok := a.latest[o.MAC]; ok {
-				c = a.get(src, o.MAC, false, now)
+			if src, ok := a.latest[o.MAC]; ok && src != ref.src {
+				c = cmp.Or(a.get(src, o.MAC, false, now), c)
 			}
 		}
 		if c == nil {

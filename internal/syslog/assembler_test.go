@@ -574,3 +574,27 @@ func TestAssemblerCounts(t *testing.T) {
 		t.Errorf("%d events, want 6 (3 rejections, 3 associations)", n)
 	}
 }
+
+// A DHCP server that saw the client before (a NAK with no association
+// known) still hands the client's next ACK to the association the AP saw.
+func TestAssemblerDHCPElsewhereAfterEarlierLines(t *testing.T) {
+	a, rec, clk := newAssembler()
+	feed(a, clk,
+		line{0, router, "dhcpd", "DHCPNAK on 10.1.2.3 to 2:0:0:0:1:0 via eth0"},
+		hostapd(1000, "STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)"),
+		hostapd(1050, "AP-STA-CONNECTED 02:00:00:00:01:00"),
+		line{1500, router, "dhcpd", "DHCPACK on 10.1.2.3 to 2:0:0:0:1:0 via eth0"},
+	)
+	a.Flush(context.Background())
+	atRouter := summary(rec.events(router))
+	if len(atRouter) != 1 || atRouter[0].FailureCode != 3 || atRouter[0].SubFailureCode != 302 || atRouter[0].Interface != "eth0" {
+		t.Errorf("under the router: %+v", atRouter)
+	}
+	var types []string
+	for _, e := range rec.events(ap) {
+		types = append(types, e.EventType)
+	}
+	if diff := cmp.Diff([]string{"Intermediate", "Intermediate", "Success"}, types); diff != "" {
+		t.Errorf("under the AP (-want +got):\n%s", diff)
+	}
+}
