@@ -106,23 +106,28 @@ func (r *Receiver) maxMessage() int {
 
 // Serve receives on pc (UDP) and ln (TCP), either of which may be nil,
 // until ctx ends; then it closes both and every connection, waits for its
-// goroutines, and returns nil. It returns the error of pc or ln if one
-// fails before.
+// goroutines, and returns nil. If pc or ln fails before, it stops the
+// other the same way and returns that error.
 func (r *Receiver) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) error {
 	if r.Handle == nil {
 		return errors.New("syslog: Receiver.Handle is nil")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
+	var serve []func() error
 	if pc != nil {
-		wg.Go(func() { errs <- r.serveUDP(ctx, pc) })
+		serve = append(serve, func() error { return r.serveUDP(ctx, pc) })
 	}
 	if ln != nil {
-		wg.Go(func() { errs <- r.serveTCP(ctx, ln) })
+		serve = append(serve, func() error { return r.serveTCP(ctx, ln) })
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(serve))
+	for _, s := range serve {
+		wg.Go(func() { errs <- s() })
 	}
 	wg.Go(func() {
+		// Closing is what ends a blocked ReadFrom or Accept.
 		<-ctx.Done()
 		if pc != nil {
 			pc.Close()
@@ -132,15 +137,9 @@ func (r *Receiver) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener
 		}
 	})
 	var first error
-	n := 0
-	if pc != nil {
-		n++
-	}
-	if ln != nil {
-		n++
-	}
-	for range n {
+	for range serve {
 		if err := <-errs; err != nil && ctx.Err() == nil && first == nil {
+			// One failed: stop the other too.
 			first = err
 			cancel()
 		}

@@ -250,3 +250,26 @@ func TestReceiverAccept(t *testing.T) {
 	default:
 	}
 }
+
+// A listener that fails ends Serve with its error, and the other with it.
+func TestReceiverServeFails(t *testing.T) {
+	pc, ln := listen(t)
+	r := &Receiver{Handle: func(context.Context, netip.Addr, Message) {}}
+	done := make(chan error, 1)
+	go func() { done <- r.Serve(context.Background(), pc, ln) }()
+	pc.Close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Serve returned nil after its UDP socket failed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after its UDP socket failed")
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Error("the TCP listener is still open")
+	}
+	if err := (&Receiver{}).Serve(context.Background(), nil, nil); err == nil {
+		t.Error("Serve without a Handler: no error")
+	}
+}
