@@ -1,7 +1,9 @@
 package syslog
 
 import (
+	"context"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"testing"
@@ -66,5 +68,56 @@ func TestLogger(t *testing.T) {
 	s := r.Stats()
 	if s.Parsed != uint64(len(tests)) || s.Datagrams != 2 || s.Connections != 4 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestLoggerToEvents sends a connection's hostapd and dnsmasq lines with
+// logger, through a Receiver into an Assembler: one Success comes out.
+func TestLoggerToEvents(t *testing.T) {
+	logger, err := exec.LookPath("logger")
+	if err != nil {
+		if os.Getenv("WNMS_TEST_REQUIRE_TOOLS") == "1" {
+			t.Fatal("logger (util-linux) is required: WNMS_TEST_REQUIRE_TOOLS=1")
+		}
+		t.Skip("logger (util-linux) not installed")
+	}
+	rec := &recorder{}
+	a := &Assembler{Sink: rec}
+	r := &Receiver{}
+	addr, ch := startReceiver(t, r)
+	host, port, _ := net.SplitHostPort(addr)
+	for _, l := range []struct{ tag, text string }{
+		{"hostapd", "veth0: STA 02:00:00:00:0a:01 IEEE 802.11: associated"},
+		{"hostapd", "veth0: STA 02:00:00:00:0a:01 IEEE 802.1X: authenticated - EAP type: 25 (PEAP)"},
+		{"hostapd", "veth0: AP-STA-CONNECTED 02:00:00:00:0a:01"},
+		{"dnsmasq-dhcp", "DHCPDISCOVER(veth0) 02:00:00:00:0a:01 "},
+		{"dnsmasq-dhcp", "DHCPACK(veth0) 10.0.9.10 02:00:00:00:0a:01 client"},
+	} {
+		// TCP keeps the lines in order, as one syslog daemon's stream does.
+		args := []string{"-T", "--rfc5424", "--octet-count", "-n", host, "-P", port, "-t", l.tag, "--", l.text}
+		if out, err := exec.Command(logger, args...).CombinedOutput(); err != nil {
+			t.Fatalf("logger %v: %v\n%s", args, err, out)
+		}
+		got := next(t, ch)
+		a.Observe(context.Background(), got.src, got.m)
+	}
+	a.Flush(context.Background())
+	var success []ClientEvent
+	for _, e := range rec.events(netip.MustParseAddr("127.0.0.1")) {
+		if e.EventType == "Success" {
+			success = append(success, e)
+		}
+	}
+	if len(success) != 1 {
+		t.Fatalf("successes %+v", success)
+	}
+	e := success[0]
+	if e.MacAddress != "02:00:00:00:0A:01" || e.Interface != "veth0" || e.AssociationTimestamp == 0 ||
+		e.AuthenticationTimestamp < e.AssociationTimestamp || e.NetworkTimestamp < e.AuthenticationTimestamp ||
+		e.DHCPLatency != e.NetworkTimestamp-e.AuthenticationTimestamp {
+		t.Errorf("Success %+v", e)
+	}
+	if d := time.Since(time.UnixMilli(e.Timestamp)); d < 0 || d > time.Minute {
+		t.Errorf("Success at %v, %v ago", time.UnixMilli(e.Timestamp), d)
 	}
 }
