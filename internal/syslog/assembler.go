@@ -88,6 +88,7 @@ const (
 // Sink in batches. Observe is its Handler. Set its fields before first
 // use; it must not be copied after.
 type Assembler struct {
+	// Sink is given the events (required).
 	Sink Sink
 	// Now is the clock of timeouts and batches (time.Now if nil).
 	Now func() time.Time

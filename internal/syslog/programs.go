@@ -34,7 +34,7 @@ var kindNames = [...]string{"none", "associated", "authorized", "key_handshake",
 	"psk_mismatch", "key_timeout", "eap_failure", "assoc_rejected", "ap_full", "dhcp_exchange", "dhcp_ack",
 	"dhcp_nak", "dhcp_no_lease"}
 
-// String is the kind's name, as eventIds and tests spell it.
+// String is the kind's name, for logs and tests.
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]

@@ -38,6 +38,7 @@ type Handler func(ctx context.Context, source netip.Addr, m Message)
 // hands it to Handle. Set its fields before Serve; it must not be copied
 // after first use.
 type Receiver struct {
+	// Handle is given every message parsed (required).
 	Handle Handler
 	// Accept, if set, says whether a source may send: messages and
 	// connections from other addresses are dropped (DropSource).
