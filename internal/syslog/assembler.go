@@ -1,0 +1,666 @@
+package syslog
+
+import (
+	"cmp"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wnms/wnms/internal/telemetry"
+)
+
+// ClientEvent is a client event in the shape POST /V5/ingest/clientevents
+// takes (docs/api.md §16). The assembler cannot know the radio's BSSID
+// (unless the line named it) nor its channel, both required by ingest:
+// the caller fills them from the source (Interface helps to tell the
+// radios of one AP apart) before it hands the batch on.
+type ClientEvent struct {
+	EventID                 string  `json:"eventId"`
+	MacAddress              string  `json:"macAddress"`
+	EventType               string  `json:"eventType"`
+	BSSID                   string  `json:"bssid,omitempty"`
+	Channel                 int     `json:"channel,omitempty"`
+	SSID                    string  `json:"ssid,omitempty"`
+	Timestamp               int64   `json:"timestamp"`
+	AssociationTimestamp    int64   `json:"associationTimestamp,omitempty"`
+	AuthenticationTimestamp int64   `json:"authenticationTimestamp,omitempty"`
+	NetworkTimestamp        int64   `json:"networkTimestamp,omitempty"`
+	DHCPLatency             int64   `json:"dhcpLatency,omitempty"`
+	FailureCode             int     `json:"failureCode,omitempty"`
+	SubFailureCode          int     `json:"subFailureCode,omitempty"`
+	CategoryCode            int     `json:"categoryCode,omitempty"`
+	TypeCode                int     `json:"typeCode,omitempty"`
+	SubTypeCode             int     `json:"subTypeCode,omitempty"`
+	IP                      *string `json:"ip,omitempty"`
+
+	// Interface is the hostapd interface (or, for an event only a DHCP
+	// server saw, the server's interface) the connection was seen on.
+	// It is not part of the record.
+	Interface string `json:"-"`
+}
+
+// MarshalBatch returns events as the JSON array body that
+// telemetry.Service.Ingest takes for kind "clientevents".
+func MarshalBatch(events []ClientEvent) ([]byte, error) {
+	return json.Marshal(events)
+}
+
+// Sink receives the assembler's events in batches, each batch from one
+// source: the address of the AP whose lines made the connection (or of
+// the DHCP server, for a client no AP line was seen of). It is called by
+// Run, Tick and Flush, never on the receive path, without the
+// assembler's lock; it may be called from several goroutines at once
+// when Tick or Flush are called besides Run. The slice is the callee's.
+// An error drops the batch (counted); the events are not retried, as a
+// UDP sender does not retry either.
+type Sink interface {
+	Emit(ctx context.Context, source netip.Addr, events []ClientEvent) error
+}
+
+// SinkFunc makes a function a Sink.
+type SinkFunc func(ctx context.Context, source netip.Addr, events []ClientEvent) error
+
+// Emit calls f.
+func (f SinkFunc) Emit(ctx context.Context, source netip.Addr, events []ClientEvent) error {
+	return f(ctx, source, events)
+}
+
+// Defaults of an Assembler.
+const (
+	DefaultPendingTimeout = 60 * time.Second
+	DefaultStateTimeout   = time.Hour
+	DefaultMaxClients     = 100_000
+	DefaultBatchSize      = 500
+	DefaultFlushInterval  = time.Second
+	DefaultQueueLen       = 16
+	DefaultMaxSkew        = 24 * time.Hour
+)
+
+// Assembler turns the lines of hostapd, dnsmasq and ISC dhcpd into client
+// events (see the package documentation for the mapping) and hands them to
+// Sink in batches. Observe is its Handler. Set its fields before first
+// use; it must not be copied after.
+type Assembler struct {
+	// Sink is given the events (required).
+	Sink Sink
+	// Now is the clock of timeouts and batches (time.Now if nil).
+	Now func() time.Time
+	// PendingTimeout ends a connection attempt that has no outcome after
+	// that long without a line (DefaultPendingTimeout if 0).
+	PendingTimeout time.Duration
+	// StateTimeout forgets a client with no line for that long after its
+	// attempt ended (DefaultStateTimeout if 0).
+	StateTimeout time.Duration
+	// MaxClients bounds the clients tracked (DefaultMaxClients if 0): the
+	// least recently seen is forgotten first, ended attempts before
+	// pending ones.
+	MaxClients int
+	// BatchSize and FlushInterval: a source's batch is emitted when it
+	// holds BatchSize events or its first event is FlushInterval old
+	// (DefaultBatchSize, DefaultFlushInterval if 0).
+	BatchSize     int
+	FlushInterval time.Duration
+	// QueueLen bounds the full batches waiting for Run (DefaultQueueLen if
+	// 0).
+	QueueLen int
+	// MaxSkew: a line whose timestamp is missing or further than that from
+	// the receive time takes the receive time (DefaultMaxSkew if 0).
+	MaxSkew time.Duration
+
+	once     sync.Once
+	queue    chan flush // full batches, for Run
+	mu       sync.Mutex
+	clients  map[clientKey]*client
+	pending  list.List // of *client whose attempt has no outcome, least recently seen first
+	ended    list.List // of the other *client, least recently touched first
+	latest   map[string]netip.Addr
+	batches  map[netip.Addr]*batch
+	buffered int
+	stats    AssemblerStats
+}
+
+// LineStats count one program's lines.
+type LineStats struct {
+	Parsed   uint64 // lines that said something of a client
+	Unparsed uint64 // lines the parser did not read (never an error)
+}
+
+// AssemblerStats are an Assembler's counters since it was made.
+type AssemblerStats struct {
+	// Lines by program (ProgramHostapd, ProgramDnsmasq, ProgramDHCPD).
+	Lines map[string]LineStats
+	// OtherPrograms counts messages of programs no parser reads.
+	OtherPrograms uint64
+	// Events made, by eventType (Success, Failure, Intermediate).
+	Events map[string]uint64
+	// Clients is the number tracked now.
+	Clients int
+	// Evicted counts clients forgotten to stay under MaxClients; Expired
+	// the attempts ended by PendingTimeout.
+	Evicted, Expired uint64
+	// Batches emitted; EmitErrors the batches Sink refused. EventsLost
+	// counts the events in those, and in full batches Observe could not
+	// queue before its context ended.
+	Batches, EmitErrors, EventsLost uint64
+}
+
+type clientKey struct {
+	src netip.Addr
+	mac string
+}
+
+// obsRef is what names an observation in an eventId.
+type obsRef struct {
+	src     netip.Addr
+	program string
+	at      int64 // ms
+}
+
+// client is what is known of one client at one source: its current
+// connection attempt, and after its outcome, enough to tell a repeated or
+// late line from a new attempt.
+type client struct {
+	key        clientKey
+	elem       *list.Element // in list
+	list       *list.List    // a.pending or a.ended
+	iface      string
+	bssid      string
+	associated bool // an association started this attempt
+	assocAt    int64
+	keyAt      int64 // keys done, or the port authorized
+	eapAt      int64 // 802.1X success
+	auth       obsRef
+	keyTimeout obsRef // the first EAPOL-Key timeout of the attempt
+	dhcp       obsRef // the first DHCP exchange of the attempt
+	outcome    bool   // Success or Failure made: the attempt is over
+	gone       bool   // disconnected
+	failures   []int  // the failure causes made this attempt, each made once
+	touched    time.Time
+}
+
+func (c *client) authAt() int64 {
+	if c.keyAt != 0 {
+		return c.keyAt
+	}
+	return c.eapAt
+}
+
+type batch struct {
+	events []ClientEvent
+	first  time.Time
+}
+
+type flush struct {
+	src    netip.Addr
+	events []ClientEvent
+}
+
+func (a *Assembler) init() {
+	a.once.Do(func() {
+		a.queue = make(chan flush, orDefault(a.QueueLen, DefaultQueueLen))
+		a.clients = map[clientKey]*client{}
+		a.latest = map[string]netip.Addr{}
+		a.batches = map[netip.Addr]*batch{}
+		a.stats.Lines = map[string]LineStats{}
+		a.stats.Events = map[string]uint64{}
+	})
+}
+
+func (a *Assembler) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// Stats returns the assembler's counters, safe to call at any time.
+func (a *Assembler) Stats() AssemblerStats {
+	a.init()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.stats
+	s.Lines = make(map[string]LineStats, len(a.stats.Lines))
+	for k, v := range a.stats.Lines {
+		s.Lines[k] = v
+	}
+	s.Events = make(map[string]uint64, len(a.stats.Events))
+	for k, v := range a.stats.Events {
+		s.Events[k] = v
+	}
+	s.Clients = len(a.clients)
+	return s
+}
+
+// Observe reads one message from source: a Handler for Receiver. Lines of
+// hostapd, dnsmasq and dhcpd become observations of clients; other
+// programs' messages are only counted. A batch it fills is queued for Run
+// to emit, so the receive path never waits on the store unless QueueLen
+// batches already wait: then it waits (TCP senders slow down, UDP
+// datagrams queue in the kernel) until there is room or ctx ends (the
+// batch is then lost, and counted).
+func (a *Assembler) Observe(ctx context.Context, source netip.Addr, m Message) {
+	a.init()
+	program := ProgramOf(m.Program)
+	var (
+		o  Observation
+		ok bool
+	)
+	if program != "" {
+		o, ok = ParseLine(program, m.Text)
+	}
+	now := a.now()
+	at := m.Time
+	if skew := orDefault(a.MaxSkew, DefaultMaxSkew); at.IsZero() || at.Sub(now) > skew || now.Sub(at) > skew {
+		at = now
+	}
+	a.mu.Lock()
+	switch {
+	case program == "":
+		a.stats.OtherPrograms++
+	case !ok:
+		ls := a.stats.Lines[program]
+		ls.Unparsed++
+		a.stats.Lines[program] = ls
+	default:
+		ls := a.stats.Lines[program]
+		ls.Parsed++
+		a.stats.Lines[program] = ls
+		a.observe(obsRef{src: source, program: program, at: at.UnixMilli()}, o, now)
+	}
+	ready := a.takeFull()
+	a.mu.Unlock()
+	for _, f := range ready {
+		select {
+		case a.queue <- f:
+		case <-ctx.Done():
+			a.lost(len(f.events))
+		}
+	}
+}
+
+// Tick ends the attempts pending longer than PendingTimeout, forgets the
+// clients idle longer than StateTimeout, and emits the batches due, as of
+// the clock's now. Run calls it; tests call it with their own clock.
+func (a *Assembler) Tick(ctx context.Context) {
+	a.init()
+	now := a.now()
+	a.mu.Lock()
+	pendingTimeout := orDefault(a.PendingTimeout, DefaultPendingTimeout)
+	for e := a.pending.Front(); e != nil; e = a.pending.Front() {
+		c := e.Value.(*client)
+		if now.Sub(c.touched) < pendingTimeout {
+			break
+		}
+		a.stats.Expired++
+		a.endAttempt(c)
+		a.touch(c, now)
+	}
+	stateTimeout := orDefault(a.StateTimeout, DefaultStateTimeout)
+	for e := a.ended.Front(); e != nil; e = a.ended.Front() {
+		c := e.Value.(*client)
+		if now.Sub(c.touched) < stateTimeout {
+			break
+		}
+		a.forget(c)
+	}
+	interval := orDefault(a.FlushInterval, DefaultFlushInterval)
+	var ready []flush
+	for src, b := range a.batches {
+		if now.Sub(b.first) >= interval {
+			ready = append(ready, flush{src, b.events})
+			a.buffered -= len(b.events)
+			delete(a.batches, src)
+		}
+	}
+	a.mu.Unlock()
+	a.emit(ctx, ready)
+}
+
+// Flush emits every batch now, queued or not, whatever its size or age.
+func (a *Assembler) Flush(ctx context.Context) {
+	a.init()
+	for drained := false; !drained; {
+		select {
+		case f := <-a.queue:
+			a.emit(ctx, []flush{f})
+		default:
+			drained = true
+		}
+	}
+	a.mu.Lock()
+	ready := a.takeAll()
+	a.mu.Unlock()
+	a.emit(ctx, ready)
+}
+
+// Run emits the batches Observe queues, and calls Tick every quarter of
+// FlushInterval, until ctx ends; then it flushes what is left (with ctx's
+// values but not its end) and returns. It must be running while messages
+// are observed.
+func (a *Assembler) Run(ctx context.Context) error {
+	if a.Sink == nil {
+		return errors.New("syslog: Assembler.Sink is nil")
+	}
+	a.init()
+	t := time.NewTicker(max(orDefault(a.FlushInterval, DefaultFlushInterval)/4, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case f := <-a.queue:
+			a.emit(ctx, []flush{f})
+		case <-t.C:
+			a.Tick(ctx)
+		case <-ctx.Done():
+			a.Flush(context.WithoutCancel(ctx))
+			return nil
+		}
+	}
+}
+
+func (a *Assembler) lost(n int) {
+	a.mu.Lock()
+	a.stats.EventsLost += uint64(n)
+	a.mu.Unlock()
+}
+
+func (a *Assembler) emit(ctx context.Context, ready []flush) {
+	for _, f := range ready {
+		err := a.Sink.Emit(ctx, f.src, f.events)
+		a.mu.Lock()
+		a.stats.Batches++
+		if err != nil {
+			a.stats.EmitErrors++
+			a.stats.EventsLost += uint64(len(f.events))
+		}
+		a.mu.Unlock()
+	}
+}
+
+// takeFull takes the batches that are full, or all of them when more
+// events wait than sixteen batches hold (many sources, each with a few).
+func (a *Assembler) takeFull() []flush {
+	size := orDefault(a.BatchSize, DefaultBatchSize)
+	if a.buffered >= 16*size {
+		return a.takeAll()
+	}
+	var ready []flush
+	for src, b := range a.batches {
+		if len(b.events) >= size {
+			ready = append(ready, flush{src, b.events})
+			a.buffered -= len(b.events)
+			delete(a.batches, src)
+		}
+	}
+	return ready
+}
+
+func (a *Assembler) takeAll() []flush {
+	ready := make([]flush, 0, len(a.batches))
+	for src, b := range a.batches {
+		ready = append(ready, flush{src, b.events})
+	}
+	clear(a.batches)
+	a.buffered = 0
+	return ready
+}
+
+// add queues an event of client c (at its source).
+func (a *Assembler) add(c *client, e ClientEvent) {
+	if e.BSSID == "" {
+		e.BSSID = c.bssid
+	}
+	if e.Interface == "" {
+		e.Interface = c.iface
+	}
+	b := a.batches[c.key.src]
+	if b == nil {
+		b = &batch{first: a.now()}
+		a.batches[c.key.src] = b
+	}
+	b.events = append(b.events, e)
+	a.buffered++
+	a.stats.Events[e.EventType]++
+}
+
+// eventID names the event that kind made of the observation ref of mac:
+// the same line, received twice, makes the same eventId, which ingest
+// counts as a duplicate.
+func eventID(ref obsRef, mac, kind string) string {
+	h := sha256.New()
+	h.Write([]byte(ref.src.String() + "|" + ref.program + "|" + strconv.FormatInt(ref.at, 10) + "|" + mac + "|" + kind))
+	return "syslog-" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func newEvent(ref obsRef, mac, eventType, kind string) ClientEvent {
+	return ClientEvent{EventID: eventID(ref, mac, kind), MacAddress: mac, EventType: eventType, Timestamp: ref.at}
+}
+
+func intermediate(ref obsRef, mac string, category, typ, sub int, kind string) ClientEvent {
+	e := newEvent(ref, mac, telemetry.Intermediate, kind)
+	e.CategoryCode, e.TypeCode, e.SubTypeCode = category, typ, sub
+	return e
+}
+
+// fail makes Failure code/sub of c's attempt from ref, once an attempt.
+func (a *Assembler) fail(c *client, ref obsRef, code, sub int) {
+	for _, f := range c.failures {
+		if f == code*1000+sub {
+			return
+		}
+	}
+	c.failures = append(c.failures, code*1000+sub)
+	e := newEvent(ref, c.key.mac, telemetry.Failure, "failure_"+strconv.Itoa(code)+"_"+strconv.Itoa(sub))
+	e.FailureCode, e.SubFailureCode = code, sub
+	if c.associated {
+		e.AssociationTimestamp = c.assocAt
+	}
+	e.AuthenticationTimestamp = c.authAt()
+	a.add(c, e)
+}
+
+// succeed makes the Success of c's attempt, with DHCP done at ack (or
+// none when ack is the zero obsRef).
+func (a *Assembler) succeed(c *client, ack obsRef) {
+	auth := c.authAt()
+	if auth == 0 {
+		// An open network whose hostapd logs no port authorization:
+		// authenticated when associated.
+		auth = c.assocAt
+	}
+	var e ClientEvent
+	if ack.program != "" {
+		e = newEvent(ack, c.key.mac, telemetry.Success, "success")
+		e.NetworkTimestamp = ack.at
+		e.DHCPLatency = max(0, ack.at-auth)
+	} else {
+		e = newEvent(c.auth, c.key.mac, telemetry.Success, "success_without_dhcp")
+	}
+	e.AssociationTimestamp, e.AuthenticationTimestamp = c.assocAt, auth
+	a.add(c, e)
+	c.outcome = true
+}
+
+// endAttempt makes the outcome of an attempt that ends (by a
+// disconnection, a new association or PendingTimeout) without one: keys
+// timed out and never done is a wrong PSK; authenticated with DHCP
+// exchanges but no ACK is no offer; authenticated with no DHCP line seen is
+// a Success without DHCP (a client with a static address or a lease it
+// keeps, or a DHCP server that does not log to us).
+func (a *Assembler) endAttempt(c *client) {
+	if c.outcome || !c.associated {
+		c.outcome = true
+		return
+	}
+	switch {
+	case c.authAt() == 0 && c.keyTimeout.program != "":
+		a.fail(c, c.keyTimeout, 2, 201)
+	case c.authAt() != 0 && c.dhcp.program != "":
+		a.fail(c, c.dhcp, 3, 301)
+	case c.authAt() != 0:
+		a.succeed(c, obsRef{})
+	}
+	c.outcome = true
+}
+
+// get returns the client (src, mac), or with create a new one.
+func (a *Assembler) get(src netip.Addr, mac string, create bool, now time.Time) *client {
+	k := clientKey{src, mac}
+	if c := a.clients[k]; c != nil {
+		return c
+	}
+	if !create {
+		return nil
+	}
+	if len(a.clients) >= orDefault(a.MaxClients, DefaultMaxClients) {
+		oldest := a.ended.Front()
+		if oldest == nil {
+			oldest = a.pending.Front()
+		}
+		a.forget(oldest.Value.(*client))
+		a.stats.Evicted++
+	}
+	c := &client{key: k, touched: now, list: &a.pending}
+	c.elem = a.pending.PushBack(c)
+	a.clients[k] = c
+	return c
+}
+
+func (a *Assembler) forget(c *client) {
+	c.list.Remove(c.elem)
+	delete(a.clients, c.key)
+	if a.latest[c.key.mac] == c.key.src {
+		delete(a.latest, c.key.mac)
+	}
+}
+
+// touch marks c seen at now: it goes to the back of the pending list, or
+// of the ended one once its attempt has an outcome, so that each list is
+// in order of touch.
+func (a *Assembler) touch(c *client, now time.Time) {
+	c.touched = now
+	want := &a.pending
+	if c.outcome {
+		want = &a.ended
+	}
+	if c.list == want {
+		want.MoveToBack(c.elem)
+		return
+	}
+	c.list.Remove(c.elem)
+	c.elem, c.list = want.PushBack(c), want
+}
+
+// observe applies one observation. The caller holds a.mu.
+func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
+	var c *client
+	switch o.Kind {
+	case DHCPExchange, DHCPAck, DHCPNak, DHCPNoLease:
+		// The DHCP server is often another box than the AP: a client's
+		// DHCP lines belong to its latest association, wherever it is.
+		c = a.get(ref.src, o.MAC, false, now)
+		if c == nil || !c.associated {
+			if src, ok := a.latest[o.MAC]; ok && src != ref.src {
+				c = cmp.Or(a.get(src, o.MAC, false, now), c)
+			}
+		}
+		if c == nil {
+			c = a.get(ref.src, o.MAC, true, now)
+			c.outcome, c.iface = true, o.Interface
+		}
+	case Associated:
+		c = a.get(ref.src, o.MAC, true, now)
+		if c.associated && !c.outcome {
+			a.endAttempt(c)
+		}
+		*c = client{key: c.key, elem: c.elem, list: c.list, associated: true, assocAt: ref.at, iface: o.Interface, bssid: o.BSSID}
+		a.latest[o.MAC] = ref.src
+		a.add(c, intermediate(ref, o.MAC, 1, 1, 0, "associated"))
+		a.touch(c, now)
+		return
+	default:
+		c = a.get(ref.src, o.MAC, false, now)
+		if c == nil {
+			if o.Kind == Authorized || o.Kind == KeyHandshake || o.Kind == EAPSuccess || o.Kind == KeyTimeout {
+				// Keys renewed, or an attempt whose association was not
+				// seen: nothing to make of it.
+				return
+			}
+			c = a.get(ref.src, o.MAC, true, now)
+			c.outcome, c.iface = true, o.Interface
+		}
+	}
+	if c.bssid == "" {
+		c.bssid = o.BSSID
+	}
+	switch o.Kind {
+	case Authorized, KeyHandshake:
+		if !c.outcome && c.keyAt == 0 {
+			c.keyAt, c.auth = ref.at, ref
+		}
+	case EAPSuccess:
+		if !c.outcome && c.eapAt == 0 {
+			c.eapAt = ref.at
+			if c.keyAt == 0 {
+				c.auth = ref
+			}
+		}
+	case KeyTimeout:
+		if c.keyTimeout.program == "" {
+			c.keyTimeout = ref
+		}
+	case PSKMismatch:
+		a.fail(c, ref, 2, 201)
+		c.outcome = true
+	case EAPFailure:
+		a.fail(c, ref, 2, 202)
+		c.outcome = true
+	case AssocRejected:
+		a.fail(c, ref, 1, 101)
+		c.outcome = true
+	case APFull:
+		a.fail(c, ref, 1, 103)
+		c.outcome = true
+	case Disconnected:
+		if c.gone {
+			break // hostapd's second line of the same disconnection
+		}
+		a.endAttempt(c)
+		c.gone = true
+		a.add(c, intermediate(ref, o.MAC, 1, 3, o.Reason, "disconnected"))
+	case DHCPExchange:
+		if c.dhcp.program == "" {
+			c.dhcp = ref
+		}
+	case DHCPAck:
+		ip := o.IP.String()
+		e := intermediate(ref, o.MAC, 3, 30, 0, "dhcp_ack")
+		e.IP = &ip
+		if c.iface == "" {
+			e.Interface = o.Interface
+		}
+		a.add(c, e)
+		if !c.outcome && c.associated {
+			a.succeed(c, ref)
+		}
+	case DHCPNak:
+		a.fail(c, ref, 3, 302)
+	case DHCPNoLease:
+		a.fail(c, ref, 3, 301)
+		c.outcome = true
+	}
+	a.touch(c, now)
+}
