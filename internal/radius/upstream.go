@@ -54,6 +54,11 @@ func (p *pool) exchange(ctx context.Context, c *call, encode func(id byte) ([]by
 	if err != nil {
 		return nil, err
 	}
+	// The answer is verified against the authenticator sent, which for
+	// accounting is known only once encoded.
+	p.mu.Lock()
+	copy(c.reqAuth[:], wire[4:20])
+	p.mu.Unlock()
 	if _, err := s.conn.WriteToUDP(wire, c.up.addr); err != nil {
 		return nil, err
 	}
@@ -137,12 +142,16 @@ func (p *pool) read(s *sock) {
 		}
 		p.mu.Lock()
 		c := s.pending[buf[1]]
+		var reqAuth [16]byte
+		if c != nil {
+			reqAuth = c.reqAuth
+		}
 		p.mu.Unlock()
 		if c == nil || netip.AddrPortFrom(from.Addr().Unmap(), from.Port()) != c.up.ap {
 			p.counters.drop(DropUpstreamUnexpected)
 			continue
 		}
-		if !isAuthenticResponse(buf[:l], c.reqAuth, c.up.secret, c.requireMA) {
+		if !isAuthenticResponse(buf[:l], reqAuth, c.up.secret, c.requireMA) {
 			p.counters.drop(DropUpstreamBadAuthenticator)
 			continue
 		}

@@ -53,16 +53,16 @@ type DropReason int
 
 // The reasons a packet is dropped.
 const (
-	DropUnknownSource        DropReason = iota // from an address no source holds
-	DropOversize                               // longer than 4096 bytes
-	DropMalformed                              // not a RADIUS packet: short, bad lengths or attributes
-	DropUnexpectedCode                         // a code this listener does not take
-	DropBadAuthenticator                       // the Request Authenticator does not verify (accounting)
-	DropBadMessageAuthenticator                // Message-Authenticator wrong, or missing beside EAP-Message
-	DropDuplicate                              // a retransmission of a request still being answered
-	DropBusy                                   // too many requests in flight
-	DropUpstreamUnexpected                     // an upstream answer that matches no request
-	DropUpstreamBadAuthenticator               // an upstream answer whose authenticators do not verify
+	DropUnknownSource            DropReason = iota // from an address no source holds
+	DropOversize                                   // longer than 4096 bytes
+	DropMalformed                                  // not a RADIUS packet: short, bad lengths or attributes
+	DropUnexpectedCode                             // a code this listener does not take
+	DropBadAuthenticator                           // the Request Authenticator does not verify (accounting)
+	DropBadMessageAuthenticator                    // Message-Authenticator wrong, or missing beside EAP-Message
+	DropDuplicate                                  // a retransmission of a request still being answered
+	DropBusy                                       // too many requests in flight
+	DropUpstreamUnexpected                         // an upstream answer that matches no request
+	DropUpstreamBadAuthenticator                   // an upstream answer whose authenticators do not verify
 	dropReasons
 )
 
