@@ -160,7 +160,7 @@ func TestParseCalled(t *testing.T) {
 	for in, want := range map[string][2]string{
 		"AA-BB-CC-DD-EE-FF:corp": {"AA:BB:CC:DD:EE:FF", "corp"},
 		"aabbccddeeff:x:y":       {"AA:BB:CC:DD:EE:FF", "x:y"},
-		"aa:bb:cc:dd:ee:ff":      {"", ""}, // ambiguous with a colon-separated SSID; read below
+		"aa:bb:cc:dd:ee:ff":      {"AA:BB:CC:DD:EE:FF", ""},
 		"AA-BB-CC-DD-EE-FF":      {"AA:BB:CC:DD:EE:FF", ""},
 		"not a mac":              {"", ""},
 		"AA-BB-CC-DD-EE-FF:" + strings.Repeat("s", 33): {"AA:BB:CC:DD:EE:FF", ""},
