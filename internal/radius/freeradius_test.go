@@ -51,7 +51,14 @@ func (b *syncBuffer) String() string {
 // alice, a client 127.0.0.1, free ports, the eap module's test
 // certificates made there by its own Makefile (openssl), and no user
 // switch.
-func startFreeRADIUS(t *testing.T) *freeRADIUS {
+func startFreeRADIUS(t testing.TB) *freeRADIUS {
+	t.Helper()
+	return startFreeRADIUSWith(t, "-X")
+}
+
+// startFreeRADIUSWith is startFreeRADIUS with other options: "-X" for
+// the debug output the tests show on failure, "-l", "stdout" for speed.
+func startFreeRADIUSWith(t testing.TB, opts ...string) *freeRADIUS {
 	t.Helper()
 	needTool(t, "freeradius", "make", "openssl")
 	const etc = "/etc/freeradius/3.0"
@@ -132,7 +139,7 @@ func startFreeRADIUS(t *testing.T) *freeRADIUS {
 
 	f := &freeRADIUS{dir: dir, auth: fmt.Sprintf("127.0.0.1:%d", authPort), acct: fmt.Sprintf("127.0.0.1:%d", acctPort),
 		out: &syncBuffer{}, exited: make(chan struct{})}
-	f.cmd = exec.Command("freeradius", "-f", "-X", "-d", dir)
+	f.cmd = exec.Command("freeradius", append([]string{"-f", "-d", dir}, opts...)...)
 	f.cmd.Stdout, f.cmd.Stderr = f.out, f.out
 	if err := f.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -175,7 +182,7 @@ func tail(s string, n int) string {
 	return strings.Join(l, "\n")
 }
 
-func run(t *testing.T, dir, name string, args ...string) string {
+func run(t testing.TB, dir, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir

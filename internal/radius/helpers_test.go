@@ -90,7 +90,7 @@ func isType(typ string) func(map[string]any) bool {
 }
 
 // listen opens a UDP socket on a free port of 127.0.0.1.
-func listen(t *testing.T) *net.UDPConn {
+func listen(t testing.TB) *net.UDPConn {
 	t.Helper()
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -101,7 +101,7 @@ func listen(t *testing.T) *net.UDPConn {
 }
 
 // freePort returns a UDP port that was free a moment ago.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -118,7 +118,7 @@ func localSource() SourceConfig {
 }
 
 // startProxy serves a proxy with cfg on a free port until the test ends.
-func startProxy(t *testing.T, cfg Config, opts ProxyOptions) (*Proxy, string, *memSink) {
+func startProxy(t testing.TB, cfg Config, opts ProxyOptions) (*Proxy, string, *memSink) {
 	t.Helper()
 	s, err := NewSettings(cfg)
 	if err != nil {
@@ -164,7 +164,7 @@ func startAccounting(t *testing.T, cfg Config) (*Accounting, string, *memSink) {
 
 // needTool skips the test when a program is missing, unless
 // WNMS_TEST_REQUIRE_TOOLS=1 (CI), where it fails.
-func needTool(t *testing.T, names ...string) {
+func needTool(t testing.TB, names ...string) {
 	t.Helper()
 	for _, n := range names {
 		if _, err := exec.LookPath(n); err != nil {
