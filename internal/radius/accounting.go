@@ -3,6 +3,7 @@ package radius
 import (
 	"container/list"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"net"
@@ -114,8 +115,10 @@ func (a *Accounting) Serve(ctx context.Context, pc net.PacketConn) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg, bg sync.WaitGroup
-	bg.Add(1)
-	go func() { defer bg.Done(); a.passOn(ctx) }()
+	for range forwardWorkers {
+		bg.Add(1)
+		go func() { defer bg.Done(); a.passOn(ctx) }()
+	}
 	stop := context.AfterFunc(ctx, func() { pc.SetReadDeadline(time.Now()) })
 	defer stop()
 	err := readLoop(ctx, pc, func(b []byte, from netip.AddrPort) {
@@ -195,19 +198,23 @@ func (a *Accounting) handle(ctx context.Context, pc net.PacketConn, from netip.A
 }
 
 // observe returns the records of req, and whether req is the first of
-// its retransmissions: these are known by the source, NAS, session,
-// status and Event-Timestamp (else Acct-Delay-Time), and get the records
-// the first one got.
+// its retransmissions: these are known by the source, NAS, client,
+// session, status and Event-Timestamp (else the packet as a whole), and
+// get the records the first one got.
 func (a *Accounting) observe(src *source, req *rad.Packet, now time.Time) (*observation, bool) {
 	subj := subjectOf(req)
 	status, _ := rad.Integer(req.Get(attrAcctStatusType))
 	sid := string(req.Get(attrAcctSessionID))
+	// When the NAS gives no Event-Timestamp, the packet's own Request
+	// Authenticator stands for it: it hashes the whole packet, so a
+	// retransmission has the same and the next update (other counters,
+	// or another Acct-Delay-Time) another.
 	ts := now.UnixMilli()
-	when := "d"
+	when := "a" + hex.EncodeToString(req.Authenticator[:])
 	if et, err := rad.Integer(req.Get(attrEventTimestamp)); err == nil {
 		when, ts = "e"+strconv.FormatUint(uint64(et), 10), int64(et)*1000
 	} else if d, err := rad.Integer(req.Get(attrAcctDelayTime)); err == nil {
-		when, ts = "d"+strconv.FormatUint(uint64(d), 10), ts-int64(d)*1000
+		ts -= int64(d) * 1000
 	}
 	sessKey := eventID(src.Name, subj.nasID, subj.nasIP, subj.mac, sid)
 	key := eventID(sessKey, strconv.FormatUint(uint64(status), 10), when)
@@ -306,6 +313,10 @@ func delta(prev, cur uint64) int64 {
 	}
 	return int64(min(d, 1<<62))
 }
+
+// forwardWorkers pass packets on at once, so one slow upstream does not
+// hold the queue behind a single packet's retries.
+const forwardWorkers = 4
 
 // passOn sends queued packets to the accounting upstreams, each re-signed
 // with the upstream's secret: the first that answers ends it; each is

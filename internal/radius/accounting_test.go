@@ -171,3 +171,23 @@ func TestParseCalled(t *testing.T) {
 		}
 	}
 }
+
+func TestAccountingWithoutEventTimestamp(t *testing.T) {
+	_, addr, sink := startAccounting(t, Config{Sources: []SourceConfig{localSource()}})
+	interim := func(in uint32) *rad.Packet {
+		return acctRequest(rfc2866.AcctStatusType_Value_InterimUpdate, sourceSecret, func(p *rad.Packet) {
+			rfc2866.AcctInputOctets_Set(p, rfc2866.AcctInputOctets(in))
+			rfc2866.AcctOutputOctets_Set(p, 0)
+		})
+	}
+	first, next := interim(100), interim(300)
+	for _, p := range []*rad.Packet{first, first, next} {
+		if acctExchange(t, addr, p, 2*time.Second) == nil {
+			t.Fatal("no answer")
+		}
+	}
+	st := sink.get(KindClientStats)
+	if len(st) != 3 || st[0]["timestamp"] != st[1]["timestamp"] || st[2]["txBytes"] != 200.0 {
+		t.Errorf("samples %v: want the first twice (a retransmission), then a delta of 200", st)
+	}
+}

@@ -52,6 +52,9 @@ type Proxy struct {
 // retransmission of its request again (RFC 5080 §2.2.2).
 const dupWindow = 10 * time.Second
 
+// maxAnswered is how many answers are kept for retransmissions at most.
+const maxAnswered = 1 << 16
+
 type reqKey struct {
 	from netip.AddrPort
 	id   byte
@@ -404,6 +407,11 @@ func (p *Proxy) finish(key reqKey, ex *exchange, answer []byte) {
 	p.mu.Lock()
 	ex.answer, ex.at = answer, time.Now()
 	p.answered.PushBack(key)
+	// Bounded whatever the rate: past the cap the oldest answers go
+	// before their dupWindow ends.
+	for p.answered.Len() > maxAnswered {
+		delete(p.recent, p.answered.Remove(p.answered.Front()).(reqKey))
+	}
 	p.mu.Unlock()
 }
 
