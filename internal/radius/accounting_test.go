@@ -2,6 +2,7 @@ package radius
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -141,6 +142,11 @@ func TestConfigValidate(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "top-secret") {
 			t.Errorf("error names a secret: %v", err)
 		}
+	}
+	cfg := Config{Upstreams: []Upstream{{Address: "a:1", Secret: "top-secret"}},
+		Sources: []SourceConfig{{Name: "n", CIDR: p, RadiusSecret: "top-secret"}}}
+	if got := fmt.Sprintf("%v %+v", cfg, cfg); strings.Contains(got, "top-secret") {
+		t.Errorf("a configuration printed shows its secrets: %s", got)
 	}
 	s, err := NewSettings(Config{Sources: []SourceConfig{
 		{Name: "wide", CIDR: netip.MustParsePrefix("10.0.0.0/8"), RadiusSecret: "a"},

@@ -18,6 +18,11 @@ type Upstream struct {
 	TimeoutMs int    `json:"timeoutMs"` // how long to wait for its answer before failing over
 }
 
+// String describes u without its secret, for logs and errors.
+func (u Upstream) String() string {
+	return fmt.Sprintf("{address: %s, secret: ***, timeoutMs: %d}", u.Address, u.TimeoutMs)
+}
+
 // DefaultTimeout is an upstream's timeout when its TimeoutMs is zero.
 const DefaultTimeout = 3 * time.Second
 
@@ -35,6 +40,11 @@ type SourceConfig struct {
 	Name         string       `json:"name"`
 	CIDR         netip.Prefix `json:"cidr"`
 	RadiusSecret string       `json:"radiusSecret"`
+}
+
+// String describes s without its secret, for logs and errors.
+func (s SourceConfig) String() string {
+	return fmt.Sprintf("{name: %s, cidr: %s, radiusSecret: ***}", s.Name, s.CIDR)
 }
 
 // Config is the RADIUS part of the data source configuration (decisions

@@ -123,7 +123,15 @@ func decodeRequest(b, secret []byte, want rad.Code) (*rad.Packet, []byte, DropRe
 			return nil, nil, DropMalformed, false
 		}
 	}
-	present, ok := checkMessageAuthenticator(wire, p.Authenticator, secret)
+	// An Accounting-Request's Message-Authenticator is computed with its
+	// authenticator field zeroed, as its Request Authenticator is (RFC
+	// 5080 §2.2.2 and what FreeRADIUS does); an Access-Request's with its
+	// random Request Authenticator.
+	auth := p.Authenticator
+	if want == rad.CodeAccountingRequest {
+		auth = [16]byte{}
+	}
+	present, ok := checkMessageAuthenticator(wire, auth, secret)
 	if !ok || (!present && want == rad.CodeAccessRequest && hasAttr(p, attrEAPMessage)) {
 		return nil, nil, DropBadMessageAuthenticator, false
 	}
