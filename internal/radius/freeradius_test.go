@@ -346,8 +346,13 @@ ca_cert="`+certs+`/ca.pem"`)
 		s := sink.waitRecord(t, KindClientEvents, func(r map[string]any) bool {
 			return r["eventType"] == "Success" && r["username"] == "alice"
 		})
-		if s["bssid"] != "AA:BB:CC:DD:EE:FF" || s["ssid"] != "corp" {
+		if s["bssid"] != "AA:BB:CC:DD:EE:FF" || s["ssid"] != "corp" || s["nasIdentifier"] != "ap-1" {
 			t.Errorf("Success = %v", s)
+		}
+		// aaaLatency spans the whole conversation (a TLS handshake and
+		// MSCHAPv2 inside it, some ten round trips), not its last request.
+		if l, _ := s["aaaLatency"].(float64); l < 1 {
+			t.Errorf("aaaLatency %v ms: the conversation was not followed across its Challenges", s["aaaLatency"])
 		}
 	})
 	t.Run("EAP-TLS", func(t *testing.T) {

@@ -238,17 +238,20 @@ func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPo
 		p.finish(key, ex, nil)
 		return
 	}
-	p.finish(key, ex, wire)
-	if _, err := pc.WriteTo(wire, net.UDPAddrFromAddrPort(from)); err != nil {
-		p.opts.Logger.Warn("radius: cannot answer a source", "source", src.Name, "err", err)
-	}
 	at := time.Now()
-	switch resp.Code {
-	case rad.CodeAccessChallenge:
+	if resp.Code == rad.CodeAccessChallenge {
+		// The conversation waits before the NAS has the Challenge, so its
+		// next request finds it however fast it comes.
 		p.counters.AccessChallenges.Add(1)
 		conv.sawTLS = conv.sawTLS || eapType(resp) == eapTLS
 		conv.challengeAt = at
 		p.wait(conv, resp)
+	}
+	p.finish(key, ex, wire)
+	if _, err := pc.WriteTo(wire, net.UDPAddrFromAddrPort(from)); err != nil {
+		p.opts.Logger.Warn("radius: cannot answer a source", "source", src.Name, "err", err)
+	}
+	switch resp.Code {
 	case rad.CodeAccessAccept:
 		p.counters.AccessAccepts.Add(1)
 		r := conv.subject.record(eventID(conv.id, "accept"), at.UnixMilli())
