@@ -224,6 +224,12 @@ func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPo
 		return
 	}
 	resp, err := rad.Parse(answer, up.secret)
+	if err == nil && resp.Code != rad.CodeAccessAccept && resp.Code != rad.CodeAccessReject &&
+		resp.Code != rad.CodeAccessChallenge {
+		p.counters.drop(DropUpstreamUnexpected)
+		p.finish(key, ex, nil)
+		return
+	}
 	if err == nil {
 		resp.Identifier = req.Identifier
 		stripProxyState(resp)

@@ -469,3 +469,16 @@ func TestProxyConversationCap(t *testing.T) {
 	// Three conversations wait after their Challenge; the cap keeps two.
 	waitFor(t, "an eviction", func() bool { return p.Counters().ConversationsEvicted.Load() == 1 })
 }
+
+func TestProxyUnexpectedUpstreamCode(t *testing.T) {
+	up := newUpstream(t, func(*rad.Packet) *rad.Packet { return &rad.Packet{Code: rad.CodeAccountingResponse} })
+	p, addr, _ := startProxy(t, Config{Sources: []SourceConfig{localSource()}, Upstreams: []Upstream{up.config(1000)}},
+		ProxyOptions{})
+	_, wire := accessRequest(t, sourceSecret)
+	if a := newNAS(t, addr).send(wire, 500*time.Millisecond); a != nil {
+		t.Fatal("relayed an Accounting-Response to an Access-Request")
+	}
+	if p.Counters().Dropped(DropUpstreamUnexpected) != 1 {
+		t.Errorf("upstream_unexpected drops %d", p.Counters().Dropped(DropUpstreamUnexpected))
+	}
+}
