@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -480,5 +481,42 @@ func TestProxyUnexpectedUpstreamCode(t *testing.T) {
 	}
 	if p.Counters().Dropped(DropUpstreamUnexpected) != 1 {
 		t.Errorf("upstream_unexpected drops %d", p.Counters().Dropped(DropUpstreamUnexpected))
+	}
+}
+
+func TestProxyDeadUpstreamRetriedLater(t *testing.T) {
+	var aliveA atomic.Bool
+	a := newUpstream(t, func(req *rad.Packet) *rad.Packet {
+		if !aliveA.Load() {
+			return nil
+		}
+		return acceptPAP(req)
+	})
+	b := newUpstream(t, acceptPAP)
+	p, addr, _ := startProxy(t, Config{Sources: []SourceConfig{localSource()},
+		Upstreams: []Upstream{a.config(150), b.config(1000)}}, ProxyOptions{DeadTime: 300 * time.Millisecond})
+	n := newNAS(t, addr)
+	auth := func() {
+		t.Helper()
+		pk := rad.New(rad.CodeAccessRequest, []byte(sourceSecret))
+		rfc2865.UserPassword_SetString(pk, "pw")
+		wire, _ := pk.Encode()
+		if checkAnswer(t, n.send(wire, 2*time.Second), pk).Code != rad.CodeAccessAccept {
+			t.Fatal("not accepted")
+		}
+	}
+	auth() // A times out, B answers; A is dead
+	auth() // straight to B
+	if len(a.requests()) != 1 || len(b.requests()) != 2 {
+		t.Fatalf("A asked %d times, B %d; want 1 and 2", len(a.requests()), len(b.requests()))
+	}
+	aliveA.Store(true)
+	time.Sleep(350 * time.Millisecond) // DeadTime passes
+	auth()                             // A is tried again, and answers
+	if len(a.requests()) != 2 || len(b.requests()) != 2 {
+		t.Fatalf("after DeadTime: A asked %d times, B %d; want 2 and 2", len(a.requests()), len(b.requests()))
+	}
+	if p.Counters().UpstreamTimeouts.Load() != 1 {
+		t.Errorf("timeouts %d", p.Counters().UpstreamTimeouts.Load())
 	}
 }
