@@ -67,6 +67,7 @@ type session struct {
 // retransmissions.
 type observation struct {
 	events, samples []json.RawMessage
+	passedOn        bool // queued for accountingUpstreams (a.mu)
 }
 
 type forward struct {
@@ -186,9 +187,14 @@ func (a *Accounting) handle(ctx context.Context, pc net.PacketConn, from netip.A
 	}
 	if !first {
 		a.counters.Retransmissions.Add(1)
-		return
 	}
-	if len(st.accounting) > 0 {
+	// Passed on once, after the first commit: a packet whose first try
+	// the Sink refused goes on with its retransmission.
+	a.mu.Lock()
+	pass := !obs.passedOn
+	obs.passedOn = true
+	a.mu.Unlock()
+	if pass && len(st.accounting) > 0 {
 		select {
 		case a.forwards <- forward{req, time.Now()}:
 		default:

@@ -197,3 +197,38 @@ func TestAccountingWithoutEventTimestamp(t *testing.T) {
 		t.Errorf("samples %v: want the first twice (a retransmission), then a delta of 200", st)
 	}
 }
+
+func TestAccountingPassOnAfterCommit(t *testing.T) {
+	up := newUpstream(t, func(*rad.Packet) *rad.Packet { return &rad.Packet{Code: rad.CodeAccountingResponse} })
+	a, addr, sink := startAccounting(t, Config{Sources: []SourceConfig{localSource()},
+		AccountingUpstreams: []Upstream{up.config(500)}})
+	start := acctRequest(rfc2866.AcctStatusType_Value_Start, sourceSecret, func(p *rad.Packet) {
+		rfc2869.EventTimestamp_Set(p, time.Unix(1764000000, 0))
+		rfc2865.ProxyState_Add(p, []byte("nas-ps"))
+	})
+	sink.setFail(true)
+	if acctExchange(t, addr, start, 300*time.Millisecond) != nil {
+		t.Fatal("answered although the Sink failed")
+	}
+	sink.setFail(false)
+	for range 2 {
+		resp := acctExchange(t, addr, start, 2*time.Second)
+		if resp == nil {
+			t.Fatal("no answer")
+		}
+		if ps := rfc2865.ProxyState_Get(resp); string(ps) != "nas-ps" {
+			t.Errorf("Proxy-State %q not echoed", ps)
+		}
+	}
+	// Passed on once, after the commit, with the NAS's attributes.
+	waitFor(t, "the pass-on", func() bool { return len(up.requests()) == 1 })
+	time.Sleep(100 * time.Millisecond)
+	got := up.requests()
+	if len(got) != 1 || rfc2866.AcctSessionID_GetString(got[0]) != "sess-9" {
+		t.Fatalf("upstream got %d packets", len(got))
+	}
+	if a.Counters().Retransmissions.Load() != 2 || a.Counters().ForwardsDropped.Load() != 0 {
+		t.Errorf("retransmissions %d, forwards dropped %d", a.Counters().Retransmissions.Load(),
+			a.Counters().ForwardsDropped.Load())
+	}
+}
