@@ -214,7 +214,12 @@ func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPo
 	conv.subject.merge(subjectOf(req))
 	conv.sawTLS = conv.sawTLS || eapType(req) == eapTLS
 
-	answer, sentAuth, up := p.forward(ctx, st, req)
+	answer, sentAuth, up, err := p.forward(ctx, st, req)
+	if err != nil {
+		p.counters.drop(DropMalformed)
+		p.finish(key, ex, nil)
+		return
+	}
 	if answer == nil {
 		p.finish(key, ex, nil)
 		if ctx.Err() == nil {
@@ -307,36 +312,47 @@ func (s *subject) merge(t subject) {
 // forward sends req to the first live upstream, and on to the next when
 // one does not answer in its time; with none live it tries them all. It
 // returns the answer, the Request Authenticator it was sent with, and
-// the upstream that answered; a nil answer when none did.
-func (p *Proxy) forward(ctx context.Context, st *settings, req *rad.Packet) ([]byte, [16]byte, *upstream) {
+// the upstream that answered; a nil answer when none did, and
+// errUnrelayable when req cannot be sent on at all (too large with the
+// proxy's attributes added).
+func (p *Proxy) forward(ctx context.Context, st *settings, req *rad.Packet) ([]byte, [16]byte, *upstream, error) {
 	requireMA := hasAttr(req, attrEAPMessage)
 	for _, up := range p.order(st.upstreams) {
 		auth := randomAuthenticator()
-		state := randomAuthenticator()
+		out := &rad.Packet{Code: rad.CodeAccessRequest, Authenticator: req.Authenticator, Secret: req.Secret,
+			Attributes: cloneAttributes(req.Attributes)}
+		if err := reencryptRequest(out, up.secret, auth); err != nil {
+			return nil, auth, nil, errUnrelayable
+		}
+		out.Add(attrProxyState, rad.Attribute(ownProxyState(randomAuthenticator())))
+		if _, err := encodeAccessRequest(out, up.secret); err != nil {
+			return nil, auth, nil, errUnrelayable
+		}
 		c := &call{up: up, reqAuth: auth, requireMA: requireMA, answer: make(chan []byte, 1)}
 		answer, err := p.pool.exchange(ctx, c, func(id byte) ([]byte, error) {
-			out := &rad.Packet{Code: rad.CodeAccessRequest, Identifier: id, Authenticator: req.Authenticator,
-				Secret: req.Secret, Attributes: cloneAttributes(req.Attributes)}
-			if err := reencryptRequest(out, up.secret, auth); err != nil {
-				return nil, err
-			}
-			out.Add(attrProxyState, rad.Attribute(ownProxyState(state)))
+			out.Identifier = id
 			return encodeAccessRequest(out, up.secret)
 		})
 		if err == nil {
 			p.setAlive(up)
-			return answer, auth, up
+			return answer, auth, up, nil
 		}
 		if ctx.Err() != nil {
 			break
 		}
-		if errors.Is(err, errTimeout) {
+		switch {
+		case errors.Is(err, errTimeout):
 			p.counters.UpstreamTimeouts.Add(1)
+			p.setDead(up)
+		case errors.Is(err, errPoolFull):
+		default: // the upstream cannot be reached from here at all
 			p.setDead(up)
 		}
 	}
-	return nil, [16]byte{}, nil
+	return nil, [16]byte{}, nil, nil
 }
+
+var errUnrelayable = errors.New("radius: request cannot be relayed")
 
 // ownProxyState is the Proxy-State wnms adds: a prefix that says it is
 // ours and a random part.

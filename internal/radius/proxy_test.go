@@ -204,7 +204,7 @@ func TestProxyPAPWithLibraryClient(t *testing.T) {
 
 func TestProxyDrops(t *testing.T) {
 	up := newUpstream(t, acceptPAP)
-	p, addr, _ := startProxy(t, Config{Sources: []SourceConfig{localSource()}, Upstreams: []Upstream{up.config(1000)}},
+	p, addr, sink := startProxy(t, Config{Sources: []SourceConfig{localSource()}, Upstreams: []Upstream{up.config(1000)}},
 		ProxyOptions{})
 	n := newNAS(t, addr)
 	pw := func(pk *rad.Packet) { rfc2865.UserPassword_SetString(pk, "pw") }
@@ -227,11 +227,30 @@ func TestProxyDrops(t *testing.T) {
 	acct := bytes.Clone(good)
 	acct[0] = byte(rad.CodeAccountingRequest)
 
+	shortPW := rad.New(rad.CodeAccessRequest, []byte(sourceSecret))
+	shortPW.Add(attrUserPassword, make(rad.Attribute, 10))
+	shortPWWire, _ := shortPW.Encode()
+	// A request that fits 4096 octets but not with the proxy's
+	// Proxy-State added.
+	big, _ := accessRequest(t, sourceSecret)
+	for range 15 {
+		big.Add(77, make(rad.Attribute, 253))
+	}
+	if base, _ := encodeAccessRequest(big, []byte(sourceSecret)); len(base) < 4096-14 {
+		big.Add(77, make(rad.Attribute, 4096-10-len(base)-2))
+	}
+	bigWire, err := encodeAccessRequest(big, []byte(sourceSecret))
+	if err != nil || len(bigWire) != 4086 {
+		t.Fatalf("big request: %d octets, %v", len(bigWire), err)
+	}
+
 	for _, tc := range []struct {
 		name   string
 		wire   []byte
 		reason DropReason
 	}{
+		{"User-Password not in blocks of 16", shortPWWire, DropMalformed},
+		{"too large to relay", bigWire, DropMalformed},
 		{"bad Message-Authenticator", badMA, DropBadMessageAuthenticator},
 		{"wrong secret", wrongSecret, DropBadMessageAuthenticator},
 		{"EAP without Message-Authenticator", eapWire, DropBadMessageAuthenticator},
@@ -251,6 +270,9 @@ func TestProxyDrops(t *testing.T) {
 	}
 	if len(up.requests()) != 0 {
 		t.Errorf("%d dropped packets reached the upstream", len(up.requests()))
+	}
+	if ev := sink.get(KindClientEvents); len(ev) != 0 {
+		t.Errorf("dropped packets made events: %v", ev)
 	}
 
 	// A PAP request without Message-Authenticator is fine (RFC 3579 does

@@ -119,7 +119,9 @@ func decodeRequest(b, secret []byte, want rad.Code) (*rad.Packet, []byte, DropRe
 			return nil, nil, DropBadAuthenticator, false
 		}
 	case rad.CodeAccessRequest:
-		if p.Code == rad.CodeAccessRequest && len(p.Get(attrUserPassword)) > 128 {
+		// User-Password is 16 to 128 octets in blocks of 16 (RFC 2865
+		// §5.2): anything else could not be decrypted to pass it on.
+		if pw, ok := p.Lookup(attrUserPassword); ok && (len(pw) < 16 || len(pw) > 128 || len(pw)%16 != 0) {
 			return nil, nil, DropMalformed, false
 		}
 	}
