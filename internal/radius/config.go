@@ -49,10 +49,12 @@ func (s SourceConfig) String() string {
 
 // Config is the RADIUS part of the data source configuration (decisions
 // §21): where requests go and who may send them.
+// The API nests the first two under "radius"; a source there has more
+// fields (locationId, syslog) that are the caller's.
 type Config struct {
-	Upstreams           []Upstream
-	AccountingUpstreams []Upstream
-	Sources             []SourceConfig
+	Upstreams           []Upstream     `json:"upstreams"`
+	AccountingUpstreams []Upstream     `json:"accountingUpstreams"`
+	Sources             []SourceConfig `json:"sources"`
 }
 
 // Source is a configured source a packet came from, as the Sink is told.
