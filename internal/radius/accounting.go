@@ -1,0 +1,368 @@
+package radius
+
+import (
+	"container/list"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	rad "layeh.com/radius"
+)
+
+// Acct-Status-Type values (RFC 2866 §5.1).
+const (
+	acctStart   = 1
+	acctStop    = 2
+	acctInterim = 3
+)
+
+// AccountingOptions tune an Accounting server; the zero value of each
+// field takes its default.
+type AccountingOptions struct {
+	MaxSessions  int          // sessions whose counters are kept for deltas; 65,536
+	MaxRecent    int          // packets remembered to recognise retransmissions; 65,536
+	MaxInFlight  int          // packets being committed at once; 4,096
+	ForwardQueue int          // packets waiting to be passed on to accountingUpstreams; 4,096
+	Retries      int          // tries of each accounting upstream for one packet; 3
+	Logger       *slog.Logger // for Sink errors; never given a secret
+}
+
+// Accounting is the RADIUS accounting server (RFC 2866; decisions §21).
+// Start becomes an Intermediate event 1/1 Associated, Interim-Update a
+// client sample with the byte deltas since the session's previous
+// counters, Stop an Intermediate event 1/3 Disassociated (subTypeCode =
+// Acct-Terminate-Cause) and a last sample. The Accounting-Response is
+// sent only once the Sink has committed the records; a retransmission
+// gets the same records again (duplicates downstream) and its answer.
+// With accountingUpstreams each packet is also passed on.
+type Accounting struct {
+	settings *Settings
+	sink     Sink
+	opts     AccountingOptions
+	counters Counters
+	pool     pool
+	sem      chan struct{}
+	forwards chan forward
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	lru      *list.List // of *session, least recently updated first
+	recent   map[string]*observation
+	recentQ  *list.List // of string keys, oldest first
+}
+
+type session struct {
+	key     string
+	elem    *list.Element
+	in, out uint64
+}
+
+// observation is what one accounting packet became: the same for its
+// retransmissions.
+type observation struct {
+	events, samples []json.RawMessage
+	passedOn        bool // queued for accountingUpstreams (a.mu)
+}
+
+type forward struct {
+	req      *rad.Packet
+	received time.Time
+}
+
+// NewAccounting returns an accounting server that reads its sources and
+// accounting upstreams from s at each packet and gives its records to
+// sink.
+func NewAccounting(s *Settings, sink Sink, opts AccountingOptions) *Accounting {
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = 1 << 16
+	}
+	if opts.MaxRecent <= 0 {
+		opts.MaxRecent = 1 << 16
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 4096
+	}
+	if opts.ForwardQueue <= 0 {
+		opts.ForwardQueue = 4096
+	}
+	if opts.Retries <= 0 {
+		opts.Retries = 3
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	a := &Accounting{settings: s, sink: sink, opts: opts, sem: make(chan struct{}, opts.MaxInFlight),
+		forwards: make(chan forward, opts.ForwardQueue), sessions: map[string]*session{}, lru: list.New(),
+		recent: map[string]*observation{}, recentQ: list.New()}
+	a.pool.counters = &a.counters
+	return a
+}
+
+// Counters returns the server's counters.
+func (a *Accounting) Counters() *Counters { return &a.counters }
+
+// Serve answers the Accounting-Requests arriving on pc until ctx ends,
+// then waits for the packets being committed and returns nil; or
+// returns the error that stopped reading pc. It does not close pc.
+// Packets still queued for accountingUpstreams when ctx ends are not
+// passed on. Serve is called once.
+func (a *Accounting) Serve(ctx context.Context, pc net.PacketConn) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg, bg sync.WaitGroup
+	for range forwardWorkers {
+		bg.Add(1)
+		go func() { defer bg.Done(); a.passOn(ctx) }()
+	}
+	stop := context.AfterFunc(ctx, func() { pc.SetReadDeadline(time.Now()) })
+	defer stop()
+	err := readLoop(ctx, pc, func(b []byte, from netip.AddrPort) {
+		a.counters.AccountingRequests.Add(1)
+		st := a.settings.load()
+		src, ok := st.lookup(from.Addr())
+		if !ok {
+			a.counters.drop(DropUnknownSource)
+			return
+		}
+		req, _, reason, ok := decodeRequest(b, src.secret, rad.CodeAccountingRequest)
+		if !ok {
+			a.counters.drop(reason)
+			return
+		}
+		select {
+		case a.sem <- struct{}{}:
+		default:
+			a.counters.drop(DropBusy)
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-a.sem; wg.Done() }()
+			a.handle(ctx, pc, from, st, src, req)
+		}()
+	})
+	wg.Wait()
+	cancel()
+	bg.Wait()
+	a.pool.close()
+	return err
+}
+
+func (a *Accounting) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPort, st *settings, src *source, req *rad.Packet) {
+	obs, first := a.observe(src, req, time.Now())
+	for _, k := range []struct {
+		kind string
+		recs []json.RawMessage
+	}{{KindClientEvents, obs.events}, {KindClientStats, obs.samples}} {
+		if len(k.recs) == 0 {
+			continue
+		}
+		if err := a.sink.Emit(ctx, src.Source, k.kind, k.recs); err != nil {
+			// No answer: the NAS sends the packet again, and gets the same
+			// records again.
+			a.counters.SinkErrors.Add(1)
+			a.opts.Logger.Warn("radius: accounting records not stored", "source", src.Name, "kind", k.kind, "err", err)
+			return
+		}
+		a.counters.Events.Add(uint64(len(k.recs)))
+	}
+	resp := &rad.Packet{Code: rad.CodeAccountingResponse, Identifier: req.Identifier}
+	for _, v := range req.Attributes {
+		if v.Type == attrProxyState {
+			resp.Add(attrProxyState, v.Attribute)
+		}
+	}
+	wire, err := encodeResponse(resp, req.Authenticator, src.secret, false)
+	if err != nil {
+		return
+	}
+	if _, err := pc.WriteTo(wire, net.UDPAddrFromAddrPort(from)); err == nil {
+		a.counters.AccountingResponses.Add(1)
+	}
+	if !first {
+		a.counters.Retransmissions.Add(1)
+	}
+	// Passed on once, after the first commit: a packet whose first try
+	// the Sink refused goes on with its retransmission.
+	a.mu.Lock()
+	pass := !obs.passedOn
+	obs.passedOn = true
+	a.mu.Unlock()
+	if pass && len(st.accounting) > 0 {
+		select {
+		case a.forwards <- forward{req, time.Now()}:
+		default:
+			a.counters.ForwardsDropped.Add(1)
+		}
+	}
+}
+
+// observe returns the records of req, and whether req is the first of
+// its retransmissions: these are known by the source, NAS, client,
+// session, status and Event-Timestamp (else the packet as a whole), and
+// get the records the first one got.
+func (a *Accounting) observe(src *source, req *rad.Packet, now time.Time) (*observation, bool) {
+	subj := subjectOf(req)
+	status, _ := rad.Integer(req.Get(attrAcctStatusType))
+	sid := string(req.Get(attrAcctSessionID))
+	// When the NAS gives no Event-Timestamp, the packet's own Request
+	// Authenticator stands for it: it hashes the whole packet, so a
+	// retransmission has the same and the next update (other counters,
+	// or another Acct-Delay-Time) another.
+	ts := now.UnixMilli()
+	when := "a" + hex.EncodeToString(req.Authenticator[:])
+	if et, err := rad.Integer(req.Get(attrEventTimestamp)); err == nil {
+		when, ts = "e"+strconv.FormatUint(uint64(et), 10), int64(et)*1000
+	} else if d, err := rad.Integer(req.Get(attrAcctDelayTime)); err == nil {
+		ts -= int64(d) * 1000
+	}
+	sessKey := eventID(src.Name, subj.nasID, subj.nasIP, subj.mac, sid)
+	key := eventID(sessKey, strconv.FormatUint(uint64(status), 10), when)
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if o, ok := a.recent[key]; ok {
+		return o, false
+	}
+	o := &observation{}
+	in, inOK := octets(req, attrAcctInputOctets, attrAcctInputGigawords)
+	out, outOK := octets(req, attrAcctOutputOctets, attrAcctOutputGigawords)
+	sample := func() {
+		r := subj.record("", ts)
+		if s := a.sessions[sessKey]; s != nil && inOK && outOK {
+			r.TxBytes, r.RxBytes = ptr(delta(s.in, in)), ptr(delta(s.out, out))
+		}
+		o.samples = append(o.samples, marshal(r))
+	}
+	switch status {
+	case acctStart:
+		r := subj.record(eventID(key, "start"), ts)
+		r.EventType, r.CategoryCode, r.TypeCode = "Intermediate", ptr(1), ptr(1)
+		if ip, err := rad.IPAddr(req.Get(attrFramedIPAddress)); err == nil {
+			r.IP = ptr(ip.String())
+		}
+		o.events = append(o.events, marshal(r))
+		a.touch(sessKey, in, out)
+	case acctInterim:
+		sample()
+		if inOK && outOK {
+			a.touch(sessKey, in, out)
+		}
+	case acctStop:
+		r := subj.record(eventID(key, "stop"), ts)
+		r.EventType, r.CategoryCode, r.TypeCode = "Intermediate", ptr(1), ptr(3)
+		if c, err := rad.Integer(req.Get(attrAcctTerminateCause)); err == nil && c < 1<<31 {
+			r.SubTypeCode = int(c)
+		}
+		o.events = append(o.events, marshal(r))
+		if inOK && outOK {
+			sample()
+		}
+		if s := a.sessions[sessKey]; s != nil {
+			a.lru.Remove(s.elem)
+			delete(a.sessions, sessKey)
+		}
+	}
+	if subj.mac == "" && (len(o.events) > 0 || len(o.samples) > 0) {
+		a.counters.EventsWithoutClient.Add(1)
+		o = &observation{}
+	}
+	for len(a.recent) >= a.opts.MaxRecent {
+		delete(a.recent, a.recentQ.Remove(a.recentQ.Front()).(string))
+	}
+	a.recent[key] = o
+	a.recentQ.PushBack(key)
+	return o, true
+}
+
+// touch records a session's counters. a.mu is held.
+func (a *Accounting) touch(key string, in, out uint64) {
+	s := a.sessions[key]
+	if s == nil {
+		for len(a.sessions) >= a.opts.MaxSessions {
+			old := a.lru.Remove(a.lru.Front()).(*session)
+			delete(a.sessions, old.key)
+			a.counters.SessionsEvicted.Add(1)
+		}
+		s = &session{key: key}
+		s.elem = a.lru.PushBack(s)
+		a.sessions[key] = s
+	} else {
+		a.lru.MoveToBack(s.elem)
+	}
+	s.in, s.out = in, out
+}
+
+// octets reads a 64-bit counter from its octets and gigawords attributes
+// (RFC 2869 §5.1).
+func octets(p *rad.Packet, low, high rad.Type) (uint64, bool) {
+	l, err := rad.Integer(p.Get(low))
+	if err != nil {
+		return 0, false
+	}
+	h, _ := rad.Integer(p.Get(high))
+	return uint64(h)<<32 | uint64(l), true
+}
+
+// delta is what a counter grew by; a counter that went back was reset,
+// and counts from zero.
+func delta(prev, cur uint64) int64 {
+	d := cur
+	if cur >= prev {
+		d = cur - prev
+	}
+	return int64(min(d, 1<<62))
+}
+
+// forwardWorkers pass packets on at once, so one slow upstream does not
+// hold the queue behind a single packet's retries.
+const forwardWorkers = 4
+
+// passOn sends queued packets to the accounting upstreams, each re-signed
+// with the upstream's secret: the first that answers ends it; each is
+// tried Retries times.
+func (a *Accounting) passOn(ctx context.Context) {
+	for {
+		var f forward
+		select {
+		case <-ctx.Done():
+			return
+		case f = <-a.forwards:
+		}
+		if !a.sendOn(ctx, f) && ctx.Err() == nil {
+			a.counters.ForwardsDropped.Add(1)
+		}
+	}
+}
+
+func (a *Accounting) sendOn(ctx context.Context, f forward) bool {
+	for _, up := range a.settings.load().accounting {
+		for range a.opts.Retries {
+			c := &call{up: up, answer: make(chan []byte, 1)}
+			ps := randomAuthenticator()
+			_, err := a.pool.exchange(ctx, c, func(id byte) ([]byte, error) {
+				out := &rad.Packet{Code: rad.CodeAccountingRequest, Identifier: id, Secret: up.secret,
+					Attributes: cloneAttributes(f.req.Attributes)}
+				// The delay grows by the time the packet waited here (RFC 2866 §5.2).
+				if d, err := rad.Integer(out.Get(attrAcctDelayTime)); err == nil {
+					out.Set(attrAcctDelayTime, rad.NewInteger(d+uint32(time.Since(f.received)/time.Second)))
+				}
+				out.Add(attrProxyState, rad.Attribute(ownProxyState(ps)))
+				return out.Encode()
+			})
+			if err == nil {
+				return true
+			}
+			if ctx.Err() != nil {
+				return false
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,177 @@
+package radius
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memSink keeps what it is given; fail makes Emit fail while it is set.
+type memSink struct {
+	mu   sync.Mutex
+	recs map[string][]map[string]any
+	fail bool
+}
+
+func newMemSink() *memSink { return &memSink{recs: map[string][]map[string]any{}} }
+
+func (s *memSink) Emit(_ context.Context, _ Source, kind string, records []json.RawMessage) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail {
+		return errSinkDown
+	}
+	for _, r := range records {
+		var m map[string]any
+		if err := json.Unmarshal(r, &m); err != nil {
+			panic(err)
+		}
+		s.recs[kind] = append(s.recs[kind], m)
+	}
+	return nil
+}
+
+const errSinkDown = wireError("sink down")
+
+func (s *memSink) setFail(v bool) {
+	s.mu.Lock()
+	s.fail = v
+	s.mu.Unlock()
+}
+
+func (s *memSink) get(kind string) []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]map[string]any(nil), s.recs[kind]...)
+}
+
+// waitFor polls cond until it holds or 10 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitRecord waits for a record of kind that match accepts, and returns it.
+func (s *memSink) waitRecord(t *testing.T, kind string, match func(map[string]any) bool) map[string]any {
+	t.Helper()
+	var got map[string]any
+	waitFor(t, kind+" record", func() bool {
+		for _, r := range s.get(kind) {
+			if match(r) {
+				got = r
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+func failure(code int) func(map[string]any) bool {
+	return func(r map[string]any) bool {
+		return r["eventType"] == "Failure" && r["subFailureCode"] == float64(code)
+	}
+}
+
+func isType(typ string) func(map[string]any) bool {
+	return func(r map[string]any) bool { return r["eventType"] == typ }
+}
+
+// listen opens a UDP socket on a free port of 127.0.0.1.
+func listen(t testing.TB) *net.UDPConn {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// freePort returns a UDP port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+const sourceSecret = "source-secret"
+
+func localSource() SourceConfig {
+	return SourceConfig{Name: "lab", CIDR: netip.MustParsePrefix("127.0.0.0/8"), RadiusSecret: sourceSecret}
+}
+
+// startProxy serves a proxy with cfg on a free port until the test ends.
+func startProxy(t testing.TB, cfg Config, opts ProxyOptions) (*Proxy, string, *memSink) {
+	t.Helper()
+	s, err := NewSettings(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := newMemSink()
+	p := NewProxy(s, sink, opts)
+	pc := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, pc) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return p, pc.LocalAddr().String(), sink
+}
+
+// startAccounting serves an accounting server with cfg until the test
+// ends.
+func startAccounting(t *testing.T, cfg Config) (*Accounting, string, *memSink) {
+	t.Helper()
+	s, err := NewSettings(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := newMemSink()
+	a := NewAccounting(s, sink, AccountingOptions{})
+	pc := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, pc) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return a, pc.LocalAddr().String(), sink
+}
+
+// needTool skips the test when a program is missing, unless
+// WNMS_TEST_REQUIRE_TOOLS=1 (CI), where it fails.
+func needTool(t testing.TB, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err != nil {
+			if os.Getenv("WNMS_TEST_REQUIRE_TOOLS") == "1" {
+				t.Fatalf("%s is required (WNMS_TEST_REQUIRE_TOOLS=1): %v", n, err)
+			}
+			t.Skipf("%s not installed", n)
+		}
+	}
+}

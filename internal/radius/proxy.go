@@ -1,0 +1,605 @@
+package radius
+
+import (
+	"container/list"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	rad "layeh.com/radius"
+)
+
+// ProxyOptions tune a Proxy; the zero value of each field takes its
+// default.
+type ProxyOptions struct {
+	EAPTimeout       time.Duration // an EAP conversation left this long after a Challenge fails 2/204; 30 s
+	DeadTime         time.Duration // an upstream that timed out is skipped this long; 30 s
+	MaxConversations int           // conversations waiting for the NAS after a Challenge; 65,536
+	MaxInFlight      int           // requests being forwarded at once; 4,096
+	Logger           *slog.Logger  // for upstream state changes and Sink errors; never given a secret
+}
+
+// Proxy is the RADIUS authentication proxy (RFC 2865, 3579; decisions
+// §21): it takes Access-Requests from the configured sources, passes
+// them on to the first live upstream and relays the answers back, and
+// turns what it sees into client events for the Sink. It never decides
+// an authentication itself.
+type Proxy struct {
+	settings *Settings
+	sink     Sink
+	opts     ProxyOptions
+	counters Counters
+	pool     pool
+	sem      chan struct{}
+	events   chan event
+
+	mu       sync.Mutex
+	recent   map[reqKey]*exchange // requests being answered, and answered in the last dupWindow
+	answered *list.List           // of reqKey, oldest answer first
+	convs    map[string]*conversation
+	waiting  *list.List           // of *conversation, oldest Challenge first
+	dead     map[string]time.Time // upstream address -> skipped until
+}
+
+// dupWindow is how long an answer is kept to answer a NAS's
+// retransmission of its request again (RFC 5080 §2.2.2).
+const dupWindow = 10 * time.Second
+
+// maxAnswered is how many answers are kept for retransmissions at most.
+const maxAnswered = 1 << 16
+
+type reqKey struct {
+	from netip.AddrPort
+	id   byte
+	auth [16]byte
+}
+
+type exchange struct {
+	answer []byte // nil until answered; stays nil when no upstream answered
+	at     time.Time
+}
+
+// conversation is one authentication, from the NAS's first request to
+// the final answer, across Access-Challenge round trips.
+type conversation struct {
+	key         string
+	elem        *list.Element
+	src         Source
+	id          string // from the first request, the base of the conversation's event ids
+	start       time.Time
+	subject     subject
+	challengeAt time.Time
+	sawTLS      bool
+}
+
+type event struct {
+	src Source
+	rec json.RawMessage
+}
+
+// NewProxy returns a proxy that reads its sources and upstreams from s
+// at each request and gives its observations to sink.
+func NewProxy(s *Settings, sink Sink, opts ProxyOptions) *Proxy {
+	if opts.EAPTimeout <= 0 {
+		opts.EAPTimeout = 30 * time.Second
+	}
+	if opts.DeadTime <= 0 {
+		opts.DeadTime = 30 * time.Second
+	}
+	if opts.MaxConversations <= 0 {
+		opts.MaxConversations = 1 << 16
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 4096
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Proxy{settings: s, sink: sink, opts: opts, sem: make(chan struct{}, opts.MaxInFlight),
+		events: make(chan event, 8192), recent: map[reqKey]*exchange{}, answered: list.New(),
+		convs: map[string]*conversation{}, waiting: list.New(), dead: map[string]time.Time{}}
+	p.pool.counters = &p.counters
+	return p
+}
+
+// Counters returns the proxy's counters.
+func (p *Proxy) Counters() *Counters { return &p.counters }
+
+// Serve answers the Access-Requests arriving on pc until ctx ends, then
+// waits for the requests in flight and the events queued, and returns
+// nil; or returns the error that stopped reading pc. It does not close
+// pc. Serve is called once.
+func (p *Proxy) Serve(ctx context.Context, pc net.PacketConn) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg, bg sync.WaitGroup
+	bg.Add(2)
+	go func() { defer bg.Done(); p.sweep(ctx) }()
+	go func() { defer bg.Done(); emitLoop(ctx, p.sink, p.events, &p.counters, p.opts.Logger) }()
+	stop := context.AfterFunc(ctx, func() { pc.SetReadDeadline(time.Now()) })
+	defer stop()
+	err := readLoop(ctx, pc, func(b []byte, from netip.AddrPort) {
+		p.counters.AccessRequests.Add(1)
+		st := p.settings.load()
+		src, ok := st.lookup(from.Addr())
+		if !ok {
+			p.counters.drop(DropUnknownSource)
+			return
+		}
+		req, _, reason, ok := decodeRequest(b, src.secret, rad.CodeAccessRequest)
+		if !ok {
+			p.counters.drop(reason)
+			return
+		}
+		select {
+		case p.sem <- struct{}{}:
+		default:
+			p.counters.drop(DropBusy)
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-p.sem; wg.Done() }()
+			p.handle(ctx, pc, from, st, src, req)
+		}()
+	})
+	wg.Wait()
+	cancel()
+	bg.Wait()
+	p.pool.close()
+	return err
+}
+
+// readLoop calls handle with each datagram read from pc (a copy, up to
+// one octet over the largest RADIUS packet so oversize shows) until ctx
+// ends or reading fails.
+func readLoop(ctx context.Context, pc net.PacketConn, handle func(b []byte, from netip.AddrPort)) error {
+	buf := make([]byte, 1<<16)
+	for {
+		n, addr, err := pc.ReadFrom(buf)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		ua, ok := addr.(*net.UDPAddr)
+		if !ok {
+			continue
+		}
+		from := ua.AddrPort()
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		if n > rad.MaxPacketLength+1 {
+			n = rad.MaxPacketLength + 1
+		}
+		handle(append([]byte(nil), buf[:n]...), from)
+	}
+}
+
+// handle forwards one verified Access-Request and relays the answer.
+func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPort, st *settings, src *source, req *rad.Packet) {
+	now := time.Now()
+	key := reqKey{from, req.Identifier, req.Authenticator}
+	p.mu.Lock()
+	if ex, ok := p.recent[key]; ok {
+		answer := ex.answer
+		p.mu.Unlock()
+		if answer == nil {
+			p.counters.drop(DropDuplicate)
+			return
+		}
+		p.counters.Retransmissions.Add(1)
+		pc.WriteTo(answer, net.UDPAddrFromAddrPort(from))
+		return
+	}
+	ex := &exchange{}
+	p.recent[key] = ex
+	conv := p.takeConversation(src.Name, req)
+	p.mu.Unlock()
+	if conv == nil {
+		conv = &conversation{src: src.Source, start: now,
+			id: eventID(src.Name, from.String(), strconv.Itoa(int(req.Identifier)), hex.EncodeToString(req.Authenticator[:]))}
+	}
+	conv.subject.merge(subjectOf(req))
+	conv.sawTLS = conv.sawTLS || eapType(req) == eapTLS
+
+	answer, sentAuth, up, err := p.forward(ctx, st, req)
+	if err != nil {
+		p.counters.drop(DropMalformed)
+		p.finish(key, ex, nil)
+		return
+	}
+	if answer == nil {
+		p.finish(key, ex, nil)
+		if ctx.Err() == nil {
+			p.counters.UpstreamsFailed.Add(1)
+			p.failure(conv, failUnreachable, "unreachable", time.Now())
+		}
+		return
+	}
+	resp, err := rad.Parse(answer, up.secret)
+	if err == nil && resp.Code != rad.CodeAccessAccept && resp.Code != rad.CodeAccessReject &&
+		resp.Code != rad.CodeAccessChallenge {
+		p.counters.drop(DropUpstreamUnexpected)
+		p.finish(key, ex, nil)
+		return
+	}
+	if err == nil {
+		resp.Identifier = req.Identifier
+		stripProxyState(resp)
+		err = reencryptResponse(resp, up.secret, sentAuth, src.secret, req.Authenticator)
+	}
+	var wire []byte
+	if err == nil {
+		wire, err = encodeResponse(resp, req.Authenticator, src.secret, true)
+	}
+	if err != nil {
+		p.counters.drop(DropUpstreamBadAuthenticator)
+		p.finish(key, ex, nil)
+		return
+	}
+	at := time.Now()
+	if resp.Code == rad.CodeAccessChallenge {
+		// The conversation waits before the NAS has the Challenge, so its
+		// next request finds it however fast it comes.
+		p.counters.AccessChallenges.Add(1)
+		conv.sawTLS = conv.sawTLS || eapType(resp) == eapTLS
+		conv.challengeAt = at
+		p.wait(conv, resp)
+	}
+	p.finish(key, ex, wire)
+	if _, err := pc.WriteTo(wire, net.UDPAddrFromAddrPort(from)); err != nil {
+		p.opts.Logger.Warn("radius: cannot answer a source", "source", src.Name, "err", err)
+	}
+	switch resp.Code {
+	case rad.CodeAccessAccept:
+		p.counters.AccessAccepts.Add(1)
+		r := conv.subject.record(eventID(conv.id, "accept"), at.UnixMilli())
+		r.EventType = "Success"
+		r.AuthenticationTimestamp = at.UnixMilli()
+		r.AAALatency = ptr(at.Sub(conv.start).Milliseconds())
+		r.RadiusPrimaryIP = ptr(up.addr.IP.String())
+		p.emit(conv.src, r)
+	case rad.CodeAccessReject:
+		p.counters.AccessRejects.Add(1)
+		code := failRejected
+		if conv.sawTLS {
+			code = failCertificate
+		}
+		p.failure(conv, code, "reject", at)
+	}
+}
+
+func (p *Proxy) failure(conv *conversation, code int, what string, at time.Time) {
+	r := conv.subject.record(eventID(conv.id, what), at.UnixMilli())
+	r.EventType = "Failure"
+	r.FailureCode, r.SubFailureCode = ptr(failAuthentication), ptr(code)
+	r.AuthenticationTimestamp = at.UnixMilli()
+	p.emit(conv.src, r)
+}
+
+// merge takes what t knows that s does not: a NAS may leave attributes
+// out of the later requests of a conversation.
+func (s *subject) merge(t subject) {
+	if t.mac != "" {
+		s.mac = t.mac
+	}
+	if t.bssid != "" {
+		s.bssid, s.ssid = t.bssid, t.ssid
+	}
+	if t.username != "" {
+		s.username = t.username
+	}
+	if t.nasID != "" {
+		s.nasID = t.nasID
+	}
+	if t.nasIP != "" {
+		s.nasIP = t.nasIP
+	}
+}
+
+// forward sends req to the first live upstream, and on to the next when
+// one does not answer in its time; with none live it tries them all. It
+// returns the answer, the Request Authenticator it was sent with, and
+// the upstream that answered; a nil answer when none did, and
+// errUnrelayable when req cannot be sent on at all (too large with the
+// proxy's attributes added).
+func (p *Proxy) forward(ctx context.Context, st *settings, req *rad.Packet) ([]byte, [16]byte, *upstream, error) {
+	requireMA := hasAttr(req, attrEAPMessage)
+	for _, up := range p.order(st.upstreams) {
+		auth := randomAuthenticator()
+		out := &rad.Packet{Code: rad.CodeAccessRequest, Authenticator: req.Authenticator, Secret: req.Secret,
+			Attributes: cloneAttributes(req.Attributes)}
+		if err := reencryptRequest(out, up.secret, auth); err != nil {
+			return nil, auth, nil, errUnrelayable
+		}
+		out.Add(attrProxyState, rad.Attribute(ownProxyState(randomAuthenticator())))
+		if _, err := encodeAccessRequest(out, up.secret); err != nil {
+			return nil, auth, nil, errUnrelayable
+		}
+		c := &call{up: up, reqAuth: auth, requireMA: requireMA, answer: make(chan []byte, 1)}
+		answer, err := p.pool.exchange(ctx, c, func(id byte) ([]byte, error) {
+			out.Identifier = id
+			return encodeAccessRequest(out, up.secret)
+		})
+		if err == nil {
+			p.setAlive(up)
+			return answer, auth, up, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		switch {
+		case errors.Is(err, errTimeout):
+			p.counters.UpstreamTimeouts.Add(1)
+			p.setDead(up)
+		case errors.Is(err, errPoolFull):
+		default: // the upstream cannot be reached from here at all
+			p.setDead(up)
+		}
+	}
+	return nil, [16]byte{}, nil, nil
+}
+
+var errUnrelayable = errors.New("radius: request cannot be relayed")
+
+// ownProxyState is the Proxy-State wnms adds: a prefix that says it is
+// ours and a random part.
+func ownProxyState(r [16]byte) []byte {
+	return append([]byte(proxyStatePrefix), r[:8]...)
+}
+
+const proxyStatePrefix = "wnms"
+
+// stripProxyState removes the last Proxy-State, the one wnms added
+// (upstreams echo them in order, RFC 2865 §5.33), when it is ours.
+func stripProxyState(p *rad.Packet) {
+	for i := len(p.Attributes) - 1; i >= 0; i-- {
+		a := p.Attributes[i]
+		if a.Type != attrProxyState {
+			continue
+		}
+		if len(a.Attribute) == len(proxyStatePrefix)+8 && string(a.Attribute[:len(proxyStatePrefix)]) == proxyStatePrefix {
+			p.Attributes = append(p.Attributes[:i:i], p.Attributes[i+1:]...)
+		}
+		return
+	}
+}
+
+func cloneAttributes(a rad.Attributes) rad.Attributes {
+	out := make(rad.Attributes, 0, len(a)+2)
+	for _, v := range a {
+		if v.Type == attrMessageAuthenticator {
+			continue
+		}
+		out = append(out, &rad.AVP{Type: v.Type, Attribute: append(rad.Attribute(nil), v.Attribute...)})
+	}
+	return out
+}
+
+// order lists the live upstreams in their configured order, or all of
+// them when none is live.
+func (p *Proxy) order(ups []*upstream) []*upstream {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var live []*upstream
+	for _, u := range ups {
+		if until, ok := p.dead[u.text]; !ok || now.After(until) {
+			live = append(live, u)
+		}
+	}
+	if len(live) == 0 {
+		return ups
+	}
+	return live
+}
+
+func (p *Proxy) setDead(u *upstream) {
+	p.mu.Lock()
+	_, was := p.dead[u.text]
+	p.dead[u.text] = time.Now().Add(p.opts.DeadTime)
+	p.mu.Unlock()
+	if !was {
+		p.opts.Logger.Warn("radius: upstream marked dead", "upstream", u.text, "retryAfter", p.opts.DeadTime)
+	}
+}
+
+func (p *Proxy) setAlive(u *upstream) {
+	p.mu.Lock()
+	_, was := p.dead[u.text]
+	delete(p.dead, u.text)
+	p.mu.Unlock()
+	if was {
+		p.opts.Logger.Info("radius: upstream alive again", "upstream", u.text)
+	}
+}
+
+// finish stores the answer to a request (nil: none) for its
+// retransmissions.
+func (p *Proxy) finish(key reqKey, ex *exchange, answer []byte) {
+	p.mu.Lock()
+	ex.answer, ex.at = answer, time.Now()
+	p.answered.PushBack(key)
+	// Bounded whatever the rate: past the cap the oldest answers go
+	// before their dupWindow ends.
+	for p.answered.Len() > maxAnswered {
+		delete(p.recent, p.answered.Remove(p.answered.Front()).(reqKey))
+	}
+	p.mu.Unlock()
+}
+
+// conversationKey is where a conversation waits for the NAS's next
+// request: under the State of the Challenge, else the client's MAC.
+func conversationKey(src string, p *rad.Packet) string {
+	if s := p.Get(attrState); len(s) > 0 {
+		return src + "\x00s" + string(s)
+	}
+	if m := parseMAC(string(p.Get(attrCallingStationID))); m != "" {
+		return src + "\x00m" + m
+	}
+	return ""
+}
+
+// takeConversation returns the conversation req continues, taken out of
+// the waiting ones, or nil. p.mu is held.
+func (p *Proxy) takeConversation(src string, req *rad.Packet) *conversation {
+	k := conversationKey(src, req)
+	c, ok := p.convs[k]
+	if !ok || k == "" {
+		return nil
+	}
+	delete(p.convs, k)
+	p.waiting.Remove(c.elem)
+	return c
+}
+
+// wait keeps conv until the NAS answers the Challenge resp, or
+// EAPTimeout passes.
+func (p *Proxy) wait(conv *conversation, resp *rad.Packet) {
+	// The NAS's next request carries the Challenge's State; the
+	// conversation is found by the request.
+	k := conversationKey(conv.src.Name, resp)
+	if k == "" {
+		k = conversationKey(conv.src.Name, &rad.Packet{Attributes: rad.Attributes{{Type: attrCallingStationID, Attribute: rad.Attribute(conv.subject.mac)}}})
+	}
+	if k == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if old, ok := p.convs[k]; ok {
+		p.waiting.Remove(old.elem)
+	}
+	for len(p.convs) >= p.opts.MaxConversations {
+		oldest := p.waiting.Remove(p.waiting.Front()).(*conversation)
+		delete(p.convs, oldest.key)
+		p.counters.ConversationsEvicted.Add(1)
+	}
+	conv.key = k
+	conv.elem = p.waiting.PushBack(conv)
+	p.convs[k] = conv
+}
+
+// sweep ends the conversations left after a Challenge for EAPTimeout
+// (2/204) and forgets old answers, until ctx ends.
+func (p *Proxy) sweep(ctx context.Context) {
+	every := min(max(p.opts.EAPTimeout/10, 50*time.Millisecond), time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			var expired []*conversation
+			p.mu.Lock()
+			for e := p.waiting.Front(); e != nil; e = p.waiting.Front() {
+				c := e.Value.(*conversation)
+				if now.Sub(c.challengeAt) < p.opts.EAPTimeout {
+					break
+				}
+				p.waiting.Remove(e)
+				delete(p.convs, c.key)
+				expired = append(expired, c)
+			}
+			for e := p.answered.Front(); e != nil; e = p.answered.Front() {
+				k := e.Value.(reqKey)
+				if ex := p.recent[k]; ex != nil && now.Sub(ex.at) < dupWindow {
+					break
+				}
+				p.answered.Remove(e)
+				delete(p.recent, k)
+			}
+			p.mu.Unlock()
+			for _, c := range expired {
+				p.failure(c, failEAPTimeout, "eap-timeout", c.challengeAt.Add(p.opts.EAPTimeout))
+			}
+		}
+	}
+}
+
+// emit queues r for the Sink; when the Sink falls behind it is dropped
+// and counted, as the proxy must not hold up authentications.
+func (p *Proxy) emit(src Source, r record) {
+	if r.MacAddress == "" {
+		p.counters.EventsWithoutClient.Add(1)
+		return
+	}
+	select {
+	case p.events <- event{src, marshal(r)}:
+	default:
+		p.counters.EventsDropped.Add(1)
+	}
+}
+
+// emitLoop gives queued events to the sink in batches, one call a
+// source, until ctx ends and the queue is empty.
+func emitLoop(ctx context.Context, sink Sink, q chan event, c *Counters, log *slog.Logger) {
+	for {
+		var first event
+		select {
+		case first = <-q:
+		case <-ctx.Done():
+			select {
+			case first = <-q:
+			default:
+				return
+			}
+		}
+		batch := map[Source][]json.RawMessage{first.src: {first.rec}}
+	more:
+		for n := 1; n < 1000; n++ {
+			select {
+			case e := <-q:
+				batch[e.src] = append(batch[e.src], e.rec)
+			default:
+				break more
+			}
+		}
+		for src, recs := range batch {
+			ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			err := sink.Emit(ectx, src, KindClientEvents, recs)
+			cancel()
+			if err != nil {
+				c.SinkErrors.Add(1)
+				log.Warn("radius: events not stored", "source", src.Name, "records", len(recs), "err", err)
+				continue
+			}
+			c.Events.Add(uint64(len(recs)))
+		}
+	}
+}
+
+// EAP types (RFC 3748 and the IANA registry).
+const eapTLS = 13
+
+// eapType returns the EAP method of p's EAP-Message (the EAP packet is
+// split over consecutive attributes), or 0 when there is none or it is a
+// Success, Failure or Identity.
+func eapType(p *rad.Packet) int {
+	var eap []byte
+	for _, a := range p.Attributes {
+		if a.Type == attrEAPMessage {
+			eap = append(eap, a.Attribute...)
+			if len(eap) >= 5 {
+				break
+			}
+		}
+	}
+	if len(eap) < 5 || (eap[0] != 1 && eap[0] != 2) {
+		return 0
+	}
+	return int(eap[4])
+}
