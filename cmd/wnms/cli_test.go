@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/store/storetest"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // runCLI runs wnms with args and an environment, and returns its exit
@@ -308,5 +310,47 @@ func TestBootstrapKeyNamedAfterItsStore(t *testing.T) {
 		if got := bootstrapKeyBase(url); got != want {
 			t.Errorf("bootstrapKeyBase(%q) = %q, want %q", url, got, want)
 		}
+	}
+}
+
+// The command line's key changes are audited, via "cli", by the user that
+// ran them, and never with the key's value.
+func TestAPIKeyCommandsAudited(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(context.Background(), store.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	env := map[string]string{"USER": "opsperson"}
+	code, out, _ := runCLI([]string{"apikey", "create", "--data", dir, "--login", "robot", "--role", "VIEWER"}, env)
+	var k struct{ KeyID, KeyValue string }
+	if code != 0 || json.Unmarshal([]byte(out), &k) != nil {
+		t.Fatalf("create: %d %s", code, out)
+	}
+	if code, out, errs := runCLI([]string{"apikey", "revoke", "--data", dir, k.KeyID}, env); code != 0 {
+		t.Fatalf("revoke: %d %s %s", code, out, errs)
+	}
+	st, err = store.Open(context.Background(), store.Config{DataDir: dir, MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	recs, _, err := st.AuditRecords(context.Background(), wnms.AuditQuery{CustomerID: wnms.OnPremCustomer, From: -1, To: -1, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, r := range recs {
+		if r.Actor.Via != "cli" || r.Actor.LoginID != "opsperson" || r.Method != "CLI" || r.ResourceType != "apikeys" {
+			t.Errorf("record %+v", r)
+		}
+		if strings.Contains(fmt.Sprintf("%+v", r), k.KeyValue) {
+			t.Errorf("a record holds the key's value: %+v", r)
+		}
+		paths = append(paths, r.Path)
+	}
+	if got := strings.Join(paths, "; "); got != "wnms apikey revoke "+k.KeyID+"; wnms apikey create --login robot" {
+		t.Errorf("audited commands: %s", got)
 	}
 }

@@ -116,6 +116,27 @@ func TestClusterForwardKeepsCallerRights(t *testing.T) {
 		})
 	}
 
+	// The child's audit log names the user the parent forwarded for, and
+	// how the call came; the parent's records the call it forwarded.
+	var childLog struct {
+		AuditRecords []struct {
+			Method, ResourceType string
+			Status               int
+			Actor                struct{ LoginID, Role, Via string }
+		}
+	}
+	r := do(t, "GET", directBase+"/V5/auditlog?loginid=p-ADMINISTRATOR@1&resourcetype=templates", childSU, "", nil)
+	json.Unmarshal([]byte(r.body), &childLog)
+	if len(childLog.AuditRecords) != 1 || childLog.AuditRecords[0].Actor.Via != "cluster:1" ||
+		childLog.AuditRecords[0].Actor.Role != "ADMINISTRATOR" || childLog.AuditRecords[0].Status != 200 {
+		t.Errorf("the child's record of a forwarded change: %d %s", r.status, r.body)
+	}
+	r = do(t, "GET", viaBase+"/V5/auditlog?loginid=p-ADMINISTRATOR&resourcetype=templates", parentSU, "", nil)
+	json.Unmarshal([]byte(r.body), &childLog)
+	if len(childLog.AuditRecords) != 1 || childLog.AuditRecords[0].Actor.Via != "http" || childLog.AuditRecords[0].Status != 200 {
+		t.Errorf("the parent's record of the call it forwarded: %d %s", r.status, r.body)
+	}
+
 	// The three escalations of old, explicitly.
 	op := roleUser(t, parent.api, parentSU, "p-op2", "OPERATOR")
 	if r := do(t, "PUT", viaBase+"/V5/users?nodeid=2", op, "application/json", newUser("escalated", "SUPERUSER")); r.status != 403 {

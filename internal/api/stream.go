@@ -3,7 +3,6 @@ package api
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -170,14 +169,13 @@ func (o *sseWriter) event(e *wnms.Event) error {
 	if !e.Visible(o.customer, o.scope) || (o.kinds != nil && !o.kinds[e.Kind]) {
 		return nil
 	}
-	b, err := json.Marshal(e)
-	if err != nil {
+	if err := e.Encode(); err != nil {
 		return err
 	}
 	o.deadline()
 	o.w.WriteString("id: " + strconv.FormatInt(e.ID, 10) + "\nevent: " + e.Kind + "\ndata: ")
-	o.w.Write(b)
-	_, err = o.w.WriteString("\n\n")
+	o.w.Write(e.JSON)
+	_, err := o.w.WriteString("\n\n")
 	return err
 }
 

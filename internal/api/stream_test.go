@@ -155,6 +155,11 @@ func TestEventStream(t *testing.T) {
 		ap(1, f.Floor, false)
 		ap(2, f.OtherFloor, false)
 		e.API.Hub.RaiseAnomaly(ctx, notify.Anomaly{CustomerID: 1, LocationID: f.Floor.ID.ID, Kind: "connectivity", Slot: 900000})
+		// Raised events are stored behind their raisers: the change below
+		// is to follow them.
+		if err := e.API.Hub.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
 		e.Admin.Expect(http.StatusOK, "PUT", "/V5/templates?locationid=0", profilesBody("stream"))
 		ap(1, f.Floor, true)
 
@@ -222,4 +227,34 @@ func TestEventStream(t *testing.T) {
 			t.Errorf("no session: status %d", r.Status)
 		}
 	})
+}
+
+// Replicas on one PostgreSQL stream the same events, in the same order:
+// an event raised on one replica reaches a client of the other.
+func TestEventStreamReplicas(t *testing.T) {
+	for _, b := range apitest.Backends(t) {
+		if b != apitest.Postgres {
+			continue
+		}
+		t.Run(string(b), func(t *testing.T) {
+			f := newAuthzFixture(t, b)
+			a := f.E
+			other := apitest.NewAt(t, b, a.Config)
+			startHub(t, a)
+			startHub(t, other)
+			onA := openStream(t, a, a.Admin, -1, "")
+			onB := openStream(t, other, other.Admin, -1, "")
+			ctx := context.Background()
+			for i := range 5 {
+				a.API.Hub.APChange(ctx, notify.AP{CustomerID: 1, BoxID: int64(i + 1), LocationID: f.Floor.ID.ID}, false)
+				other.API.Hub.APChange(ctx, notify.AP{CustomerID: 1, BoxID: int64(i + 11), LocationID: f.Floor.ID.ID}, true)
+			}
+			ga, gb := onA.next(t, 10), onB.next(t, 10)
+			for i := range ga {
+				if ga[i].ID != gb[i].ID || ga[i].Kind != gb[i].Kind {
+					t.Fatalf("replicas stream differently at %d: %+v and %+v", i, ga[i], gb[i])
+				}
+			}
+		})
+	}
 }

@@ -57,6 +57,18 @@ type Hub struct {
 	wake  chan struct{}
 	ready chan struct{}
 	once  sync.Once
+
+	// Events raised at the same time are stored in one transaction (as
+	// one commit): the outbox's order takes one lock per commit.
+	amu       sync.Mutex
+	appending bool
+	queue     []appendReq
+}
+
+// appendReq is an event waiting to be stored, and where its verdict goes.
+type appendReq struct {
+	e    *wnms.Event
+	done chan error
 }
 
 // SubBuffer is how many events a subscriber may fall behind before it is
@@ -183,6 +195,11 @@ func (h *Hub) drain(ctx context.Context) {
 		if len(evs) == 0 {
 			return
 		}
+		for _, e := range evs {
+			if err := e.Encode(); err != nil {
+				h.Log.Error("event outbox: encoding failed", "id", e.ID, "err", err)
+			}
+		}
 		h.mu.Lock()
 		for _, e := range evs {
 			for s := range h.subs {
@@ -211,13 +228,90 @@ func (h *Hub) raise(ctx context.Context, e *wnms.Event, data any) {
 	b, err := json.Marshal(data)
 	if err == nil {
 		e.Data = b
-		err = h.Store.AppendEvents(ctx, []*wnms.Event{e})
+		err = h.store(ctx, e)
 	}
 	if err != nil {
 		h.Log.Error("event not stored", "kind", e.Kind, "customer_id", e.CustomerID, "err", err)
 		return
 	}
 	h.Wake()
+}
+
+// MaxQueued is how many raised events may wait to be stored before a
+// raiser waits for its own to be committed.
+const MaxQueued = 10_000
+
+// store queues e to be stored with the events raised meanwhile, in one
+// transaction, by one writer at a time. The raiser goes on at once (what
+// the event reports, an AP's state or an anomaly, is committed already);
+// while MaxQueued events wait, it waits for its own to be committed.
+func (h *Hub) store(ctx context.Context, e *wnms.Event) error {
+	r := appendReq{e: e, done: make(chan error, 1)}
+	h.amu.Lock()
+	h.queue = append(h.queue, r)
+	backlog := len(h.queue) > MaxQueued
+	lead := !h.appending
+	h.appending = true
+	h.amu.Unlock()
+	if lead {
+		go h.appendAll()
+	}
+	if !backlog {
+		return nil
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Flush waits until every event raised so far is stored.
+func (h *Hub) Flush(ctx context.Context) error {
+	for {
+		h.amu.Lock()
+		idle := !h.appending
+		h.amu.Unlock()
+		if idle {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// appendAll writes what is queued, round after round, until nothing is.
+func (h *Hub) appendAll() {
+	for {
+		h.amu.Lock()
+		round := h.queue
+		h.queue = nil
+		if len(round) == 0 {
+			h.appending = false
+			h.amu.Unlock()
+			return
+		}
+		h.amu.Unlock()
+		evs := make([]*wnms.Event, len(round))
+		for i, r := range round {
+			evs[i] = r.e
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := h.Store.AppendEvents(ctx, evs)
+		cancel()
+		if err != nil {
+			h.Log.Error("events not stored", "events", len(evs), "err", err)
+		} else {
+			h.Wake()
+		}
+		for _, r := range round {
+			r.done <- err
+		}
+	}
 }
 
 // locate returns a location's materialized path and its path of names.

@@ -23,7 +23,7 @@ import (
 
 // DeliveryStore is what the webhook dispatcher needs of the store.
 type DeliveryStore interface {
-	QueueDeliveries(ctx context.Context) (int, error)
+	QueueDeliveries(ctx context.Context, take func(webhookID int64) int, until int64) ([]wnms.Claimed, error)
 	ActiveWebhooks(ctx context.Context, now int64) ([]int64, error)
 	ClaimDeliveries(ctx context.Context, webhookID int64, n int, now, until int64) ([]*wnms.Delivery, error)
 	FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, retryFor time.Duration) error
@@ -46,7 +46,7 @@ type Dispatcher struct {
 	Lease time.Duration
 	// RetryFor is how long an event is retried (24 h).
 	RetryFor time.Duration
-	// PerWebhook and Total bound the attempts in flight (8 and 64).
+	// PerWebhook and Total bound the attempts in flight (128 and 1024).
 	PerWebhook, Total int
 	// Poll is how often due deliveries are looked for (250 ms) besides
 	// when new events arrive.
@@ -86,10 +86,10 @@ func (d *Dispatcher) init() {
 			d.RetryFor = Retention
 		}
 		if d.PerWebhook == 0 {
-			d.PerWebhook = 8
+			d.PerWebhook = 128
 		}
 		if d.Total == 0 {
-			d.Total = 64
+			d.Total = 1024
 		}
 		if d.Poll == 0 {
 			d.Poll = 250 * time.Millisecond
@@ -117,8 +117,13 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	t := time.NewTicker(d.Poll)
 	defer t.Stop()
 	for {
-		if _, err := d.Store.QueueDeliveries(ctx); err != nil && ctx.Err() == nil {
+		now := d.Now()
+		claimed, err := d.Store.QueueDeliveries(ctx, d.free, now.Add(d.Lease).UnixMilli())
+		if err != nil && ctx.Err() == nil {
 			d.Log.Error("webhooks: queueing deliveries failed", "err", err)
+		}
+		for _, c := range claimed {
+			d.send(ctx, c)
 		}
 		d.dispatch(ctx)
 		select {
@@ -142,44 +147,69 @@ func (d *Dispatcher) dispatch(ctx context.Context) {
 		return
 	}
 	for _, id := range ids {
-		d.mu.Lock()
-		free := min(d.PerWebhook-d.inflight[id], d.Total-d.total)
-		d.mu.Unlock()
+		free := d.reserve(id)
 		if free <= 0 {
 			continue
 		}
 		ds, err := d.Store.ClaimDeliveries(ctx, id, free, now.UnixMilli(), now.Add(d.Lease).UnixMilli())
-		if err != nil {
-			if ctx.Err() == nil {
-				d.Log.Error("webhooks: claiming deliveries failed", "webhook_id", id, "err", err)
+		if err == nil && len(ds) > 0 {
+			var url, secret string
+			url, secret, err = d.Store.WebhookTarget(ctx, id)
+			if err == nil {
+				d.send(ctx, wnms.Claimed{WebhookID: id, URL: url, Secret: secret, Deliveries: ds})
 			}
-			return
 		}
-		if len(ds) == 0 {
-			continue
+		d.release(id, free)
+		if err != nil && wnms.ErrorCode(err) != wnms.ResourceNotFound && ctx.Err() == nil {
+			d.Log.Error("webhooks: claiming deliveries failed", "webhook_id", id, "err", err)
 		}
-		url, secret, err := d.Store.WebhookTarget(ctx, id)
-		if err != nil {
-			continue // deleted meanwhile; its deliveries went with it
-		}
-		d.mu.Lock()
-		d.inflight[id] += len(ds)
-		d.total += len(ds)
-		d.mu.Unlock()
-		for _, del := range ds {
-			go func() {
-				r := d.Send(ctx, url, secret, del.EventID, del.Body)
-				r.Delivery = del
-				d.mu.Lock()
-				d.inflight[id]--
-				d.total--
-				d.mu.Unlock()
-				select {
-				case d.results <- r:
-				case <-ctx.Done():
-				}
-			}()
-		}
+	}
+}
+
+// free is how many more attempts a webhook may have in flight now.
+func (d *Dispatcher) free(id int64) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return max(0, min(d.PerWebhook-d.inflight[id], d.Total-d.total))
+}
+
+// reserve holds every slot a webhook may fill now and returns how many:
+// what the caller does not send it gives back with release.
+func (d *Dispatcher) reserve(id int64) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	free := max(0, min(d.PerWebhook-d.inflight[id], d.Total-d.total))
+	d.inflight[id] += free
+	d.total += free
+	return free
+}
+
+// release gives back n of a webhook's slots.
+func (d *Dispatcher) release(id int64, n int) {
+	d.mu.Lock()
+	d.inflight[id] -= n
+	d.total -= n
+	d.mu.Unlock()
+}
+
+// send sends claimed deliveries, each in a slot of its own taken from the
+// reservation.
+func (d *Dispatcher) send(ctx context.Context, c wnms.Claimed) {
+	d.mu.Lock()
+	d.inflight[c.WebhookID] += len(c.Deliveries)
+	d.total += len(c.Deliveries)
+	d.mu.Unlock()
+	for _, del := range c.Deliveries {
+		go func() {
+			r := d.Send(ctx, c.URL, c.Secret, del.EventID, del.Body)
+			r.Delivery = del
+			d.release(c.WebhookID, 1)
+			d.Wake() // a slot is free
+			select {
+			case d.results <- r:
+			case <-ctx.Done():
+			}
+		}()
 	}
 }
 

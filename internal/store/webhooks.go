@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wnms/wnms/internal/wnms"
@@ -90,6 +92,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, customerID, id int64, update 
 		if err != nil {
 			return err
 		}
+		was := w.Enabled
 		if err := update(w); err != nil {
 			return err
 		}
@@ -98,11 +101,17 @@ func (s *Store) UpdateWebhook(ctx context.Context, customerID, id int64, update 
 			return err
 		}
 		// A change of address or secret starts afresh: the back-off of a
-		// receiver that failed is no reason to wait for a new one.
+		// receiver that failed is no reason to wait for a new one. A
+		// webhook enabled again takes the events from now on, as a new one.
 		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET url = $1, secret = $2, kinds = $3, location_id = $4,
 			location_path = $5, enabled = $6, failures = 0, paused_until = 0 WHERE id = $7`,
 			w.URL, w.Secret, string(kinds), w.LocationID.ID, w.LocationPath, w.Enabled, id); err != nil {
 			return err
+		}
+		if w.Enabled && !was {
+			if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET cursor = (SELECT coalesce(max(id), 0) FROM event_outbox) WHERE id = $1`, id); err != nil {
+				return err
+			}
 		}
 		out = w
 		return nil
@@ -180,66 +189,108 @@ func (s *Store) Deliveries(ctx context.Context, webhookID int64, offset, limit i
 const QueueBatch = 1000
 
 // QueueDeliveries queues, for every enabled webhook, a delivery of each
-// outbox event after its cursor that it takes, and moves the cursor past
-// the events read, in one transaction per webhook (its row locked on
-// PostgreSQL, so replicas queue each event once). It returns how many
-// deliveries it queued.
-func (s *Store) QueueDeliveries(ctx context.Context) (int, error) {
-	ids, err := queryIDs(ctx, s.r, `SELECT id FROM webhooks WHERE enabled ORDER BY id`)
-	if err != nil {
-		return 0, err
-	}
-	queued := 0
-	for _, id := range ids {
-		err := s.tx(ctx, func(tx *sql.Tx) error {
-			var w *wnms.Webhook
-			var cursor int64
+// outbox event after its cursor that it takes, and moves the cursors past
+// the events read (up to QueueBatch after the lowest cursor), all in one
+// transaction: on PostgreSQL it locks the webhooks' rows, skipping those
+// another replica is queueing, so replicas queue each event once. Of the
+// deliveries it queues for a webhook, the first take(webhook id) are
+// claimed at once until until (ms), for the caller to send now; the rest
+// wait for ClaimDeliveries. A webhook backing off claims none here.
+func (s *Store) QueueDeliveries(ctx context.Context, take func(webhookID int64) int, until int64) ([]wnms.Claimed, error) {
+	var out []wnms.Claimed
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		out = nil
+		lock := ""
+		if s.dialect == Postgres {
+			lock = " FOR UPDATE SKIP LOCKED"
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, customer_id, url, secret, kinds, location_path, cursor, paused_until
+			FROM webhooks WHERE enabled ORDER BY id`+lock)
+		if err != nil {
+			return err
+		}
+		type hook struct {
+			w       wnms.Webhook
+			c       wnms.Claimed
+			cursor  int64
+			paused  int64
+			started bool
+		}
+		var hooks []*hook
+		low := int64(-1)
+		for rows.Next() {
+			h := &hook{}
 			var kinds jsonText
-			var loc int64
-			var hook wnms.Webhook
-			err := tx.QueryRowContext(ctx, `SELECT id, customer_id, kinds, location_id, location_path, cursor FROM webhooks
-				WHERE id = $1 AND enabled`+forUpdate(s.dialect, "webhooks"), id).Scan(&hook.ID, &hook.CustomerID, &kinds, &loc,
-				&hook.LocationPath, &cursor)
-			if errors.Is(err, sql.ErrNoRows) {
-				return nil // deleted or disabled meanwhile
-			}
-			if err != nil {
+			if err := rows.Scan(&h.w.ID, &h.w.CustomerID, &h.c.URL, &h.c.Secret, &kinds, &h.w.LocationPath, &h.cursor, &h.paused); err != nil {
+				rows.Close()
 				return err
 			}
-			w = &hook
-			if err := json.Unmarshal(kinds, &w.Kinds); err != nil {
+			if err := json.Unmarshal(kinds, &h.w.Kinds); err != nil {
+				rows.Close()
 				return err
 			}
-			evs, err := eventsAfter(ctx, tx, cursor, QueueBatch)
-			if err != nil || len(evs) == 0 {
-				return err
+			h.c.WebhookID = h.w.ID
+			hooks = append(hooks, h)
+			if low < 0 || h.cursor < low {
+				low = h.cursor
 			}
-			now := s.nowMS()
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(hooks) == 0 {
+			return err
+		}
+		evs, err := eventsAfter(ctx, tx, low, QueueBatch)
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		last := evs[len(evs)-1].ID
+		now := s.nowMS()
+		for _, h := range hooks {
+			if h.cursor >= last {
+				continue
+			}
+			free := 0
+			if h.paused <= now { // a receiver backing off takes its retries first
+				free = take(h.w.ID)
+			}
+			var take []*wnms.Event
+			claimed := map[int64]*wnms.Event{}
 			for _, e := range evs {
-				if !w.Wants(e) {
+				if e.ID <= h.cursor || !h.w.Wants(e) {
 					continue
 				}
-				body, err := json.Marshal(e)
-				if err != nil {
+				if err := e.Encode(); err != nil {
 					return err
 				}
-				res, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (webhook_id, event_id, kind, event_ts, body, state,
-					next_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (webhook_id, event_id) DO NOTHING`,
-					w.ID, e.ID, e.Kind, e.Timestamp, string(body), wnms.DeliveryPending, now)
-				if err != nil {
-					return err
+				if len(claimed) < free {
+					claimed[e.ID] = e
 				}
-				n, _ := res.RowsAffected()
-				queued += int(n)
+				take = append(take, e)
 			}
-			_, err = tx.ExecContext(ctx, `UPDATE webhooks SET cursor = $1 WHERE id = $2`, evs[len(evs)-1].ID, w.ID)
-			return err
-		})
-		if err != nil {
-			return queued, err
+			for len(take) > 0 {
+				n := min(len(take), 500)
+				ids, err := queueBatch(ctx, tx, h.w.ID, take[:n], claimed, now, until)
+				if err != nil {
+					return err
+				}
+				for eventID, id := range ids {
+					if e := claimed[eventID]; e != nil {
+						h.c.Deliveries = append(h.c.Deliveries, &wnms.Delivery{ID: id, WebhookID: h.w.ID, EventID: e.ID,
+							Kind: e.Kind, EventTime: e.Timestamp, State: wnms.DeliveryPending, Body: e.JSON})
+					}
+				}
+				take = take[n:]
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET cursor = $1 WHERE id = $2`, last, h.w.ID); err != nil {
+				return err
+			}
+			if len(h.c.Deliveries) > 0 {
+				out = append(out, h.c)
+			}
 		}
-	}
-	return queued, nil
+		return nil
+	})
+	return out, err
 }
 
 // ActiveWebhooks are the ids of the enabled webhooks not backing off at
@@ -312,6 +363,8 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 		return nil
 	}
 	return txOn(ctx, s.w, func(tx *sql.Tx) error {
+		answered := map[int64]bool{}
+		var updates [][]any
 		for _, r := range rs {
 			d := r.Delivery
 			attempts := d.Attempts + 1
@@ -323,14 +376,10 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 					state = wnms.DeliveryFailed
 				}
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $1, attempts = $2, next_at = $3, claim_until = 0,
-				last_status = $4, last_error = $5, last_latency_ms = $6, updated_at = $7 WHERE id = $8 AND state = $9`,
-				state, attempts, next, r.Status, r.Error, r.LatencyMS, r.At, d.ID, wnms.DeliveryPending); err != nil {
-				return err
-			}
+			updates = append(updates, []any{d.ID, state, attempts, next, r.Status, r.Error, r.LatencyMS, r.At})
 			var err error
 			if ok {
-				_, err = tx.ExecContext(ctx, `UPDATE webhooks SET failures = 0, paused_until = 0 WHERE id = $1 AND failures <> 0`, d.WebhookID)
+				answered[d.WebhookID] = true
 			} else {
 				// Attempts that fail together (sent in one round) count
 				// once: only a failure after the pause ended pauses again.
@@ -345,6 +394,19 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 					r.At+Backoff(failures).Milliseconds(), d.WebhookID)
 			}
 			if err != nil {
+				return err
+			}
+		}
+		for len(updates) > 0 {
+			n := min(len(updates), 500)
+			if err := finishBatch(ctx, tx, updates[:n]); err != nil {
+				return err
+			}
+			updates = updates[n:]
+		}
+		// A webhook that answered starts afresh: once per batch.
+		for id := range answered {
+			if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET failures = 0, paused_until = 0 WHERE id = $1 AND failures <> 0`, id); err != nil {
 				return err
 			}
 		}
@@ -369,6 +431,70 @@ func eventsAfter(ctx context.Context, q querier, after int64, limit int) ([]*wnm
 		}
 		e.Data = json.RawMessage(data)
 		out = append(out, &e)
+	}
+	return out, rows.Err()
+}
+
+// finishBatch writes attempts' outcomes, each row (id, state, attempts,
+// next_at, last_status, last_error, last_latency_ms, updated_at), in one
+// statement: one round trip for a batch on PostgreSQL. A delivery no
+// longer pending (delivered by another server after its lease) is left as
+// it is.
+func finishBatch(ctx context.Context, tx *sql.Tx, rows [][]any) error {
+	var b strings.Builder
+	args := make([]any, 0, len(rows)*8)
+	b.WriteString(`WITH v (id, state, attempts, next_at, last_status, last_error, last_latency_ms, updated_at) AS (VALUES `)
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&b, "(CAST($%d AS BIGINT), CAST($%d AS TEXT), CAST($%d AS INTEGER), CAST($%d AS BIGINT), CAST($%d AS INTEGER), "+
+			"CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS BIGINT))", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
+		args = append(args, r...)
+	}
+	b.WriteString(`) UPDATE webhook_deliveries SET claim_until = 0`)
+	for _, c := range []string{"state", "attempts", "next_at", "last_status", "last_error", "last_latency_ms", "updated_at"} {
+		b.WriteString(", " + c + " = (SELECT v." + c + " FROM v WHERE v.id = webhook_deliveries.id)")
+	}
+	args = append(args, wnms.DeliveryPending)
+	fmt.Fprintf(&b, " WHERE id IN (SELECT id FROM v) AND state = $%d", len(args))
+	_, err := tx.ExecContext(ctx, b.String(), args...)
+	return err
+}
+
+// queueBatch inserts a webhook's deliveries of evs in one statement, those
+// in claimed claimed until until, and returns the ids of the rows it
+// inserted by event id (an event queued before is skipped).
+func queueBatch(ctx context.Context, tx *sql.Tx, webhookID int64, evs []*wnms.Event, claimed map[int64]*wnms.Event, now, until int64) (map[int64]int64, error) {
+	var b strings.Builder
+	args := make([]any, 0, len(evs)*8)
+	b.WriteString(`INSERT INTO webhook_deliveries (webhook_id, event_id, kind, event_ts, body, state, next_at, claim_until, updated_at) VALUES `)
+	for i, e := range evs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		var claim int64
+		if claimed[e.ID] != nil {
+			claim = until
+		}
+		n := len(args)
+		fmt.Fprintf(&b, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+7)
+		args = append(args, webhookID, e.ID, e.Kind, e.Timestamp, string(e.JSON), wnms.DeliveryPending, now, claim)
+	}
+	b.WriteString(` ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id, event_id`)
+	rows, err := tx.QueryContext(ctx, b.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[int64]int64, len(evs))
+	for rows.Next() {
+		var id, eventID int64
+		if err := rows.Scan(&id, &eventID); err != nil {
+			return nil, err
+		}
+		out[eventID] = id
 	}
 	return out, rows.Err()
 }

@@ -35,6 +35,19 @@ type Event struct {
 	// concerns; "" concerns the whole customer, and only callers allowed
 	// at the root see it.
 	LocationPath string `json:"-"`
+	// JSON is the event as JSON, made once for every subscriber that
+	// sends it (nil until Encode).
+	JSON []byte `json:"-"`
+}
+
+// Encode sets e.JSON, once.
+func (e *Event) Encode() error {
+	if e.JSON != nil {
+		return nil
+	}
+	b, err := json.Marshal(e)
+	e.JSON = b
+	return err
 }
 
 // Visible reports whether a caller of customerID whose allowed subtrees

@@ -160,6 +160,14 @@ const (
 	DeliveryFailed    = "failed"
 )
 
+// Claimed are deliveries a server claimed to send now, with their
+// webhook's URL and secret.
+type Claimed struct {
+	WebhookID   int64
+	URL, Secret string
+	Deliveries  []*Delivery
+}
+
 // DeliveryResult is how an attempt ended.
 type DeliveryResult struct {
 	Delivery  *Delivery
