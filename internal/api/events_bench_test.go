@@ -258,4 +258,3 @@ func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ds[len(ds)/2], ds[len(ds)*99/100]
 }
-

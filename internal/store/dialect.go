@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -295,4 +296,108 @@ func (s *Store) WarmPool(ctx context.Context) error {
 		})
 	}
 	return g.Wait()
+}
+
+// finishBatch writes webhook attempts' outcomes, each row (id, state,
+// attempts, next_at, last_status, last_error, last_latency_ms,
+// updated_at); a delivery no longer pending (delivered by another server
+// after its lease) is left as it is. PostgreSQL takes the batch in one
+// statement (one round trip, a join on the ids); SQLite, in process,
+// runs one prepared statement a row.
+func (s *Store) finishBatch(ctx context.Context, tx *sql.Tx, rows [][]any) error {
+	if s.dialect != Postgres {
+		st, err := tx.PrepareContext(ctx, `UPDATE webhook_deliveries SET state = $2, attempts = $3, next_at = $4, claim_until = 0,
+			last_status = $5, last_error = $6, last_latency_ms = $7, updated_at = $8 WHERE id = $1 AND state = $9`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, r := range rows {
+			if _, err := st.ExecContext(ctx, append(r, wnms.DeliveryPending)...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var b strings.Builder
+	args := make([]any, 0, len(rows)*8+1)
+	b.WriteString(`UPDATE webhook_deliveries d SET state = v.state, attempts = v.attempts, next_at = v.next_at, claim_until = 0,
+		last_status = v.last_status, last_error = v.last_error, last_latency_ms = v.last_latency_ms, updated_at = v.updated_at
+		FROM (VALUES `)
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&b, "($%d::bigint, $%d::text, $%d::int, $%d::bigint, $%d::int, $%d::text, $%d::bigint, $%d::bigint)",
+			n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
+		args = append(args, r...)
+	}
+	args = append(args, wnms.DeliveryPending)
+	fmt.Fprintf(&b, `) AS v (id, state, attempts, next_at, last_status, last_error, last_latency_ms, updated_at)
+		WHERE d.id = v.id AND d.state = $%d`, len(args))
+	_, err := tx.ExecContext(ctx, b.String(), args...)
+	return err
+}
+
+// queueBatch inserts a webhook's deliveries of evs, those in claimed
+// claimed until until, and returns the ids of the rows it inserted by
+// event id (an event queued before is skipped). PostgreSQL takes the batch
+// in one statement (one round trip); SQLite, in process, runs one prepared
+// statement a row, which costs it less than parsing one long statement.
+func (s *Store) queueBatch(ctx context.Context, tx *sql.Tx, webhookID int64, evs []*wnms.Event, claimed map[int64]*wnms.Event, now, until int64) (map[int64]int64, error) {
+	out := make(map[int64]int64, len(evs))
+	if s.dialect != Postgres {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO webhook_deliveries (webhook_id, event_id, kind, event_ts, body, state,
+			next_at, claim_until, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $7)
+			ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id`)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		for _, e := range evs {
+			var claim, id int64
+			if claimed[e.ID] != nil {
+				claim = until
+			}
+			err := st.QueryRowContext(ctx, webhookID, e.ID, e.Kind, e.Timestamp, string(e.JSON), wnms.DeliveryPending, now, claim).Scan(&id)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			out[e.ID] = id
+		}
+		return out, nil
+	}
+	var b strings.Builder
+	args := make([]any, 0, len(evs)*8)
+	b.WriteString(`INSERT INTO webhook_deliveries (webhook_id, event_id, kind, event_ts, body, state, next_at, claim_until, updated_at) VALUES `)
+	for i, e := range evs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		var claim int64
+		if claimed[e.ID] != nil {
+			claim = until
+		}
+		n := len(args)
+		fmt.Fprintf(&b, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+7)
+		args = append(args, webhookID, e.ID, e.Kind, e.Timestamp, string(e.JSON), wnms.DeliveryPending, now, claim)
+	}
+	b.WriteString(` ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id, event_id`)
+	rows, err := tx.QueryContext(ctx, b.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, eventID int64
+		if err := rows.Scan(&id, &eventID); err != nil {
+			return nil, err
+		}
+		out[eventID] = id
+	}
+	return out, rows.Err()
 }

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/wnms/wnms/internal/wnms"
@@ -269,7 +267,7 @@ func (s *Store) QueueDeliveries(ctx context.Context, take func(webhookID int64) 
 			}
 			for len(take) > 0 {
 				n := min(len(take), 500)
-				ids, err := queueBatch(ctx, tx, h.w.ID, take[:n], claimed, now, until)
+				ids, err := s.queueBatch(ctx, tx, h.w.ID, take[:n], claimed, now, until)
 				if err != nil {
 					return err
 				}
@@ -399,7 +397,7 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 		}
 		for len(updates) > 0 {
 			n := min(len(updates), 500)
-			if err := finishBatch(ctx, tx, updates[:n]); err != nil {
+			if err := s.finishBatch(ctx, tx, updates[:n]); err != nil {
 				return err
 			}
 			updates = updates[n:]
@@ -431,70 +429,6 @@ func eventsAfter(ctx context.Context, q querier, after int64, limit int) ([]*wnm
 		}
 		e.Data = json.RawMessage(data)
 		out = append(out, &e)
-	}
-	return out, rows.Err()
-}
-
-// finishBatch writes attempts' outcomes, each row (id, state, attempts,
-// next_at, last_status, last_error, last_latency_ms, updated_at), in one
-// statement: one round trip for a batch on PostgreSQL. A delivery no
-// longer pending (delivered by another server after its lease) is left as
-// it is.
-func finishBatch(ctx context.Context, tx *sql.Tx, rows [][]any) error {
-	var b strings.Builder
-	args := make([]any, 0, len(rows)*8)
-	b.WriteString(`WITH v (id, state, attempts, next_at, last_status, last_error, last_latency_ms, updated_at) AS (VALUES `)
-	for i, r := range rows {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		n := len(args)
-		fmt.Fprintf(&b, "(CAST($%d AS BIGINT), CAST($%d AS TEXT), CAST($%d AS INTEGER), CAST($%d AS BIGINT), CAST($%d AS INTEGER), "+
-			"CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS BIGINT))", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
-		args = append(args, r...)
-	}
-	b.WriteString(`) UPDATE webhook_deliveries SET claim_until = 0`)
-	for _, c := range []string{"state", "attempts", "next_at", "last_status", "last_error", "last_latency_ms", "updated_at"} {
-		b.WriteString(", " + c + " = (SELECT v." + c + " FROM v WHERE v.id = webhook_deliveries.id)")
-	}
-	args = append(args, wnms.DeliveryPending)
-	fmt.Fprintf(&b, " WHERE id IN (SELECT id FROM v) AND state = $%d", len(args))
-	_, err := tx.ExecContext(ctx, b.String(), args...)
-	return err
-}
-
-// queueBatch inserts a webhook's deliveries of evs in one statement, those
-// in claimed claimed until until, and returns the ids of the rows it
-// inserted by event id (an event queued before is skipped).
-func queueBatch(ctx context.Context, tx *sql.Tx, webhookID int64, evs []*wnms.Event, claimed map[int64]*wnms.Event, now, until int64) (map[int64]int64, error) {
-	var b strings.Builder
-	args := make([]any, 0, len(evs)*8)
-	b.WriteString(`INSERT INTO webhook_deliveries (webhook_id, event_id, kind, event_ts, body, state, next_at, claim_until, updated_at) VALUES `)
-	for i, e := range evs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		var claim int64
-		if claimed[e.ID] != nil {
-			claim = until
-		}
-		n := len(args)
-		fmt.Fprintf(&b, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+7)
-		args = append(args, webhookID, e.ID, e.Kind, e.Timestamp, string(e.JSON), wnms.DeliveryPending, now, claim)
-	}
-	b.WriteString(` ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id, event_id`)
-	rows, err := tx.QueryContext(ctx, b.String(), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := make(map[int64]int64, len(evs))
-	for rows.Next() {
-		var id, eventID int64
-		if err := rows.Scan(&id, &eventID); err != nil {
-			return nil, err
-		}
-		out[eventID] = id
 	}
 	return out, rows.Err()
 }
