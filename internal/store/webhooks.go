@@ -208,11 +208,10 @@ func (s *Store) QueueDeliveries(ctx context.Context, take func(webhookID int64) 
 			return err
 		}
 		type hook struct {
-			w       wnms.Webhook
-			c       wnms.Claimed
-			cursor  int64
-			paused  int64
-			started bool
+			w      wnms.Webhook
+			c      wnms.Claimed
+			cursor int64
+			paused int64
 		}
 		var hooks []*hook
 		low := int64(-1)
