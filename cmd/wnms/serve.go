@@ -54,6 +54,9 @@ type serveConfig struct {
 	retention       time.Duration
 	auditRetention  time.Duration
 	snmpAgentListen string
+	radiusAuth      string // --radius-auth-listen, "off" or a UDP address
+	radiusAcct      string // --radius-acct-listen
+	syslogListen    string // --syslog-listen (UDP and TCP)
 	clusterConfig   string
 	baselineK       float64
 	baselineMin     int
@@ -67,7 +70,9 @@ type listening struct {
 	API       string
 	Analytics string
 	SNMPAgent string // empty when the agent is off
-	TLS       bool
+	// The data source listeners, empty when off.
+	RadiusAuth, RadiusAcct, Syslog string
+	TLS                            bool
 }
 
 // runServe is `wnms serve` in three plain steps: read and check every
@@ -115,6 +120,9 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.IntVar(&c.baselineMin, "baseline-min-samples", baseline.DefaultMinSamples, "samples a slot needs before it can be anomalous")
 	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster file naming this server's child servers (JSON; re-read on SIGHUP)")
 	fs.StringVar(&c.snmpAgentListen, "snmp-agent-listen", "127.0.0.1:1161", "UDP address of the SNMP agent, or off")
+	fs.StringVar(&c.radiusAuth, "radius-auth-listen", "off", "UDP address of the RADIUS authentication proxy (e.g. :1812), or off")
+	fs.StringVar(&c.radiusAcct, "radius-acct-listen", "off", "UDP address of the RADIUS accounting server (e.g. :1813), or off")
+	fs.StringVar(&c.syslogListen, "syslog-listen", "off", "address of the syslog receiver, UDP and TCP (e.g. :514), or off")
 	fs.DurationVar(&c.retention, "retention", telemetry.DefaultRetention, "how long client events and samples are kept (purged hourly)")
 	fs.DurationVar(&c.auditRetention, "audit-retention", 400*24*time.Hour, "how long audit log records are kept (purged hourly)")
 	fs.BoolVar(&c.demo, "demo", false, "fill an empty store with a simulated network (7 days of history, then live) and print a key to explore it; refused on a store with other data")
@@ -155,8 +163,11 @@ type server struct {
 
 	apiLn, anLn net.Listener
 	agentConn   net.PacketConn // nil when the agent is off
-	limits      httpkit.ConnLimits
-	tls         *tls.Config
+	// The data source listeners' sockets, nil when off.
+	radiusAuthConn, radiusAcctConn, syslogConn net.PacketConn
+	syslogLn                                   net.Listener
+	limits                                     httpkit.ConnLimits
+	tls                                        *tls.Config
 
 	st      *store.Store
 	auth    *auth.Service
@@ -165,6 +176,7 @@ type server struct {
 	traps   *snmp.Sender
 	agent   *snmp.Agent      // nil when off
 	cluster *cluster.Cluster // nil without a cluster file
+	sources *dataSources     // the RADIUS and syslog listeners' side
 
 	closers []func() // run in reverse order by close
 }
@@ -201,6 +213,9 @@ func wireServe(ctx context.Context, c *serveConfig, stdout, stderr io.Writer) (_
 			return nil, fmt.Errorf("--snmp-agent-listen %s: %w", c.snmpAgentListen, unwrapListenError(err))
 		}
 		s.closers = append(s.closers, func() { s.agentConn.Close() })
+	}
+	if err := s.listenDataSources(); err != nil {
+		return nil, err
 	}
 	s.limits = httpkit.ConnLimits{PerAddr: c.maxConnsPerAddr, Total: c.maxConns}
 	if s.limits.Total == 0 {
@@ -293,6 +308,9 @@ func (s *server) wireServices(ctx context.Context) error {
 			}
 		}
 	}
+	if err := s.wireDataSources(ctx, reg); err != nil {
+		return err
+	}
 	s.an = analytics.New(st, s.auth, log, m)
 	s.an.ServerID = int64(c.serverID)
 	s.an.Footfall = s.api.Telemetry
@@ -334,7 +352,17 @@ func (s *server) run(ctx context.Context, ready func(listening)) error {
 	if s.agentConn != nil {
 		l.SNMPAgent = s.agentConn.LocalAddr().String()
 	}
+	if s.radiusAuthConn != nil {
+		l.RadiusAuth = s.radiusAuthConn.LocalAddr().String()
+	}
+	if s.radiusAcctConn != nil {
+		l.RadiusAcct = s.radiusAcctConn.LocalAddr().String()
+	}
+	if s.syslogConn != nil {
+		l.Syslog = s.syslogConn.LocalAddr().String()
+	}
 	log.Info("wnms serving", "version", Version, "api", l.API, "analytics", l.Analytics, "snmp_agent", l.SNMPAgent,
+		"radius_auth", l.RadiusAuth, "radius_acct", l.RadiusAcct, "syslog", l.Syslog,
 		"store", string(s.st.Dialect()), "tls", s.tls != nil)
 	if ready != nil {
 		ready(l)
@@ -418,6 +446,7 @@ func (s *server) background(ctx, bg context.Context) {
 			}
 		}()
 	}
+	s.sources.start(bg, s)
 	if s.agent != nil {
 		go func() {
 			if err := s.agent.Serve(bg, s.agentConn, 10*time.Second); err != nil {
@@ -584,6 +613,12 @@ func (c *serveConfig) validate(cmd *command) error {
 		return bad("retention", c.retention, "must be at least 1h")
 	case c.auditRetention < time.Hour:
 		return bad("audit-retention", c.auditRetention, "must be at least 1h")
+	case !listenAddr(c.radiusAuth):
+		return bad("radius-auth-listen", strconv.Quote(c.radiusAuth), "must be off or host:port")
+	case !listenAddr(c.radiusAcct):
+		return bad("radius-acct-listen", strconv.Quote(c.radiusAcct), "must be off or host:port")
+	case !listenAddr(c.syslogListen):
+		return bad("syslog-listen", strconv.Quote(c.syslogListen), "must be off or host:port")
 	case c.baselineK <= 0 || c.baselineK > 10:
 		return bad("baseline-k", c.baselineK, "must be above 0 and at most 10")
 	case c.baselineMin < 1:

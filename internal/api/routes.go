@@ -96,5 +96,7 @@ func (s *Server) routes() {
 	s.handle("DELETE /webhooks/{id}", suAd, s.deleteWebhook)
 	s.handle("GET /webhooks/{id}/deliveries", suAd, s.webhookDeliveries)
 	s.handle("POST /webhooks/{id}/test", suAd, s.testWebhook)
+	s.handle("GET /datasources", suAd, s.getDataSources)
+	s.handle("PUT /datasources", suAd, s.putDataSources)
 	s.handle("GET /openapi.json", public, s.openAPI)
 }

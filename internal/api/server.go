@@ -88,6 +88,14 @@ type Server struct {
 	// OnSNMPPolicyChange is called after an SNMP policy is stored (the
 	// agent re-reads it at once).
 	OnSNMPPolicyChange func()
+	// CheckDataSources (optional) checks a customer's new data source
+	// configuration against the other customers' and the listeners'
+	// (a prefix another customer claims, an upstream that does not
+	// resolve) before it is stored.
+	CheckDataSources func(ctx context.Context, customerID int64, d *wnms.DataSources) error
+	// OnDataSourcesChange is called after a data source configuration
+	// is stored (the listeners re-read it at once).
+	OnDataSourcesChange func()
 	// Cluster is set on a parent server: its children and their state
 	// (system info, /readyz). Calls reach them through Router.Intercept.
 	Cluster *cluster.Cluster

@@ -223,18 +223,25 @@ func (g *gaugeFunc) write(w io.Writer) {
 }
 
 type gaugeVecFunc struct {
-	name, help, label string
-	f                 func() map[string]float64
+	name, help, label, typ string
+	f                      func() map[string]float64
 }
 
 // GaugeVecFunc registers a gauge with one label whose series f returns at
 // scrape time, keyed by the label's value.
 func (r *Registry) GaugeVecFunc(name, help, label string, f func() map[string]float64) {
-	r.add(&gaugeVecFunc{name: name, help: help, label: label, f: f})
+	r.add(&gaugeVecFunc{name: name, help: help, label: label, typ: "gauge", f: f})
+}
+
+// CounterVecFunc registers a counter with one label whose series f
+// returns at scrape time (values kept elsewhere, that only grow), keyed
+// by the label's value.
+func (r *Registry) CounterVecFunc(name, help, label string, f func() map[string]float64) {
+	r.add(&gaugeVecFunc{name: name, help: help, label: label, typ: "counter", f: f})
 }
 
 func (g *gaugeVecFunc) write(w io.Writer) {
-	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n", g.name, g.help, g.name)
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", g.name, g.help, g.name, g.typ)
 	vals := g.f()
 	keys := make([]string, 0, len(vals))
 	for k := range vals {

@@ -73,6 +73,7 @@ type observation struct {
 type forward struct {
 	req      *rad.Packet
 	received time.Time
+	ups      []*upstream // the source's accounting upstreams
 }
 
 // NewAccounting returns an accounting server that reads its sources and
@@ -194,9 +195,9 @@ func (a *Accounting) handle(ctx context.Context, pc net.PacketConn, from netip.A
 	pass := !obs.passedOn
 	obs.passedOn = true
 	a.mu.Unlock()
-	if pass && len(st.accounting) > 0 {
+	if pass && len(src.accounting) > 0 {
 		select {
-		case a.forwards <- forward{req, time.Now()}:
+		case a.forwards <- forward{req, time.Now(), src.accounting}:
 		default:
 			a.counters.ForwardsDropped.Add(1)
 		}
@@ -222,7 +223,7 @@ func (a *Accounting) observe(src *source, req *rad.Packet, now time.Time) (*obse
 	} else if d, err := rad.Integer(req.Get(attrAcctDelayTime)); err == nil {
 		ts -= int64(d) * 1000
 	}
-	sessKey := eventID(src.Name, subj.nasID, subj.nasIP, subj.mac, sid)
+	sessKey := eventID(src.key(), subj.nasID, subj.nasIP, subj.mac, sid)
 	key := eventID(sessKey, strconv.FormatUint(uint64(status), 10), when)
 
 	a.mu.Lock()
@@ -342,7 +343,7 @@ func (a *Accounting) passOn(ctx context.Context) {
 }
 
 func (a *Accounting) sendOn(ctx context.Context, f forward) bool {
-	for _, up := range a.settings.load().accounting {
+	for _, up := range f.ups {
 		for range a.opts.Retries {
 			c := &call{up: up, answer: make(chan []byte, 1)}
 			ps := randomAuthenticator()

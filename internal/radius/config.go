@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"sort"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -58,15 +60,22 @@ type Config struct {
 }
 
 // Source is a configured source a packet came from, as the Sink is told.
-// Its secret is not in it: nothing downstream needs it.
+// Its secret is not in it: nothing downstream needs it. Group is the
+// configuration the source came from (see SetGroups; 0 with Set).
 type Source struct {
-	Name string
-	CIDR netip.Prefix
+	Group int64
+	Name  string
+	CIDR  netip.Prefix
 }
+
+// key names the source among every group's.
+func (s Source) key() string { return strconv.FormatInt(s.Group, 10) + "/" + s.Name }
 
 type source struct {
 	Source
 	secret []byte
+	// upstreams and accounting are the upstreams of the source's group.
+	upstreams, accounting []*upstream
 }
 
 type upstream struct {
@@ -77,12 +86,9 @@ type upstream struct {
 	text    string // the address as configured, for events and logs
 }
 
-// settings is one validated Config, swapped whole.
+// settings is the validated configuration, swapped whole.
 type settings struct {
-	sources     []source // longest prefix first
-	upstreams   []*upstream
-	accounting  []*upstream
-	upstreamIPs map[string]int // address text -> index, for health kept across swaps
+	sources []source // longest prefix first
 }
 
 // Validate reports the first problem of c: a source without a name,
@@ -94,32 +100,63 @@ func (c Config) Validate() error {
 }
 
 func compile(c Config) (*settings, error) {
-	s := &settings{upstreamIPs: map[string]int{}}
+	return compileGroups(map[int64]Config{0: c})
+}
+
+// compileGroups compiles every group's configuration into one: each
+// source keeps its group's upstreams. A prefix two groups both claim is an
+// error, as a packet from it could not be told apart.
+func compileGroups(gs map[int64]Config) (*settings, error) {
+	s := &settings{}
+	claimed := map[netip.Prefix]int64{}
+	groups := make([]int64, 0, len(gs))
+	for g := range gs {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	for _, g := range groups {
+		first := len(s.sources)
+		if err := s.add(g, gs[g]); err != nil {
+			return nil, err
+		}
+		for _, src := range s.sources[first:] {
+			if other, ok := claimed[src.CIDR]; ok && other != g {
+				return nil, fmt.Errorf("source %q: cidr %s is another configuration's", src.Name, src.CIDR)
+			}
+			claimed[src.CIDR] = g
+		}
+	}
+	sort.SliceStable(s.sources, func(i, j int) bool { return s.sources[i].CIDR.Bits() > s.sources[j].CIDR.Bits() })
+	return s, nil
+}
+
+// add compiles the configuration of group g into s.
+func (s *settings) add(g int64, c Config) error {
+	ups, err := compileUpstreams("upstreams", c.Upstreams)
+	if err != nil {
+		return err
+	}
+	acct, err := compileUpstreams("accountingUpstreams", c.AccountingUpstreams)
+	if err != nil {
+		return err
+	}
 	for i, sc := range c.Sources {
 		if sc.Name == "" {
-			return nil, fmt.Errorf("sources[%d]: a name is required", i)
+			return fmt.Errorf("sources[%d]: a name is required", i)
 		}
 		if !sc.CIDR.IsValid() {
-			return nil, fmt.Errorf("sources[%d] %q: cidr is not a valid prefix", i, sc.Name)
+			return fmt.Errorf("sources[%d] %q: cidr is not a valid prefix", i, sc.Name)
 		}
 		if sc.RadiusSecret == "" {
-			return nil, fmt.Errorf("sources[%d] %q: radiusSecret is required", i, sc.Name)
+			return fmt.Errorf("sources[%d] %q: radiusSecret is required", i, sc.Name)
 		}
 		p := sc.CIDR.Masked()
 		if p.Addr().Is4In6() {
 			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
 		}
-		s.sources = append(s.sources, source{Source{sc.Name, p}, []byte(sc.RadiusSecret)})
+		s.sources = append(s.sources, source{Source{g, sc.Name, p}, []byte(sc.RadiusSecret), ups, acct})
 	}
-	sort.SliceStable(s.sources, func(i, j int) bool { return s.sources[i].CIDR.Bits() > s.sources[j].CIDR.Bits() })
-	var err error
-	if s.upstreams, err = compileUpstreams("upstreams", c.Upstreams); err != nil {
-		return nil, err
-	}
-	if s.accounting, err = compileUpstreams("accountingUpstreams", c.AccountingUpstreams); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return nil
 }
 
 func compileUpstreams(field string, us []Upstream) ([]*upstream, error) {
@@ -133,7 +170,10 @@ func compileUpstreams(field string, us []Upstream) ([]*upstream, error) {
 		}
 		a, err := net.ResolveUDPAddr("udp", u.Address)
 		if err != nil {
-			return nil, fmt.Errorf("%s[%d] %q: %v", field, i, u.Address, errors.Unwrap(err))
+			if e := errors.Unwrap(err); e != nil {
+				err = e
+			}
+			return nil, fmt.Errorf("%s[%d] %q: %v", field, i, u.Address, err)
 		}
 		if a.Port == 0 {
 			return nil, fmt.Errorf("%s[%d] %q: a port is required", field, i, u.Address)
@@ -174,6 +214,19 @@ func NewSettings(c Config) (*Settings, error) {
 // Config.Validate) the current one stays.
 func (s *Settings) Set(c Config) error {
 	v, err := compile(c)
+	if err != nil {
+		return err
+	}
+	s.p.Store(v)
+	return nil
+}
+
+// SetGroups replaces the configuration with several independent ones (a
+// server's customers), each source answered with its own group's
+// upstreams and told to the Sink with its group; on a problem the
+// current configuration stays.
+func (s *Settings) SetGroups(gs map[int64]Config) error {
+	v, err := compileGroups(gs)
 	if err != nil {
 		return err
 	}

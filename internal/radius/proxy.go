@@ -205,16 +205,16 @@ func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPo
 	}
 	ex := &exchange{}
 	p.recent[key] = ex
-	conv := p.takeConversation(src.Name, req)
+	conv := p.takeConversation(src.key(), req)
 	p.mu.Unlock()
 	if conv == nil {
 		conv = &conversation{src: src.Source, start: now,
-			id: eventID(src.Name, from.String(), strconv.Itoa(int(req.Identifier)), hex.EncodeToString(req.Authenticator[:]))}
+			id: eventID(src.key(), from.String(), strconv.Itoa(int(req.Identifier)), hex.EncodeToString(req.Authenticator[:]))}
 	}
 	conv.subject.merge(subjectOf(req))
 	conv.sawTLS = conv.sawTLS || eapType(req) == eapTLS
 
-	answer, sentAuth, up, err := p.forward(ctx, st, req)
+	answer, sentAuth, up, err := p.forward(ctx, src.upstreams, req)
 	if err != nil {
 		p.counters.drop(DropMalformed)
 		p.finish(key, ex, nil)
@@ -315,9 +315,9 @@ func (s *subject) merge(t subject) {
 // the upstream that answered; a nil answer when none did, and
 // errUnrelayable when req cannot be sent on at all (too large with the
 // proxy's attributes added).
-func (p *Proxy) forward(ctx context.Context, st *settings, req *rad.Packet) ([]byte, [16]byte, *upstream, error) {
+func (p *Proxy) forward(ctx context.Context, ups []*upstream, req *rad.Packet) ([]byte, [16]byte, *upstream, error) {
 	requireMA := hasAttr(req, attrEAPMessage)
-	for _, up := range p.order(st.upstreams) {
+	for _, up := range p.order(ups) {
 		auth := randomAuthenticator()
 		out := &rad.Packet{Code: rad.CodeAccessRequest, Authenticator: req.Authenticator, Secret: req.Secret,
 			Attributes: cloneAttributes(req.Attributes)}
@@ -470,9 +470,9 @@ func (p *Proxy) takeConversation(src string, req *rad.Packet) *conversation {
 func (p *Proxy) wait(conv *conversation, resp *rad.Packet) {
 	// The NAS's next request carries the Challenge's State; the
 	// conversation is found by the request.
-	k := conversationKey(conv.src.Name, resp)
+	k := conversationKey(conv.src.key(), resp)
 	if k == "" {
-		k = conversationKey(conv.src.Name, &rad.Packet{Attributes: rad.Attributes{{Type: attrCallingStationID, Attribute: rad.Attribute(conv.subject.mac)}}})
+		k = conversationKey(conv.src.key(), &rad.Packet{Attributes: rad.Attributes{{Type: attrCallingStationID, Attribute: rad.Attribute(conv.subject.mac)}}})
 	}
 	if k == "" {
 		return

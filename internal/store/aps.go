@@ -263,3 +263,42 @@ func (s *Store) MarkAPsDown(ctx context.Context, staleBefore int64) ([]telemetry
 	slices.SortFunc(out, func(a, b telemetry.AP) int { return cmp.Compare(a.BoxID, b.BoxID) })
 	return out, err
 }
+
+// APsForSources returns the customer's APs that have a radio of one of
+// bssids, or are named one of names, or have one of ips as their
+// address: where what a data source reports is placed.
+func (s *Store) APsForSources(ctx context.Context, customerID int64, bssids, names, ips []string) ([]wnms.SourceAP, error) {
+	if len(bssids)+len(names)+len(ips) == 0 {
+		return nil, nil
+	}
+	none := []string{}
+	or := func(v []string) []string {
+		if v == nil {
+			return none
+		}
+		return v
+	}
+	inB, argB := inList(s.dialect, "$2", or(bssids))
+	inN, argN := inList(s.dialect, "$3", or(names))
+	inI, argI := inList(s.dialect, "$4", or(ips))
+	rows, err := s.r.QueryContext(ctx, `SELECT a.name, a.ip_address, a.location_id, a.radios FROM aps a
+		WHERE a.customer_id = $1 AND (a.box_id IN (SELECT r.box_id FROM ap_radios r WHERE r.customer_id = $1 AND r.bssid`+inB+`)
+		OR a.name`+inN+` OR a.ip_address`+inI+`) ORDER BY a.box_id LIMIT 1000`, customerID, argB, argN, argI)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []wnms.SourceAP
+	for rows.Next() {
+		var ap wnms.SourceAP
+		var radios string
+		if err := rows.Scan(&ap.Name, &ap.IPAddress, &ap.LocationID, &radios); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(radios), &ap.Radios); err != nil {
+			return nil, fmt.Errorf("radios of AP %q: %w", ap.Name, err)
+		}
+		out = append(out, ap)
+	}
+	return out, rows.Err()
+}

@@ -34,21 +34,31 @@ func (s *Store) SNMPPolicy(ctx context.Context, customerID int64) (*wnms.SNMPPol
 // and nothing changes. It returns the stored policy.
 func (s *Store) UpdateSNMPPolicy(ctx context.Context, customerID int64,
 	update func(current *wnms.SNMPPolicy) (*wnms.SNMPPolicy, error)) (*wnms.SNMPPolicy, error) {
-	var out *wnms.SNMPPolicy
+	return updatePolicy(ctx, s, customerID, wnms.SNMPPolicyType, wnms.DefaultSNMPPolicy, update)
+}
+
+// updatePolicy replaces the customer's stored value of the type by
+// update(current), current being the stored one or def(), read and
+// replaced in one transaction (the row is locked on PostgreSQL; SQLite
+// writers are serialized). An error from update is returned as is and
+// nothing changes.
+func updatePolicy[T any](ctx context.Context, s *Store, customerID int64, typ string, def func() *T,
+	update func(current *T) (*T, error)) (*T, error) {
+	var out *T
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		cur := wnms.DefaultSNMPPolicy()
+		cur := def()
 		// The default row goes in first so that the row exists to be locked.
-		if err := s.insertPolicy(ctx, tx, customerID, wnms.SNMPPolicyType, cur); err != nil {
+		if err := s.insertPolicy(ctx, tx, customerID, typ, cur); err != nil {
 			return err
 		}
-		if _, err := s.readPolicy(ctx, tx, customerID, wnms.SNMPPolicyType, true, cur); err != nil {
+		if _, err := s.readPolicy(ctx, tx, customerID, typ, true, cur); err != nil {
 			return err
 		}
 		next, err := update(cur)
 		if err != nil {
 			return err
 		}
-		if err := s.writePolicy(ctx, tx, customerID, wnms.SNMPPolicyType, next); err != nil {
+		if err := s.writePolicy(ctx, tx, customerID, typ, next); err != nil {
 			return err
 		}
 		out = next
@@ -58,6 +68,50 @@ func (s *Store) UpdateSNMPPolicy(ctx context.Context, customerID int64,
 		return nil, err
 	}
 	return out, nil
+}
+
+// DataSources returns the customer's data source configuration with its
+// secrets in clear (the listeners sign with them); answers to clients go
+// through Masked. None stored is an empty one.
+func (s *Store) DataSources(ctx context.Context, customerID int64) (*wnms.DataSources, error) {
+	d := wnms.EmptyDataSources()
+	if _, err := s.readPolicy(ctx, s.r, customerID, wnms.DataSourcesType, false, d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// UpdateDataSources replaces the customer's data source configuration by
+// update(current), as UpdateSNMPPolicy does.
+func (s *Store) UpdateDataSources(ctx context.Context, customerID int64,
+	update func(current *wnms.DataSources) (*wnms.DataSources, error)) (*wnms.DataSources, error) {
+	return updatePolicy(ctx, s, customerID, wnms.DataSourcesType, wnms.EmptyDataSources, update)
+}
+
+// AllDataSources returns every customer's data source configuration that
+// lists a source, by customer: what the listeners serve.
+func (s *Store) AllDataSources(ctx context.Context) (map[int64]*wnms.DataSources, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT customer_id, body FROM global_policies WHERE policy_type = $1`, wnms.DataSourcesType)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]*wnms.DataSources{}
+	for rows.Next() {
+		var id int64
+		var body string
+		if err := rows.Scan(&id, &body); err != nil {
+			return nil, err
+		}
+		d := wnms.EmptyDataSources()
+		if err := json.Unmarshal([]byte(body), d); err != nil {
+			return nil, fmt.Errorf("stored %s of customer %d: %w", wnms.DataSourcesType, id, err)
+		}
+		if len(d.Sources) > 0 {
+			out[id] = d
+		}
+	}
+	return out, rows.Err()
 }
 
 // HotspotSSIDPolicy returns the hotspot SSID policy in force for the

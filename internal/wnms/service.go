@@ -85,4 +85,14 @@ type PolicyStore interface {
 	HotspotSSIDPolicy(ctx context.Context, customerID int64) (*HotspotSSIDPolicy, error)
 	// PutHotspotSSIDPolicy replaces the customer's hotspot SSID policy.
 	PutHotspotSSIDPolicy(ctx context.Context, customerID int64, p *HotspotSSIDPolicy) error
+	// DataSources returns the customer's data source configuration,
+	// secrets in clear (empty when none is stored).
+	DataSources(ctx context.Context, customerID int64) (*DataSources, error)
+	// UpdateDataSources replaces it by what update returns given the
+	// current one, in one transaction; an error from update changes
+	// nothing.
+	UpdateDataSources(ctx context.Context, customerID int64, update func(current *DataSources) (*DataSources, error)) (*DataSources, error)
+	// AllDataSources returns every customer's configuration that lists
+	// a source.
+	AllDataSources(ctx context.Context) (map[int64]*DataSources, error)
 }

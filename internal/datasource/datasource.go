@@ -1,0 +1,368 @@
+// Package datasource connects wnms's RADIUS and syslog listeners to the
+// rest of the server: it keeps every customer's data source
+// configuration (GET|PUT /V5/datasources) in force on the listeners,
+// tells them which addresses may send, and places what they observe at
+// the customer's APs before it goes through the ingest write path, with
+// the same validation, bulk writes, client state, baselines and
+// anomalies as POST /V5/ingest/*.
+//
+// A record is placed at an AP of the source's customer: the AP with a
+// radio of the record's BSSID; else the AP named as the RADIUS
+// NAS-Identifier; else the AP whose address is the NAS-IP-Address or the
+// syslog line's source. The radio gives the channel (neither RADIUS nor
+// syslog tells it) and, when the record names none, the BSSID: the radio
+// of the record's SSID, else the AP's first. The AP must lie at or below
+// the source's location. A record no AP of the customer matches is
+// dropped and counted ("unplaced"): register the APs first (POST
+// /V5/ingest/aps with their radios and ipAddress).
+package datasource
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/internal/radius"
+	"github.com/wnms/wnms/internal/syslog"
+	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// Store is what the bridge reads.
+type Store interface {
+	AllDataSources(ctx context.Context) (map[int64]*wnms.DataSources, error)
+	APsForSources(ctx context.Context, customerID int64, bssids, names, ips []string) ([]wnms.SourceAP, error)
+	LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error)
+}
+
+// Ingester is the ingest write path (telemetry.Service.Ingest).
+type Ingester interface {
+	Ingest(ctx context.Context, c *wnms.Caller, kind string, body []byte) (*telemetry.Result, error)
+}
+
+// Bridge holds the configuration in force and is the Sink of both
+// listeners.
+type Bridge struct {
+	Store    Store
+	Ingest   Ingester
+	Radius   *radius.Settings // the listeners' settings, swapped on Reload
+	Log      *slog.Logger
+	Registry *metrics.Registry // optional: records by source and outcome
+
+	table   atomic.Pointer[table]
+	records *metrics.CounterVec
+	once    sync.Once
+	mu      sync.Mutex // serializes Reload
+}
+
+// entry is one configured source.
+type entry struct {
+	customer int64
+	src      wnms.DataSource
+	prefix   netip.Prefix
+}
+
+// table is the configuration in force, longest prefix first.
+type table struct {
+	entries []entry
+	byName  map[string]*entry // "customer/name"
+}
+
+func (t *table) lookup(a netip.Addr) (*entry, bool) {
+	a = a.Unmap()
+	for i := range t.entries {
+		if t.entries[i].prefix.Contains(a) {
+			return &t.entries[i], true
+		}
+	}
+	return nil, false
+}
+
+// Outcomes of a record, as /metrics counts them.
+const (
+	OutcomeAccepted  = "accepted"
+	OutcomeDuplicate = "duplicate"
+	OutcomeRejected  = "rejected" // refused by ingest (a bad field, an AP outside the source's location)
+	OutcomeUnplaced  = "unplaced" // no AP of the customer matched
+)
+
+func (b *Bridge) init() {
+	b.once.Do(func() {
+		if b.Log == nil {
+			b.Log = slog.New(slog.DiscardHandler)
+		}
+		if b.Registry == nil {
+			b.Registry = metrics.NewRegistry()
+		}
+		b.records = b.Registry.Counter("wnms_datasource_records_total",
+			"Client events and samples from the RADIUS and syslog listeners, by source and outcome.", "source", "kind", "outcome")
+		if b.table.Load() == nil {
+			b.table.Store(&table{byName: map[string]*entry{}})
+		}
+	})
+}
+
+// Reload reads every customer's configuration and puts it in force.
+func (b *Bridge) Reload(ctx context.Context) error {
+	b.init()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	all, err := b.Store.AllDataSources(ctx)
+	if err != nil {
+		return err
+	}
+	t, groups, err := compile(all)
+	if err != nil {
+		return err
+	}
+	if b.Radius != nil {
+		if err := b.Radius.SetGroups(groups); err != nil {
+			return err
+		}
+	}
+	b.table.Store(t)
+	return nil
+}
+
+// Run reloads every interval until ctx ends, so a replica takes the
+// configuration another stored.
+func (b *Bridge) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := b.Reload(ctx); err != nil && ctx.Err() == nil {
+				b.Log.Error("data sources: reload failed", "err", err)
+			}
+		}
+	}
+}
+
+// Check reports whether customer's configuration d can be put in force
+// beside the others: no prefix another customer claims, and upstreams
+// that resolve. Error texts hold no secret.
+func (b *Bridge) Check(ctx context.Context, customer int64, d *wnms.DataSources) error {
+	all, err := b.Store.AllDataSources(ctx)
+	if err != nil {
+		return err
+	}
+	all[customer] = d
+	if _, _, err := compile(all); err != nil {
+		field := "sources"
+		if msg := err.Error(); strings.HasPrefix(msg, "upstreams") || strings.HasPrefix(msg, "accountingUpstreams") {
+			field = "radius." + msg[:strings.IndexAny(msg, "[ ")]
+		}
+		return wnms.Invalid(field, "%s", err)
+	}
+	return nil
+}
+
+func compile(all map[int64]*wnms.DataSources) (*table, map[int64]radius.Config, error) {
+	t := &table{byName: map[string]*entry{}}
+	groups := map[int64]radius.Config{}
+	for customer, d := range all {
+		cfg := radius.Config{Upstreams: upstreams(d.Radius.Upstreams), AccountingUpstreams: upstreams(d.Radius.AccountingUpstreams)}
+		for _, src := range d.Sources {
+			p := src.Prefix()
+			if !p.IsValid() {
+				return nil, nil, fmt.Errorf("source %q: cidr %q is not a prefix", src.Name, src.CIDR)
+			}
+			t.entries = append(t.entries, entry{customer: customer, src: src, prefix: p})
+			if src.RadiusSecret != "" {
+				cfg.Sources = append(cfg.Sources, radius.SourceConfig{Name: src.Name, CIDR: p, RadiusSecret: src.RadiusSecret})
+			}
+		}
+		groups[customer] = cfg
+	}
+	// The RADIUS settings refuse a prefix two customers claim; syslog
+	// sources are checked the same way here.
+	sort.SliceStable(t.entries, func(i, j int) bool {
+		if a, b := t.entries[i].prefix.Bits(), t.entries[j].prefix.Bits(); a != b {
+			return a > b
+		}
+		return t.entries[i].customer < t.entries[j].customer
+	})
+	for i := range t.entries {
+		e := &t.entries[i]
+		if i > 0 && t.entries[i-1].prefix == e.prefix && t.entries[i-1].customer != e.customer {
+			return nil, nil, fmt.Errorf("source %q: cidr %s is another customer's", e.src.Name, e.prefix)
+		}
+		t.byName[key(e.customer, e.src.Name)] = e
+	}
+	if err := (&radius.Settings{}).SetGroups(groups); err != nil {
+		return nil, nil, err
+	}
+	return t, groups, nil
+}
+
+func upstreams(us []wnms.RadiusUpstream) []radius.Upstream {
+	out := make([]radius.Upstream, len(us))
+	for i, u := range us {
+		out[i] = radius.Upstream{Address: u.Address, Secret: u.Secret, TimeoutMs: u.TimeoutMs}
+	}
+	return out
+}
+
+func key(customer int64, name string) string { return strconv.FormatInt(customer, 10) + "/" + name }
+
+// AcceptSyslog reports whether syslog lines from a are taken: a source
+// with syslog true holds it.
+func (b *Bridge) AcceptSyslog(a netip.Addr) bool {
+	b.init()
+	e, ok := b.table.Load().lookup(a)
+	return ok && e.src.Syslog
+}
+
+// Emit is the RADIUS listeners' Sink.
+func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, records []json.RawMessage) error {
+	b.init()
+	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
+	if !ok {
+		// Removed since the packet arrived: nothing to place it at.
+		b.records.With("radius", kind, OutcomeUnplaced).Add(uint64(len(records)))
+		return nil
+	}
+	recs := make([]map[string]any, 0, len(records))
+	for _, raw := range records {
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return err
+		}
+		recs = append(recs, m)
+	}
+	return b.place(ctx, "radius", kind, e, netip.Addr{}, recs)
+}
+
+// EmitSyslog is the syslog assembler's Sink.
+func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslog.ClientEvent) error {
+	b.init()
+	e, ok := b.table.Load().lookup(from)
+	if !ok || !e.src.Syslog {
+		b.records.With("syslog", telemetry.KindEvents, OutcomeUnplaced).Add(uint64(len(events)))
+		return nil
+	}
+	raw, err := syslog.MarshalBatch(events)
+	if err != nil {
+		return err
+	}
+	var recs []map[string]any
+	if err := json.Unmarshal(raw, &recs); err != nil {
+		return err
+	}
+	return b.place(ctx, "syslog", telemetry.KindEvents, e, from.Unmap(), recs)
+}
+
+// place fills each record's AP fields from the customer's APs and
+// ingests the placed ones as the source.
+func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from netip.Addr, recs []map[string]any) error {
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	var bssids, names, ips []string
+	add := func(l *[]string, v string) {
+		if v != "" && !slices.Contains(*l, v) {
+			*l = append(*l, v)
+		}
+	}
+	for _, r := range recs {
+		add(&bssids, str(r, "bssid"))
+		add(&names, str(r, "nasIdentifier"))
+		add(&ips, str(r, "nasIpAddress"))
+	}
+	if from.IsValid() {
+		add(&ips, from.String())
+	}
+	aps, err := b.Store.APsForSources(ctx, e.customer, bssids, names, ips)
+	if err != nil {
+		return err
+	}
+	byBSSID := map[string]*wnms.SourceAP{}
+	byName := map[string]*wnms.SourceAP{}
+	byIP := map[string]*wnms.SourceAP{}
+	for i := range aps {
+		ap := &aps[i]
+		for _, r := range ap.Radios {
+			byBSSID[r.BSSID] = ap
+		}
+		byName[ap.Name] = ap
+		if ap.IPAddress != "" {
+			byIP[ap.IPAddress] = ap
+		}
+	}
+	var placed []map[string]any
+	unplaced := 0
+	for _, r := range recs {
+		ap := byBSSID[str(r, "bssid")]
+		if ap == nil {
+			ap = byName[str(r, "nasIdentifier")]
+		}
+		if ap == nil {
+			ap = byIP[str(r, "nasIpAddress")]
+		}
+		if ap == nil && from.IsValid() {
+			ap = byIP[from.String()]
+		}
+		if ap == nil || len(ap.Radios) == 0 {
+			unplaced++
+			continue
+		}
+		radio := ap.Radios[0]
+		for _, x := range ap.Radios {
+			if x.BSSID == str(r, "bssid") || (str(r, "bssid") == "" && x.SSID != "" && x.SSID == str(r, "ssid")) {
+				radio = x
+				break
+			}
+		}
+		r["bssid"], r["channel"] = radio.BSSID, radio.Channel
+		if str(r, "ssid") == "" && radio.SSID != "" {
+			r["ssid"] = radio.SSID
+		}
+		if kind == telemetry.KindEvents {
+			r["associatedAPName"] = ap.Name
+		}
+		delete(r, "nasIdentifier")
+		delete(r, "nasIpAddress")
+		placed = append(placed, r)
+	}
+	if unplaced > 0 {
+		b.records.With(via, kind, OutcomeUnplaced).Add(uint64(unplaced))
+	}
+	if len(placed) == 0 {
+		return nil
+	}
+	body, err := json.Marshal(placed)
+	if err != nil {
+		return err
+	}
+	res, err := b.Ingest.Ingest(ctx, b.caller(e), kind, body)
+	if err != nil {
+		return err
+	}
+	b.records.With(via, kind, OutcomeAccepted).Add(uint64(res.Accepted))
+	b.records.With(via, kind, OutcomeDuplicate).Add(uint64(res.Duplicates))
+	if n := len(res.Rejected); n > 0 {
+		b.records.With(via, kind, OutcomeRejected).Add(uint64(n))
+		b.Log.Warn("data source: records refused", "via", via, "source", e.src.Name, "refused", n,
+			"first", res.Rejected[0].Message)
+	}
+	return nil
+}
+
+// caller is who a source's records are ingested as: an administrator of
+// its customer confined to its location.
+func (b *Bridge) caller(e *entry) *wnms.Caller {
+	u := &wnms.User{CustomerID: e.customer, Role: wnms.Administrator, LoginID: "datasource:" + e.src.Name,
+		AllowedLocations: []wnms.LocationID{wnms.LocalID(e.src.LocationID.ID)}}
+	return wnms.NewCaller(u, nil, b.Store.LocationPaths)
+}
