@@ -25,12 +25,12 @@ import (
 func BenchmarkProxyLatency(b *testing.B) {
 	fr := startFreeRADIUSWith(b, "-l", "stdout")
 	_, addr, _ := startProxy(b, Config{Sources: []SourceConfig{localSource()},
-		Upstreams: []Upstream{{Address: fr.auth, Secret: upstreamSecret, TimeoutMs: 3000}}}, ProxyOptions{})
+		Upstreams: []Upstream{{Address: fr.Auth, Secret: upstreamSecret, TimeoutMs: 3000}}}, ProxyOptions{})
 	// FreeRADIUS starts threads as load comes: warm it up first, through
 	// the proxy (which warms that path too).
 	paced(b, addr, sourceSecret, 1000)
 	b.ResetTimer()
-	direct := paced(b, fr.auth, upstreamSecret, b.N)
+	direct := paced(b, fr.Auth, upstreamSecret, b.N)
 	proxied := paced(b, addr, sourceSecret, b.N)
 	b.ReportMetric(0, "ns/op")
 	for _, q := range []struct {

@@ -1,210 +1,32 @@
 package radius
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/wnms/wnms/internal/radius/radiustest"
 )
 
 // The tests here run the real programs from Debian: FreeRADIUS 3 as the
 // upstream, radclient for PAP and accounting, eapol_test for PEAP and
 // EAP-TLS through the proxy.
 
-const upstreamSecret = "upstream-secret"
+const upstreamSecret = radiustest.UpstreamSecret
 
-// freeRADIUS is a FreeRADIUS server run by a test.
-type freeRADIUS struct {
-	dir        string
-	auth, acct string
-	cmd        *exec.Cmd
-	out        *syncBuffer
-	stopOnce   sync.Once
-	exited     chan struct{}
-}
+type freeRADIUS = radiustest.FreeRADIUS
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+func startFreeRADIUS(t testing.TB) *freeRADIUS { return radiustest.Start(t) }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-// startFreeRADIUS runs FreeRADIUS in the foreground from a copy of
-// Debian's configuration in a temporary directory: a users file with
-// alice, a client 127.0.0.1, free ports, the eap module's test
-// certificates made there by its own Makefile (openssl), and no user
-// switch.
-func startFreeRADIUS(t testing.TB) *freeRADIUS {
-	t.Helper()
-	return startFreeRADIUSWith(t, "-X")
-}
-
-// startFreeRADIUSWith is startFreeRADIUS with other options: "-X" for
-// the debug output the tests show on failure, "-l", "stdout" for speed.
 func startFreeRADIUSWith(t testing.TB, opts ...string) *freeRADIUS {
-	t.Helper()
-	needTool(t, "freeradius", "make", "openssl")
-	const etc = "/etc/freeradius/3.0"
-	if _, err := os.Stat(etc); err != nil {
-		needTool(t, etc) // skip or fail as for a missing program
-	}
-	dir := t.TempDir()
-	run(t, "", "cp", "-a", etc+"/.", dir)
-	edit := func(name string, f func(string) string) {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(f(string(b))), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, d := range []string{"log", "run"} {
-		os.MkdirAll(filepath.Join(dir, d), 0o700)
-	}
-	edit("radiusd.conf", func(s string) string {
-		s = regexp.MustCompile(`(?m)^\s*(user|group) = freerad$`).ReplaceAllString(s, "")
-		s = regexp.MustCompile(`(?m)^logdir = .*$`).ReplaceAllString(s, "logdir = "+dir+"/log")
-		s = regexp.MustCompile(`(?m)^run_dir = .*$`).ReplaceAllString(s, "run_dir = "+dir+"/run")
-		return regexp.MustCompile(`(?m)^raddbdir = .*$`).ReplaceAllString(s, "raddbdir = "+dir)
-	})
-	authPort, acctPort, innerPort := freePort(t), freePort(t), freePort(t)
-	edit("sites-available/default", func(s string) string {
-		// Keep the IPv4 listeners, on 127.0.0.1 and the ports chosen.
-		var out []string
-		var block []string
-		for _, l := range strings.SplitAfter(s, "\n") {
-			switch {
-			case block == nil && strings.HasPrefix(l, "listen {"):
-				block = []string{l}
-			case block != nil:
-				block = append(block, l)
-				if strings.HasPrefix(l, "}") {
-					b := strings.Join(block, "")
-					block = nil
-					if regexp.MustCompile(`(?m)^\s*ipv6addr\s*=`).MatchString(b) {
-						continue
-					}
-					port := authPort
-					if regexp.MustCompile(`(?m)^\s*type = acct`).MatchString(b) {
-						port = acctPort
-					}
-					b = regexp.MustCompile(`(?m)^\tipaddr = \*`).ReplaceAllString(b, "\tipaddr = 127.0.0.1")
-					b = regexp.MustCompile(`(?m)^\tport = 0`).ReplaceAllString(b, fmt.Sprintf("\tport = %d", port))
-					out = append(out, b)
-				}
-			default:
-				out = append(out, l)
-			}
-		}
-		return strings.Join(out, "")
-	})
-	edit("sites-available/inner-tunnel", func(s string) string {
-		return strings.Replace(s, "port = 18120", fmt.Sprintf("port = %d", innerPort), 1)
-	})
-	edit("mods-available/eap", func(s string) string {
-		return strings.NewReplacer(
-			"private_key_file = /etc/ssl/private/ssl-cert-snakeoil.key", "private_key_file = ${certdir}/server.key",
-			"certificate_file = /etc/ssl/certs/ssl-cert-snakeoil.pem", "certificate_file = ${certdir}/server.pem",
-			"ca_file = /etc/ssl/certs/ca-certificates.crt", "ca_file = ${cadir}/ca.pem").Replace(s)
-	})
-	edit("mods-config/files/authorize", func(s string) string {
-		return "alice Cleartext-Password := \"alice-pw\"\n" + s
-	})
-	edit("clients.conf", func(string) string {
-		return "client lab {\n\tipaddr = 127.0.0.1\n\tsecret = " + upstreamSecret + "\n}\n"
-	})
-	// The CA, the server's certificate and a client certificate signed by
-	// the same CA, as the eap module's README makes them.
-	run(t, filepath.Join(dir, "certs"), "make", "ca.pem", "server.pem", "client.pem")
-
-	f := &freeRADIUS{dir: dir, auth: fmt.Sprintf("127.0.0.1:%d", authPort), acct: fmt.Sprintf("127.0.0.1:%d", acctPort),
-		out: &syncBuffer{}, exited: make(chan struct{})}
-	f.cmd = exec.Command("freeradius", append([]string{"-f", "-d", dir}, opts...)...)
-	f.cmd.Stdout, f.cmd.Stderr = f.out, f.out
-	if err := f.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { f.cmd.Wait(); close(f.exited) }()
-	t.Cleanup(func() {
-		f.stop()
-		if t.Failed() {
-			t.Logf("FreeRADIUS output (tail):\n%s", tail(f.out.String(), 60))
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(f.out.String(), "Ready to process requests") {
-		select {
-		case <-f.exited:
-			t.Fatalf("FreeRADIUS exited:\n%s", tail(f.out.String(), 40))
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("FreeRADIUS not ready:\n%s", tail(f.out.String(), 40))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return f
+	return radiustest.StartWith(t, opts...)
 }
 
-// stop ends FreeRADIUS and waits for it.
-func (f *freeRADIUS) stop() {
-	f.stopOnce.Do(func() {
-		f.cmd.Process.Kill()
-		<-f.exited
-	})
-}
-
-func tail(s string, n int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
-}
-
-func run(t testing.TB, dir, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// radclient sends the attributes (one per line) as one request of kind
-// ("auth" or "acct") to addr and returns its output and whether an
-// answer came.
 func radclient(t *testing.T, addr, kind, secret string, attrs ...string) (string, bool) {
-	t.Helper()
-	needTool(t, "radclient")
-	cmd := exec.Command("radclient", "-x", "-r", "1", "-t", "2", addr, kind, secret)
-	cmd.Stdin = strings.NewReader(strings.Join(attrs, "\n") + "\n")
-	// radclient exits 1 on a Reject too: whether an answer came is in
-	// what it prints.
-	out, _ := cmd.CombinedOutput()
-	return string(out), strings.Contains(string(out), "Received ")
+	return radiustest.Radclient(t, addr, kind, secret, attrs...)
 }
 
 const (
@@ -215,7 +37,7 @@ const (
 func TestFreeRADIUSPAP(t *testing.T) {
 	fr := startFreeRADIUS(t)
 	_, addr, sink := startProxy(t, Config{Sources: []SourceConfig{localSource()},
-		Upstreams: []Upstream{{Address: fr.auth, Secret: upstreamSecret, TimeoutMs: 2000}}}, ProxyOptions{})
+		Upstreams: []Upstream{{Address: fr.Auth, Secret: upstreamSecret, TimeoutMs: 2000}}}, ProxyOptions{})
 	attrs := []string{`User-Name = "alice"`, `Calling-Station-Id = "` + clientMAC + `"`,
 		`Called-Station-Id = "` + apCalled + `"`, `NAS-Identifier = "ap-1"`}
 
@@ -250,7 +72,7 @@ func TestFreeRADIUSPAP(t *testing.T) {
 	}
 
 	// FreeRADIUS stopped: no answer to the NAS, a 2/203 Failure.
-	fr.stop()
+	fr.Stop()
 	if out, ok := radclient(t, addr, "auth", sourceSecret, append(attrs, `User-Password = "alice-pw"`)...); ok {
 		t.Fatalf("upstream down: want no answer, got:\n%s", out)
 	}
@@ -260,7 +82,7 @@ func TestFreeRADIUSPAP(t *testing.T) {
 func TestFreeRADIUSAccounting(t *testing.T) {
 	fr := startFreeRADIUS(t)
 	a, addr, sink := startAccounting(t, Config{Sources: []SourceConfig{localSource()},
-		AccountingUpstreams: []Upstream{{Address: fr.acct, Secret: upstreamSecret, TimeoutMs: 1000}}})
+		AccountingUpstreams: []Upstream{{Address: fr.Acct, Secret: upstreamSecret, TimeoutMs: 1000}}})
 	common := []string{`User-Name = "alice"`, `Calling-Station-Id = "` + clientMAC + `"`,
 		`Called-Station-Id = "` + apCalled + `"`, `NAS-Identifier = "ap-1"`, `Acct-Session-Id = "s-1"`}
 	send := func(extra ...string) {
@@ -304,7 +126,7 @@ func TestFreeRADIUSAccounting(t *testing.T) {
 	}
 	// Passed on to FreeRADIUS: its detail file names the session.
 	waitFor(t, "FreeRADIUS to log the Stop", func() bool {
-		return strings.Count(fr.out.String(), "Acct-Status-Type = Stop") > 0
+		return strings.Count(fr.Output(), "Acct-Status-Type = Stop") > 0
 	})
 	if n := a.Counters().ForwardsDropped.Load(); n != 0 {
 		t.Errorf("ForwardsDropped = %d", n)
@@ -330,8 +152,8 @@ func eapolTest(t *testing.T, addr, network string) (string, bool) {
 func TestFreeRADIUSEAP(t *testing.T) {
 	fr := startFreeRADIUS(t)
 	_, addr, sink := startProxy(t, Config{Sources: []SourceConfig{localSource()},
-		Upstreams: []Upstream{{Address: fr.auth, Secret: upstreamSecret, TimeoutMs: 2000}}}, ProxyOptions{})
-	certs := filepath.Join(fr.dir, "certs")
+		Upstreams: []Upstream{{Address: fr.Auth, Secret: upstreamSecret, TimeoutMs: 2000}}}, ProxyOptions{})
+	certs := filepath.Join(fr.Dir, "certs")
 
 	t.Run("PEAP-MSCHAPv2", func(t *testing.T) {
 		out, ok := eapolTest(t, addr, `key_mgmt=WPA-EAP
@@ -341,7 +163,7 @@ password="alice-pw"
 phase2="auth=MSCHAPV2"
 ca_cert="`+certs+`/ca.pem"`)
 		if !ok || !strings.Contains(out, "MPPE keys OK: 1  mismatch: 0") {
-			t.Fatalf("eapol_test PEAP through the proxy failed:\n%s", tail(out, 30))
+			t.Fatalf("eapol_test PEAP through the proxy failed:\n%s", radiustest.Tail(out, 30))
 		}
 		s := sink.waitRecord(t, KindClientEvents, func(r map[string]any) bool {
 			return r["eventType"] == "Success" && r["username"] == "alice"
@@ -364,7 +186,7 @@ client_cert="`+certs+`/client.crt"
 private_key="`+certs+`/client.key"
 private_key_passwd="whatever"`)
 		if !ok || !strings.Contains(out, "MPPE keys OK: 1  mismatch: 0") {
-			t.Fatalf("eapol_test EAP-TLS through the proxy failed:\n%s", tail(out, 30))
+			t.Fatalf("eapol_test EAP-TLS through the proxy failed:\n%s", radiustest.Tail(out, 30))
 		}
 		sink.waitRecord(t, KindClientEvents, func(r map[string]any) bool {
 			return r["eventType"] == "Success" && r["username"] == "user@example.org"
@@ -372,7 +194,7 @@ private_key_passwd="whatever"`)
 	})
 	t.Run("EAP-TLS certificate of another CA", func(t *testing.T) {
 		dir := t.TempDir()
-		run(t, dir, "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+		radiustest.Run(t, dir, "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
 			"-subj", "/CN=mallory@example.org", "-keyout", "key.pem", "-out", "cert.pem")
 		out, ok := eapolTest(t, addr, `key_mgmt=WPA-EAP
 eap=TLS
@@ -381,7 +203,7 @@ ca_cert="`+certs+`/ca.pem"
 client_cert="`+dir+`/cert.pem"
 private_key="`+dir+`/key.pem"`)
 		if ok {
-			t.Fatalf("a certificate of another CA was accepted:\n%s", tail(out, 30))
+			t.Fatalf("a certificate of another CA was accepted:\n%s", radiustest.Tail(out, 30))
 		}
 		r := sink.waitRecord(t, KindClientEvents, failure(failCertificate))
 		if r["username"] != "mallory@example.org" {

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"net"
 	"net/netip"
-	"os"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wnms/wnms/internal/radius/radiustest"
 )
 
 // memSink keeps what it is given; fail makes Emit fail while it is set.
@@ -100,16 +100,7 @@ func listen(t testing.TB) *net.UDPConn {
 	return c
 }
 
-// freePort returns a UDP port that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
-}
+func freePort(t testing.TB) int { return radiustest.FreePort(t) }
 
 const sourceSecret = "source-secret"
 
@@ -162,16 +153,4 @@ func startAccounting(t *testing.T, cfg Config) (*Accounting, string, *memSink) {
 	return a, pc.LocalAddr().String(), sink
 }
 
-// needTool skips the test when a program is missing, unless
-// WNMS_TEST_REQUIRE_TOOLS=1 (CI), where it fails.
-func needTool(t testing.TB, names ...string) {
-	t.Helper()
-	for _, n := range names {
-		if _, err := exec.LookPath(n); err != nil {
-			if os.Getenv("WNMS_TEST_REQUIRE_TOOLS") == "1" {
-				t.Fatalf("%s is required (WNMS_TEST_REQUIRE_TOOLS=1): %v", n, err)
-			}
-			t.Skipf("%s not installed", n)
-		}
-	}
-}
+func needTool(t testing.TB, names ...string) { radiustest.NeedTool(t, names...) }

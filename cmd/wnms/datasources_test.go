@@ -1,0 +1,192 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wnms/wnms/internal/radius/radiustest"
+)
+
+// TestDataSourcesEndToEnd runs the server with its RADIUS and syslog
+// listeners between real programs: NAS requests from radclient go
+// through wnms to FreeRADIUS and back, accounting is answered after
+// commit and passed on, and hostapd and dnsmasq lines sent by logger
+// become a Success. Each lands as client events through the one write
+// path, placed at the AP registered for the BSSID, and /metrics counts
+// them by source.
+func TestDataSourcesEndToEnd(t *testing.T) {
+	t.Parallel()
+	radiustest.NeedTool(t, "radclient", "logger")
+	fr := radiustest.Start(t)
+	data := t.TempDir()
+	l, _, stderr, _ := bootServe(t, nil, "--data", data, "--radius-auth-listen", "127.0.0.1:0",
+		"--radius-acct-listen", "127.0.0.1:0", "--syslog-listen", "127.0.0.1:0")
+	if l.RadiusAuth == "" || l.RadiusAcct == "" || l.Syslog == "" {
+		t.Fatalf("listeners: %+v", l)
+	}
+	key := struct{ KeyID, KeyValue string }{}
+	b, err := os.ReadFile(filepath.Join(data, "bootstrap-key.json"))
+	if err != nil || json.Unmarshal(b, &key) != nil {
+		t.Fatalf("bootstrap key: %v %s", err, b)
+	}
+	base := "http://" + l.API + "/new/webservice"
+	ck := login(t, "http://"+l.API, key.KeyID, key.KeyValue)
+	must := func(what string, r answer, want int) answer {
+		t.Helper()
+		if r.status != want {
+			t.Fatalf("%s: %d %s", what, r.status, r.body)
+		}
+		return r
+	}
+	var floor struct {
+		ID struct{ ID int64 } `json:"id"`
+	}
+	r := must("floor", do(t, "PUT", base+"/V2/locations", ck, "application/json", jsonBody(map[string]any{
+		"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
+		"location":       map[string]any{"type": "floorlocation", "name": "Lab floor"}})), 200)
+	json.Unmarshal([]byte(r.body), &floor)
+	// The AP: its radio's BSSID is what the NAS names in Called-Station-Id;
+	// the syslog lines name none, so they are placed by the AP's address.
+	must("AP", do(t, "POST", base+"/V5/ingest/aps", ck, "application/json", jsonBody([]any{map[string]any{
+		"macaddress": "aa:bb:cc:dd:ee:00", "name": "lab-ap-1", "ipAddress": "127.0.0.1",
+		"locationId": map[string]any{"type": "locallocationid", "id": floor.ID.ID},
+		"radios":     []any{map[string]any{"macaddress": "aa:bb:cc:dd:ee:ff", "channel": 36, "ssid": "corp"}}}})), 200)
+	const nasSecret = "nas-secret-e2e"
+	must("data sources", do(t, "PUT", base+"/V5/datasources", ck, "application/json", jsonBody(map[string]any{
+		"radius": map[string]any{
+			"upstreams":           []any{map[string]any{"address": fr.Auth, "secret": radiustest.UpstreamSecret, "timeoutMs": 2000}},
+			"accountingUpstreams": []any{map[string]any{"address": fr.Acct, "secret": radiustest.UpstreamSecret, "timeoutMs": 2000}},
+		},
+		"sources": []any{map[string]any{"name": "lab", "cidr": "127.0.0.1/32", "radiusSecret": nasSecret, "syslog": true,
+			"locationId": map[string]any{"type": "locallocationid", "id": floor.ID.ID}}},
+	})), 200)
+
+	// PAP through the proxy: the right password is accepted by FreeRADIUS,
+	// a wrong one rejected; a NAS with the wrong secret gets nothing.
+	nas := func(mac, user, pw string) []string {
+		return []string{"User-Name = " + user, "User-Password = " + pw, "Calling-Station-Id = " + mac,
+			"Called-Station-Id = AA-BB-CC-DD-EE-FF:corp", "NAS-Identifier = lab-ap-1", "NAS-IP-Address = 127.0.0.1"}
+	}
+	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", nasSecret, nas("02-00-00-00-00-01", "alice", "alice-pw")...); !ok ||
+		!strings.Contains(out, "Access-Accept") {
+		t.Fatalf("right password through wnms:\n%s", out)
+	}
+	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", nasSecret, nas("02-00-00-00-00-02", "alice", "wrong")...); !ok ||
+		!strings.Contains(out, "Access-Reject") {
+		t.Fatalf("wrong password through wnms:\n%s", out)
+	}
+	// (An Access-Request's authenticator is random: only its
+	// Message-Authenticator shows a wrong secret, RFC 3579.)
+	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", "not-the-secret",
+		append(nas("02-00-00-00-00-03", "alice", "alice-pw"), "Message-Authenticator = 0x00")...); ok {
+		t.Fatalf("a bad authenticator was answered:\n%s", out)
+	}
+	// Accounting: answered only after commit, and passed on to FreeRADIUS.
+	acct := func(status string, extra ...string) {
+		t.Helper()
+		attrs := append([]string{"Acct-Status-Type = " + status, "Acct-Session-Id = e2e-1", "User-Name = alice",
+			"Calling-Station-Id = 02-00-00-00-00-01", "Called-Station-Id = AA-BB-CC-DD-EE-FF:corp", "NAS-IP-Address = 127.0.0.1",
+			"Framed-IP-Address = 10.0.0.51"}, extra...)
+		if out, ok := radiustest.Radclient(t, l.RadiusAcct, "acct", nasSecret, attrs...); !ok || !strings.Contains(out, "Accounting-Response") {
+			t.Fatalf("accounting %s:\n%s", status, out)
+		}
+	}
+	acct("Start")
+	acct("Interim-Update", "Acct-Input-Octets = 1000", "Acct-Output-Octets = 5000", "Acct-Session-Time = 60")
+	acct("Stop", "Acct-Input-Octets = 3000", "Acct-Output-Octets = 9000", "Acct-Session-Time = 120", "Acct-Terminate-Cause = User-Request")
+
+	// Syslog: hostapd and dnsmasq lines of a third client, over TCP in
+	// order, as a syslog daemon forwards them.
+	host, port, _ := net.SplitHostPort(l.Syslog)
+	for _, line := range []struct{ tag, text string }{
+		{"hostapd", "wlan0: STA 02:00:00:00:00:0a IEEE 802.11: associated"},
+		{"hostapd", "wlan0: STA 02:00:00:00:00:0a WPA: pairwise key handshake completed (RSN)"},
+		{"hostapd", "wlan0: AP-STA-CONNECTED 02:00:00:00:00:0a"},
+		{"dnsmasq-dhcp", "DHCPDISCOVER(br-lan) 02:00:00:00:00:0a"},
+		{"dnsmasq-dhcp", "DHCPACK(br-lan) 10.0.0.60 02:00:00:00:00:0a phone"},
+		{"hostapd", "wlan0: AP-STA-DISCONNECTED 02:00:00:00:00:0a"},
+	} {
+		args := []string{"-T", "--rfc5424", "--octet-count", "-n", host, "-P", port, "-t", line.tag, "--", line.text}
+		if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
+			t.Fatalf("logger %v: %v\n%s", args, err, out)
+		}
+	}
+
+	events := func(mac string) []map[string]any {
+		r := must("events of "+mac, do(t, "GET", base+"/V5/devices/clientevents/"+mac+"/0/50", ck, "", nil), 200)
+		var page struct {
+			ClientEvents []map[string]any `json:"clientEvents"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &page); err != nil {
+			t.Fatalf("events of %s: %v %s", mac, err, r.body)
+		}
+		return page.ClientEvents
+	}
+	find := func(mac string, match func(map[string]any) bool) map[string]any {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			for _, e := range events(mac) {
+				if match(e) {
+					return e
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no such event of %s in %v\nserver log:\n%s", mac, events(mac), stderr.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	is := func(typ string) func(map[string]any) bool {
+		return func(e map[string]any) bool { return e["eventType"] == typ }
+	}
+	ok := find("02:00:00:00:00:01", is("Success"))
+	if ok["aaaLatency"] == nil || ok["bssid"] != "AA:BB:CC:DD:EE:FF" || ok["channel"] != float64(36) || ok["associatedAPName"] != "lab-ap-1" ||
+		ok["ssid"] != "corp" || ok["locationId"].(map[string]any)["id"] != float64(floor.ID.ID) {
+		t.Errorf("RADIUS Success: %v", ok)
+	}
+	rej := find("02:00:00:00:00:02", is("Failure"))
+	if rej["failureCode"] != float64(2) || rej["subFailureCode"] != float64(202) {
+		t.Errorf("RADIUS Reject: %v", rej)
+	}
+	find("02:00:00:00:00:01", func(e map[string]any) bool { return e["eventType"] == "Intermediate" && e["subTypeCode"] != nil })
+	if n := len(events("02:00:00:00:00:03")); n != 0 {
+		t.Errorf("the NAS with the wrong secret made %d events", n)
+	}
+	sl := find("02:00:00:00:00:0A", is("Success"))
+	if sl["dhcpLatency"] == nil || sl["associatedAPName"] != "lab-ap-1" || sl["channel"] != float64(36) {
+		t.Errorf("syslog Success: %v", sl)
+	}
+	// FreeRADIUS got the accounting packets wnms passed on.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(fr.Output(), "Acct-Session-Id = \"e2e-1\"") {
+		if time.Now().After(deadline) {
+			t.Fatalf("accounting not passed on to FreeRADIUS:\n%s", radiustest.Tail(fr.Output(), 40))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	m := must("metrics", do(t, "GET", "http://"+l.API+"/metrics", nil, "", nil), 200).body
+	for _, want := range []string{
+		`wnms_datasource_records_total{source="radius",kind="clientevents",outcome="accepted"}`,
+		`wnms_datasource_records_total{source="syslog",kind="clientevents",outcome="accepted"}`,
+		`wnms_radius_dropped_total{reason="bad_message_authenticator"} 1`,
+		`wnms_radius_packets_total{packet="accounting_response"} 3`,
+		`wnms_syslog_messages_total{outcome="parsed"} 6`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	for _, secret := range []string{nasSecret, radiustest.UpstreamSecret} {
+		if strings.Contains(stderr.String(), secret) {
+			t.Errorf("the server log shows a secret")
+		}
+	}
+}
