@@ -101,16 +101,16 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 	acct("Interim-Update", "Acct-Input-Octets = 1000", "Acct-Output-Octets = 5000", "Acct-Session-Time = 60")
 	acct("Stop", "Acct-Input-Octets = 3000", "Acct-Output-Octets = 9000", "Acct-Session-Time = 120", "Acct-Terminate-Cause = User-Request")
 
-	// Syslog: hostapd and dnsmasq lines of a third client, over TCP in
-	// order, as a syslog daemon forwards them.
+	// Syslog: the AP's hostapd and dnsmasq lines of the first client's
+	// connection, over TCP in order, as a syslog daemon forwards them.
 	host, port, _ := net.SplitHostPort(l.Syslog)
 	for _, line := range []struct{ tag, text string }{
-		{"hostapd", "wlan0: STA 02:00:00:00:00:0a IEEE 802.11: associated"},
-		{"hostapd", "wlan0: STA 02:00:00:00:00:0a WPA: pairwise key handshake completed (RSN)"},
-		{"hostapd", "wlan0: AP-STA-CONNECTED 02:00:00:00:00:0a"},
-		{"dnsmasq-dhcp", "DHCPDISCOVER(br-lan) 02:00:00:00:00:0a"},
-		{"dnsmasq-dhcp", "DHCPACK(br-lan) 10.0.0.60 02:00:00:00:00:0a phone"},
-		{"hostapd", "wlan0: AP-STA-DISCONNECTED 02:00:00:00:00:0a"},
+		{"hostapd", "wlan0: STA 02:00:00:00:00:01 IEEE 802.11: associated"},
+		{"hostapd", "wlan0: STA 02:00:00:00:00:01 WPA: pairwise key handshake completed (RSN)"},
+		{"hostapd", "wlan0: AP-STA-CONNECTED 02:00:00:00:00:01"},
+		{"dnsmasq-dhcp", "DHCPDISCOVER(br-lan) 02:00:00:00:00:01"},
+		{"dnsmasq-dhcp", "DHCPACK(br-lan) 10.0.0.60 02:00:00:00:00:01 phone"},
+		{"hostapd", "wlan0: AP-STA-DISCONNECTED 02:00:00:00:00:01"},
 	} {
 		args := []string{"-T", "--rfc5424", "--octet-count", "-n", host, "-P", port, "-t", line.tag, "--", line.text}
 		if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
@@ -146,10 +146,21 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 	is := func(typ string) func(map[string]any) bool {
 		return func(e map[string]any) bool { return e["eventType"] == typ }
 	}
+	// One connection seen by RADIUS and syslog is one Success with both
+	// latencies.
 	ok := find("02:00:00:00:00:01", is("Success"))
-	if ok["aaaLatency"] == nil || ok["bssid"] != "AA:BB:CC:DD:EE:FF" || ok["channel"] != float64(36) || ok["associatedAPName"] != "lab-ap-1" ||
-		ok["ssid"] != "corp" || ok["locationId"].(map[string]any)["id"] != float64(floor.ID.ID) {
-		t.Errorf("RADIUS Success: %v", ok)
+	if ok["aaaLatency"] == nil || ok["dhcpLatency"] == nil || ok["bssid"] != "AA:BB:CC:DD:EE:FF" || ok["channel"] != float64(36) ||
+		ok["associatedAPName"] != "lab-ap-1" || ok["ssid"] != "corp" || ok["locationId"].(map[string]any)["id"] != float64(floor.ID.ID) {
+		t.Errorf("Success: %v", ok)
+	}
+	successes := 0
+	for _, e := range events("02:00:00:00:00:01") {
+		if e["eventType"] == "Success" {
+			successes++
+		}
+	}
+	if successes != 1 {
+		t.Errorf("%d Successes for one connection", successes)
 	}
 	rej := find("02:00:00:00:00:02", is("Failure"))
 	if rej["failureCode"] != float64(2) || rej["subFailureCode"] != float64(202) {
@@ -158,10 +169,6 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 	find("02:00:00:00:00:01", func(e map[string]any) bool { return e["eventType"] == "Intermediate" && e["subTypeCode"] != nil })
 	if n := len(events("02:00:00:00:00:03")); n != 0 {
 		t.Errorf("the NAS with the wrong secret made %d events", n)
-	}
-	sl := find("02:00:00:00:00:0A", is("Success"))
-	if sl["dhcpLatency"] == nil || sl["associatedAPName"] != "lab-ap-1" || sl["channel"] != float64(36) {
-		t.Errorf("syslog Success: %v", sl)
 	}
 	// FreeRADIUS got the accounting packets wnms passed on.
 	deadline := time.Now().Add(10 * time.Second)

@@ -63,6 +63,11 @@ type Bridge struct {
 	records *metrics.CounterVec
 	once    sync.Once
 	mu      sync.Mutex // serializes Reload
+
+	// accepts holds the RADIUS Successes of sources that also send
+	// syslog, until the syslog Success of the same connection takes
+	// their AAA fields (see Emit).
+	accepts accepts
 }
 
 // entry is one configured source.
@@ -135,8 +140,11 @@ func (b *Bridge) Reload(ctx context.Context) error {
 }
 
 // Run reloads every interval until ctx ends, so a replica takes the
-// configuration another stored.
+// configuration another stored, and stores the held RADIUS Successes
+// whose syslog Success did not come.
 func (b *Bridge) Run(ctx context.Context, every time.Duration) {
+	b.init()
+	go b.releaseHeld(ctx)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -227,6 +235,13 @@ func (b *Bridge) AcceptSyslog(a netip.Addr) bool {
 }
 
 // Emit is the RADIUS listeners' Sink.
+//
+// One connection seen by both listeners (an AP that authenticates
+// through wnms and logs to it) makes one Success: the RADIUS Success of a
+// source that also sends syslog waits up to AcceptHold for the syslog
+// Success of the same client, which then carries its aaaLatency and
+// radiusPrimaryIP beside its own dhcpLatency; when none comes in time it
+// is stored as it is.
 func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, records []json.RawMessage) error {
 	b.init()
 	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
@@ -241,9 +256,143 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return err
 		}
+		if kind == telemetry.KindEvents && e.src.Syslog && m["eventType"] == telemetry.Success {
+			if evicted := b.accepts.hold(e, m, time.Now()); evicted != nil {
+				b.ingestHeld(ctx, []heldAccept{*evicted})
+			}
+			continue
+		}
 		recs = append(recs, m)
 	}
+	if len(recs) == 0 {
+		return nil
+	}
 	return b.place(ctx, "radius", kind, e, netip.Addr{}, recs)
+}
+
+// AcceptHold is how long a RADIUS Success waits for the syslog Success
+// of its connection: longer than the syslog assembler takes to give up
+// on a DHCP line (a minute).
+const AcceptHold = 90 * time.Second
+
+// maxHeld bounds the RADIUS Successes held at once; past it the oldest
+// is stored as it is.
+const maxHeld = 1 << 16
+
+// heldAccept is a RADIUS Success waiting for its syslog Success.
+type heldAccept struct {
+	e   *entry
+	rec map[string]any
+	at  time.Time
+}
+
+// accepts are the held RADIUS Successes by customer and client, oldest
+// first.
+type accepts struct {
+	mu    sync.Mutex
+	byKey map[string]*heldAccept
+	order []string // keys in holding order (may name released ones)
+}
+
+func (a *accepts) key(e *entry, mac string) string { return key(e.customer, mac) }
+
+// hold keeps rec and returns one it had to let go to stay under maxHeld.
+func (a *accepts) hold(e *entry, rec map[string]any, now time.Time) *heldAccept {
+	mac, _ := rec["macAddress"].(string)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byKey == nil {
+		a.byKey = map[string]*heldAccept{}
+	}
+	k := a.key(e, mac)
+	var out *heldAccept
+	if old, ok := a.byKey[k]; ok {
+		out = old // a newer accept of the client: the older connection stands alone
+	} else if len(a.byKey) >= maxHeld {
+		out = a.popOldest()
+	}
+	a.byKey[k] = &heldAccept{e: e, rec: rec, at: now}
+	a.order = append(a.order, k)
+	return out
+}
+
+// popOldest removes the oldest held accept (a.mu held).
+func (a *accepts) popOldest() *heldAccept {
+	for len(a.order) > 0 {
+		k := a.order[0]
+		a.order = a.order[1:]
+		if h, ok := a.byKey[k]; ok {
+			delete(a.byKey, k)
+			return h
+		}
+	}
+	return nil
+}
+
+// take returns and releases the held accept of the client, if any.
+func (a *accepts) take(e *entry, mac string) *heldAccept {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := a.key(e, mac)
+	h, ok := a.byKey[k]
+	if !ok {
+		return nil
+	}
+	delete(a.byKey, k)
+	return h
+}
+
+// expired releases the accepts held since before cutoff.
+func (a *accepts) expired(cutoff time.Time) []heldAccept {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []heldAccept
+	for len(a.order) > 0 {
+		k := a.order[0]
+		h, ok := a.byKey[k]
+		if ok && !h.at.Before(cutoff) {
+			break
+		}
+		a.order = a.order[1:]
+		if ok {
+			delete(a.byKey, k)
+			out = append(out, *h)
+		}
+	}
+	if len(a.order) > 2*maxHeld { // keys of released accepts pile up: compact
+		live := a.order[:0]
+		for _, k := range a.order {
+			if _, ok := a.byKey[k]; ok {
+				live = append(live, k)
+			}
+		}
+		a.order = live
+	}
+	return out
+}
+
+// ingestHeld stores held accepts as they are.
+func (b *Bridge) ingestHeld(ctx context.Context, hs []heldAccept) {
+	for _, h := range hs {
+		if err := b.place(ctx, "radius", telemetry.KindEvents, h.e, netip.Addr{}, []map[string]any{h.rec}); err != nil {
+			b.Log.Warn("data source: a held RADIUS Success not stored", "source", h.e.src.Name, "err", err)
+		}
+	}
+}
+
+// releaseHeld stores, every second until ctx ends, the RADIUS
+// Successes no syslog Success took within AcceptHold.
+func (b *Bridge) releaseHeld(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			b.ingestHeld(ctx, b.accepts.expired(now.Add(-AcceptHold)))
+		}
+	}
 }
 
 // EmitSyslog is the syslog assembler's Sink.
@@ -258,9 +407,34 @@ func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslo
 	if err != nil {
 		return err
 	}
-	var recs []map[string]any
-	if err := json.Unmarshal(raw, &recs); err != nil {
+	var all []map[string]any
+	if err := json.Unmarshal(raw, &all); err != nil {
 		return err
+	}
+	recs := all[:0]
+	for _, r := range all {
+		if e.src.RadiusSecret != "" && r["eventType"] == telemetry.Failure && r["failureCode"] == float64(2) && r["subFailureCode"] == float64(202) {
+			// The source's authentications go through wnms's RADIUS
+			// proxy, which made this Failure first-hand.
+			continue
+		}
+		if r["eventType"] == telemetry.Success {
+			mac, _ := r["macAddress"].(string)
+			if h := b.accepts.take(e, mac); h != nil {
+				for _, f := range []string{"aaaLatency", "radiusPrimaryIP"} {
+					if v, ok := h.rec[f]; ok {
+						r[f] = v
+					}
+				}
+				if _, ok := r["authenticationTimestamp"]; !ok {
+					r["authenticationTimestamp"] = h.rec["authenticationTimestamp"]
+				}
+			}
+		}
+		recs = append(recs, r)
+	}
+	if len(recs) == 0 {
+		return nil
 	}
 	return b.place(ctx, "syslog", telemetry.KindEvents, e, from.Unmap(), recs)
 }

@@ -581,6 +581,13 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 			c = a.get(ref.src, o.MAC, true, now)
 			c.outcome, c.iface = true, o.Interface
 		}
+	case PortStart:
+		// A wired port's start is its association; on Wi-Fi the line
+		// follows the association (or renews keys) and changes nothing.
+		if c = a.get(ref.src, o.MAC, false, now); c != nil && c.associated {
+			return
+		}
+		fallthrough
 	case Associated:
 		c = a.get(ref.src, o.MAC, true, now)
 		if c.associated && !c.outcome {

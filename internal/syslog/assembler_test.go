@@ -598,3 +598,40 @@ func TestAssemblerDHCPElsewhereAfterEarlierLines(t *testing.T) {
 		t.Errorf("under the AP (-want +got):\n%s", diff)
 	}
 }
+
+// A wired 802.1X port (hostapd driver=wired) logs no association: the
+// port's start is one, and a Wi-Fi client's start after its association
+// changes nothing.
+func TestAssemblerWiredPort(t *testing.T) {
+	a, rec, clk := newAssembler()
+	feed(a, clk,
+		hostapd(0, "STA 02:00:00:00:01:00 IEEE 802.1X: start authentication"),
+		hostapd(5, "STA 02:00:00:00:01:00 IEEE 802.1X: received EAPOL-Start from STA"),
+		hostapd(180, "STA 02:00:00:00:01:00 IEEE 802.1X: authenticated - EAP type: 25 (PEAP)"),
+		hostapd(181, "STA 02:00:00:00:01:00 IEEE 802.1X: authorizing port"),
+		dnsmasq(900, ap, "DHCPACK(lp0) 10.66.0.5 02:00:00:00:01:00 "),
+		// A Wi-Fi client: associated, then its 802.1X start.
+		hostapd(2000, "STA 02:00:00:00:02:00 IEEE 802.11: associated (aid 2)"),
+		hostapd(2001, "STA 02:00:00:00:02:00 IEEE 802.1X: start authentication"),
+		hostapd(2100, "AP-STA-CONNECTED 02:00:00:00:02:00"),
+		dnsmasq(2500, ap, "DHCPACK(lp0) 10.66.0.6 02:00:00:00:02:00 "),
+	)
+	a.Flush(context.Background())
+	got := rec.events(ap)
+	var successes []ClientEvent
+	for _, e := range got {
+		if e.EventType == "Success" {
+			successes = append(successes, e)
+		}
+	}
+	want := []ClientEvent{
+		{MacAddress: sta, EventType: "Success", Timestamp: ms(900), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(180),
+			NetworkTimestamp: ms(900), DHCPLatency: 720, Interface: "wlan0"},
+		{MacAddress: "02:00:00:00:02:00", EventType: "Success", Timestamp: ms(2500), AssociationTimestamp: ms(2000),
+			AuthenticationTimestamp: ms(2100), NetworkTimestamp: ms(2500), DHCPLatency: 400, Interface: "wlan0"},
+	}
+	if diff := cmp.Diff(want, summary(successes)); diff != "" {
+		t.Errorf("successes (-want +got):\n%s", diff)
+	}
+	checkIngest(t, got)
+}

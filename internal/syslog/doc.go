@@ -22,7 +22,9 @@
 // Assembler keeps, per client MAC and source, the current connection
 // attempt, and makes:
 //
-//	association                         Intermediate 1/1 Associated
+//	association (on a wired 802.1X      Intermediate 1/1 Associated
+//	  port, hostapd driver=wired, the
+//	  port's "start authentication")
 //	association → keys → DHCP ACK       Success: associationTimestamp, authenticationTimestamp
 //	                                    (AP-STA-CONNECTED or the key handshake; 802.1X success
 //	                                    if no key line), networkTimestamp, dhcpLatency (ms,

@@ -28,11 +28,13 @@ const (
 	DHCPAck      // DHCPACK with the address
 	DHCPNak      // DHCPNAK
 	DHCPNoLease  // dnsmasq "no address available", dhcpd "no free leases"
+	// hostapd again
+	PortStart // "STA <mac> IEEE 802.1X: start authentication": a wired 802.1X port (driver=wired) has no association
 )
 
 var kindNames = [...]string{"none", "associated", "authorized", "key_handshake", "eap_success", "disconnected",
 	"psk_mismatch", "key_timeout", "eap_failure", "assoc_rejected", "ap_full", "dhcp_exchange", "dhcp_ack",
-	"dhcp_nak", "dhcp_no_lease"}
+	"dhcp_nak", "dhcp_no_lease", "port_start"}
 
 // String is the kind's name, for logs and tests.
 func (k Kind) String() string {
@@ -179,6 +181,8 @@ func hostapdModuleKind(module, msg string) Kind {
 			return EAPSuccess
 		case strings.HasPrefix(msg, "authentication failed"):
 			return EAPFailure
+		case strings.HasPrefix(msg, "start authentication"):
+			return PortStart
 		}
 	}
 	return KindNone
