@@ -322,7 +322,9 @@ func TestLab8021X(t *testing.T) {
 		}
 	}
 	failure := func(code int) func(map[string]any) bool {
-		return func(e map[string]any) bool { return e["eventType"] == "Failure" && e["subFailureCode"] == float64(code) }
+		return func(e map[string]any) bool {
+			return e["eventType"] == "Failure" && e["subFailureCode"] == float64(code)
+		}
 	}
 
 	// The right password.
