@@ -243,7 +243,7 @@ func TestEventStreamReplicas(t *testing.T) {
 			startHub(t, a)
 			startHub(t, other)
 			onA := openStream(t, a, a.Admin, -1, "")
-			onB := openStream(t, other, other.Admin, -1, "")
+			onB := openStream(t, other, other.LoginKey(t, a.AdminKeyID, a.AdminKeyValue), -1, "")
 			ctx := context.Background()
 			for i := range 5 {
 				a.API.Hub.APChange(ctx, notify.AP{CustomerID: 1, BoxID: int64(i + 1), LocationID: f.Floor.ID.ID}, false)
