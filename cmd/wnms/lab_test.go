@@ -132,23 +132,29 @@ func (l *lab) startAP(auth, acct, syslogAddr, secret string) {
 	_, authPort, _ := net.SplitHostPort(auth)
 	_, acctPort, _ := net.SplitHostPort(acct)
 	_, slPort, _ := net.SplitHostPort(syslogAddr)
+	// The README's hostapd block as written, with the lab's addresses,
+	// ports and secret, on a wired port.
+	block := readmeBlock(t, "<!-- lab: hostapd.conf -->")
+	set := map[string]string{"own_ip_addr": l.apIP, "auth_server_addr": l.wnmsIP, "auth_server_port": authPort,
+		"auth_server_shared_secret": secret, "acct_server_addr": l.wnmsIP, "acct_server_port": acctPort,
+		"acct_server_shared_secret": secret}
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		k, _, ok := strings.Cut(line, "=")
+		if v, mine := set[k]; ok && mine {
+			line = k + "=" + v
+		}
+		lines = append(lines, line)
+	}
 	conf := filepath.Join(l.dir, "hostapd.conf")
 	os.WriteFile(conf, []byte(fmt.Sprintf(`interface=%s
 driver=wired
 logger_stdout=-1
 logger_stdout_level=1
-ieee8021x=1
 eap_reauth_period=0
 use_pae_group_addr=1
-own_ip_addr=%s
-nas_identifier=lab-ap-1
-auth_server_addr=%s
-auth_server_port=%s
-auth_server_shared_secret=%s
-acct_server_addr=%s
-acct_server_port=%s
-acct_server_shared_secret=%s
-`, l.port, l.apIP, l.wnmsIP, authPort, secret, l.wnmsIP, acctPort, secret)), 0o600)
+%s
+`, l.port, strings.Join(lines, "\n"))), 0o600)
 	logger := fmt.Sprintf("logger -T --rfc3164 -n %s -P %s", l.wnmsIP, slPort)
 	l.start("hostapd", l.apNS, fmt.Sprintf("stdbuf -oL hostapd %s | tee -a %s/hostapd.log | %s -t hostapd",
 		conf, l.dir, logger))
@@ -163,6 +169,26 @@ acct_server_shared_secret=%s
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// readmeBlock returns the first fenced block after marker in the README.
+func readmeBlock(t *testing.T, marker string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), marker)
+	if !ok {
+		t.Fatalf("the README has no %s", marker)
+	}
+	_, rest, _ = strings.Cut(rest, "```")
+	_, rest, _ = strings.Cut(rest, "\n")
+	block, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatalf("no block after %s", marker)
+	}
+	return block
 }
 
 func (l *lab) file(name string) string {

@@ -57,6 +57,18 @@ func TestREADMEWalkthrough(t *testing.T) {
 		steps = append(steps, snmpSteps...)
 	}
 
+	// "Connect your network": its calls go on from the same session (the
+	// hostapd block runs in the 802.1X lab, lab_test.go).
+	start, end = strings.Index(s, "## Connect your network"), strings.Index(s, "## Running on PostgreSQL")
+	if start < 0 || end < start {
+		t.Fatal("the README has no section Connect your network")
+	}
+	if connect := parseWalkthrough(s[start:end]); len(connect) != 2 {
+		t.Fatalf("found %d shell blocks in Connect your network, want 2", len(connect))
+	} else {
+		steps = append(steps, connect...)
+	}
+
 	dir := t.TempDir()
 	l, _, stderr, _ := bootServe(t, map[string]string{}, "--data", filepath.Join(dir, "wnms-data"))
 	// The SNMP section runs from the repository's directory (mibs/), and
