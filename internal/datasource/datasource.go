@@ -68,7 +68,26 @@ type Bridge struct {
 	// syslog, until the syslog Success of the same connection takes
 	// their AAA fields (see Emit).
 	accepts accepts
+
+	groupsMu sync.Mutex
+	groups   map[string]*group // by source and kind: see emitGrouped
 }
+
+// group gathers the records of concurrent Emit calls of one source and
+// kind into one ingest.
+type group struct {
+	mu      sync.Mutex
+	pending []*groupReq
+	running bool
+}
+
+type groupReq struct {
+	recs []map[string]any
+	done chan error
+}
+
+// maxRound bounds the records one ingest of a group takes.
+const maxRound = 10_000
 
 // entry is one configured source.
 type entry struct {
@@ -267,7 +286,83 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 	if len(recs) == 0 {
 		return nil
 	}
-	return b.place(ctx, "radius", kind, e, netip.Addr{}, recs)
+	return b.emitGrouped(ctx, kind, e, recs)
+}
+
+// emitGrouped stores recs with the records of the other Emit calls of
+// the same source and kind that wait meanwhile, in one ingest (one
+// transaction), and returns once they are committed. The accounting
+// server answers each packet only after its record is committed, so
+// packets from many NASes share commits instead of each waiting for its
+// own: the first caller runs rounds while callers keep coming, each round
+// taking what arrived during the one before (at most maxRound records).
+func (b *Bridge) emitGrouped(ctx context.Context, kind string, e *entry, recs []map[string]any) error {
+	k := key(e.customer, e.src.Name) + "/" + kind
+	b.groupsMu.Lock()
+	if b.groups == nil {
+		b.groups = map[string]*group{}
+	}
+	g, ok := b.groups[k]
+	if !ok {
+		g = &group{}
+		b.groups[k] = g
+	}
+	b.groupsMu.Unlock()
+	r := &groupReq{recs: recs, done: make(chan error, 1)}
+	g.mu.Lock()
+	g.pending = append(g.pending, r)
+	lead := !g.running
+	g.running = true
+	g.mu.Unlock()
+	if lead {
+		// The rounds outlive this caller's context: others wait on them.
+		go b.runRounds(context.WithoutCancel(ctx), g, kind, e)
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runRounds ingests what g holds, round after round, until it is empty.
+func (b *Bridge) runRounds(ctx context.Context, g *group, kind string, e *entry) {
+	for {
+		g.mu.Lock()
+		var batch []*groupReq
+		n := 0
+		for len(g.pending) > 0 && (n == 0 || n+len(g.pending[0].recs) <= maxRound) {
+			n += len(g.pending[0].recs)
+			batch = append(batch, g.pending[0])
+			g.pending = g.pending[1:]
+		}
+		if len(batch) == 0 {
+			g.running = false
+			g.mu.Unlock()
+			return
+		}
+		g.mu.Unlock()
+		all := make([]map[string]any, 0, n)
+		ids := map[string]bool{}
+		for _, x := range batch {
+			for _, r := range x.recs {
+				// A NAS's retransmission may share the round with its
+				// first try: the same record once.
+				if id, _ := r["eventId"].(string); id != "" {
+					if ids[id] {
+						continue
+					}
+					ids[id] = true
+				}
+				all = append(all, r)
+			}
+		}
+		err := b.place(ctx, "radius", kind, e, netip.Addr{}, all)
+		for _, x := range batch {
+			x.done <- err
+		}
+	}
 }
 
 // AcceptHold is how long a RADIUS Success waits for the syslog Success

@@ -100,8 +100,6 @@ func listen(t testing.TB) *net.UDPConn {
 	return c
 }
 
-func freePort(t testing.TB) int { return radiustest.FreePort(t) }
-
 const sourceSecret = "source-secret"
 
 func localSource() SourceConfig {

@@ -12,7 +12,12 @@ import (
 // Post sends body as JSON to u with the session cookie and returns the
 // answer's body; any status but 200 is an error.
 func Post(c *http.Client, u, cookie string, body []byte) ([]byte, error) {
-	req, err := http.NewRequest("POST", u, bytes.NewReader(body))
+	return Send(c, "POST", u, cookie, body)
+}
+
+// Send is Post with another method (PUT).
+func Send(c *http.Client, method, u, cookie string, body []byte) ([]byte, error) {
+	req, err := http.NewRequest(method, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,245 @@
+// Command datasources measures the RADIUS accounting server and the syslog
+// receiver through the whole write path (the bridge, ingest, the store):
+// accounting packets answered per second, each answer after its record
+// was committed, and syslog lines parsed and stored per second; and what
+// an authenticated read (GET users/current) costs meanwhile.
+//
+//	go run ./bench/datasources                       # SQLite in a temporary directory
+//	go run ./bench/datasources -database-url "$URL"  # PostgreSQL
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	rad "layeh.com/radius"
+	"layeh.com/radius/rfc2865"
+	"layeh.com/radius/rfc2866"
+	"layeh.com/radius/rfc2869"
+
+	"github.com/wnms/wnms/bench/internal/benchserver"
+	"github.com/wnms/wnms/internal/datasource"
+	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/internal/radius"
+	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/syslog"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+var (
+	dbURL    = flag.String("database-url", "", "PostgreSQL URL; empty: SQLite in a temporary directory")
+	duration = flag.Duration("duration", 10*time.Second, "how long the accounting load runs")
+	nases    = flag.Int("nas", 64, "NAS sockets sending accounting packets, one packet in flight each")
+	lines    = flag.Int("lines", 200_000, "syslog lines sent (6 a client connection)")
+)
+
+const secret = "bench-nas-secret"
+
+func main() {
+	flag.Parse()
+	ctx := context.Background()
+	cfg := store.Config{DatabaseURL: *dbURL, Serving: true}
+	if *dbURL == "" {
+		dir, err := os.MkdirTemp("", "bench-datasources")
+		check(err)
+		defer os.RemoveAll(dir)
+		cfg.DataDir = dir
+	}
+	st, err := store.Open(ctx, cfg)
+	check(err)
+	defer st.Close()
+	srv, err := benchserver.Start(ctx, st)
+	check(err)
+	client := &http.Client{Timeout: time.Minute}
+	cookie, err := srv.Session(ctx, client)
+	check(err)
+
+	// An AP with the radio the packets name, at a floor, and the source.
+	floor := fmt.Sprintf(`{"parentLocation":{"type":"locallocationid","id":0},"location":{"type":"floorlocation","name":"Bench floor %d"}}`, time.Now().UnixNano())
+	made, err := benchserver.Send(client, "PUT", srv.Base+"/V2/locations", cookie, []byte(floor))
+	check(err)
+	var loc wnms.Location
+	check(json.Unmarshal(made, &loc))
+	floorID := loc.ID.ID
+	_, err = benchserver.Post(client, srv.Base+"/V5/ingest/aps", cookie, fmt.Appendf(nil,
+		`[{"macaddress":"AA:BB:CC:00:00:00","name":"bench-ap","ipAddress":"127.0.0.1","locationId":{"type":"locallocationid","id":%d},
+		"radios":[{"macaddress":"AA:BB:CC:DD:EE:FF","channel":36,"ssid":"corp"}]}]`, floorID))
+	check(err)
+	_, err = st.UpdateDataSources(ctx, wnms.OnPremCustomer, func(*wnms.DataSources) (*wnms.DataSources, error) {
+		d := wnms.EmptyDataSources()
+		d.Sources = []wnms.DataSource{{Name: "bench", CIDR: "127.0.0.1/32", RadiusSecret: secret, Syslog: true,
+			LocationID: wnms.LocalID(floorID)}}
+		return d, nil
+	})
+	check(err)
+	reg := metrics.NewRegistry()
+	b := &datasource.Bridge{Store: st, Ingest: srv.API.Telemetry, Radius: &radius.Settings{}, Registry: reg}
+	check(b.Reload(ctx))
+	engine := "SQLite"
+	if *dbURL != "" {
+		engine = "PostgreSQL"
+	}
+
+	alone := reads(client, srv.Base, cookie, 2*time.Second, nil)
+	fmt.Printf("%s: GET users/current alone: %s\n", engine, alone)
+	accounting(ctx, b, client, srv.Base, cookie, engine)
+	syslogIntake(ctx, b, engine)
+	// What became of the records, as /metrics shows it.
+	var out strings.Builder
+	reg.Write(&out)
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "wnms_datasource_records_total{") {
+			fmt.Printf("%s: %s\n", engine, l)
+		}
+	}
+}
+
+// accounting sends Starts and Stops from many NAS sockets for the
+// duration and counts the answers.
+func accounting(ctx context.Context, b *datasource.Bridge, client *http.Client, base, cookie, engine string) {
+	a := radius.NewAccounting(b.Radius, b, radius.AccountingOptions{})
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	check(err)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go a.Serve(ctx, pc)
+	to := pc.LocalAddr().(*net.UDPAddr)
+	var answered, retries atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range *nases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			check(err)
+			defer c.Close()
+			buf := make([]byte, 4096)
+			for i := int64(1); ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				// Start and Stop of one session after another: each an event
+				// stored (Interim-Updates become samples, which ingest
+				// refuses without rssi and dataRateMbps).
+				p := rad.New(rad.CodeAccountingRequest, []byte(secret))
+				status := rfc2866.AcctStatusType_Value_Start
+				if i%2 == 0 {
+					status = rfc2866.AcctStatusType_Value_Stop
+				}
+				rfc2866.AcctStatusType_Set(p, status)
+				rfc2866.AcctSessionID_SetString(p, fmt.Sprintf("bench-%d-%d-%d", start.UnixNano(), w, (i+1)/2))
+				rfc2865.CallingStationID_SetString(p, fmt.Sprintf("02-00-00-00-%02X-%02X", w>>8, w&255))
+				rfc2865.CalledStationID_SetString(p, "AA-BB-CC-DD-EE-FF:corp")
+				rfc2866.AcctInputOctets_Set(p, rfc2866.AcctInputOctets(i*1000))
+				rfc2866.AcctOutputOctets_Set(p, rfc2866.AcctOutputOctets(i*4000))
+				rfc2869.EventTimestamp_Set(p, start.Add(time.Duration(i)*time.Millisecond))
+				wire, err := p.Encode()
+				check(err)
+				for {
+					c.WriteToUDP(wire, to)
+					c.SetReadDeadline(time.Now().Add(2 * time.Second))
+					if _, _, err := c.ReadFromUDP(buf); err == nil {
+						answered.Add(1)
+						break
+					}
+					retries.Add(1)
+				}
+			}
+		}()
+	}
+	during := reads(client, base, cookie, *duration, stop)
+	wg.Wait()
+	wall := time.Since(start)
+	cs := a.Counters()
+	fmt.Printf("%s: accounting, %d NAS sockets: %d packets answered after commit in %s = %.0f packets/s; %d retries; %d records committed, %d sink errors\n",
+		engine, *nases, answered.Load(), wall.Round(time.Millisecond), float64(answered.Load())/wall.Seconds(), retries.Load(),
+		cs.Events.Load(), cs.SinkErrors.Load())
+	fmt.Printf("%s: GET users/current during accounting: %s\n", engine, during)
+}
+
+// syslogIntake sends lines over TCP as a syslog daemon forwards them and
+// waits until every connection's events are stored.
+func syslogIntake(ctx context.Context, b *datasource.Bridge, engine string) {
+	a := &syslog.Assembler{Sink: syslog.SinkFunc(b.EmitSyslog)}
+	r := &syslog.Receiver{Handle: a.Observe, Accept: b.AcceptSyslog}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go a.Run(ctx)
+	go r.Serve(ctx, nil, ln)
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	check(err)
+	w := bufio.NewWriterSize(conn, 1<<16)
+	now := time.Now().UTC()
+	clients := *lines / 6
+	start := time.Now()
+	run := start.UnixNano() % 0xffff
+	for c := range clients {
+		mac := fmt.Sprintf("02:%02x:%02x:%02x:%02x:%02x", run>>8, run&255, c>>16&255, c>>8&255, c&255)
+		ts := now.Add(-time.Duration(clients-c) * time.Millisecond).Format(time.Stamp)
+		for _, l := range []string{
+			"<30>%s ap hostapd: wlan0: STA %s IEEE 802.11: associated (aid 1)",
+			"<29>%s ap hostapd: wlan0: AP-STA-CONNECTED %s",
+			"<30>%s ap hostapd: wlan0: STA %s WPA: pairwise key handshake completed (RSN)",
+			"<30>%s ap dnsmasq-dhcp[1403]: DHCPDISCOVER(br-lan) %s ",
+			"<30>%s ap dnsmasq-dhcp[1403]: DHCPACK(br-lan) 10.66.0.5 %s phone",
+			"<30>%s ap hostapd: wlan0: AP-STA-DISCONNECTED %s",
+		} {
+			fmt.Fprintf(w, l+"\n", ts, mac)
+		}
+	}
+	check(w.Flush())
+	sent := time.Since(start)
+	for r.Stats().Parsed < uint64(clients*6) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	a.Flush(ctx)
+	wall := time.Since(start)
+	conn.Close()
+	s := a.Stats()
+	fmt.Printf("%s: syslog over TCP: %d lines (%d connections) parsed and stored in %s = %.0f lines/s (sent in %s); %d events, %d batches, %d emit errors\n",
+		engine, clients*6, clients, wall.Round(time.Millisecond), float64(clients*6)/wall.Seconds(), sent.Round(time.Millisecond),
+		s.Events["Success"]+s.Events["Intermediate"]+s.Events["Failure"], s.Batches, s.EmitErrors)
+}
+
+// reads makes authenticated reads, one at a time, until stop closes (or
+// for d when stop is nil), and describes their rate and latency.
+func reads(client *http.Client, base, cookie string, d time.Duration, stop chan struct{}) string {
+	var lat []time.Duration
+	start := time.Now()
+	for time.Since(start) < d {
+		t := time.Now()
+		_, err := benchserver.Get(client, base+"/V5/users/current", cookie)
+		check(err)
+		lat = append(lat, time.Since(t))
+	}
+	if stop != nil {
+		close(stop)
+	}
+	slices.Sort(lat)
+	q := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond) }
+	return fmt.Sprintf("%.0f reads/s, p50 %s, p99 %s", float64(len(lat))/time.Since(start).Seconds(), q(0.5), q(0.99))
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
