@@ -234,7 +234,9 @@ func reads(client *http.Client, base, cookie string, d time.Duration, stop chan 
 		close(stop)
 	}
 	slices.Sort(lat)
-	q := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond) }
+	q := func(p float64) time.Duration {
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond)
+	}
 	return fmt.Sprintf("%.0f reads/s, p50 %s, p99 %s", float64(len(lat))/time.Since(start).Seconds(), q(0.5), q(0.99))
 }
 
