@@ -135,8 +135,7 @@ func accounting(ctx context.Context, b *datasource.Bridge, client *http.Client, 
 				default:
 				}
 				// Start and Stop of one session after another: each an event
-				// stored (Interim-Updates become samples, which ingest
-				// refuses without rssi and dataRateMbps).
+				// stored, and each Stop a sample of the session's bytes.
 				p := rad.New(rad.CodeAccountingRequest, []byte(secret))
 				status := rfc2866.AcctStatusType_Value_Start
 				if i%2 == 0 {

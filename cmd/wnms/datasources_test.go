@@ -170,8 +170,28 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 	if n := len(events("02:00:00:00:00:03")); n != 0 {
 		t.Errorf("the NAS with the wrong secret made %d events", n)
 	}
-	// FreeRADIUS got the accounting packets wnms passed on.
+	// Accounting's byte counts are the client's traffic; it has no radio
+	// metrics, so no data rate.
+	trend := func(typ string) []any {
+		r := must(typ, do(t, "GET", base+"/V5/devices/clients/statistics/trend?type="+typ+"&macaddress=02:00:00:00:00:01", ck, "", nil), 200)
+		var tr struct {
+			Samples []any `json:"samples"`
+		}
+		json.Unmarshal([]byte(r.body), &tr)
+		return tr.Samples
+	}
 	deadline := time.Now().Add(10 * time.Second)
+	for len(trend("clienttraffic")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no traffic from accounting\nserver log:\n%s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if rate := trend("clientdatarate"); len(rate) != 0 {
+		t.Errorf("a data rate from accounting: %v", rate)
+	}
+	// FreeRADIUS got the accounting packets wnms passed on.
+	deadline = time.Now().Add(10 * time.Second)
 	for !strings.Contains(fr.Output(), "Acct-Session-Id = \"e2e-1\"") {
 		if time.Now().After(deadline) {
 			t.Fatalf("accounting not passed on to FreeRADIUS:\n%s", radiustest.Tail(fr.Output(), 40))
@@ -180,9 +200,16 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 	}
 
 	m := must("metrics", do(t, "GET", "http://"+l.API+"/metrics", nil, "", nil), 200).body
+	for _, series := range []string{
+		`wnms_datasource_records_total{source="radius",kind="clientevents",outcome="accepted"} `,
+		`wnms_datasource_records_total{source="syslog",kind="clientevents",outcome="accepted"} `,
+		`wnms_datasource_records_total{source="radius",kind="clientstats",outcome="accepted"} `,
+	} {
+		if i := strings.Index(m, series); i < 0 || strings.HasPrefix(m[i+len(series):], "0\n") {
+			t.Errorf("/metrics: %s is missing or 0", series)
+		}
+	}
 	for _, want := range []string{
-		`wnms_datasource_records_total{source="radius",kind="clientevents",outcome="accepted"}`,
-		`wnms_datasource_records_total{source="syslog",kind="clientevents",outcome="accepted"}`,
 		`wnms_radius_dropped_total{reason="bad_message_authenticator"} 1`,
 		`wnms_radius_packets_total{packet="accounting_response"} 3`,
 		`wnms_syslog_messages_total{outcome="parsed"} 6`,

@@ -114,15 +114,21 @@ func (r *receiver) waitAcked(t *testing.T, n int, within time.Duration) map[int6
 	}
 }
 
-func startDispatcher(t *testing.T, e *apitest.Env, lease time.Duration) context.CancelFunc {
+// startDispatcher runs e's webhook dispatcher polling every 20 ms (and
+// with lease, when given) until the returned function, which waits for it
+// to stop, or the test's end.
+func startDispatcher(t *testing.T, e *apitest.Env, lease time.Duration) func() {
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	e.API.Webhooks.Poll = 20 * time.Millisecond
 	if lease > 0 {
 		e.API.Webhooks.Lease = lease
 	}
-	go e.API.Webhooks.Run(ctx)
-	return cancel
+	done := make(chan struct{})
+	go func() { defer close(done); e.API.Webhooks.Run(ctx) }()
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }
 
 func createHook(t *testing.T, c *apitest.Client, url string, extra map[string]any) wnms.Webhook {
@@ -237,8 +243,8 @@ func TestWebhookDelivery(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
 		f := newAuthzFixture(t, b)
 		e := f.E
+		startDispatcher(t, e, 0) // before the hub, whose first event wakes (and sets up) the dispatcher
 		startHub(t, e)
-		startDispatcher(t, e, 0)
 		all := newReceiver(t)
 		site := newReceiver(t)
 		flaky := newReceiver(t)
@@ -298,9 +304,9 @@ func TestWebhookDelivery(t *testing.T) {
 func TestWebhookDeadReceiver(t *testing.T) {
 	f := newAuthzFixture(t, apitest.SQLite)
 	e := f.E
-	startHub(t, e)
 	e.API.Webhooks.Client = notify.NewWebhookClient(30 * time.Second)
 	startDispatcher(t, e, 0)
+	startHub(t, e)
 	dead := newReceiver(t)
 	dead.hold = make(chan struct{})
 	live := newReceiver(t)
@@ -333,13 +339,15 @@ func TestWebhookReplicas(t *testing.T) {
 		f := newAuthzFixture(t, b)
 		a := f.E
 		bEnv := apitest.NewAt(t, b, a.Config)
-		startHub(t, a)
-		startHub(t, bEnv)
 		rcv := newReceiver(t)
 		createHook(t, a.Admin, rcv.srv.URL, map[string]any{"kinds": []string{"apDown", "apUp"}})
+		// The dispatchers are set up before the hubs, whose first events
+		// wake (and set up) them.
 		stopA := startDispatcher(t, a, time.Second)
 		bEnv.API.Webhooks.PerWebhook = 1 // B sends one at a time, so A claims some
 		startDispatcher(t, bEnv, time.Second)
+		startHub(t, a)
+		startHub(t, bEnv)
 		raiseAPs(a, f.Floor, 100)
 		raiseAPs(bEnv, f.Floor, 100)
 		got := rcv.waitAcked(t, 200, 30*time.Second)

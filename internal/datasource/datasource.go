@@ -614,7 +614,12 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 	if err != nil {
 		return err
 	}
-	res, err := b.Ingest.Ingest(ctx, b.caller(e), kind, body)
+	ingestKind := kind
+	if kind == telemetry.KindStats {
+		// Accounting's samples carry bytes, not radio metrics.
+		ingestKind = telemetry.KindTrafficStats
+	}
+	res, err := b.Ingest.Ingest(ctx, b.caller(e), ingestKind, body)
 	if err != nil {
 		return err
 	}

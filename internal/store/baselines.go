@@ -162,14 +162,15 @@ func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn
 
 // slotSumsQuery sums one slot's samples ($2 ≤ ts < $3; $4 the low RSSI,
 // $5 the sticky margin) per client, location, band and SSID, through the
-// ts index (see slotAttemptsQuery).
+// ts index (see slotAttemptsQuery). Samples of traffic only (no radio
+// metrics) do not count.
 const slotSumsQuery = `SELECT mac, location_id, ssid,
 	CASE WHEN channel BETWEEN 1 AND 14 THEN '` + wnms.Band24GHz + `' ELSE '` + wnms.Band5GHz + `' END AS band,
 	COUNT(*), SUM(data_rate), SUM(retry_pct), SUM(rssi),
 	MIN(CASE WHEN rssi < $4 THEN 1 ELSE 0 END),
 	SUM(CASE WHEN best_nbr_rssi IS NOT NULL AND best_nbr_rssi >= rssi + $5 THEN 1 ELSE 0 END),
 	COUNT(best_nbr_rssi)
-	FROM client_stats WHERE +customer_id = $1 AND ts >= $2 AND ts < $3
+	FROM client_stats WHERE +customer_id = $1 AND ts >= $2 AND ts < $3 AND rssi IS NOT NULL
 	GROUP BY mac, location_id, ssid, band
 	ORDER BY mac`
 
@@ -209,7 +210,7 @@ func (s *Store) ClientSamples(ctx context.Context, customerID int64, mac string,
 // the index that holds those columns (client_stats_rate).
 func (s *Store) ClientRates(ctx context.Context, customerID int64, mac string, from, to int64) ([]baseline.ScopedSample, error) {
 	rows, err := s.tr.QueryContext(ctx, `SELECT ts, location_id, ssid, channel, data_rate FROM client_stats
-		WHERE customer_id = $1 AND mac = $4 AND ts >= $2 AND ts < $3 ORDER BY ts`, customerID, from, to, mac)
+		WHERE customer_id = $1 AND mac = $4 AND ts >= $2 AND ts < $3 AND data_rate IS NOT NULL ORDER BY ts`, customerID, from, to, mac)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +231,7 @@ func (s *Store) ClientRates(ctx context.Context, customerID int64, mac string, f
 
 func (s *Store) samples(ctx context.Context, where string, args ...any) ([]baseline.ScopedSample, error) {
 	rows, err := s.tr.QueryContext(ctx, `SELECT mac, ts, location_id, ssid, channel, rssi, data_rate, retry_pct, best_nbr_rssi
-		FROM client_stats WHERE `+where+` ORDER BY ts`, args...)
+		FROM client_stats WHERE `+where+` AND rssi IS NOT NULL ORDER BY ts`, args...)
 	if err != nil {
 		return nil, err
 	}

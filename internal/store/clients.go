@@ -95,8 +95,12 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 		if b := x.ObservedByJSON(); b != nil {
 			obs = string(b)
 		}
+		var rssi, rate, retry any = int64(x.RSSI), x.DataRateMbps, x.RetryRatePct
+		if x.NoRadio {
+			rssi, rate, retry = nil, nil, nil
+		}
 		rows[i] = []any{customerID, x.MacAddress, x.Timestamp, x.LocationID, box, x.BSSID, x.SSID, int64(x.Channel),
-			int64(x.RSSI), x.DataRateMbps, x.RetryRatePct, nbr, tx, rx, obs}
+			rssi, rate, retry, nbr, tx, rx, obs}
 	}
 	d := newDerived()
 	maps.Copy(d.clients, clients)
@@ -323,7 +327,7 @@ func (s *Store) Clients(ctx context.Context, q telemetry.ClientQuery) ([]telemet
 // RecentSamples lists a client's samples since since, oldest first.
 func (s *Store) RecentSamples(ctx context.Context, customerID int64, mac string, since int64) ([]telemetry.Sample, error) {
 	rows, err := s.tr.QueryContext(ctx, `SELECT ts, bssid, ap_box_id, rssi, observed_by FROM client_stats
-		WHERE customer_id = $1 AND mac = $2 AND ts >= $3 ORDER BY ts, id`, customerID, mac, since)
+		WHERE customer_id = $1 AND mac = $2 AND ts >= $3 AND rssi IS NOT NULL ORDER BY ts, id`, customerID, mac, since)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"strconv"
 
 	"github.com/wnms/wnms/internal/telemetry"
@@ -60,9 +61,11 @@ func (s *Store) ClientTrend(ctx context.Context, customerID int64, mac, ssid str
 	for rows.Next() {
 		var x telemetry.ClientBucket
 		var reported int64
-		if err := rows.Scan(&x.Time, &x.DataRate, &x.Retry, &x.Bytes, &reported); err != nil {
+		var rate, retry sql.NullFloat64 // NULL: only samples of traffic (no radio metrics)
+		if err := rows.Scan(&x.Time, &rate, &retry, &x.Bytes, &reported); err != nil {
 			return nil, err
 		}
+		x.DataRate, x.Retry, x.HasRadio = rate.Float64, retry.Float64, rate.Valid
 		x.HasTraffic = reported > 0
 		out = append(out, x)
 	}

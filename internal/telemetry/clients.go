@@ -26,14 +26,17 @@ type Observation struct {
 
 // Sample is a checked client statistics sample.
 type Sample struct {
-	MacAddress     string
-	Timestamp      int64
-	BSSID          string
-	SSID           string
-	Channel        int
-	RSSI           int
-	DataRateMbps   float64
-	RetryRatePct   float64
+	MacAddress   string
+	Timestamp    int64
+	BSSID        string
+	SSID         string
+	Channel      int
+	RSSI         int
+	DataRateMbps float64
+	RetryRatePct float64
+	// NoRadio: the sample has no radio metrics (RSSI, data rate and retry
+	// rate are unknown, not zero), only traffic: RADIUS accounting's.
+	NoRadio        bool
 	BestNeighbor   *int
 	TxBytes        *int64
 	RxBytes        *int64
@@ -67,6 +70,17 @@ type sampleInput struct {
 // ParseSample decodes and checks one ingested client statistics sample
 // at time now.
 func ParseSample(raw json.RawMessage, now time.Time) (*Sample, error) {
+	return parseSample(raw, now, false)
+}
+
+// ParseTrafficSample is ParseSample for a sample that may carry traffic
+// only (txBytes or rxBytes) and no radio metrics at all, as RADIUS
+// accounting reports a client.
+func ParseTrafficSample(raw json.RawMessage, now time.Time) (*Sample, error) {
+	return parseSample(raw, now, true)
+}
+
+func parseSample(raw json.RawMessage, now time.Time, trafficOnly bool) (*Sample, error) {
 	var in sampleInput
 	if err := decodeRecord(raw, &in); err != nil {
 		return nil, err
@@ -93,6 +107,13 @@ func ParseSample(raw json.RawMessage, now time.Time) (*Sample, error) {
 	s := &Sample{MacAddress: mac, Timestamp: ts, BSSID: bssid, SSID: in.SSID, Channel: in.Channel,
 		BestNeighbor: in.BestNeighborRSSI, TxBytes: in.TxBytes, RxBytes: in.RxBytes,
 		ClientName: in.ClientName, Username: in.Username}
+	if trafficOnly && in.RSSI == nil && in.DataRateMbps == nil && in.RetryRatePct == nil {
+		if in.TxBytes == nil && in.RxBytes == nil {
+			return nil, wnms.Invalid("txBytes", "required without radio metrics")
+		}
+		s.NoRadio = true
+		in.RSSI, in.DataRateMbps = new(int), new(float64) // checked as zeros, stored as NULL
+	}
 	if in.RSSI == nil {
 		return nil, wnms.Invalid("rssi", "required (dBm)")
 	}
@@ -270,8 +291,12 @@ func (s *Sample) ClientUpdate() ClientUpdate {
 	if wnms.BandOf(s.Channel) == wnms.Band5GHz {
 		protocol = "A"
 	}
-	rssi, rate := s.RSSI, s.DataRateMbps
-	return ClientUpdate{MacAddress: s.MacAddress, Timestamp: s.Timestamp, Name: s.ClientName, Username: s.Username,
+	u := ClientUpdate{MacAddress: s.MacAddress, Timestamp: s.Timestamp, Name: s.ClientName, Username: s.Username,
 		BSSID: s.BSSID, SSID: s.SSID, Channel: s.Channel, Protocol: protocol, LocationID: s.LocationID,
-		APBoxID: s.APBoxID, APName: s.APName, RSSI: &rssi, DataRate: &rate}
+		APBoxID: s.APBoxID, APName: s.APName}
+	if !s.NoRadio {
+		rssi, rate := s.RSSI, s.DataRateMbps
+		u.RSSI, u.DataRate = &rssi, &rate
+	}
+	return u
 }

@@ -12,6 +12,9 @@ const (
 	KindAPs    = "aps"
 	KindEvents = "clientevents"
 	KindStats  = "clientstats"
+	// KindTrafficStats are samples that may carry traffic only, from the
+	// RADIUS accounting server; not an HTTP call.
+	KindTrafficStats = "trafficstats"
 )
 
 // MaxLogBundle is the largest connection log bundle an ingest may attach.
@@ -28,6 +31,8 @@ func (s *Service) Ingest(ctx context.Context, c *wnms.Caller, kind string, body 
 		store = s.IngestEvents
 	case KindStats:
 		store = s.IngestStats
+	case KindTrafficStats:
+		store = s.IngestTrafficStats
 	default:
 		return nil, wnms.NotFound("no ingest of %q", kind)
 	}

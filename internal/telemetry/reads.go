@@ -136,9 +136,13 @@ func (s *Service) ClientTrend(ctx context.Context, c *wnms.Caller, q TrendQuery)
 	for _, b := range buckets {
 		switch q.Type {
 		case "clientdatarate":
-			out.Samples = append(out.Samples, TrendPoint{b.Time, b.DataRate * 1000})
+			if b.HasRadio {
+				out.Samples = append(out.Samples, TrendPoint{b.Time, b.DataRate * 1000})
+			}
 		case "clientretransmissionrate":
-			out.Samples = append(out.Samples, TrendPoint{b.Time, b.Retry})
+			if b.HasRadio {
+				out.Samples = append(out.Samples, TrendPoint{b.Time, b.Retry})
+			}
 		case "clienttraffic":
 			if b.HasTraffic {
 				out.Samples = append(out.Samples, TrendPoint{b.Time, float64(b.Bytes) / 1000})

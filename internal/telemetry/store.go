@@ -175,6 +175,7 @@ type ClientBucket struct {
 	Retry      float64 // mean, %
 	Bytes      int64
 	HasTraffic bool
+	HasRadio   bool // false: only samples of traffic, DataRate and Retry unknown
 }
 
 // APBucket is an AP's heartbeats in one 5-minute bucket.
