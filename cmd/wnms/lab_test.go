@@ -271,7 +271,25 @@ func TestLab8021X(t *testing.T) {
 		}
 		t.Skip("the lab needs root for its network namespaces")
 	}
-	fr := radiustest.Start(t)
+	// FreeRADIUS takes wnms as a client with the README's clients.conf
+	// block, wnms's address being the loopback here.
+	clients := readmeBlock(t, "<!-- lab: clients.conf -->")
+	upstreamSecret := ""
+	var conf []string
+	for _, line := range strings.Split(clients, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
+		switch strings.TrimSpace(k) {
+		case "ipaddr":
+			line = "\tipaddr = 127.0.0.1"
+		case "secret":
+			upstreamSecret = strings.TrimSpace(v)
+		}
+		conf = append(conf, line)
+	}
+	if upstreamSecret == "" {
+		t.Fatalf("no secret in the README's clients.conf block:\n%s", clients)
+	}
+	fr := radiustest.StartWithClients(t, strings.Join(conf, "\n"), "-X")
 	l := newLab(t)
 	data := t.TempDir()
 	srv, _, stderr, _ := bootServe(t, nil, "--data", data, "--baseline-min-samples", "3",
@@ -316,7 +334,7 @@ func TestLab8021X(t *testing.T) {
 	must("data sources", do(t, "PUT", base+"/V5/datasources", ck, "application/json", jsonBody(map[string]any{
 		"radius": map[string]any{
 			// Longer than FreeRADIUS's reject_delay (1 s): a Reject comes late.
-			"upstreams":           []any{map[string]any{"address": fr.Auth, "secret": radiustest.UpstreamSecret, "timeoutMs": 2500}},
+			"upstreams":           []any{map[string]any{"address": fr.Auth, "secret": upstreamSecret, "timeoutMs": 2500}},
 			"accountingUpstreams": []any{},
 		},
 		"sources": []any{map[string]any{"name": "lab AP", "cidr": l.apIP + "/32", "radiusSecret": nasSecret, "syslog": true,

@@ -63,6 +63,13 @@ func Start(t testing.TB) *FreeRADIUS {
 // the debug output the tests show on failure, "-l", "stdout" for speed.
 func StartWith(t testing.TB, opts ...string) *FreeRADIUS {
 	t.Helper()
+	return StartWithClients(t, "client lab {\n\tipaddr = 127.0.0.1\n\tsecret = "+UpstreamSecret+"\n}\n", opts...)
+}
+
+// StartWithClients is StartWith with clients as the whole of
+// clients.conf (the clients FreeRADIUS answers).
+func StartWithClients(t testing.TB, clients string, opts ...string) *FreeRADIUS {
+	t.Helper()
 	NeedTool(t, "freeradius", "make", "openssl")
 	const etc = "/etc/freeradius/3.0"
 	if _, err := os.Stat(etc); err != nil {
@@ -133,9 +140,7 @@ func StartWith(t testing.TB, opts ...string) *FreeRADIUS {
 	edit("mods-config/files/authorize", func(s string) string {
 		return "alice Cleartext-Password := \"alice-pw\"\n" + s
 	})
-	edit("clients.conf", func(string) string {
-		return "client lab {\n\tipaddr = 127.0.0.1\n\tsecret = " + UpstreamSecret + "\n}\n"
-	})
+	edit("clients.conf", func(string) string { return clients })
 	// The CA, the server's certificate and a client certificate signed by
 	// the same CA, as the eap module's README makes them.
 	Run(t, filepath.Join(dir, "certs"), "make", "ca.pem", "server.pem", "client.pem")
