@@ -343,9 +343,12 @@ func TestWebhookReplicas(t *testing.T) {
 		createHook(t, a.Admin, rcv.srv.URL, map[string]any{"kinds": []string{"apDown", "apUp"}})
 		// The dispatchers are set up before the hubs, whose first events
 		// wake (and set up) them.
-		stopA := startDispatcher(t, a, time.Second)
+		// Leases long enough that no delivery outlives its claim on a
+		// loaded machine: a claim that expires mid-delivery is delivered
+		// again by design (at least once).
+		stopA := startDispatcher(t, a, 10*time.Second)
 		bEnv.API.Webhooks.PerWebhook = 1 // B sends one at a time, so A claims some
-		startDispatcher(t, bEnv, time.Second)
+		startDispatcher(t, bEnv, 10*time.Second)
 		startHub(t, a)
 		startHub(t, bEnv)
 		raiseAPs(a, f.Floor, 100)
