@@ -74,12 +74,15 @@ func (s *server) listenDataSources() error {
 // wireDataSources builds the bridge (always: PUT /V5/datasources checks
 // through it) and the listeners that are on, loads the stored
 // configuration and registers the listeners' counters.
-func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) error {
+func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 	log := s.log
 	d := &dataSources{bridge: &datasource.Bridge{Store: s.st, Ingest: s.api.Telemetry, Radius: &radius.Settings{},
 		Log: log, Registry: reg}}
+	// A configuration that cannot be put in force now (an upstream's
+	// name that does not resolve yet) does not stop the server: the
+	// listeners drop what they get until a reload succeeds.
 	if err := d.bridge.Reload(ctx); err != nil {
-		return fmt.Errorf("data sources: %w", err)
+		log.Error("data sources: the stored configuration is not in force yet", "err", err)
 	}
 	s.api.CheckDataSources = d.bridge.Check
 	s.api.OnDataSourcesChange = func() {
@@ -101,7 +104,6 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) err
 	}
 	d.instrument(reg)
 	s.sources = d
-	return nil
 }
 
 // start runs the listeners that are on, and the reload, until ctx ends.

@@ -308,9 +308,7 @@ func (s *server) wireServices(ctx context.Context) error {
 			}
 		}
 	}
-	if err := s.wireDataSources(ctx, reg); err != nil {
-		return err
-	}
+	s.wireDataSources(ctx, reg)
 	s.an = analytics.New(st, s.auth, log, m)
 	s.an.ServerID = int64(c.serverID)
 	s.an.Footfall = s.api.Telemetry
