@@ -261,7 +261,8 @@ network={
 // TestLab8021X runs the lab: the right password makes a Success with the
 // AAA and DHCP latencies, a wrong one a 2/202 Failure, and with
 // FreeRADIUS stopped the authentications fail 2/203 and the lab's floor
-// shows a connectivity anomaly against its history.
+// (three of four clients failing) shows a connectivity anomaly against
+// its history.
 func TestLab8021X(t *testing.T) {
 	t.Parallel()
 	radiustest.NeedTool(t, "ip", "hostapd", "wpa_supplicant", "dnsmasq", "busybox", "logger", "stdbuf", "tee", "sed")
@@ -387,9 +388,10 @@ func TestLab8021X(t *testing.T) {
 	find("02:00:00:00:0C:02", failure(202))
 	// FreeRADIUS stops: the authentications fail as unreachable.
 	fr.Stop()
-	for i := 3; i <= 5; i++ {
+	for i := 3; i <= 4; i++ {
 		mac := fmt.Sprintf("02:00:00:00:0c:%02x", i)
-		if l.connect(mac, "alice-pw", 8*time.Second) {
+		// wnms gives up on the upstream after its timeout (2.5 s).
+		if l.connect(mac, "alice-pw", 4*time.Second) {
 			t.Fatalf("%s authenticated with FreeRADIUS stopped", mac)
 		}
 		find(strings.ToUpper(mac), failure(203))
