@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,19 +25,8 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 	t.Parallel()
 	radiustest.NeedTool(t, "radclient", "logger")
 	fr := radiustest.Start(t)
-	data := t.TempDir()
-	l, _, stderr, _ := bootServe(t, nil, "--data", data, "--radius-auth-listen", "127.0.0.1:0",
-		"--radius-acct-listen", "127.0.0.1:0", "--syslog-listen", "127.0.0.1:0")
-	if l.RadiusAuth == "" || l.RadiusAcct == "" || l.Syslog == "" {
-		t.Fatalf("listeners: %+v", l)
-	}
-	key := struct{ KeyID, KeyValue string }{}
-	b, err := os.ReadFile(filepath.Join(data, "bootstrap-key.json"))
-	if err != nil || json.Unmarshal(b, &key) != nil {
-		t.Fatalf("bootstrap key: %v %s", err, b)
-	}
-	base := "http://" + l.API + "/new/webservice"
-	ck := login(t, "http://"+l.API, key.KeyID, key.KeyValue)
+	srv := startSourcesServer(t, "127.0.0.1")
+	l, base, ck, stderr := srv.l, srv.base, srv.ck, srv.stderr
 	must := func(what string, r answer, want int) answer {
 		t.Helper()
 		if r.status != want {
@@ -44,19 +34,9 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 		}
 		return r
 	}
-	var floor struct {
-		ID struct{ ID int64 } `json:"id"`
-	}
-	r := must("floor", do(t, "PUT", base+"/V2/locations", ck, "application/json", jsonBody(map[string]any{
-		"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
-		"location":       map[string]any{"type": "floorlocation", "name": "Lab floor"}})), 200)
-	json.Unmarshal([]byte(r.body), &floor)
 	// The AP: its radio's BSSID is what the NAS names in Called-Station-Id;
 	// the syslog lines name none, so they are placed by the AP's address.
-	must("AP", do(t, "POST", base+"/V5/ingest/aps", ck, "application/json", jsonBody([]any{map[string]any{
-		"macaddress": "aa:bb:cc:dd:ee:00", "name": "lab-ap-1", "ipAddress": "127.0.0.1",
-		"locationId": map[string]any{"type": "locallocationid", "id": floor.ID.ID},
-		"radios":     []any{map[string]any{"macaddress": "aa:bb:cc:dd:ee:ff", "channel": 36, "ssid": "corp"}}}})), 200)
+	srv.addAP("aa:bb:cc:dd:ee:00", "lab-ap-1", "127.0.0.1", "aa:bb:cc:dd:ee:ff", "corp")
 	const nasSecret = "nas-secret-e2e"
 	must("data sources", do(t, "PUT", base+"/V5/datasources", ck, "application/json", jsonBody(map[string]any{
 		"radius": map[string]any{
@@ -64,7 +44,7 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 			"accountingUpstreams": []any{map[string]any{"address": fr.Acct, "secret": radiustest.UpstreamSecret, "timeoutMs": 2000}},
 		},
 		"sources": []any{map[string]any{"name": "lab", "cidr": "127.0.0.1/32", "radiusSecret": nasSecret, "syslog": true,
-			"locationId": map[string]any{"type": "locallocationid", "id": floor.ID.ID}}},
+			"locationId": map[string]any{"type": "locallocationid", "id": srv.floor}}},
 	})), 200)
 
 	// PAP through the proxy: the right password is accepted by FreeRADIUS,
@@ -118,39 +98,12 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 		}
 	}
 
-	events := func(mac string) []map[string]any {
-		r := must("events of "+mac, do(t, "GET", base+"/V5/devices/clientevents/"+mac+"/0/50", ck, "", nil), 200)
-		var page struct {
-			ClientEvents []map[string]any `json:"clientEvents"`
-		}
-		if err := json.Unmarshal([]byte(r.body), &page); err != nil {
-			t.Fatalf("events of %s: %v %s", mac, err, r.body)
-		}
-		return page.ClientEvents
-	}
-	find := func(mac string, match func(map[string]any) bool) map[string]any {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			for _, e := range events(mac) {
-				if match(e) {
-					return e
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no such event of %s in %v\nserver log:\n%s", mac, events(mac), stderr.String())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	is := func(typ string) func(map[string]any) bool {
-		return func(e map[string]any) bool { return e["eventType"] == typ }
-	}
+	events, find, is := srv.events, srv.find, eventType
 	// One connection seen by RADIUS and syslog is one Success with both
 	// latencies.
 	ok := find("02:00:00:00:00:01", is("Success"))
 	if ok["aaaLatency"] == nil || ok["dhcpLatency"] == nil || ok["bssid"] != "AA:BB:CC:DD:EE:FF" || ok["channel"] != float64(36) ||
-		ok["associatedAPName"] != "lab-ap-1" || ok["ssid"] != "corp" || ok["locationId"].(map[string]any)["id"] != float64(floor.ID.ID) {
+		ok["associatedAPName"] != "lab-ap-1" || ok["ssid"] != "corp" || ok["locationId"].(map[string]any)["id"] != float64(srv.floor) {
 		t.Errorf("Success: %v", ok)
 	}
 	successes := 0
@@ -222,5 +175,106 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 		if strings.Contains(stderr.String(), secret) {
 			t.Errorf("the server log shows a secret")
 		}
+	}
+}
+
+// sourcesServer is a server with its data source listeners on, signed in
+// as its bootstrap administrator, with one floor ("Lab floor").
+type sourcesServer struct {
+	t      *testing.T
+	l      listening
+	stderr *syncBuf
+	base   string
+	ck     *http.Cookie
+	floor  int64
+}
+
+// startSourcesServer boots a server whose RADIUS and syslog listeners
+// listen on host (free ports), with args added.
+func startSourcesServer(t *testing.T, host string, args ...string) *sourcesServer {
+	t.Helper()
+	data := t.TempDir()
+	l, _, stderr, _ := bootServe(t, nil, append([]string{"--data", data, "--radius-auth-listen", host + ":0",
+		"--radius-acct-listen", host + ":0", "--syslog-listen", host + ":0"}, args...)...)
+	if l.RadiusAuth == "" || l.RadiusAcct == "" || l.Syslog == "" {
+		t.Fatalf("listeners: %+v", l)
+	}
+	key := struct{ KeyID, KeyValue string }{}
+	b, err := os.ReadFile(filepath.Join(data, "bootstrap-key.json"))
+	if err != nil || json.Unmarshal(b, &key) != nil {
+		t.Fatalf("bootstrap key: %v %s", err, b)
+	}
+	s := &sourcesServer{t: t, l: l, stderr: stderr, base: "http://" + l.API + "/new/webservice",
+		ck: login(t, "http://"+l.API, key.KeyID, key.KeyValue)}
+	var floor struct {
+		ID struct{ ID int64 } `json:"id"`
+	}
+	json.Unmarshal([]byte(s.must("floor", "PUT", "/V2/locations", map[string]any{
+		"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
+		"location":       map[string]any{"type": "floorlocation", "name": "Lab floor", "timezoneId": "UTC"}}).body), &floor)
+	s.floor = floor.ID.ID
+	return s
+}
+
+// must makes a call (path below /new/webservice) that must answer 200.
+func (s *sourcesServer) must(what, method, path string, body any) answer {
+	s.t.Helper()
+	var b []byte
+	if body != nil {
+		b = jsonBody(body)
+	}
+	r := do(s.t, method, s.base+path, s.ck, "application/json", b)
+	if r.status != 200 {
+		s.t.Fatalf("%s: %d %s", what, r.status, r.body)
+	}
+	return r
+}
+
+// addAP registers an AP at the floor with one radio.
+func (s *sourcesServer) addAP(mac, name, ip, bssid, ssid string) {
+	s.t.Helper()
+	s.must("AP", "POST", "/V5/ingest/aps", []any{map[string]any{
+		"macaddress": mac, "name": name, "ipAddress": ip,
+		"locationId": map[string]any{"type": "locallocationid", "id": s.floor},
+		"radios":     []any{map[string]any{"macaddress": bssid, "channel": 36, "ssid": ssid}}}})
+}
+
+// events are a client's events, newest first.
+func (s *sourcesServer) events(mac string) []map[string]any {
+	s.t.Helper()
+	r := s.must("events of "+mac, "GET", "/V5/devices/clientevents/"+mac+"/0/50", nil)
+	var page struct {
+		ClientEvents []map[string]any `json:"clientEvents"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &page); err != nil {
+		s.t.Fatalf("events of %s: %v %s", mac, err, r.body)
+	}
+	return page.ClientEvents
+}
+
+// find waits (30 s at most) for an event of the client that matches.
+func (s *sourcesServer) find(mac string, match func(map[string]any) bool) map[string]any {
+	s.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, e := range s.events(mac) {
+			if match(e) {
+				return e
+			}
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("no such event of %s in %v\nserver log:\n%s", mac, s.events(mac), radiustest.Tail(s.stderr.String(), 30))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func eventType(typ string) func(map[string]any) bool {
+	return func(e map[string]any) bool { return e["eventType"] == typ }
+}
+
+func failure(code int) func(map[string]any) bool {
+	return func(e map[string]any) bool {
+		return e["eventType"] == "Failure" && e["subFailureCode"] == float64(code)
 	}
 }

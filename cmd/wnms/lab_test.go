@@ -292,33 +292,8 @@ func TestLab8021X(t *testing.T) {
 	}
 	fr := radiustest.StartWithClients(t, strings.Join(conf, "\n"), "-X")
 	l := newLab(t)
-	data := t.TempDir()
-	srv, _, stderr, _ := bootServe(t, nil, "--data", data, "--baseline-min-samples", "3",
-		"--radius-auth-listen", l.wnmsIP+":0", "--radius-acct-listen", l.wnmsIP+":0", "--syslog-listen", l.wnmsIP+":0")
-	key := struct{ KeyID, KeyValue string }{}
-	b, err := os.ReadFile(filepath.Join(data, "bootstrap-key.json"))
-	if err != nil || json.Unmarshal(b, &key) != nil {
-		t.Fatalf("bootstrap key: %v %s", err, b)
-	}
-	base := "http://" + srv.API + "/new/webservice"
-	ck := login(t, "http://"+srv.API, key.KeyID, key.KeyValue)
-	must := func(what string, r answer, want int) answer {
-		t.Helper()
-		if r.status != want {
-			t.Fatalf("%s: %d %s", what, r.status, r.body)
-		}
-		return r
-	}
-	var floor struct {
-		ID struct{ ID int64 } `json:"id"`
-	}
-	json.Unmarshal([]byte(must("floor", do(t, "PUT", base+"/V2/locations", ck, "application/json", jsonBody(map[string]any{
-		"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
-		"location":       map[string]any{"type": "floorlocation", "name": "Lab floor", "timezoneId": "UTC"}})), 200).body), &floor)
-	must("AP", do(t, "POST", base+"/V5/ingest/aps", ck, "application/json", jsonBody([]any{map[string]any{
-		"macaddress": l.portMAC, "name": "lab-ap-1", "ipAddress": l.apIP,
-		"locationId": map[string]any{"type": "locallocationid", "id": floor.ID.ID},
-		"radios":     []any{map[string]any{"macaddress": l.portMAC, "channel": 36, "ssid": "lab"}}}})), 200)
+	srv := startSourcesServer(t, l.wnmsIP, "--baseline-min-samples", "3")
+	srv.addAP(l.portMAC, "lab-ap-1", l.apIP, l.portMAC, "lab")
 	// The floor's history: this quarter hour of each of the last seven
 	// days, ten clients connecting without a failure.
 	now := time.Now()
@@ -330,55 +305,28 @@ func TestLab8021X(t *testing.T) {
 				"timestamp": now.Add(-time.Duration(d)*24*time.Hour - time.Duration(c)*time.Second).UnixMilli()})
 		}
 	}
-	must("history", do(t, "POST", base+"/V5/ingest/clientevents", ck, "application/json", jsonBody(history)), 200)
+	srv.must("history", "POST", "/V5/ingest/clientevents", history)
 	const nasSecret = "lab-nas-secret"
-	must("data sources", do(t, "PUT", base+"/V5/datasources", ck, "application/json", jsonBody(map[string]any{
+	srv.must("data sources", "PUT", "/V5/datasources", map[string]any{
 		"radius": map[string]any{
 			// Longer than FreeRADIUS's reject_delay (1 s): a Reject comes late.
 			"upstreams":           []any{map[string]any{"address": fr.Auth, "secret": upstreamSecret, "timeoutMs": 2500}},
 			"accountingUpstreams": []any{},
 		},
 		"sources": []any{map[string]any{"name": "lab AP", "cidr": l.apIP + "/32", "radiusSecret": nasSecret, "syslog": true,
-			"locationId": map[string]any{"type": "locallocationid", "id": floor.ID.ID}}},
-	})), 200)
-	l.startAP(srv.RadiusAuth, srv.RadiusAcct, srv.Syslog, nasSecret)
+			"locationId": map[string]any{"type": "locallocationid", "id": srv.floor}}},
+	})
+	l.startAP(srv.l.RadiusAuth, srv.l.RadiusAcct, srv.l.Syslog, nasSecret)
 
-	events := func(mac string) []map[string]any {
-		r := must("events of "+mac, do(t, "GET", base+"/V5/devices/clientevents/"+mac+"/0/50", ck, "", nil), 200)
-		var page struct {
-			ClientEvents []map[string]any `json:"clientEvents"`
-		}
-		json.Unmarshal([]byte(r.body), &page)
-		return page.ClientEvents
-	}
-	find := func(mac string, match func(map[string]any) bool) map[string]any {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			for _, e := range events(mac) {
-				if match(e) {
-					return e
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no such event of %s in %v\nserver log:\n%s", mac, events(mac), radiustest.Tail(stderr.String(), 30))
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-	failure := func(code int) func(map[string]any) bool {
-		return func(e map[string]any) bool {
-			return e["eventType"] == "Failure" && e["subFailureCode"] == float64(code)
-		}
-	}
+	find := srv.find
 
 	// The right password.
 	if !l.connect("02:00:00:00:0c:01", "alice-pw", 30*time.Second) {
 		t.Fatal("the right password did not authenticate through wnms")
 	}
-	ok := find("02:00:00:00:0C:01", func(e map[string]any) bool { return e["eventType"] == "Success" })
+	ok := find("02:00:00:00:0C:01", eventType("Success"))
 	if ok["aaaLatency"] == nil || ok["dhcpLatency"] == nil || ok["associatedAPName"] != "lab-ap-1" ||
-		ok["locationId"].(map[string]any)["id"] != float64(floor.ID.ID) {
+		ok["locationId"].(map[string]any)["id"] != float64(srv.floor) {
 		t.Errorf("Success: %v", ok)
 	}
 	// A wrong one.
@@ -399,8 +347,8 @@ func TestLab8021X(t *testing.T) {
 	// And the floor's connectivity in this quarter hour is anomalous
 	// against its history.
 	var points []point
-	r := must("baseline", do(t, "GET", fmt.Sprintf("%s/V5/baselines/clientsconnectivity?locationid=%d&fromtime=%d&totime=%d",
-		base, floor.ID.ID, now.Add(-15*time.Minute).UnixMilli(), time.Now().UnixMilli()), ck, "", nil), 200)
+	r := srv.must("baseline", "GET", fmt.Sprintf("/V5/baselines/clientsconnectivity?locationid=%d&fromtime=%d&totime=%d",
+		srv.floor, now.Add(-15*time.Minute).UnixMilli(), time.Now().UnixMilli()), nil)
 	json.Unmarshal([]byte(r.body), &points)
 	anomalous := false
 	for _, p := range points {

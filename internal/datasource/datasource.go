@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wnms/wnms/internal/every"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/radius"
 	"github.com/wnms/wnms/internal/syslog"
@@ -161,21 +162,14 @@ func (b *Bridge) Reload(ctx context.Context) error {
 // Run reloads every interval until ctx ends, so a replica takes the
 // configuration another stored, and stores the held RADIUS Successes
 // whose syslog Success did not come.
-func (b *Bridge) Run(ctx context.Context, every time.Duration) {
+func (b *Bridge) Run(ctx context.Context, period time.Duration) {
 	b.init()
-	go b.releaseHeld(ctx)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := b.Reload(ctx); err != nil && ctx.Err() == nil {
-				b.Log.Error("data sources: reload failed", "err", err)
-			}
+	go every.Period(ctx, time.Second, b.releaseHeld)
+	every.Period(ctx, period, func(ctx context.Context) {
+		if err := b.Reload(ctx); err != nil && ctx.Err() == nil {
+			b.Log.Error("data sources: reload failed", "err", err)
 		}
-	}
+	})
 }
 
 // Check reports whether customer's configuration d can be put in force
@@ -475,19 +469,10 @@ func (b *Bridge) ingestHeld(ctx context.Context, hs []heldAccept) {
 	}
 }
 
-// releaseHeld stores, every second until ctx ends, the RADIUS
-// Successes no syslog Success took within AcceptHold.
+// releaseHeld stores the RADIUS Successes no syslog Success took within
+// AcceptHold.
 func (b *Bridge) releaseHeld(ctx context.Context) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			b.ingestHeld(ctx, b.accepts.expired(now.Add(-AcceptHold)))
-		}
-	}
+	b.ingestHeld(ctx, b.accepts.expired(time.Now().Add(-AcceptHold)))
 }
 
 // EmitSyslog is the syslog assembler's Sink.
