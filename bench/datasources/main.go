@@ -17,7 +17,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -33,7 +32,6 @@ import (
 	"github.com/wnms/wnms/internal/datasource"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/radius"
-	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/syslog"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -50,16 +48,9 @@ const secret = "bench-nas-secret"
 func main() {
 	flag.Parse()
 	ctx := context.Background()
-	cfg := store.Config{DatabaseURL: *dbURL, Serving: true}
-	if *dbURL == "" {
-		dir, err := os.MkdirTemp("", "bench-datasources")
-		check(err)
-		defer os.RemoveAll(dir)
-		cfg.DataDir = dir
-	}
-	st, err := store.Open(ctx, cfg)
+	st, closeStore, err := benchserver.OpenStore(ctx, *dbURL, "bench-datasources")
 	check(err)
-	defer st.Close()
+	defer closeStore()
 	srv, err := benchserver.Start(ctx, st)
 	check(err)
 	client := &http.Client{Timeout: time.Minute}

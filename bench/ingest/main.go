@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"log"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +27,6 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/bench/internal/benchserver"
-	"github.com/wnms/wnms/internal/store"
 )
 
 var (
@@ -52,16 +50,9 @@ func main() {
 
 func measure(n int, tag string) {
 	ctx := context.Background()
-	cfg := store.Config{DatabaseURL: *dbURL, Serving: true}
-	if *dbURL == "" {
-		dir, err := os.MkdirTemp("", "bench-ingest")
-		check(err)
-		defer os.RemoveAll(dir)
-		cfg.DataDir = dir
-	}
-	st, err := store.Open(ctx, cfg)
+	st, closeStore, err := benchserver.OpenStore(ctx, *dbURL, "bench-ingest")
 	check(err)
-	defer st.Close()
+	defer closeStore()
 	srv, err := benchserver.Start(ctx, st)
 	check(err)
 	srv.API.Telemetry.IngestTurns = *turns

@@ -30,6 +30,26 @@ type Server struct {
 	Base   string       // http://127.0.0.1:port/new/webservice
 }
 
+// OpenStore opens a serving store on the PostgreSQL of databaseURL, or
+// (empty) on SQLite in a new temporary directory named after name;
+// closing it removes that directory.
+func OpenStore(ctx context.Context, databaseURL, name string) (st *store.Store, closeStore func(), err error) {
+	cfg := store.Config{DatabaseURL: databaseURL, Serving: true}
+	cleanup := func() {}
+	if databaseURL == "" {
+		dir, err := os.MkdirTemp("", name)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.DataDir, cleanup = dir, func() { os.RemoveAll(dir) }
+	}
+	if st, err = store.Open(ctx, cfg); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return st, func() { st.Close(); cleanup() }, nil
+}
+
 // Start serves the API over st until the process ends.
 func Start(ctx context.Context, st *store.Store) (*Server, error) {
 	secret, err := auth.LoadSecret(ctx, st)
