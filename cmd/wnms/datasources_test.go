@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,9 +83,23 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 	acct("Stop", "Acct-Input-Octets = 3000", "Acct-Output-Octets = 9000", "Acct-Session-Time = 120", "Acct-Terminate-Cause = User-Request")
 
 	// Syslog: the AP's hostapd and dnsmasq lines of the first client's
-	// connection, over TCP in order, as a syslog daemon forwards them.
+	// connection, over TCP in order, as a syslog daemon forwards them on
+	// its one connection. Each logger run is a connection of its own,
+	// which the server reads concurrently with the next: each line is
+	// waited for (the assembler has read it) before the next is sent.
 	host, port, _ := net.SplitHostPort(l.Syslog)
-	for _, line := range []struct{ tag, text string }{
+	linesRead := func() int {
+		m := must("metrics", do(t, "GET", "http://"+l.API+"/metrics", nil, "", nil), 200).body
+		n := 0
+		for _, row := range strings.Split(m, "\n") {
+			if strings.HasPrefix(row, "wnms_syslog_lines_total{") && strings.Contains(row, "parsed\"}") && !strings.Contains(row, "_unparsed") {
+				v, _ := strconv.ParseFloat(row[strings.LastIndexByte(row, ' ')+1:], 64)
+				n += int(v)
+			}
+		}
+		return n
+	}
+	for i, line := range []struct{ tag, text string }{
 		{"hostapd", "wlan0: STA 02:00:00:00:00:01 IEEE 802.11: associated"},
 		{"hostapd", "wlan0: STA 02:00:00:00:00:01 WPA: pairwise key handshake completed (RSN)"},
 		{"hostapd", "wlan0: AP-STA-CONNECTED 02:00:00:00:00:01"},
@@ -95,6 +110,11 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 		args := []string{"-T", "--rfc5424", "--octet-count", "-n", host, "-P", port, "-t", line.tag, "--", line.text}
 		if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
 			t.Fatalf("logger %v: %v\n%s", args, err, out)
+		}
+		for deadline := time.Now().Add(10 * time.Second); linesRead() <= i; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("line %d (%s) not read in 10 s", i, line.text)
+			}
 		}
 	}
 
