@@ -151,7 +151,7 @@ func orList(list []string) string {
 // clientTrend is GET /devices/clients/statistics/trend: a client's data
 // rate (kbps), traffic (kilobytes) or retry rate (%) in 5-minute buckets.
 func (s *Server) clientTrend(w http.ResponseWriter, r *http.Request) error {
-	p := trendParams{types: []string{"clientdatarate", "clienttraffic", "clientretransmissionrate"}, clientOK: true}
+	p := trendParams{types: []string{"clientdatarate", "clienttraffic", "clientretransmissionrate", "clientrssi"}, clientOK: true}
 	if err := s.bind(r, &p); err != nil {
 		return err
 	}

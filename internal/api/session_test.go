@@ -401,3 +401,49 @@ func TestSessionCacheFallbackWhenListenerDrops(t *testing.T) {
 		return c2.Do("GET", "/V5/users/current", nil).Status
 	}, 401)
 }
+
+// TestCrossOriginWritesRefused: a page of another site may not use the
+// signed-in user's cookie to change state (the cookie is SameSite=Strict
+// as well); the server's own pages and clients that are not browsers may.
+func TestCrossOriginWritesRefused(t *testing.T) {
+	e := apitest.New(t, apitest.SQLite)
+	host := strings.TrimPrefix(e.HTTP.URL, "http://")
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		method string
+		want   int
+	}{
+		{"another origin", map[string]string{"Origin": "http://evil.example"}, "PUT", http.StatusForbidden},
+		{"another site by fetch metadata", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"}, "PUT", http.StatusForbidden},
+		{"a sibling site", map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://other." + host}, "PUT", http.StatusForbidden},
+		{"another origin reading", map[string]string{"Origin": "http://evil.example"}, "GET", http.StatusOK},
+		{"the server's own page", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": e.HTTP.URL}, "PUT", http.StatusOK},
+		{"the server's own origin, no fetch metadata", map[string]string{"Origin": e.HTTP.URL}, "PUT", http.StatusOK},
+		{"no browser", nil, "PUT", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := e.LoginKey(t, e.AdminKeyID, e.AdminKeyValue)
+			for k, v := range tc.header {
+				c.Header.Set(k, v)
+			}
+			path := "/V5/locations/tree"
+			var b any
+			if tc.method == "PUT" {
+				path, b = "/V5/locations", map[string]any{"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
+					"location": map[string]any{"type": "folderlocation", "name": "site " + tc.name}}
+			}
+			r := c.Expect(tc.want, tc.method, path, b)
+			if tc.want == http.StatusForbidden && r.ErrorCode() != wnms.AccessDenied {
+				t.Errorf("error %s, want ACCESS_DENIED", r.ErrorCode())
+			}
+		})
+	}
+	// Nothing the refused calls sent was made.
+	r := e.Admin.Expect(http.StatusOK, "GET", "/V5/locations/tree", nil)
+	for _, name := range []string{"site another origin", "site another site by fetch metadata", "site a sibling site"} {
+		if strings.Contains(string(r.Body), name) {
+			t.Errorf("a refused call made %q", name)
+		}
+	}
+}

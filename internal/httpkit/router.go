@@ -79,9 +79,10 @@ type Router struct {
 	Root  *http.ServeMux
 	Calls *http.ServeMux
 
-	reqID    atomic.Uint64
-	boot     string
-	patterns []string
+	reqID       atomic.Uint64
+	boot        string
+	patterns    []string
+	crossOrigin *http.CrossOriginProtection
 }
 
 // Patterns are the registered calls' patterns, in registration order.
@@ -91,7 +92,8 @@ func (k *Router) Patterns() []string { return append([]string(nil), k.patterns..
 // unknown paths with the listener's 404 or 405.
 func NewRouter(name string, log *slog.Logger, m *Metrics, a *auth.Service, envelope func(http.ResponseWriter, *wnms.Error)) *Router {
 	k := &Router{Name: name, Log: log, Metrics: m, Auth: a, Envelope: envelope,
-		Root: http.NewServeMux(), Calls: http.NewServeMux(), boot: auth.RandomToken(4)}
+		Root: http.NewServeMux(), Calls: http.NewServeMux(), boot: auth.RandomToken(4),
+		crossOrigin: http.NewCrossOriginProtection()}
 	k.Calls.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { k.WriteError(w, r, Unmatched(k.Calls, w, r)) })
 	k.Root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { k.WriteError(w, r, Unmatched(k.Root, w, r)) })
 	return k
@@ -108,7 +110,8 @@ func RequestID(ctx context.Context) string {
 // ServeHTTP gives every request an id (X-Request-Id, kept from the client
 // when it sends a short one), recovers panics, reads repeated slashes as
 // one, refuses dot segments with the listener's 404 rather than a
-// redirect, bounds the time the body may take, and serves Root.
+// redirect, bounds the time the body may take, refuses a browser's
+// state-changing request sent from another origin, and serves Root.
 func (k *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("X-Request-Id")
 	if id == "" || len(id) > 64 {
@@ -133,6 +136,14 @@ func (k *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			k.WriteError(w, r, errors.New("panic"))
 		}
 	}()
+	// A browser says where a request comes from (Sec-Fetch-Site, Origin):
+	// a POST, PUT or DELETE that another site's page makes with the
+	// signed-in user's cookie is refused before anything reads it. Clients
+	// that are not browsers send neither header and are not affected.
+	if err := k.crossOrigin.Check(r); err != nil {
+		k.WriteError(w, r, wnms.Errorf(wnms.AccessDenied, "cross-origin request refused: a browser may change state only from this server's own pages"))
+		return
+	}
 	k.Root.ServeHTTP(w, r)
 }
 

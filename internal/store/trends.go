@@ -50,7 +50,7 @@ func (s *Store) ClientTrend(ctx context.Context, customerID int64, mac, ssid str
 		where += " AND location_id" + cond
 	}
 	b := strconv.Itoa(bucketMS)
-	rows, err := s.tr.QueryContext(ctx, `SELECT (ts / `+b+`) * `+b+` AS bucket, avg(data_rate), avg(retry_pct),
+	rows, err := s.tr.QueryContext(ctx, `SELECT (ts / `+b+`) * `+b+` AS bucket, avg(data_rate), avg(retry_pct), avg(rssi),
 		CAST(coalesce(sum(coalesce(tx_bytes, 0) + coalesce(rx_bytes, 0)), 0) AS BIGINT), count(tx_bytes) + count(rx_bytes)
 		FROM client_stats WHERE `+where+` GROUP BY bucket ORDER BY bucket`, args...)
 	if err != nil {
@@ -61,11 +61,11 @@ func (s *Store) ClientTrend(ctx context.Context, customerID int64, mac, ssid str
 	for rows.Next() {
 		var x telemetry.ClientBucket
 		var reported int64
-		var rate, retry sql.NullFloat64 // NULL: only samples of traffic (no radio metrics)
-		if err := rows.Scan(&x.Time, &rate, &retry, &x.Bytes, &reported); err != nil {
+		var rate, retry, rssi sql.NullFloat64 // NULL: only samples of traffic (no radio metrics)
+		if err := rows.Scan(&x.Time, &rate, &retry, &rssi, &x.Bytes, &reported); err != nil {
 			return nil, err
 		}
-		x.DataRate, x.Retry, x.HasRadio = rate.Float64, retry.Float64, rate.Valid
+		x.DataRate, x.Retry, x.RSSI, x.HasRadio = rate.Float64, retry.Float64, rssi.Float64, rate.Valid
 		x.HasTraffic = reported > 0
 		out = append(out, x)
 	}

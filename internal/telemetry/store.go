@@ -173,6 +173,7 @@ type ClientBucket struct {
 	Time       int64
 	DataRate   float64 // mean, Mbps
 	Retry      float64 // mean, %
+	RSSI       float64 // mean, dBm
 	Bytes      int64
 	HasTraffic bool
 	HasRadio   bool // false: only samples of traffic, DataRate and Retry unknown

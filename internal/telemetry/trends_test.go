@@ -37,14 +37,14 @@ func TestTrends(t *testing.T) {
 		box := aps[0].BoxID
 
 		ms := func(d time.Duration) int64 { return t0.Add(d).UnixMilli() }
-		sample := func(at time.Duration, rate, retry float64, bytes string) string {
+		sample := func(at time.Duration, rate, retry float64, rssi int, bytes string) string {
 			return fmt.Sprintf(`{"macAddress":"aa:bb:cc:00:00:01","timestamp":%d,"bssid":"00:11:74:00:10:0a","ssid":"corp","channel":36,
-				"rssi":-50,"dataRateMbps":%g,"retryRatePct":%g%s}`, ms(at), rate, retry, bytes)
+				"rssi":%d,"dataRateMbps":%g,"retryRatePct":%g%s}`, ms(at), rssi, rate, retry, bytes)
 		}
 		e.Admin.Expect(200, "POST", "/V5/ingest/clientstats", body(
-			sample(30*time.Second, 100, 2, `,"txBytes":1000,"rxBytes":500`),
-			sample(3*time.Minute, 200, 6, `,"txBytes":2000,"rxBytes":0`),
-			sample(7*time.Minute, 54, 10, ``),
+			sample(30*time.Second, 100, 2, -50, `,"txBytes":1000,"rxBytes":500`),
+			sample(3*time.Minute, 200, 6, -61, `,"txBytes":2000,"rxBytes":0`),
+			sample(7*time.Minute, 54, 10, -72, ``),
 		))
 		window := fmt.Sprintf("&fromtime=%d&totime=%d", ms(0), ms(10*time.Minute))
 		for _, tc := range []struct {
@@ -56,6 +56,7 @@ func TestTrends(t *testing.T) {
 			// (1000 + 500 + 2000) bytes = 3.5 kB; the second bucket reports no bytes.
 			{"/V5/devices/clients/statistics/trend?type=clienttraffic&macaddress=aa:bb:cc:00:00:01" + window, "[{0 3.5}]"},
 			{"/V5/devices/clients/statistics/trend?type=clientretransmissionrate&macaddress=AA:BB:CC:00:00:01" + window, "[{0 4} {5 10}]"},
+			{"/V5/devices/clients/statistics/trend?type=clientrssi&macaddress=AA:BB:CC:00:00:01" + window, "[{0 -55.5} {5 -72}]"},
 			// Bucket 0: 750,000 + 450,000 bytes over 120 s = 1,200,000 × 8 / 1000 / 120 = 80 kbps
 			// (the first heartbeat covers nothing). Bucket 5: 1,200,000 × 8 / 1000 / 240 = 40 kbps.
 			{fmt.Sprintf("/V5/devices/manageddevices/statistics/trend?devicecategory=MANAGED_AP&type=apdatatransferhistory&boxid=%d", box) + window, "[{0 80} {5 40}]"},
