@@ -304,3 +304,53 @@ func (s *Server) anomalies(w http.ResponseWriter, r *http.Request) error {
 	httpkit.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// failingParams are GET /baselines/clientsconnectivity/failingclients's:
+// a connectivity scope and one slot (the one holding timestamp).
+type failingParams struct {
+	baselineParams
+	Timestamp *int64
+	Limit     int64
+}
+
+func (p *failingParams) decode(f *form) {
+	p.baselineParams.decode(f)
+	p.Timestamp = f.optInt("timestamp")
+	p.Limit = f.int("limit", 100)
+}
+
+func (p *failingParams) Validate(now time.Time) error {
+	if err := p.baselineParams.Validate(now); err != nil {
+		return err
+	}
+	if p.Timestamp == nil {
+		return wnms.MissingParam("timestamp")
+	}
+	if err := wnms.CheckInstant("timestamp", *p.Timestamp, now); err != nil {
+		return err
+	}
+	if p.Limit < 1 || p.Limit > 1000 {
+		return wnms.ParamError("limit", "limit must be 1-1000, not %d", p.Limit)
+	}
+	return nil
+}
+
+// failingClients is GET /baselines/clientsconnectivity/failingclients:
+// the clients a connectivity data point counts as failing.
+func (s *Server) failingClients(w http.ResponseWriter, r *http.Request) error {
+	p := failingParams{baselineParams: baselineParams{scope: true}}
+	if err := bindAt(r, &p, s.Baselines.Now); err != nil {
+		return err
+	}
+	c := wnms.CallerFrom(r.Context())
+	l, err := s.locationFor(r.Context(), c, p.LocationID)
+	if err != nil {
+		return err
+	}
+	out, err := s.Baselines.FailingClients(r.Context(), c.CustomerID(), l, p.Band, p.SSID, *p.Timestamp, int(p.Limit))
+	if err != nil {
+		return err
+	}
+	httpkit.WriteJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -40,6 +40,11 @@ func TestAuthzBaselines(t *testing.T) {
 			request: func(_ *testing.T, _ *authzFixture, tg authzTarget) (string, string, any) {
 				return "GET", fmt.Sprintf("/V5/baselines/clientdatarate?macaddress=aa:bb:cc:dd:ee:ff&locationid=%d", tg.Folder.ID.ID), nil
 			}},
+		{name: "GET baselines/clientsconnectivity/failingclients", allowed: allRoles, ok: http.StatusOK,
+			location: true, foreign: http.StatusNotFound, foreignCode: wnms.ResourceNotFound,
+			request: func(_ *testing.T, _ *authzFixture, tg authzTarget) (string, string, any) {
+				return "GET", fmt.Sprintf("/V5/baselines/clientsconnectivity/failingclients?timestamp=%d&locationid=%d", time.Now().UnixMilli(), tg.Folder.ID.ID), nil
+			}},
 		{name: "GET baselines/anomalies", request: at("/V5/baselines/anomalies"), allowed: allRoles, ok: http.StatusOK,
 			location: true, foreign: http.StatusNotFound, foreignCode: wnms.ResourceNotFound},
 		// Without locationid: another customer's caller, and one scoped to

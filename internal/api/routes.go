@@ -77,6 +77,7 @@ func (s *Server) routes() {
 	s.handle("GET /baselines/clientsperformance", anyRole, s.performance)
 	s.handle("GET /baselines/clientdatarate", anyRole, s.dataRate)
 	s.handle("GET /baselines/anomalies", anyRole, s.anomalies)
+	s.handle("GET /baselines/clientsconnectivity/failingclients", anyRole, s.failingClients) // an extension
 
 	// Extensions (api.md §2, §5, §6).
 	s.handle("POST /login/{clientidentifier}/{timeout}", public, s.login)

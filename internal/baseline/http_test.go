@@ -93,6 +93,32 @@ func TestConnectivityBaseline(t *testing.T) {
 				t.Fatalf("location %d: %+v", loc, pts)
 			}
 		}
+		// The slot's failing clients are the six the observation counts,
+		// listed by MAC up to the limit; none in another folder or band.
+		for _, tc := range []struct {
+			query string
+			total int
+			macs  string
+		}{
+			{fmt.Sprintf("locationid=%d", floor.ID.ID), 6, "aa:bb:cc:00:00:00 aa:bb:cc:00:00:01 aa:bb:cc:00:00:02 aa:bb:cc:00:00:03 aa:bb:cc:00:00:04 aa:bb:cc:00:00:05"},
+			{"limit=2", 6, "aa:bb:cc:00:00:00 aa:bb:cc:00:00:01"},
+			{fmt.Sprintf("locationid=%d", other.ID.ID), 0, ""},
+			{"frequencyband=2.4GHz", 0, ""},
+		} {
+			var got baseline.SlotFailures
+			e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/clientsconnectivity/failingclients?timestamp=%d&%s",
+				slot.UnixMilli()+5*60_000, tc.query), nil).Decode(t, &got)
+			var macs []string
+			for _, c := range got.Clients {
+				macs = append(macs, strings.ToLower(c.MacAddress))
+				if len(c.FailureCategories) != 1 || c.FailureCategories[0] != "Authentication" {
+					t.Errorf("%s: %+v", tc.query, c)
+				}
+			}
+			if got.Timestamp != slot.UnixMilli() || got.TotalCount != tc.total || strings.Join(macs, " ") != tc.macs {
+				t.Errorf("failing clients %s: %+v", tc.query, got)
+			}
+		}
 		// Another band, another SSID, another folder: no data, no baseline.
 		for _, q := range []string{"frequencyband=2.4ghz&locationid=0", "ssid=guest&locationid=0", fmt.Sprintf("locationid=%d", other.ID.ID)} {
 			var pts []point
@@ -174,10 +200,17 @@ func TestBaselineBadInput(t *testing.T) {
 		{"another customer's location", e.Admin, fmt.Sprintf("locationid=%d", foreign.ID.ID), 404, wnms.ResourceNotFound, ""},
 		{"out of scope", scoped, fmt.Sprintf("locationid=%d", other.ID.ID), 403, wnms.LocationAccessDenied, ""},
 		{"a child", e.Admin, "nodeid=3", 400, wnms.InvalidParameter, "nodeid"},
+		{"a slot in the future", e.Admin, fmt.Sprintf("timestamp=%d", time.Now().Add(48*time.Hour).UnixMilli()), 400, wnms.InvalidParameter, "timestamp"},
+		{"a limit over 1000", e.Admin, "limit=1001", 400, wnms.InvalidParameter, "limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, path := range []string{"/V5/baselines/clientsconnectivity?", "/V5/baselines/anomalies?"} {
-				if strings.Contains(path, "anomalies") && strings.Contains(tc.query, "frequencyband") {
+			slot := fmt.Sprintf("timestamp=%d&", time.Now().UnixMilli())
+			if strings.Contains(tc.query, "timestamp") {
+				slot = ""
+			}
+			for _, path := range []string{"/V5/baselines/clientsconnectivity?", "/V5/baselines/anomalies?", "/V5/baselines/clientsconnectivity/failingclients?" + slot} {
+				if strings.Contains(path, "anomalies") && strings.Contains(tc.query, "frequencyband") ||
+					!strings.Contains(path, "failingclients") && (strings.Contains(tc.query, "timestamp") || strings.Contains(tc.query, "limit")) {
 					continue
 				}
 				r := tc.c.Do("GET", path+tc.query, nil)
