@@ -253,7 +253,8 @@ wnms: demo: log in with the demo key (an ADMINISTRATOR; also in %s):
 					log.Warn("demo: evaluating the history for anomalies failed", "err", err)
 				}
 			}
-			fmt.Fprintf(stdout, `wnms: demo: %[3]s; live from now on. Try:
+			fmt.Fprintf(stdout, `wnms: demo: %[3]s; live from now on.
+wnms: demo: the console: %[1]s/ (sign in with the demo key above). Or the API:
   %[1]s/new/webservice/V5/devices/manageddevices
   %[1]s/new/webservice/V5/devices/clients
   %[1]s/new/webservice/V5/baselines/clientsconnectivity?locationid=%[2]d

@@ -318,7 +318,8 @@ func TestServeDemo(t *testing.T) {
 	} else if err := json.Unmarshal([]byte(out[i:i+strings.Index(out[i:], "}")+1]), &key); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "/V5/baselines/clientsconnectivity?locationid=") || !strings.Contains(out, filepath.Join(dir, "demo-key.json")) {
+	if !strings.Contains(out, "/V5/baselines/clientsconnectivity?locationid=") || !strings.Contains(out, filepath.Join(dir, "demo-key.json")) ||
+		!strings.Contains(out, "console: http://"+l.API+"/") {
 		t.Errorf("the demo does not say what to open:\n%s", out)
 	}
 	c := apitest.Remote(t, "http://"+l.API, key.KeyID, key.KeyValue)
@@ -364,6 +365,8 @@ func TestServeDemo(t *testing.T) {
 	if missingTool(t, "bash", "curl", "jq") == "" {
 		readmeDemo(t, l, top, stderr.String)
 	}
+	// The console, in Chromium, on the demo's data.
+	t.Run("console", func(t *testing.T) { testConsole(t, "http://"+l.API, key.KeyID, key.KeyValue) })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

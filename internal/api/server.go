@@ -21,6 +21,7 @@ import (
 
 	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/console"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/notify"
@@ -159,6 +160,10 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 	s.Router.Root.HandleFunc("GET /readyz", s.readyz)
 	s.Router.Root.HandleFunc("GET /metrics", s.metrics)
 	s.Router.Root.HandleFunc(BasePath+"/", s.dispatch)
+	// The web console: a page and its files, which use the calls above.
+	con := console.New()
+	s.Router.Root.Handle("GET /{$}", con)
+	s.Router.Root.Handle("GET /console/", con)
 	return s
 }
 

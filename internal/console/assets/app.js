@@ -1,0 +1,792 @@
+// The wnms console. It uses only the public HTTP API (docs/api.md), with
+// the session cookie every client gets at login; it renders with the DOM
+// (text nodes, never HTML from data) and draws its charts as SVG.
+'use strict';
+(() => {
+  const BASE = '/new/webservice';
+  const API = BASE + '/V5';
+  const ROLES = { VIEWER: 1, OPERATOR: 2, POWERUSER: 3, ADMINISTRATOR: 4, SUPERUSER: 5 };
+  const SLOT = 15 * 60 * 1000;
+  const DAY = 24 * 3600 * 1000;
+  const S = { user: null, locs: new Map(), es: null, poll: 0, keep: 0, view: null, token: 0, pending: 0 };
+
+  // ---- DOM helpers -------------------------------------------------------
+  const $ = (sel, el = document) => el.querySelector(sel);
+  const SVGNS = 'http://www.w3.org/2000/svg';
+  function build(ns, tag, attrs, kids) {
+    const el = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+      else if (k === 'text') el.textContent = v;
+      else el.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const kid of kids.flat(Infinity)) {
+      if (kid === null || kid === undefined || kid === false) continue;
+      el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    }
+    return el;
+  }
+  const h = (tag, attrs, ...kids) => build(null, tag, attrs, kids);
+  const s = (tag, attrs, ...kids) => build(SVGNS, tag, attrs, kids);
+
+  const fmtTime = (ms) => (ms ? new Date(ms).toLocaleString() : '—');
+  const fmtClock = (ms) => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  const fmtNum = (v, d = 1) => (v === null || v === undefined ? '—' : Number(v).toFixed(d).replace(/\.0+$/, ''));
+  const byName = (a, b) => a.name.localeCompare(b.name);
+
+  // ---- API ---------------------------------------------------------------
+  class ApiError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+  async function api(path, opts = {}) {
+    const init = { method: opts.method || 'GET', credentials: 'same-origin', headers: { Accept: 'application/json' } };
+    if (opts.body !== undefined) {
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(opts.body);
+    }
+    const url = path.startsWith(BASE) ? path : API + path;
+    const r = await fetch(url, init);
+    const text = await r.text();
+    let data = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch (e) {
+      data = text;
+    }
+    if (r.status === 401 && !opts.login) {
+      signedOut('Your session has ended. Sign in again.');
+    }
+    if (!r.ok) {
+      const e = data && data.errors && data.errors[0];
+      throw new ApiError(r.status, e ? e.errorCode : '', e ? e.message : r.statusText);
+    }
+    return data;
+  }
+  const q = (params) => {
+    const u = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== '' && v !== null && v !== undefined) u.append(k, v);
+    return u.toString();
+  };
+
+  // ---- roles -------------------------------------------------------------
+  const role = () => (S.user ? ROLES[S.user.role] || S.user.userRoleId || 1 : 0);
+  const canOperate = () => role() >= ROLES.OPERATOR; // SU, AD, OP (a POWERUSER has an OPERATOR's rights)
+  const canAdminister = () => role() >= ROLES.ADMINISTRATOR;
+  const isViewer = () => role() === ROLES.VIEWER;
+
+  // ---- locations ---------------------------------------------------------
+  async function loadLocations() {
+    const t = await api('/locations/tree');
+    const m = new Map();
+    for (const l of Object.values(t.locations || {})) {
+      m.set(l.id.id, {
+        id: l.id.id, name: l.name, floor: l.type === 'floorlocation', parent: l.parentId ? l.parentId.id : null,
+        accessible: !!l.accessibleToUser, unknown: !!l.defaultLocation, children: (l.children || []).map((c) => c.id),
+      });
+    }
+    S.locs = m;
+  }
+  const locPath = (id) => {
+    const parts = [];
+    for (let l = S.locs.get(id); l && l.id !== 0; l = S.locs.get(l.parent)) parts.unshift(l.name);
+    return parts.join(' / ') || (id === 0 ? 'All locations' : `location ${id}`);
+  };
+  // The caller's sites: the top locations it sees below the root.
+  function sites() {
+    const out = [];
+    for (const l of S.locs.values()) {
+      if (!l.accessible || l.id === 0 || l.unknown) continue;
+      const p = S.locs.get(l.parent);
+      if (!p || p.id === 0 || !p.accessible) out.push(l);
+    }
+    return out.sort(byName);
+  }
+  const floors = () => [...S.locs.values()].filter((l) => l.floor && l.accessible).sort((a, b) => locPath(a.id).localeCompare(locPath(b.id)));
+  // The location a list starts at: the root for a caller at the root, else its first site.
+  const home = () => (S.locs.get(0) && S.locs.get(0).accessible ? 0 : (sites()[0] || { id: 0 }).id);
+
+  // ---- sign-in -----------------------------------------------------------
+  function showLogin(message) {
+    $('#top').hidden = true;
+    const main = $('#view');
+    delete main.dataset.ready;
+    main.dataset.view = 'login';
+    const err = h('p', { class: 'error', role: 'alert', hidden: !message, text: message || '' });
+    const submit = (path, body) => async (ev) => {
+      ev.preventDefault();
+      err.hidden = true;
+      try {
+        const u = await api(BASE + path, { method: 'POST', body, login: true });
+        signedIn(u);
+      } catch (e) {
+        err.textContent = e.status === 401 ? 'Sign-in refused: the credentials are not valid.' : `Sign-in failed: ${e.message}`;
+        err.hidden = false;
+      }
+    };
+    const key = { type: 'apikeycredentials', keyId: '', keyValue: '' };
+    const pw = { type: 'usernamepasswordcredentials', username: '', password: '' };
+    const field = (obj, name, label, type = 'text', auto = 'off') =>
+      h('label', {}, label, h('input', { id: `login-${name}`, name, type, required: true, autocomplete: auto, oninput: (e) => { obj[name] = e.target.value; } }));
+    main.replaceChildren(h('section', { class: 'login card', 'aria-labelledby': 'login-title' },
+      h('h1', { id: 'login-title' }, 'Sign in to wnms'), err,
+      h('form', { id: 'login-key', onsubmit: submit('/login/key/console/3600', key) },
+        h('fieldset', {}, h('legend', {}, 'With an API key'),
+          field(key, 'keyId', 'Key ID'), field(key, 'keyValue', 'Key value', 'password'),
+          h('button', { class: 'primary', type: 'submit' }, 'Sign in with key'))),
+      h('form', { id: 'login-user', onsubmit: submit('/login/console/3600', pw) },
+        h('fieldset', {}, h('legend', {}, 'As a user'),
+          field(pw, 'username', 'Login ID', 'text', 'username'), field(pw, 'password', 'Password', 'password', 'current-password'),
+          h('button', { class: 'primary', type: 'submit' }, 'Sign in'))),
+    ));
+    main.dataset.ready = '1';
+    $('#login-keyId').focus();
+  }
+
+  async function signedIn(u) {
+    S.user = u;
+    localStorage.setItem('wnms.session', '1');
+    await loadLocations();
+    $('#who').textContent = `${u.loginId} · ${u.role}`;
+    $('#top').hidden = false;
+    openStream();
+    clearInterval(S.keep);
+    S.keep = setInterval(() => api(BASE + '/V5/login/keepsessionalive', { method: 'POST' }).catch(() => {}), 5 * 60 * 1000);
+    route();
+  }
+
+  function stopLive() {
+    clearInterval(S.poll);
+    clearInterval(S.keep);
+    if (S.es) S.es.close();
+    S.es = null;
+  }
+
+  function signedOut(message) {
+    if (!S.user && !message) return;
+    S.user = null;
+    S.token++;
+    localStorage.removeItem('wnms.session');
+    stopLive();
+    showLogin(message);
+  }
+
+  async function signOut() {
+    stopLive();
+    try {
+      await api(BASE + '/logout', { method: 'POST' });
+    } catch (e) { /* the session is gone either way */ }
+    S.user = null;
+    S.token++;
+    localStorage.removeItem('wnms.session');
+    showLogin('You have signed out.');
+  }
+
+  // ---- live updates ------------------------------------------------------
+  function openStream() {
+    if (S.es) S.es.close();
+    const es = new EventSource(API + '/events/stream');
+    const dot = $('#live');
+    es.onopen = () => { dot.classList.add('on'); dot.title = 'Live: events stream in'; };
+    es.onerror = () => { dot.classList.remove('on'); dot.title = 'Reconnecting to the event stream'; };
+    for (const kind of ['apUp', 'apDown', 'anomaly', 'configChanged', 'userLocked']) {
+      es.addEventListener(kind, () => soon(kind === 'configChanged'));
+    }
+    S.es = es;
+  }
+  // soon refreshes the open view shortly after events, at most once a second.
+  function soon(locations) {
+    S.stale = S.stale || locations;
+    if (S.pending) return;
+    S.pending = setTimeout(async () => {
+      S.pending = 0;
+      if (S.stale) {
+        S.stale = false;
+        await loadLocations().catch(() => {});
+      }
+      refresh();
+    }, 1000);
+  }
+  function refresh() {
+    const v = S.view;
+    if (!v || !v.refresh || document.visibilityState !== 'visible') return;
+    v.refresh().catch((e) => note(v, e));
+  }
+  function note(v, e) {
+    if (v.status && e.status !== 401) v.status.textContent = `Could not refresh: ${e.message}`;
+  }
+
+  // ---- router ------------------------------------------------------------
+  const views = {
+    '': overview, aps: apsView, clients: clientsView, client: clientView, baselines: baselinesView,
+    floor: floorView, anomalies: anomaliesView, settings: settingsView,
+  };
+  function route() {
+    if (!S.user) return;
+    const [name, ...rest] = location.hash.replace(/^#\/?/, '').split('/');
+    const fn = Object.prototype.hasOwnProperty.call(views, name) ? views[name] : overview;
+    const arg = decodeURIComponent(rest.join('/'));
+    const navName = name === 'client' ? 'clients' : name;
+    for (const a of document.querySelectorAll('header nav a')) {
+      if (a.getAttribute('href') === `#/${fn === overview ? '' : navName}`) a.setAttribute('aria-current', 'page');
+      else a.removeAttribute('aria-current');
+    }
+    clearInterval(S.poll);
+    const main = $('#view');
+    delete main.dataset.ready;
+    main.dataset.view = fn === overview ? 'overview' : name;
+    main.replaceChildren();
+    const v = { token: ++S.token, refresh: null, status: h('p', { class: 'mut', role: 'status' }) };
+    v.live = () => v.token === S.token;
+    S.view = v;
+    const started = performance.now();
+    fn(main, arg, v).then(() => {
+      if (!v.live()) return;
+      main.append(v.status);
+      main.dataset.ready = '1';
+      main.dataset.renderMs = String(Math.round(performance.now() - started));
+    }).catch((e) => {
+      if (!v.live() || e.status === 401) return;
+      main.append(h('p', { class: 'error', role: 'alert' }, `This view could not load: ${e.message}`));
+      main.dataset.ready = '1';
+    });
+    // Views that show telemetry poll it: one refresh per 15 s at most.
+    S.poll = setInterval(refresh, 15000);
+  }
+
+  // ---- charts ------------------------------------------------------------
+  // chart draws series over time: opts.points [{t, v, lo, hi, base, bad, label}],
+  // a band lo–hi where given, marks where bad, and slots that can be picked.
+  function chart(opts) {
+    const W = 900, H = 220, L = 44, R = 10, T = 10, B = 24;
+    const pts = opts.points;
+    const svg = s('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': opts.label });
+    if (!pts.length) {
+      svg.append(s('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', text: 'No data in this window' }));
+      return svg;
+    }
+    const t0 = opts.from ?? pts[0].t, t1 = opts.to ?? pts[pts.length - 1].t;
+    let lo = opts.min ?? Infinity, hi = opts.max ?? -Infinity;
+    for (const p of pts) {
+      for (const v of [p.v, p.lo, p.hi]) if (v !== null && v !== undefined) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+    }
+    if (!isFinite(lo)) { lo = 0; hi = 1; }
+    if (hi === lo) hi = lo + 1;
+    const x = (t) => L + ((t - t0) / Math.max(1, t1 - t0)) * (W - L - R);
+    const y = (v) => T + (1 - (v - lo) / (hi - lo)) * (H - T - B);
+    svg.append(s('line', { class: 'axis', x1: L, y1: H - B, x2: W - R, y2: H - B }), s('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }));
+    svg.append(s('text', { x: L - 4, y: y(hi) + 4, 'text-anchor': 'end', text: fmtNum(hi) }), s('text', { x: L - 4, y: y(lo), 'text-anchor': 'end', text: fmtNum(lo) }));
+    for (let i = 0; i <= 4; i++) {
+      const t = t0 + ((t1 - t0) * i) / 4;
+      svg.append(s('text', { x: x(t), y: H - 8, 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle', text: t1 - t0 > DAY ? new Date(t).toLocaleDateString() + ' ' + fmtClock(t) : fmtClock(t) }));
+    }
+    const band = pts.filter((p) => p.lo !== null && p.lo !== undefined);
+    if (band.length) {
+      const top = band.map((p) => `${x(p.t)},${y(p.hi)}`), bottom = band.slice().reverse().map((p) => `${x(p.t)},${y(p.lo)}`);
+      svg.append(s('polygon', { class: 'band', points: top.concat(bottom).join(' ') }));
+      svg.append(s('polyline', { class: 'base', points: band.map((p) => `${x(p.t)},${y(p.base)}`).join(' ') }));
+    }
+    svg.append(s('polyline', { class: 'obs', points: pts.filter((p) => p.v !== null).map((p) => `${x(p.t)},${y(p.v)}`).join(' ') }));
+    for (const p of pts) if (p.bad) svg.append(s('circle', { class: 'anom', cx: x(p.t), cy: y(p.v), r: 4 }, s('title', { text: p.label })));
+    if (opts.onPick) {
+      const w = Math.max(2, ((W - L - R) * SLOT) / Math.max(SLOT, t1 - t0));
+      for (const p of pts) {
+        if (!p.pickable) continue;
+        const r = s('rect', {
+          class: 'slot', x: x(p.t) - w / 2, y: T, width: w, height: H - T - B, tabindex: 0, role: 'button',
+          'aria-label': `${p.label}: list the failing clients`, 'data-t': p.t,
+        }, s('title', { text: p.label }));
+        const pick = () => {
+          for (const o of svg.querySelectorAll('.slot.picked')) o.classList.remove('picked');
+          r.classList.add('picked');
+          opts.onPick(p);
+        };
+        r.addEventListener('click', pick);
+        r.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); pick(); } });
+        svg.append(r);
+      }
+    }
+    return svg;
+  }
+  function sparkline(values, label) {
+    const W = 240, H = 40;
+    const svg = s('svg', { class: 'spark', viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': label });
+    if (!values.length) return svg;
+    const hi = Math.max(1, ...values);
+    svg.append(s('polyline', { class: 'obs', points: values.map((v, i) => `${(i / Math.max(1, values.length - 1)) * W},${H - 2 - (v / hi) * (H - 4)}`).join(' ') }));
+    return svg;
+  }
+
+  // ---- tables ------------------------------------------------------------
+  // table renders rows under columns [{title, get(row) -> node|text, sort}];
+  // a column with sort is sorted by the server: onSort(sort).
+  function table(cols, rows, opts = {}) {
+    const head = h('tr', {}, cols.map((c) => {
+      if (!c.sort || !opts.onSort) return h('th', { scope: 'col' }, c.title);
+      const on = opts.sortBy === c.sort;
+      return h('th', { scope: 'col', 'aria-sort': on ? (opts.ascending ? 'ascending' : 'descending') : 'none' },
+        h('button', { type: 'button', onclick: () => opts.onSort(c.sort) }, c.title, on ? (opts.ascending ? ' ▲' : ' ▼') : ''));
+    }));
+    const body = rows.length ? rows.map((r) => h('tr', {}, cols.map((c) => h('td', {}, c.get(r)))))
+      : [h('tr', {}, h('td', { colspan: cols.length, class: 'mut' }, opts.empty || 'Nothing to show.'))];
+    return h('table', { 'aria-label': opts.label }, h('thead', {}, head), h('tbody', {}, body));
+  }
+  function pager(offset, limit, total, go) {
+    return h('div', { class: 'row' },
+      h('span', { class: 'mut' }, total ? `${offset + 1}–${Math.min(offset + limit, total)} of ${total}` : ''),
+      h('button', { type: 'button', disabled: offset === 0, onclick: () => go(Math.max(0, offset - limit)) }, 'Previous'),
+      h('button', { type: 'button', disabled: offset + limit >= total, onclick: () => go(offset + limit) }, 'Next'));
+  }
+  const link = (href, text) => h('a', { href }, text);
+  const clientLink = (mac, text) => link(`#/client/${encodeURIComponent(mac)}`, text || mac);
+
+  // ---- overview ----------------------------------------------------------
+  async function overview(main, _arg, v) {
+    const grid = h('div', { class: 'grid' });
+    main.append(h('h1', {}, 'Overview'), grid);
+    v.refresh = async () => {
+      const cards = await Promise.all(sites().map(async (site) => {
+        const at = { locationid: site.id };
+        const [up, all, clients, anomalies, conn] = await Promise.all([
+          canOperate() ? api('/devices/manageddevices?' + q({ ...at, active: true, limit: 1 })) : null,
+          canOperate() ? api('/devices/manageddevices?' + q({ ...at, limit: 1 })) : null,
+          api('/devices/clients/0/1?' + q({ ...at, active: true })),
+          api('/baselines/anomalies?' + q(at)),
+          api('/baselines/clientsconnectivity?' + q(at)),
+        ]);
+        const kpi = (value, label, cls) => h('div', { class: 'kpi' }, h('b', { class: cls }, value), h('span', {}, label));
+        const down = all ? all.totalCount - up.totalCount : null;
+        return h('section', { class: 'card site', 'aria-label': site.name, 'data-site': site.id },
+          h('h2', {}, link(`#/aps/${site.id}`, site.name)),
+          h('div', { class: 'kpis' },
+            all ? kpi(up.totalCount, 'APs up', 'ok') : null,
+            all ? kpi(down, 'APs down', down ? 'bad' : '') : null,
+            kpi(clients.totalCount, 'active clients'),
+            kpi(anomalies.length, 'anomalies, last 24 h', anomalies.length ? 'bad' : '')),
+          h('p', { class: 'mut' }, 'Clients failing to connect, last 24 h (%)'),
+          sparkline(conn.map((p) => p.observation), `${site.name}: clients failing to connect over the last 24 hours`));
+      }));
+      if (!v.live()) return;
+      grid.replaceChildren(...(cards.length ? cards : [h('p', { class: 'mut' }, 'No sites yet: locations appear here once created.')]));
+      v.status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+    };
+    await v.refresh();
+  }
+
+  // ---- locations and APs -------------------------------------------------
+  function tree(selected, hrefOf) {
+    const node = (l) => {
+      const kids = l.children.map((id) => S.locs.get(id)).filter((c) => c && (c.accessible || hasAccessible(c))).sort(byName);
+      const label = l.id === 0 ? 'All locations' : l.name;
+      return h('li', {}, l.accessible ? h('a', { href: hrefOf(l), class: l.id === selected ? 'sel' : null, 'aria-current': l.id === selected ? 'true' : null }, label)
+        : h('span', { class: 'mut' }, label), kids.length ? h('ul', {}, kids.map(node)) : null);
+    };
+    const root = S.locs.get(0);
+    return h('nav', { class: 'tree card', 'aria-label': 'Locations' }, h('ul', {}, root ? node(root) : null));
+  }
+  function hasAccessible(l) {
+    return l.children.some((id) => { const c = S.locs.get(id); return c && (c.accessible || hasAccessible(c)); });
+  }
+
+  async function apsView(main, arg, v) {
+    const loc = arg !== '' && S.locs.has(Number(arg)) ? Number(arg) : home();
+    const right = h('div', {});
+    let left = tree(loc, (l) => `#/aps/${l.id}`);
+    main.append(h('h1', {}, 'Locations and APs'), h('div', { class: 'split' }, left, right));
+    right.append(h('h2', {}, locPath(loc)));
+    // The tree follows the locations as they change (configChanged).
+    const retree = () => { const t = tree(loc, (l) => `#/aps/${l.id}`); left.replaceWith(t); left = t; };
+    if (!canOperate()) {
+      right.append(h('p', { class: 'mut' }, 'Your role does not list APs.'));
+      v.refresh = async () => { retree(); };
+      return;
+    }
+    const st = { offset: 0, limit: 100, sortby: 'devicename', ascending: true, name: '', active: '' };
+    const nameIn = h('input', { id: 'ap-filter', type: 'search', placeholder: 'Name contains', oninput: (e) => { st.name = e.target.value; st.offset = 0; soonLoad(); } });
+    const statusIn = h('select', { id: 'ap-status', onchange: (e) => { st.active = e.target.value; st.offset = 0; load(); } },
+      h('option', { value: '' }, 'Any status'), h('option', { value: 'true' }, 'Up'), h('option', { value: 'false' }, 'Down'));
+    const out = h('div', {});
+    right.append(h('div', { class: 'row' }, h('label', {}, 'Filter by name', nameIn), h('label', {}, 'Status', statusIn)), out);
+    let timer = 0;
+    const soonLoad = () => { clearTimeout(timer); timer = setTimeout(load, 250); };
+    async function load() {
+      const r = await api('/devices/manageddevices?' + q({ locationid: loc, offset: st.offset, limit: st.limit, sortby: st.sortby, ascending: st.ascending, name: st.name, active: st.active }));
+      if (!v.live()) return;
+      out.replaceChildren(table([
+        { title: 'Name', sort: 'devicename', get: (a) => a.name },
+        { title: 'Status', get: (a) => (a.activeStatus ? h('span', { class: 'ok' }, 'Up') : h('span', { class: 'bad' }, 'Down')) },
+        { title: 'MAC', sort: 'macaddress', get: (a) => a.macaddress },
+        { title: 'IP', sort: 'ipaddress', get: (a) => a.ipAddress || '—' },
+        { title: 'Model', get: (a) => a.model || '—' },
+        { title: 'Location', get: (a) => locPath(a.locationId.id) },
+        { title: 'Clients', get: (a) => a.numAssocClients },
+        { title: 'Last seen', sort: 'lastseen', get: (a) => fmtTime(a.lastSeen) },
+      ], r.managedDevices, {
+        label: 'APs', sortBy: st.sortby, ascending: st.ascending, empty: 'No AP matches.',
+        onSort: (k) => { st.ascending = st.sortby === k ? !st.ascending : true; st.sortby = k; load(); },
+      }), pager(st.offset, st.limit, r.totalCount, (o) => { st.offset = o; load(); }));
+    }
+    v.refresh = async () => { retree(); await load(); };
+    await load();
+  }
+
+  // ---- clients -----------------------------------------------------------
+  async function clientsView(main, arg, v) {
+    const st = { q: arg, offset: 0, limit: 50 };
+    const input = h('input', { id: 'client-q', type: 'search', value: st.q, placeholder: 'aa:bb:cc…, laptop-12, alice@corp' });
+    const out = h('div', {});
+    main.append(h('h1', {}, 'Clients'),
+      h('form', { class: 'row', role: 'search', onsubmit: (e) => { e.preventDefault(); location.hash = `#/clients/${encodeURIComponent(input.value.trim())}`; } },
+        h('label', {}, 'Search by MAC, name or 802.1X username', input), h('button', { type: 'submit', class: 'primary' }, 'Search')), out);
+    async function load() {
+      const params = { offset: st.offset, limit: st.limit };
+      const text = st.q.trim();
+      let path = `/devices/clients/${st.offset}/${st.limit}`;
+      const query = {};
+      if (text) {
+        query.filter = JSON.stringify({
+          operator: 'OR', value: ['macaddress', 'name', 'username'].map((p) => ({ property: p, operator: 'contains', value: [text] })),
+        });
+      }
+      const r = await api(path + '?' + q(query));
+      if (!v.live()) return;
+      out.replaceChildren(table([
+        { title: 'Name', get: (c) => clientLink(c.macAddress, c.name || c.macAddress) },
+        { title: 'MAC', get: (c) => c.macAddress },
+        { title: 'User', get: (c) => c.username || '—' },
+        { title: 'Last event', get: (c) => h('span', { class: c.lastEventType === 'Failure' ? 'bad' : '' }, c.lastEventType || '—') },
+        { title: 'SSID', get: (c) => c.ssid || '—' },
+        { title: 'AP', get: (c) => c.associatedAPName || '—' },
+        { title: 'RSSI', get: (c) => (c.rssi ? `${c.rssi} dBm` : '—') },
+        { title: 'Location', get: (c) => (c.locationId ? locPath(c.locationId.id) : '—') },
+        { title: 'Last seen', get: (c) => fmtTime(c.lastSeen) },
+      ], r.clientList, { label: 'Clients', empty: text ? `No client matches “${text}”.` : 'No clients yet.' }),
+      pager(params.offset, params.limit, r.totalCount, (o) => { st.offset = o; load(); }));
+    }
+    v.refresh = load;
+    await load();
+  }
+
+  function eventWords(e) {
+    if (e.eventType === 'Failure') return `${e.failure || 'Failure'}: ${e.subFailure || 'cause ' + e.subFailureCode}`;
+    if (e.eventType === 'Success') {
+      const parts = [];
+      if (e.aaaLatency !== null && e.aaaLatency !== undefined) parts.push(`AAA ${e.aaaLatency} ms`);
+      if (e.dhcpLatency !== null && e.dhcpLatency !== undefined) parts.push(`DHCP ${e.dhcpLatency} ms`);
+      return 'Connected' + (parts.length ? ` (${parts.join(', ')})` : '');
+    }
+    return [e.eventDescription, e.subEventDescription].filter(Boolean).join(' — ') || `${e.category || 'Event'} ${e.typeCode}`;
+  }
+
+  async function clientView(main, mac, v) {
+    const filter = JSON.stringify({ property: 'macaddress', operator: '=', value: [mac] });
+    const found = await api('/devices/clients/0/1?' + q({ filter }));
+    const c = found.clientList[0];
+    if (!c) {
+      main.append(h('h1', {}, mac), h('p', { class: 'mut' }, 'No such client at your locations.'));
+      return;
+    }
+    const fact = (label, value) => h('div', { class: 'kpi' }, h('b', {}, value ?? '—'), h('span', {}, label));
+    main.append(h('h1', {}, `${c.name || c.macAddress}`),
+      h('div', { class: 'card kpis' },
+        fact('MAC', c.macAddress), fact('802.1X user', c.username || '—'), fact('Last event', c.lastEventType),
+        fact('SSID', c.ssid), fact('AP', c.associatedAPName), fact('Channel', c.channel),
+        fact('RSSI', c.rssi ? `${c.rssi} dBm` : '—'), fact('Data rate', c.dataRateMbps ? `${c.dataRateMbps} Mbps` : '—'),
+        fact('Where', c.locationId ? locPath(c.locationId.id) : '—'), fact('Last seen', fmtTime(c.lastSeen))));
+    const charts = h('div', { class: 'grid' }), hear = h('div', {}), timeline = h('ol', { class: 'timeline', 'aria-label': 'Events, newest first' }),
+      logs = h('div', {}), more = h('div', { class: 'row' });
+    main.append(h('h2', {}, 'Last 24 hours'), charts, h('h2', {}, 'APs that hear it'), hear,
+      h('h2', {}, 'Timeline'), timeline, more, h('h2', {}, 'Connection logs'), logs);
+    const st = { offset: 0, limit: 100 };
+    async function events(append) {
+      const r = await api(`/devices/clientevents/${encodeURIComponent(c.macAddress)}/${st.offset}/${st.limit}`);
+      if (!v.live()) return;
+      const items = r.clientEvents.map((e) => h('li', { class: e.eventType.toLowerCase() },
+        h('span', { class: 'badge' }, e.eventType), h('b', {}, eventWords(e)), ' ',
+        h('span', { class: 'mut' }, `${fmtTime(e.timestamp)} · ${e.associatedAPName || e.bssid} · ${e.ssid || ''} ch ${e.channel}`)));
+      if (append) timeline.append(...items);
+      else timeline.replaceChildren(...(items.length ? items : [h('li', { class: 'mut' }, 'No events.')]));
+      more.replaceChildren(st.offset + st.limit < r.totalCount
+        ? h('button', { type: 'button', onclick: () => { st.offset += st.limit; events(true).catch((e) => note(v, e)); } }, `Older events (${r.totalCount - st.offset - st.limit} more)`)
+        : h('span', { class: 'mut' }, `${r.totalCount} events`));
+    }
+    v.refresh = async () => {
+      const now = Date.now(), window = { macaddress: c.macAddress, fromtime: now - DAY, totime: now };
+      const [rate, rssi, retry, heard, cl] = await Promise.all([
+        api('/devices/clients/statistics/trend?' + q({ type: 'clientdatarate', ...window })),
+        api('/devices/clients/statistics/trend?' + q({ type: 'clientrssi', ...window })),
+        api('/devices/clients/statistics/trend?' + q({ type: 'clientretransmissionrate', ...window })),
+        api(`/devices/clients/${c.boxId}/observingmanageddevices`),
+        api('/devices/clients/connectionlogs?' + q({ clientmacaddress: c.macAddress, limit: 20 })),
+      ]);
+      if (!v.live()) return;
+      const trend = (t, title, scale, unit) => h('section', { class: 'card' }, h('h3', {}, title),
+        chart({ points: t.samples.map((p) => ({ t: p.time, v: p.value * scale })), from: now - DAY, to: now, label: `${title} (${unit}), last 24 hours` }));
+      charts.replaceChildren(trend(rate, 'Data rate (Mbps)', 1 / 1000, 'Mbps'), trend(rssi, 'RSSI (dBm)', 1, 'dBm'), trend(retry, 'Retries (%)', 1, '%'));
+      hear.replaceChildren(table([
+        { title: 'AP', get: (a) => a.name },
+        { title: 'MAC', get: (a) => a.macaddress },
+        { title: 'Signal', get: (a) => `${a.signalStrength} dBm` },
+      ], heard, { label: 'APs that hear the client', empty: 'No AP heard it in the last 15 minutes.' }));
+      const logRow = (e) => h('tr', { class: e.eventType === 'Failure' ? 'bad' : '' }, h('td', {}, fmtTime(e.timestamp)), h('td', {}, e.eventType),
+        h('td', {}, eventWords(e)), h('td', {}, e.associatedAPName || e.bssid));
+      logs.replaceChildren(h('p', { class: 'mut' }, `${cl.successLogs.length} successes and ${cl.failureLogs.length} failures at 802.11ac APs (the last 20 of each)`),
+        h('table', { 'aria-label': 'Connection logs' }, h('thead', {}, h('tr', {}, ['Time', 'Outcome', 'What', 'AP'].map((t) => h('th', { scope: 'col' }, t)))),
+          h('tbody', {}, [...cl.failureLogs, ...cl.successLogs].sort((a, b) => b.timestamp - a.timestamp).map(logRow))));
+      st.offset = 0;
+      await events(false);
+    };
+    await v.refresh();
+  }
+
+  // ---- baselines ---------------------------------------------------------
+  function floorPicker(current, hrefOf) {
+    return h('label', {}, 'Floor', h('select', { id: 'floor-pick', onchange: (e) => { location.hash = hrefOf(e.target.value); } },
+      floors().map((f) => h('option', { value: f.id, selected: f.id === current }, locPath(f.id)))));
+  }
+  // floorOf heads a floor's view: the floor arg names if the caller sees
+  // it, else the first floor, or undefined (said on the page) for none.
+  function floorOf(main, arg, title) {
+    const all = floors();
+    main.append(h('h1', {}, title));
+    if (!all.length) main.append(h('p', { class: 'mut' }, 'No floors at your locations.'));
+    return all.some((f) => String(f.id) === arg) ? Number(arg) : (all[0] || {}).id;
+  }
+  async function baselinesView(main, arg, v) {
+    const floor = floorOf(main, arg, 'Baselines');
+    if (floor === undefined) return;
+    const hours = h('select', { id: 'baseline-window', onchange: () => v.refresh().catch((e) => note(v, e)) },
+      h('option', { value: 24 }, 'Last 24 hours'), h('option', { value: 72 }, 'Last 3 days'), h('option', { value: 168 }, 'Last 7 days'));
+    const conn = h('div', {}), perf = h('div', {}), picked = h('section', { class: 'card', id: 'slot-clients', 'aria-live': 'polite' },
+      h('p', { class: 'mut' }, 'Pick a slot with failures on the chart (click, or Tab and Enter) to list its failing clients.'));
+    main.append(h('div', { class: 'row' }, floorPicker(floor, (id) => `#/baselines/${id}`), h('label', {}, 'Window', hours)),
+      h('section', { class: 'card' }, h('h2', {}, 'Clients failing to connect (%) against the baseline band'), conn),
+      picked, h('section', { class: 'card' }, h('h2', {}, 'Clients with poor performance (%)'), perf));
+    const band = (p) => (p.baseline === null ? {} : { base: p.baseline, lo: Math.max(0, 2 * p.baseline - p.threshold), hi: p.threshold });
+    async function pick(p) {
+      const r = await api('/baselines/clientsconnectivity/failingclients?' + q({ locationid: floor, timestamp: p.t, limit: 200 }));
+      if (!v.live()) return;
+      picked.replaceChildren(h('h2', {}, `Failing clients at ${fmtTime(p.t)} (${r.totalCount} of ${p.attempting} attempting)`),
+        table([
+          { title: 'Client', get: (c) => clientLink(c.macAddress) },
+          { title: 'Failed at', get: (c) => c.failureCategories.join(', ') },
+        ], r.clients, { label: 'Failing clients of the slot', empty: 'No failing clients in this slot.' }),
+        h('p', { class: 'mut', hidden: r.totalCount <= r.clients.length }, `The first ${r.clients.length} by MAC.`));
+    }
+    v.refresh = async () => {
+      const now = Date.now(), from = now - Number(hours.value) * 3600 * 1000;
+      const at = { locationid: floor, fromtime: from, totime: now };
+      const [c, pf] = await Promise.all([api('/baselines/clientsconnectivity?' + q(at)), api('/baselines/clientsperformance?' + q(at))]);
+      if (!v.live()) return;
+      conn.replaceChildren(chart({
+        label: `Connectivity of ${locPath(floor)}: failing clients in % per 15-minute slot, with the baseline band`, from, to: now, min: 0,
+        points: c.map((p) => ({
+          t: p.timestamp, v: p.observation, ...band(p), bad: p.anomalous, pickable: p.absoluteObservation > 0, attempting: p.noOfSamplesForObservation,
+          label: `${fmtTime(p.timestamp)}: ${fmtNum(p.observation)} % failing (${p.absoluteObservation} of ${p.noOfSamplesForObservation})${p.anomalous ? ', anomalous' : ''}`,
+        })),
+        onPick: (p) => pick(p).catch((e) => note(v, e)),
+      }), h('p', { class: 'mut' }, `${c.filter((p) => p.anomalous).length} anomalous slots (red) in this window.`));
+      perf.replaceChildren(chart({
+        label: `Performance of ${locPath(floor)}: clients with low rate, high retries, low RSSI or sticky, in %`, from, to: now, min: 0,
+        points: pf.map((p) => ({ t: p.timestamp, v: p.observation, ...band(p), bad: p.anomalous, label: `${fmtTime(p.timestamp)}: ${fmtNum(p.observation)} %` })),
+      }));
+      v.status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+    };
+    await v.refresh();
+  }
+
+  // ---- floor plan --------------------------------------------------------
+  async function floorView(main, arg, v) {
+    const floor = floorOf(main, arg, 'Floor plan');
+    if (floor === undefined) return;
+    const plan = h('div', {}), aps = h('div', {});
+    main.append(h('div', { class: 'row' }, floorPicker(floor, (id) => `#/floor/${id}`)), plan, h('h2', {}, 'APs on this floor'), aps);
+    v.refresh = async () => {
+      let layout = null;
+      try {
+        layout = await api('/layouts?' + q({ locationid: floor }));
+      } catch (e) {
+        if (e.status !== 404) throw e;
+      }
+      const list = canOperate() ? await api('/devices/manageddevices?' + q({ locationid: floor, limit: 1000, sortby: 'devicename', ascending: true })) : null;
+      if (!v.live()) return;
+      if (!layout) {
+        plan.replaceChildren(h('p', { class: 'mut' }, 'This floor has no layout yet.'));
+      } else {
+        const L = layout.length, W = layout.width, mats = (layout.obstaclesInfo && layout.obstaclesInfo.materialProperties) || {};
+        const svg = s('svg', { class: 'plan', viewBox: `-1 -1 ${L + 2} ${W + 2}`, role: 'img', 'aria-label': `Layout of ${locPath(floor)}: ${L} × ${W} ${layout.unit.toLowerCase()}s` });
+        svg.append(s('rect', { x: 0, y: 0, width: L, height: W, fill: '#fafbfc', stroke: '#99a', 'stroke-width': 0.1 }));
+        if (layout.imageKey) svg.append(s('image', { href: `${BASE}/sfiles?id=${encodeURIComponent(layout.imageKey)}`, x: 0, y: 0, width: L, height: W, preserveAspectRatio: 'none' }));
+        for (const o of (layout.obstaclesInfo && layout.obstaclesInfo.obstacles) || []) {
+          const m = mats[o.materialId], c = m && m.fillColor ? `rgb(${m.fillColor.r},${m.fillColor.g},${m.fillColor.b})` : '#666';
+          const len = o.breadth || 0, th = Math.max(o.thickness || 0.1, 0.15);
+          svg.append(s('rect', {
+            class: 'obstacle', x: o.centerX - len / 2, y: o.centerY - th / 2, width: len, height: th, fill: c,
+            transform: `rotate(${o.angle || 0} ${o.centerX} ${o.centerY})`,
+          }, s('title', { text: m ? m.name : o.materialId })));
+        }
+        const legend = [...new Set(((layout.obstaclesInfo && layout.obstaclesInfo.obstacles) || []).map((o) => o.materialId))]
+          .map((id) => (mats[id] ? mats[id].name : id)).join(', ');
+        plan.replaceChildren(h('div', { class: 'card' }, svg,
+          h('p', { class: 'mut' }, `${L} × ${W} ${layout.unit.toLowerCase()}s. Obstacles: ${legend || 'none'}. ${layout.imageKey ? '' : 'No floor image uploaded.'}`)));
+      }
+      aps.replaceChildren(list ? table([
+        { title: 'AP', get: (a) => a.name },
+        { title: 'Status', get: (a) => (a.activeStatus ? h('span', { class: 'ok' }, 'Up') : h('span', { class: 'bad' }, 'Down')) },
+        { title: 'Placed on the plan', get: (a) => (a.placed ? 'Yes' : 'No') },
+        { title: 'Clients', get: (a) => a.numAssocClients },
+      ], list.managedDevices, { label: 'APs on this floor', empty: 'No APs on this floor.' }) : h('p', { class: 'mut' }, 'Your role does not list APs.'));
+    };
+    await v.refresh();
+  }
+
+  // ---- anomalies ---------------------------------------------------------
+  async function anomaliesView(main, _arg, v) {
+    const span = h('select', { id: 'anomaly-window', onchange: () => v.refresh().catch((e) => note(v, e)) },
+      h('option', { value: 24 }, 'Last 24 hours'), h('option', { value: 168 }, 'Last 7 days'), h('option', { value: 744 }, 'Last 31 days'));
+    const out = h('div', {});
+    main.append(h('h1', {}, 'Anomalies'), h('div', { class: 'row' }, h('label', {}, 'Window', span)), out);
+    v.refresh = async () => {
+      const now = Date.now();
+      const list = await api('/baselines/anomalies?' + q({ fromtime: now - Number(span.value) * 3600 * 1000, totime: now }));
+      if (!v.live()) return;
+      out.replaceChildren(table([
+        { title: 'Slot', get: (a) => fmtTime(a.timestamp) },
+        { title: 'Floor', get: (a) => link(`#/baselines/${a.locationId.id}`, locPath(a.locationId.id)) },
+        { title: 'Kind', get: (a) => (a.kind === 'clientsconnectivity' ? 'Clients failing to connect' : a.kind) },
+        { title: 'Observed', get: (a) => h('b', { class: 'bad' }, `${fmtNum(a.observation)} %`) },
+        { title: 'Baseline', get: (a) => `${fmtNum(a.baseline)} %` },
+        { title: 'Threshold', get: (a) => `${fmtNum(a.threshold)} %` },
+      ], list, { label: 'Anomalies', empty: 'No anomalies in this window.' }));
+    };
+    await v.refresh();
+  }
+
+  // ---- settings ----------------------------------------------------------
+  // A JSON document editable where the role allows: the role's right is
+  // the same rule the server applies.
+  function jsonEditor(id, title, path, canEdit, help) {
+    const area = h('textarea', { id, spellcheck: 'false', readonly: !canEdit, 'aria-label': title });
+    const msg = h('p', { role: 'status', class: 'mut' });
+    const section = h('section', { class: 'card', 'aria-labelledby': id + '-title' }, h('h2', { id: id + '-title' }, title), help ? h('p', { class: 'mut' }, help) : null, area, msg);
+    if (canEdit) {
+      section.append(h('button', {
+        type: 'button', class: 'primary edit', onclick: async () => {
+          let body;
+          try {
+            body = JSON.parse(area.value);
+          } catch (e) {
+            msg.textContent = `Not valid JSON: ${e.message}`;
+            return;
+          }
+          try {
+            const saved = await api(path, { method: 'PUT', body });
+            if (saved && typeof saved === 'object') area.value = JSON.stringify(saved, null, 2);
+            msg.textContent = 'Saved.';
+          } catch (e) {
+            msg.textContent = `Not saved: ${e.message}`;
+          }
+        },
+      }, 'Save'));
+    }
+    const load = async () => {
+      if (document.activeElement === area) return; // never overwrite what is being typed
+      area.value = JSON.stringify(await api(path), null, 2);
+    };
+    return { section, load };
+  }
+  // confirmButton asks once more before it acts.
+  function confirmButton(label, act) {
+    const b = h('button', { type: 'button', class: 'danger edit' }, label);
+    b.addEventListener('click', async () => {
+      if (b.dataset.armed !== '1') {
+        b.dataset.armed = '1';
+        b.textContent = `Confirm: ${label.toLowerCase()}`;
+        return;
+      }
+      b.disabled = true;
+      try {
+        await act();
+      } catch (e) {
+        b.disabled = false;
+        b.textContent = `${label} failed: ${e.message}`;
+      }
+    });
+    return b;
+  }
+
+  async function settingsView(main, _arg, v) {
+    main.append(h('h1', {}, 'Settings'));
+    if (isViewer()) main.append(h('p', { class: 'mut' }, 'Your role (VIEWER) reads the settings; it does not change them.'));
+    const parts = [
+      jsonEditor('snmp', 'SNMP', '/configuration/global/snmp', canAdminister(), 'Trap receivers and the agent (docs/api.md §20).'),
+      jsonEditor('hotspot', 'Hotspot SSIDs', '/configuration/global/hotspotssid', !isViewer()),
+    ];
+    if (canAdminister()) parts.push(jsonEditor('datasources', 'Data sources: RADIUS and syslog', '/datasources', true, 'Secrets are shown masked; a masked secret sent back keeps the stored one.'));
+    for (const p of parts) main.append(p.section);
+    const users = h('section', { class: 'card', 'aria-label': 'Users' });
+    const profiles = h('section', { class: 'card', 'aria-label': 'Client connection test profiles' });
+    const keys = h('section', { class: 'card', 'aria-label': 'API keys' });
+    main.append(users, profiles);
+    if (canAdminister()) main.append(keys);
+    const myRole = role();
+    v.refresh = async () => {
+      await Promise.all(parts.map((p) => p.load()));
+      const [us, ps, ks] = await Promise.all([
+        api('/users'), api('/templates/CL_CONN_TEST_PROFILE?minimalinforequired=true'), canAdminister() ? api('/apikeys') : null,
+      ]);
+      if (!v.live()) return;
+      users.replaceChildren(h('h2', {}, 'Users'), table([
+        { title: 'Login', get: (u) => u.loginId },
+        { title: 'Name', get: (u) => [u.firstName, u.lastName].filter(Boolean).join(' ') || '—' },
+        { title: 'Role', get: (u) => u.role },
+        { title: 'Type', get: (u) => u.userType },
+        { title: 'Locations', get: (u) => (u.allowedLocations || []).map((l) => locPath(l.id)).join(', ') },
+        { title: 'State', get: (u) => (u.userLockedState === 'USER_LOCKED' ? h('span', { class: 'bad' }, 'Locked') : 'Active') },
+        { title: '', get: (u) => (canOperate() && u.userId !== S.user.userId && (ROLES[u.role] || 9) <= myRole
+          ? confirmButton('Delete', async () => { await api(`/users/${u.userId}`, { method: 'DELETE' }); await v.refresh(); }) : '') },
+      ], us, { label: 'Users' }));
+      const list = Array.isArray(ps) ? ps : (ps && ps.templates) || [];
+      profiles.replaceChildren(h('h2', {}, 'Client connection test profiles'), table([
+        { title: 'Name', get: (p) => p.templateName || p.templateId },
+        { title: 'Description', get: (p) => p.description || '—' },
+                { title: '', get: (p) => (canOperate() ? confirmButton('Delete', async () => { await api(`/templates/${p.templateId}/CL_CONN_TEST_PROFILE`, { method: 'DELETE' }); await v.refresh(); }) : '') },
+      ], list, { label: 'Client connection test profiles', empty: 'No profiles.' }));
+      if (ks) {
+        keys.replaceChildren(h('h2', {}, 'API keys'), table([
+          { title: 'Key ID', get: (k) => k.keyId },
+          { title: 'User', get: (k) => k.loginId },
+          { title: 'Created', get: (k) => fmtTime(k.createdAt) },
+          { title: 'Last used', get: (k) => fmtTime(k.lastUsedAt) },
+          { title: '', get: (k) => (k.keyId !== S.user.keyId ? confirmButton('Revoke', async () => { await api(`/apikeys/${encodeURIComponent(k.keyId)}`, { method: 'DELETE' }); await v.refresh(); }) : h('span', { class: 'mut' }, 'this session')) },
+        ], ks, { label: 'API keys' }));
+      }
+    };
+    await v.refresh();
+  }
+
+  // ---- start -------------------------------------------------------------
+  async function start() {
+    $('#signout').addEventListener('click', () => { signOut(); });
+    window.addEventListener('hashchange', route);
+    document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'visible') refresh(); });
+    // The session cookie is HttpOnly: the page cannot see it. A marker
+    // says a sign-in happened here, so a fresh browser goes straight to
+    // the sign-in form without a refused request.
+    if (localStorage.getItem('wnms.session') === '1') {
+      try {
+        const u = await api('/users/current', { login: true });
+        await signedIn(u);
+        return;
+      } catch (e) {
+        localStorage.removeItem('wnms.session');
+      }
+    }
+    showLogin();
+  }
+  start();
+})();
