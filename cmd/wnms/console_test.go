@@ -27,7 +27,7 @@ import (
 // storage). Every error the pages print or throw is kept: a console test
 // ends with none.
 type browser struct {
-	t      *testing.T
+	t      testing.TB
 	path   string
 	mu     sync.Mutex
 	errors []string
@@ -35,7 +35,7 @@ type browser struct {
 
 // startBrowser finds Chromium, or skips the test when it is not installed
 // (CI sets WNMS_TEST_REQUIRE_CHROMIUM and installs it, so there it fails).
-func startBrowser(t *testing.T) *browser {
+func startBrowser(t testing.TB) *browser {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -111,7 +111,7 @@ func (b *browser) consoleErrors() []string {
 
 // browse runs actions with a deadline, failing the test with what the page
 // showed when they fail.
-func browse(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {
+func browse(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action) {
 	t.Helper()
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -126,7 +126,7 @@ func browse(t *testing.T, ctx context.Context, what string, actions ...chromedp.
 
 // view opens a view of the console by its hash and waits until it has
 // rendered its data.
-func view(t *testing.T, ctx context.Context, hash, name string) {
+func view(t testing.TB, ctx context.Context, hash, name string) {
 	t.Helper()
 	browse(t, ctx, "open "+hash,
 		chromedp.Evaluate(fmt.Sprintf(`location.hash = %q`, hash), nil),
@@ -182,7 +182,7 @@ func audit(t *testing.T, ctx context.Context, where string) {
 }
 
 // signInKey signs in on the console's form with an API key.
-func signInKey(t *testing.T, ctx context.Context, base, keyID, keyValue string) {
+func signInKey(t testing.TB, ctx context.Context, base, keyID, keyValue string) {
 	t.Helper()
 	browse(t, ctx, "sign in with a key",
 		chromedp.Navigate(base+"/"),
@@ -467,4 +467,69 @@ func TestConsoleAgainst(t *testing.T) {
 		t.Fatal(err)
 	}
 	testConsole(t, base, key.KeyID, key.KeyValue)
+}
+
+// BenchmarkConsoleFirstRender measures each view's first render at the
+// demo's size in headless Chromium: a fresh page load of the view's
+// address, signed in, until the view has drawn its data (the time since
+// the navigation began, as the page measures it), 20 loads a view. It
+// reports the p95 of each view, in ms. Run it once:
+//
+//	go test -run '^$' -bench ConsoleFirstRender -benchtime 1x ./cmd/wnms
+func BenchmarkConsoleFirstRender(b *testing.B) {
+	dir := b.TempDir()
+	l, stdout, _, _ := bootServe(b, nil, "--data", dir, "--demo")
+	for deadline := time.Now().Add(5 * time.Minute); !strings.Contains(stdout.String(), "live from now on"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatalf("the demo did not finish its backfill:\n%s", stdout.String())
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "demo-key.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var key struct{ KeyID, KeyValue string }
+	if err := json.Unmarshal(raw, &key); err != nil {
+		b.Fatal(err)
+	}
+	base := "http://" + l.API
+	admin := apitest.Remote(b, base, key.KeyID, key.KeyValue)
+	var clients struct {
+		ClientList []struct{ MacAddress string } `json:"clientList"`
+	}
+	admin.Expect(200, "GET", "/V5/devices/clients/0/1", nil).Decode(b, &clients)
+	br := startBrowser(b)
+	ctx := br.page()
+	signInKey(b, ctx, base, key.KeyID, key.KeyValue)
+	views := []struct{ hash, name string }{
+		{"#/", "overview"}, {"#/aps/0", "aps"}, {"#/clients", "clients"}, {"#/client/" + clients.ClientList[0].MacAddress, "client"},
+		{"#/baselines/2", "baselines"}, {"#/floor/2", "floor"}, {"#/anomalies", "anomalies"}, {"#/settings", "settings"},
+	}
+	loads := 20
+	if s := os.Getenv("WNMS_CONSOLE_LOADS"); s != "" {
+		fmt.Sscan(s, &loads)
+	}
+	b.ResetTimer()
+	for range b.N {
+		for _, v := range views {
+			var ms []float64
+			for range loads {
+				var at string
+				browse(b, ctx, "load "+v.name, chromedp.Navigate("about:blank"), chromedp.Navigate(base+"/"+v.hash),
+					chromedp.WaitVisible(fmt.Sprintf(`#view[data-view=%q][data-ready="1"]`, v.name), chromedp.ByQuery),
+					chromedp.AttributeValue(`#view`, "data-rendered-at", &at, nil, chromedp.ByQuery))
+				var n float64
+				fmt.Sscan(at, &n)
+				ms = append(ms, n)
+				if testing.Verbose() {
+					b.Logf("%s: %.0f ms", v.name, n)
+				}
+			}
+			sort.Float64s(ms)
+			b.ReportMetric(ms[len(ms)*95/100-1], "ms-p95-"+v.name)
+		}
+	}
+	if errs := br.consoleErrors(); len(errs) > 0 {
+		b.Errorf("the browser console shows errors:\n%s", strings.Join(errs, "\n"))
+	}
 }

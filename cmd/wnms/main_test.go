@@ -29,7 +29,7 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 
 // bootServe runs `wnms serve` in-process and returns where it listens and a
 // function that stops it (as SIGTERM would) and returns its error.
-func bootServe(t *testing.T, env map[string]string, args ...string) (listening, *syncBuf, *syncBuf, func() error) {
+func bootServe(t testing.TB, env map[string]string, args ...string) (listening, *syncBuf, *syncBuf, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	getenv := func(k string) string { return env[k] }

@@ -249,6 +249,7 @@
       main.append(v.status);
       main.dataset.ready = '1';
       main.dataset.renderMs = String(Math.round(performance.now() - started));
+      main.dataset.renderedAt = String(Math.round(performance.now())); // since the page's navigation began
     }).catch((e) => {
       if (!v.live() || e.status === 401) return;
       main.append(h('p', { class: 'error', role: 'alert' }, `This view could not load: ${e.message}`));
@@ -773,7 +774,26 @@
   async function start() {
     $('#signout').addEventListener('click', () => { signOut(); });
     window.addEventListener('hashchange', route);
-    document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'visible') refresh(); });
+    // A browser gives a server six connections over HTTP/1.1, and the
+    // event stream holds one: a hidden tab or a page left behind gives
+    // its stream back, and a shown one opens it again and catches up.
+    const closeStream = () => {
+      if (S.es) S.es.close();
+      S.es = null;
+      $('#live').classList.remove('on');
+    };
+    document.addEventListener('visibilitychange', () => {
+      if (document.visibilityState === 'hidden') return closeStream();
+      if (S.user && !S.es) openStream();
+      refresh();
+    });
+    window.addEventListener('pagehide', closeStream);
+    window.addEventListener('pageshow', (e) => {
+      if (e.persisted && S.user && !S.es) {
+        openStream();
+        refresh();
+      }
+    });
     // The session cookie is HttpOnly: the page cannot see it. A marker
     // says a sign-in happened here, so a fresh browser goes straight to
     // the sign-in form without a refused request.
