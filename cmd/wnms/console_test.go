@@ -306,6 +306,9 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		if n := count(t, ctx, `svg.plan rect.obstacle`); n < 5 {
 			t.Errorf("floor plan: %d obstacles drawn, want the demo's 5", n)
 		}
+		if n := count(t, ctx, `svg.plan g.ap`); n != 6 {
+			t.Errorf("floor plan: %d APs placed, want the floor's 6", n)
+		}
 		if s := text(t, ctx); !strings.Contains(s, "AP1") {
 			t.Errorf("floor plan lists no APs:\n%s", s)
 		}

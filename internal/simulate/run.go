@@ -393,6 +393,13 @@ type apRecord struct {
 	NumAssocClients  *int          `json:"numAssocClients,omitempty"`
 	TxBytes          *int64        `json:"txBytes,omitempty"`
 	RxBytes          *int64        `json:"rxBytes,omitempty"`
+	Position         *position     `json:"position,omitempty"`
+}
+
+// position is an AP's place on its floor's layout (meters).
+type position struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
 }
 
 type radioRecord struct {
@@ -405,7 +412,9 @@ func apRecordOf(ap *AP) apRecord {
 	return apRecord{Type: "ap", MacAddress: ap.MAC, Name: ap.Name, Model: "SIM-AP-520", IPAddress: ap.IP,
 		LocationID: locID{"locallocationid", ap.Floor.LocID}, SoftwareVersion: "1.0.0", VendorName: Vendor,
 		DeviceCapability: 3, Placed: true, // 802.11n and 802.11ac
-		Radios: []radioRecord{{ap.Radio24.BSSID, "N", ap.Radio24.Channel}, {ap.Radio5.BSSID, "AC", ap.Radio5.Channel}}}
+		// In a row along the corridor of layoutOf, 12 m apart.
+		Position: &position{X: 6 + 12*float64(ap.Index), Y: 16},
+		Radios:   []radioRecord{{ap.Radio24.BSSID, "N", ap.Radio24.Channel}, {ap.Radio5.BSSID, "AC", ap.Radio5.Channel}}}
 }
 
 type location struct {

@@ -17,7 +17,7 @@ import (
 
 const apColumns = `box_id, customer_id, mac, name, model, ip_address, location_id, software_version, vendor_name,
 	device_capability, ap_template_name, placed, num_assoc_clients, troubleshooting_status, grp, up_since, last_seen,
-	active, radios`
+	active, radios, pos_x, pos_y`
 
 // apFilterColumns maps the filter properties of APs to their columns.
 var apFilterColumns = map[string]string{
@@ -35,10 +35,14 @@ func scanAP(sc scanner) (*telemetry.AP, error) {
 	var a telemetry.AP
 	var loc int64
 	var radios string
+	var x, y sql.NullFloat64
 	if err := sc.Scan(&a.BoxID, &a.CustomerID, &a.MacAddress, &a.Name, &a.Model, &a.IPAddress, &loc,
 		&a.SoftwareVersion, &a.VendorName, &a.DeviceCapability, &a.APTemplateName, &a.Placed, &a.NumAssocClients,
-		&a.TroubleshootingStatus, &a.Group, &a.UpSince, &a.LastSeen, &a.Announced, &radios); err != nil {
+		&a.TroubleshootingStatus, &a.Group, &a.UpSince, &a.LastSeen, &a.Announced, &radios, &x, &y); err != nil {
 		return nil, err
+	}
+	if x.Valid && y.Valid {
+		a.Position = &telemetry.Position{X: x.Float64, Y: y.Float64}
 	}
 	a.LocationID = wnms.LocalID(loc)
 	if err := json.Unmarshal([]byte(radios), &a.Radios); err != nil {
@@ -62,6 +66,12 @@ func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*telemetr
 			if err != nil {
 				return err
 			}
+			// A heartbeat without a position keeps the stored one, unless
+			// the AP moved to another location.
+			var posX, posY sql.NullFloat64
+			if a.Position != nil {
+				posX, posY = sql.NullFloat64{Float64: a.Position.X, Valid: true}, sql.NullFloat64{Float64: a.Position.Y, Valid: true}
+			}
 			var box int64
 			err = tx.QueryRowContext(ctx, `INSERT INTO devices (customer_id, kind, mac) VALUES ($1, 'ap', $2)
 				ON CONFLICT (customer_id, kind, mac) DO UPDATE SET mac = excluded.mac RETURNING box_id`,
@@ -79,8 +89,8 @@ func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*telemetr
 			}
 			_, err = tx.ExecContext(ctx, `INSERT INTO aps (box_id, customer_id, mac, name, model, ip_address, location_id,
 				software_version, vendor_name, device_capability, ap_template_name, placed, num_assoc_clients,
-				troubleshooting_status, grp, up_since, last_seen, active, radios)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16, $17, $18)
+				troubleshooting_status, grp, up_since, last_seen, active, radios, pos_x, pos_y)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16, $17, $18, $19, $20)
 				ON CONFLICT (box_id) DO UPDATE SET name = excluded.name, model = excluded.model,
 				ip_address = excluded.ip_address, location_id = excluded.location_id,
 				software_version = excluded.software_version, vendor_name = excluded.vendor_name,
@@ -88,10 +98,12 @@ func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*telemetr
 				placed = excluded.placed, num_assoc_clients = excluded.num_assoc_clients,
 				troubleshooting_status = excluded.troubleshooting_status, grp = excluded.grp,
 				up_since = CASE WHEN aps.active THEN aps.up_since ELSE excluded.up_since END,
-				last_seen = excluded.last_seen, active = excluded.active, radios = excluded.radios`,
+				last_seen = excluded.last_seen, active = excluded.active, radios = excluded.radios,
+				pos_x = CASE WHEN excluded.pos_x IS NOT NULL THEN excluded.pos_x WHEN excluded.location_id = aps.location_id THEN aps.pos_x END,
+				pos_y = CASE WHEN excluded.pos_x IS NOT NULL THEN excluded.pos_y WHEN excluded.location_id = aps.location_id THEN aps.pos_y END`,
 				box, customerID, a.MacAddress, a.Name, a.Model, a.IPAddress, a.LocationID.ID, a.SoftwareVersion,
 				a.VendorName, a.DeviceCapability, a.APTemplateName, a.Placed, a.NumAssocClients,
-				a.TroubleshootingStatus, a.Group, now, true, string(radios))
+				a.TroubleshootingStatus, a.Group, now, true, string(radios), posX, posY)
 			if isForeignKey(err) {
 				return wnms.RuleBroken("no location %d", a.LocationID.ID)
 			}

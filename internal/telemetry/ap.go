@@ -54,6 +54,8 @@ type AP struct {
 	TroubleshootingStatus int             `json:"troubleshootingStatus"`
 	Group                 string          `json:"group"`
 	Radios                []Radio         `json:"radios"`
+	// Position is where the AP is on its floor's layout, when known.
+	Position *Position `json:"position,omitempty"`
 
 	// CustomerID owns the AP; Announced is the liveness last announced.
 	CustomerID int64 `json:"-"`
@@ -113,7 +115,25 @@ type APInput struct {
 	Radios                []RadioInput     `json:"radios"`
 	TxBytes               *int64           `json:"txBytes"`
 	RxBytes               *int64           `json:"rxBytes"`
+	Position              *PositionInput   `json:"position"`
 }
+
+// Position is a point on a floor layout, in the layout's unit (feet or
+// meters), from its top left corner: x along its length, y along its width.
+type Position struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+}
+
+// PositionInput is a position as ingest takes it: both coordinates are
+// required.
+type PositionInput struct {
+	X *float64 `json:"x"`
+	Y *float64 `json:"y"`
+}
+
+// MaxCoordinate bounds a position's coordinates.
+const MaxCoordinate = 100_000
 
 // RadioInput is a radio of an ingested AP record.
 type RadioInput struct {
@@ -151,6 +171,20 @@ func ParseAP(raw json.RawMessage) (*AP, error) {
 		Group: "AUTHORIZED"}
 	if in.Name != nil {
 		a.Name = *in.Name
+	}
+	if in.Position != nil {
+		for _, c := range []struct {
+			name string
+			v    *float64
+		}{{"position.x", in.Position.X}, {"position.y", in.Position.Y}} {
+			if c.v == nil {
+				return nil, wnms.Invalid(c.name, "required")
+			}
+			if *c.v < 0 || *c.v > MaxCoordinate {
+				return nil, wnms.Invalid(c.name, "must be 0-%d (the layout's unit, from its top left corner), not %g", MaxCoordinate, *c.v)
+			}
+		}
+		a.Position = &Position{X: *in.Position.X, Y: *in.Position.Y}
 	}
 	if err := wnms.CheckText("name", a.Name, 1, MaxAPName); err != nil {
 		return nil, err

@@ -351,3 +351,62 @@ func sites(t *testing.T, e *apitest.Env) (site, floor, other *wnms.Location) {
 	other = e.NewLocation(t, 0, wnms.FolderLocation, "Other", 1)
 	return site, floor, other
 }
+
+// An AP's position on its floor's layout: set by a record, kept by the
+// heartbeats that do not carry it, forgotten when the AP moves to another
+// location; a bad position refuses its record alone.
+func TestAPPosition(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		floor := e.NewLocation(t, 0, wnms.FloorLocation, "Floor", 1)
+		other := e.NewLocation(t, 0, wnms.FloorLocation, "Other floor", 1)
+		position := func() *telemetry.Position {
+			t.Helper()
+			var aps []telemetry.AP
+			e.Admin.Expect(200, "GET", "/v2/devices/aps?macaddress="+mac(1), nil).Decode(t, &aps)
+			if len(aps) != 1 {
+				t.Fatalf("%d APs", len(aps))
+			}
+			return aps[0].Position
+		}
+		for _, step := range []struct {
+			name   string
+			record string
+			want   *telemetry.Position
+		}{
+			{"no position yet", apRecord(1, floor.ID.ID, ""), nil},
+			{"placed", apRecord(1, floor.ID.ID, `,"position":{"x":12.5,"y":4}`), &telemetry.Position{X: 12.5, Y: 4}},
+			{"a heartbeat keeps it", apRecord(1, floor.ID.ID, ""), &telemetry.Position{X: 12.5, Y: 4}},
+			{"moved", apRecord(1, floor.ID.ID, `,"position":{"x":0,"y":19.75}`), &telemetry.Position{X: 0, Y: 19.75}},
+			{"another floor forgets it", apRecord(1, other.ID.ID, ""), nil},
+		} {
+			var res ingestResult
+			e.Admin.Expect(200, "POST", "/V5/ingest/aps", body(step.record)).Decode(t, &res)
+			if res.Accepted != 1 {
+				t.Fatalf("%s: %+v", step.name, res)
+			}
+			if got := position(); (got == nil) != (step.want == nil) || got != nil && *got != *step.want {
+				t.Errorf("%s: position %+v, want %+v", step.name, got, step.want)
+			}
+		}
+		var res ingestResult
+		e.Admin.Expect(200, "POST", "/V5/ingest/aps", body(
+			apRecord(1, floor.ID.ID, `,"position":{"x":-1,"y":4}`),
+			apRecord(1, floor.ID.ID, `,"position":{"x":1}`),
+			apRecord(1, floor.ID.ID, `,"position":{"x":1,"y":100001}`),
+			apRecord(1, floor.ID.ID, `,"position":{"x":"left","y":4}`),
+			apRecord(2, floor.ID.ID, `,"position":{"x":3,"y":4}`),
+		)).Decode(t, &res)
+		if res.Accepted != 1 || len(res.Rejected) != 4 {
+			t.Fatalf("bad positions: %+v", res)
+		}
+		for i, want := range []string{"position.x", "position.y", "position.y", ""} {
+			if !strings.Contains(res.Rejected[i].Message, want) {
+				t.Errorf("record %d: %+v", i, res.Rejected[i])
+			}
+		}
+		if got := position(); got != nil {
+			t.Errorf("a refused record changed the position: %+v", got)
+		}
+	})
+}

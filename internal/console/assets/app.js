@@ -630,6 +630,16 @@
             transform: `rotate(${o.angle || 0} ${o.centerX} ${o.centerY})`,
           }, s('title', { text: m ? m.name : o.materialId })));
         }
+        // The APs that report where they are, up in green, down in red.
+        const r = Math.max(L, W) / 90;
+        for (const a of list ? list.managedDevices : []) {
+          if (!a.position) continue;
+          const { x, y } = a.position;
+          svg.append(s('g', { class: 'ap' },
+            s('circle', { cx: x, cy: y, r, fill: a.activeStatus ? '#2e7d32' : '#c62828', stroke: '#fff', 'stroke-width': r / 4 }),
+            s('text', { x, y: y - r * 1.6, 'text-anchor': 'middle', 'font-size': r * 1.5, fill: '#1d2330', text: a.name }),
+            s('title', { text: `${a.name}: ${a.activeStatus ? 'up' : 'down'}, ${a.numAssocClients} clients` })));
+        }
         const legend = [...new Set(((layout.obstaclesInfo && layout.obstaclesInfo.obstacles) || []).map((o) => o.materialId))]
           .map((id) => (mats[id] ? mats[id].name : id)).join(', ');
         plan.replaceChildren(h('div', { class: 'card' }, svg,
@@ -638,7 +648,7 @@
       aps.replaceChildren(list ? table([
         { title: 'AP', get: (a) => a.name },
         { title: 'Status', get: (a) => (a.activeStatus ? h('span', { class: 'ok' }, 'Up') : h('span', { class: 'bad' }, 'Down')) },
-        { title: 'Placed on the plan', get: (a) => (a.placed ? 'Yes' : 'No') },
+        { title: 'On the plan', get: (a) => (a.position ? `x ${fmtNum(a.position.x)}, y ${fmtNum(a.position.y)}` : 'position not reported') },
         { title: 'Clients', get: (a) => a.numAssocClients },
       ], list.managedDevices, { label: 'APs on this floor', empty: 'No APs on this floor.' }) : h('p', { class: 'mut' }, 'Your role does not list APs.'));
     };
