@@ -334,6 +334,35 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		if s := text(t, ctx); !strings.Contains(s, "demo-simulator") || !strings.Contains(s, "API keys") {
 			t.Errorf("settings:\n%s", s)
 		}
+		// An administrator adds an API user and makes it a key, which
+		// works; the user is removed again.
+		apiUser := fmt.Sprintf("api-%d", time.Now().UnixNano()%1e9)
+		browse(t, ctx, "add a user",
+			chromedp.SendKeys(`#new-user-login`, apiUser, chromedp.ByQuery),
+			chromedp.SetValue(`#new-user-type`, "API", chromedp.ByQuery),
+			chromedp.Click(`//button[text()="Add user"]`, chromedp.BySearch),
+			chromedp.WaitVisible(fmt.Sprintf(`//tr[td[1][text()=%q]]//button[text()="New API key"]`, apiUser), chromedp.BySearch),
+			chromedp.Click(fmt.Sprintf(`//tr[td[1][text()=%q]]//button[text()="New API key"]`, apiUser), chromedp.BySearch),
+			chromedp.WaitVisible(`#new-key-value`, chromedp.ByQuery))
+		var shownKey string
+		browse(t, ctx, "read the key", chromedp.Text(`#view [role=status] p`, &shownKey, chromedp.ByQuery))
+		parts := strings.Fields(strings.NewReplacer(",", " ").Replace(shownKey))
+		if len(parts) < 4 {
+			t.Fatalf("the new key: %q", shownKey)
+		}
+		keyClient := apitest.Remote(t, base, parts[len(parts)-4], parts[len(parts)-1])
+		var madeUser struct{ UserID int64 }
+		keyClient.Expect(200, "GET", "/V5/users/current", nil).Decode(t, &madeUser)
+		admin.Expect(204, "DELETE", fmt.Sprintf("/V5/users/%d", madeUser.UserID), nil)
+		// A profile made from its JSON, listed, then deleted (asked twice).
+		profile := fmt.Sprintf("Lobby %d", time.Now().UnixNano()%1e9)
+		browse(t, ctx, "create a profile",
+			chromedp.SetValue(`#new-profile`, fmt.Sprintf(`{"type":"clientconntestprofile","templateName":%q,"ssid":"corp","frequencyBand":"BAND_5_GHZ"}`, profile), chromedp.ByQuery),
+			chromedp.Click(`//button[text()="Create profile"]`, chromedp.BySearch),
+			chromedp.WaitVisible(fmt.Sprintf(`//tr[td[1][text()=%q]]`, profile), chromedp.BySearch),
+			chromedp.Click(fmt.Sprintf(`//tr[td[1][text()=%q]]//button[text()="Delete"]`, profile), chromedp.BySearch),
+			chromedp.Click(fmt.Sprintf(`//tr[td[1][text()=%q]]//button[text()="Confirm: delete"]`, profile), chromedp.BySearch),
+			chromedp.WaitNotPresent(fmt.Sprintf(`//tr[td[1][text()=%q]]`, profile), chromedp.BySearch))
 		audit(t, ctx, "settings")
 		screenshot(t, ctx, shots, "settings")
 

@@ -678,6 +678,28 @@
   }
 
   // ---- settings ----------------------------------------------------------
+  // jsonButton sends the JSON of area with send, and says how it went in msg.
+  function jsonButton(label, area, msg, send) {
+    return h('button', {
+      type: 'button', class: 'primary edit', onclick: async () => {
+        let body;
+        try {
+          body = JSON.parse(area.value);
+        } catch (e) {
+          msg.textContent = `Not valid JSON: ${e.message}`;
+          return;
+        }
+        try {
+          msg.textContent = await send(body);
+        } catch (e) {
+          msg.textContent = `${label} failed: ${e.message}`;
+        }
+      },
+    }, label);
+  }
+  // The locations the caller sees, by path, for the pickers of new things.
+  const visibleLocations = () => [...S.locs.values()].filter((l) => l.accessible && !l.unknown).sort((a, b) => locPath(a.id).localeCompare(locPath(b.id)));
+
   // A JSON document editable where the role allows: the role's right is
   // the same rule the server applies.
   function jsonEditor(id, title, path, canEdit, help) {
@@ -685,24 +707,11 @@
     const msg = h('p', { role: 'status', class: 'mut' });
     const section = h('section', { class: 'card', 'aria-labelledby': id + '-title' }, h('h2', { id: id + '-title' }, title), help ? h('p', { class: 'mut' }, help) : null, area, msg);
     if (canEdit) {
-      section.append(h('button', {
-        type: 'button', class: 'primary edit', onclick: async () => {
-          let body;
-          try {
-            body = JSON.parse(area.value);
-          } catch (e) {
-            msg.textContent = `Not valid JSON: ${e.message}`;
-            return;
-          }
-          try {
-            const saved = await api(path, { method: 'PUT', body });
-            if (saved && typeof saved === 'object') area.value = JSON.stringify(saved, null, 2);
-            msg.textContent = 'Saved.';
-          } catch (e) {
-            msg.textContent = `Not saved: ${e.message}`;
-          }
-        },
-      }, 'Save'));
+      section.append(jsonButton('Save', area, msg, async (body) => {
+        const saved = await api(path, { method: 'PUT', body });
+        if (saved && typeof saved === 'object') area.value = JSON.stringify(saved, null, 2);
+        return 'Saved.';
+      }));
     }
     const load = async () => {
       if (document.activeElement === area) return; // never overwrite what is being typed
@@ -730,6 +739,54 @@
     return b;
   }
 
+  // newUserForm adds a user of a role up to the caller's own, at one of
+  // the locations the caller sees (the server checks both again).
+  function newUserForm(done) {
+    const msg = h('p', { role: 'status', class: 'mut' });
+    const roles = Object.keys(ROLES).filter((r) => ROLES[r] <= role());
+    const locs = visibleLocations();
+    const field = (label, el) => h('label', {}, label, el);
+    const login = h('input', { id: 'new-user-login', required: true, autocomplete: 'off' });
+    const roleIn = h('select', { id: 'new-user-role' }, roles.map((r) => h('option', { value: r, selected: r === 'VIEWER' }, r)));
+    const type = h('select', { id: 'new-user-type' }, h('option', { value: 'LOCAL' }, 'LOCAL (password)'), h('option', { value: 'API' }, 'API (keys)'));
+    const pw = h('input', { id: 'new-user-password', type: 'password', autocomplete: 'new-password' });
+    const loc = h('select', { id: 'new-user-location' }, locs.map((l) => h('option', { value: l.id }, locPath(l.id))));
+    const form = h('form', {
+      class: 'row', onsubmit: async (e) => {
+        e.preventDefault();
+        const user = { loginId: login.value.trim(), role: roleIn.value, userType: type.value, allowedLocations: [{ type: 'locallocationid', id: Number(loc.value) }] };
+        try {
+          await api('/users', { method: 'PUT', body: { user, password: type.value === 'LOCAL' ? pw.value : undefined } });
+          msg.textContent = `Added ${user.loginId}.`;
+          form.reset();
+          await done();
+        } catch (err) {
+          msg.textContent = `Not added: ${err.message}`;
+        }
+      },
+    }, field('Login ID', login), field('Role', roleIn), field('Type', type), field('Password (LOCAL)', pw), field('Location', loc),
+    h('button', { type: 'submit', class: 'primary edit' }, 'Add user'));
+    return h('section', { class: 'card', 'aria-labelledby': 'new-user-title' }, h('h2', { id: 'new-user-title' }, 'Add a user'), form, msg);
+  }
+
+  // newProfileForm creates a client connection test profile from its JSON
+  // (docs/api.md §10) at a location the caller sees.
+  function newProfileForm(done) {
+    const msg = h('p', { role: 'status', class: 'mut' });
+    const area = h('textarea', { id: 'new-profile', spellcheck: 'false', 'aria-label': 'New profile as JSON' });
+    area.value = JSON.stringify({ type: 'clientconntestprofile', templateName: 'Lobby test', ssid: 'corp', frequencyBand: 'BAND_5_GHZ',
+      securityMode: 3, securityType: 0, passphrase: '', pingTestEnabled: true, pingDestinationServers: ['8.8.8.8'] }, null, 2);
+    const locs = visibleLocations();
+    const loc = h('select', { id: 'new-profile-location' }, locs.map((l) => h('option', { value: l.id }, locPath(l.id))));
+    const create = jsonButton('Create profile', area, msg, async (body) => {
+      await api('/templates?' + q({ locationid: loc.value }), { method: 'PUT', body });
+      await done();
+      return `Created ${body.templateName}.`;
+    });
+    return h('section', { class: 'card', 'aria-labelledby': 'new-profile-title' }, h('h2', { id: 'new-profile-title' }, 'New client connection test profile'),
+      h('div', { class: 'row' }, h('label', {}, 'Location', loc)), area, create, msg);
+  }
+
   async function settingsView(main, _arg, v) {
     main.append(h('h1', {}, 'Settings'));
     if (isViewer()) main.append(h('p', { class: 'mut' }, 'Your role (VIEWER) reads the settings; it does not change them.'));
@@ -740,9 +797,14 @@
     if (canAdminister()) parts.push(jsonEditor('datasources', 'Data sources: RADIUS and syslog', '/datasources', true, 'Secrets are shown masked; a masked secret sent back keeps the stored one.'));
     for (const p of parts) main.append(p.section);
     const users = h('section', { class: 'card', 'aria-label': 'Users' });
+    const userForm = canOperate() ? newUserForm(() => v.refresh()) : null;
+    const shown = h('div', { role: 'status' }); // a new key's value, shown once
     const profiles = h('section', { class: 'card', 'aria-label': 'Client connection test profiles' });
+    const profileForm = canOperate() ? newProfileForm(() => v.refresh()) : null;
     const keys = h('section', { class: 'card', 'aria-label': 'API keys' });
-    main.append(users, profiles);
+    if (userForm) main.append(userForm);
+    main.append(shown, users, profiles);
+    if (profileForm) main.append(profileForm);
     if (canAdminister()) main.append(keys);
     const myRole = role();
     v.refresh = async () => {
@@ -758,8 +820,21 @@
         { title: 'Type', get: (u) => u.userType },
         { title: 'Locations', get: (u) => (u.allowedLocations || []).map((l) => locPath(l.id)).join(', ') },
         { title: 'State', get: (u) => (u.userLockedState === 'USER_LOCKED' ? h('span', { class: 'bad' }, 'Locked') : 'Active') },
-        { title: '', get: (u) => (canOperate() && u.userId !== S.user.userId && (ROLES[u.role] || 9) <= myRole
-          ? confirmButton('Delete', async () => { await api(`/users/${u.userId}`, { method: 'DELETE' }); await v.refresh(); }) : '') },
+        { title: '', get: (u) => [
+          canAdminister() && u.userType === 'API' && (ROLES[u.role] || 9) <= myRole ? h('button', {
+            type: 'button', class: 'edit', onclick: async () => {
+              try {
+                const k = await api('/apikeys', { method: 'PUT', body: { userId: u.userId } });
+                shown.replaceChildren(h('p', { class: 'card' }, `New key of ${u.loginId}, shown once: key ID `, h('code', {}, k.keyId),
+                  ', key value ', h('code', { id: 'new-key-value' }, k.keyValue)));
+                await v.refresh();
+              } catch (e) {
+                shown.replaceChildren(h('p', { class: 'error' }, `No key made: ${e.message}`));
+              }
+            },
+          }, 'New API key') : null,
+          canOperate() && u.userId !== S.user.userId && (ROLES[u.role] || 9) <= myRole
+            ? confirmButton('Delete', async () => { await api(`/users/${u.userId}`, { method: 'DELETE' }); await v.refresh(); }) : null] },
       ], us, { label: 'Users' }));
       const list = Array.isArray(ps) ? ps : (ps && ps.templates) || [];
       profiles.replaceChildren(h('h2', {}, 'Client connection test profiles'), table([
