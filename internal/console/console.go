@@ -89,9 +89,8 @@ func securityHeaders(h http.Header) {
 
 // ServeHTTP serves GET and HEAD.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	name := strings.TrimPrefix(r.URL.Path, "/console/")
-	a := h.files[name]
-	if r.URL.Path == "/" || r.URL.Path == "/console" || a == nil || name == "index.html" {
+	a := h.files[strings.TrimPrefix(r.URL.Path, "/console/")]
+	if a == nil { // "/", or a view's address below /console/
 		a = h.files["index.html"]
 	}
 	hd := w.Header()

@@ -8,7 +8,7 @@
   const ROLES = { VIEWER: 1, OPERATOR: 2, POWERUSER: 3, ADMINISTRATOR: 4, SUPERUSER: 5 };
   const SLOT = 15 * 60 * 1000;
   const DAY = 24 * 3600 * 1000;
-  const S = { user: null, locs: new Map(), es: null, poll: 0, keep: 0, view: null, token: 0, pending: 0 };
+  const S = { user: null, locs: new Map(), es: null, poll: 0, keep: 0, view: null, token: 0, pending: 0, stale: false };
 
   // ---- DOM helpers -------------------------------------------------------
   const $ = (sel, el = document) => el.querySelector(sel);
@@ -444,16 +444,14 @@
       h('form', { class: 'row', role: 'search', onsubmit: (e) => { e.preventDefault(); location.hash = `#/clients/${encodeURIComponent(input.value.trim())}`; } },
         h('label', {}, 'Search by MAC, name or 802.1X username', input), h('button', { type: 'submit', class: 'primary' }, 'Search')), out);
     async function load() {
-      const params = { offset: st.offset, limit: st.limit };
       const text = st.q.trim();
-      let path = `/devices/clients/${st.offset}/${st.limit}`;
       const query = {};
       if (text) {
         query.filter = JSON.stringify({
           operator: 'OR', value: ['macaddress', 'name', 'username'].map((p) => ({ property: p, operator: 'contains', value: [text] })),
         });
       }
-      const r = await api(path + '?' + q(query));
+      const r = await api(`/devices/clients/${st.offset}/${st.limit}?` + q(query));
       if (!v.live()) return;
       out.replaceChildren(table([
         { title: 'Name', get: (c) => clientLink(c.macAddress, c.name || c.macAddress) },
@@ -466,7 +464,7 @@
         { title: 'Location', get: (c) => (c.locationId ? locPath(c.locationId.id) : '—') },
         { title: 'Last seen', get: (c) => fmtTime(c.lastSeen) },
       ], r.clientList, { label: 'Clients', empty: text ? `No client matches “${text}”.` : 'No clients yet.' }),
-      pager(params.offset, params.limit, r.totalCount, (o) => { st.offset = o; load(); }));
+      pager(st.offset, st.limit, r.totalCount, (o) => { st.offset = o; load(); }));
     }
     v.refresh = load;
     await load();
@@ -791,7 +789,7 @@
     main.append(h('h1', {}, 'Settings'));
     if (isViewer()) main.append(h('p', { class: 'mut' }, 'Your role (VIEWER) reads the settings; it does not change them.'));
     const parts = [
-      jsonEditor('snmp', 'SNMP', '/configuration/global/snmp', canAdminister(), 'Trap receivers and the agent (docs/api.md §20).'),
+      jsonEditor('snmp', 'SNMP', '/configuration/global/snmp', canAdminister(), 'Trap receivers, and the versions and credentials the SNMP agent answers.'),
       jsonEditor('hotspot', 'Hotspot SSIDs', '/configuration/global/hotspotssid', !isViewer()),
     ];
     if (canAdminister()) parts.push(jsonEditor('datasources', 'Data sources: RADIUS and syslog', '/datasources', true, 'Secrets are shown masked; a masked secret sent back keeps the stored one.'));
