@@ -23,11 +23,13 @@ package baseline
 import (
 	"math"
 	"time"
+
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // Slot geometry and history.
 const (
-	SlotDuration     = 15 * time.Minute
+	SlotDuration     = wnms.SlotDuration
 	SlotsPerDay      = 96
 	HistoryDays      = 14
 	MinHistoryDays   = 3
@@ -41,13 +43,7 @@ const (
 const slotMs = int64(SlotDuration / time.Millisecond)
 
 // SlotOf is the start (Unix ms) of the slot holding ms.
-func SlotOf(ms int64) int64 {
-	s := ms - ms%slotMs
-	if ms < 0 && ms%slotMs != 0 {
-		s -= slotMs
-	}
-	return s
-}
+func SlotOf(ms int64) int64 { return wnms.SlotOf(ms) }
 
 // MaxSlots is the most slots Slots lists: those of the longest window a
 // baseline call covers (31 days).

@@ -182,8 +182,8 @@ func TestObserveConnectivity(t *testing.T) {
 		return f
 	}
 	c := ObserveConnectivity([]ConnAttempt{
-		{"a", fail(CategoryAuthentication)}, {"a", fail()}, {"b", fail(CategoryAssociation, CategoryNetwork)},
-		{"c", fail()}, {"d", fail(CategoryNetwork)}, {"d", fail(CategoryNetwork)},
+		{MAC: "a", Failures: fail(CategoryAuthentication)}, {MAC: "a", Failures: fail()}, {MAC: "b", Failures: fail(CategoryAssociation, CategoryNetwork)},
+		{MAC: "c", Failures: fail()}, {MAC: "d", Failures: fail(CategoryNetwork)}, {MAC: "d", Failures: fail(CategoryNetwork)},
 	})
 	want := Connectivity{Attempting: 4, Failing: 3, Observation: 75, Association: 1, Authentication: 1, Network: 2,
 		PctAssociation: 25, PctAuthentication: 25, PctNetwork: 50}
@@ -203,11 +203,11 @@ func TestObservePerformance(t *testing.T) {
 	// d: fine. e: rate 11 (low).
 	// Troubled a, b, c, e = 4 of 5 = 80 %.
 	p := ObservePerformance([]Sample{
-		{"a", 10, 20, -60, nil}, {"a", 16, 12, -62, nil},
-		{"b", 50, 1, -80, f(-50)}, {"b", 50, 1, -72, nil},
-		{"c", 50, 1, -78, f(-60)}, {"c", 50, 1, -79, f(-65)},
-		{"d", 300, 2, -50, f(-70)},
-		{"e", 11, 0, -55, nil},
+		{MAC: "a", DataRateMbps: 10, RetryRatePct: 20, RSSI: -60, BestNeighborRSSI: nil}, {MAC: "a", DataRateMbps: 16, RetryRatePct: 12, RSSI: -62, BestNeighborRSSI: nil},
+		{MAC: "b", DataRateMbps: 50, RetryRatePct: 1, RSSI: -80, BestNeighborRSSI: f(-50)}, {MAC: "b", DataRateMbps: 50, RetryRatePct: 1, RSSI: -72, BestNeighborRSSI: nil},
+		{MAC: "c", DataRateMbps: 50, RetryRatePct: 1, RSSI: -78, BestNeighborRSSI: f(-60)}, {MAC: "c", DataRateMbps: 50, RetryRatePct: 1, RSSI: -79, BestNeighborRSSI: f(-65)},
+		{MAC: "d", DataRateMbps: 300, RetryRatePct: 2, RSSI: -50, BestNeighborRSSI: f(-70)},
+		{MAC: "e", DataRateMbps: 11, RetryRatePct: 0, RSSI: -55, BestNeighborRSSI: nil},
 	})
 	want := Performance{Clients: 5, Troubled: 4, Observation: 80, LowDataRate: 1, HighRetry: 1, LowRSSI: 2, Sticky: 1,
 		PctLowDataRate: 20, PctHighRetry: 20, PctLowRSSI: 40, PctSticky: 20}

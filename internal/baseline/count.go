@@ -44,7 +44,7 @@ func (c *ConnCounter) flush() {
 			n = &Connectivity{}
 			c.counts[k] = n
 		}
-		n.count(f)
+		count(n, f)
 	}
 	clear(c.client)
 }
@@ -99,7 +99,7 @@ func (c *PerfCounter) flush() {
 			p = &Performance{}
 			c.counts[k] = p
 		}
-		p.judge(*s)
+		judge(p, *s)
 	}
 	clear(c.client)
 }

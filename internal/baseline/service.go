@@ -324,7 +324,7 @@ func (s *Service) clientPerformance(ctx context.Context, customerID int64, l *wn
 	}
 	by := map[int64][]Sample{}
 	for _, x := range samples {
-		by[SlotOf(x.Time)] = append(by[SlotOf(x.Time)], x.Sample)
+		by[SlotOf(x.Time)] = append(by[SlotOf(x.Time)], x.SlotSample)
 	}
 	out := make(map[int64]Performance, len(by))
 	for slot, xs := range by {

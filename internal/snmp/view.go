@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // A view is what the agent serves at one moment: every object with its
@@ -60,9 +62,7 @@ type facts struct {
 }
 
 // Counts are the figures of the wnmsStatus group.
-type Counts struct {
-	APsUp, APsDown, Clients int64
-}
+type Counts = wnms.SNMPCounts
 
 // viewBuilder collects entries and sorts them once.
 type viewBuilder struct{ v view }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -31,8 +30,8 @@ var apSortColumns = map[string]string{
 	"devicename": "name", "boxid": "box_id", "macaddress": "mac", "ipaddress": "ip_address", "lastseen": "last_seen",
 }
 
-func scanAP(sc scanner) (*telemetry.AP, error) {
-	var a telemetry.AP
+func scanAP(sc scanner) (*wnms.AP, error) {
+	var a wnms.AP
 	var loc int64
 	var radios string
 	var x, y sql.NullFloat64
@@ -42,7 +41,7 @@ func scanAP(sc scanner) (*telemetry.AP, error) {
 		return nil, err
 	}
 	if x.Valid && y.Valid {
-		a.Position = &telemetry.Position{X: x.Float64, Y: y.Float64}
+		a.Position = &wnms.Position{X: x.Float64, Y: y.Float64}
 	}
 	a.LocationID = wnms.LocalID(loc)
 	if err := json.Unmarshal([]byte(radios), &a.Radios); err != nil {
@@ -53,12 +52,12 @@ func scanAP(sc scanner) (*telemetry.AP, error) {
 
 // UpsertAPs stores APs as seen at now, in one transaction (see
 // telemetry.Store).
-func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*telemetry.AP, now int64) ([]telemetry.AP, error) {
+func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*wnms.AP, now int64) ([]wnms.AP, error) {
 	// APs go in MAC order: concurrent heartbeats of the same APs then lock
 	// them in one order and wait for each other instead of deadlocking.
 	sorted := slices.Clone(aps)
-	slices.SortFunc(sorted, func(a, b *telemetry.AP) int { return cmp.Compare(a.MacAddress, b.MacAddress) })
-	var up []telemetry.AP
+	slices.SortFunc(sorted, func(a, b *wnms.AP) int { return cmp.Compare(a.MacAddress, b.MacAddress) })
+	var up []wnms.AP
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		up = up[:0]
 		for _, a := range sorted {
@@ -140,8 +139,8 @@ func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*telemetr
 
 // APsByMAC tells, for each of macs that is one of the customer's APs,
 // its boxId and location (see telemetry.Store).
-func (s *Store) APsByMAC(ctx context.Context, customerID int64, macs []string) (map[string]telemetry.RadioAP, error) {
-	out := make(map[string]telemetry.RadioAP, len(macs))
+func (s *Store) APsByMAC(ctx context.Context, customerID int64, macs []string) (map[string]wnms.RadioAP, error) {
+	out := make(map[string]wnms.RadioAP, len(macs))
 	if len(macs) == 0 {
 		return out, nil
 	}
@@ -154,7 +153,7 @@ func (s *Store) APsByMAC(ctx context.Context, customerID int64, macs []string) (
 	defer rows.Close()
 	for rows.Next() {
 		var mac string
-		var r telemetry.RadioAP
+		var r wnms.RadioAP
 		if err := rows.Scan(&mac, &r.BoxID, &r.Name, &r.LocationID); err != nil {
 			return nil, err
 		}
@@ -164,7 +163,7 @@ func (s *Store) APsByMAC(ctx context.Context, customerID int64, macs []string) (
 }
 
 // APs lists the APs q selects (see telemetry.Store).
-func (s *Store) APs(ctx context.Context, q telemetry.APQuery) ([]telemetry.AP, int, error) {
+func (s *Store) APs(ctx context.Context, q wnms.APQuery) ([]wnms.AP, int, error) {
 	var args sqlArgs
 	where := []string{"customer_id = " + args.add(q.CustomerID)}
 	for _, subtrees := range [][]string{q.Scope, q.Locations} {
@@ -172,7 +171,7 @@ func (s *Store) APs(ctx context.Context, q telemetry.APQuery) ([]telemetry.AP, i
 			continue
 		}
 		if len(subtrees) == 0 {
-			return []telemetry.AP{}, 0, nil
+			return []wnms.AP{}, 0, nil
 		}
 		or := make([]string, len(subtrees))
 		for i, p := range subtrees {
@@ -237,7 +236,7 @@ func (s *Store) APs(ctx context.Context, q telemetry.APQuery) ([]telemetry.AP, i
 		return nil, 0, err
 	}
 	defer rows.Close()
-	out := []telemetry.AP{}
+	out := []wnms.AP{}
 	for rows.Next() {
 		a, err := scanAP(rows)
 		if err != nil {
@@ -254,8 +253,8 @@ func (s *Store) APs(ctx context.Context, q telemetry.APQuery) ([]telemetry.AP, i
 // MarkAPsDown records as down the APs announced up but silent since
 // staleBefore (see telemetry.Store). The conditional UPDATE makes one
 // replica, the first, return each AP.
-func (s *Store) MarkAPsDown(ctx context.Context, staleBefore int64) ([]telemetry.AP, error) {
-	var out []telemetry.AP
+func (s *Store) MarkAPsDown(ctx context.Context, staleBefore int64) ([]wnms.AP, error) {
+	var out []wnms.AP
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `UPDATE aps SET active = $1 WHERE active = $2 AND last_seen < $3 RETURNING `+apColumns,
 			false, true, staleBefore)
@@ -272,7 +271,7 @@ func (s *Store) MarkAPsDown(ctx context.Context, staleBefore int64) ([]telemetry
 		}
 		return rows.Err()
 	})
-	slices.SortFunc(out, func(a, b telemetry.AP) int { return cmp.Compare(a.BoxID, b.BoxID) })
+	slices.SortFunc(out, func(a, b wnms.AP) int { return cmp.Compare(a.BoxID, b.BoxID) })
 	return out, err
 }
 

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/wnms/wnms/internal/baseline"
-	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -24,7 +22,7 @@ func dirtySlots(customerID int64, n int, at func(i int) int64) [][]any {
 	seen := map[int64]bool{}
 	var slots []int64
 	for i := 0; i < n; i++ {
-		slot := baseline.SlotOf(at(i))
+		slot := wnms.SlotOf(at(i))
 		if !seen[slot] {
 			seen[slot] = true
 			slots = append(slots, slot)
@@ -42,7 +40,7 @@ const dirtyConflict = "ON CONFLICT (customer_id, slot) DO UPDATE SET version = e
 
 // DirtySlots lists the customer's slots in [from, to] whose observations
 // are out of date, newest first, at most limit of them.
-func (s *Store) DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]baseline.DirtySlot, error) {
+func (s *Store) DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]wnms.DirtySlot, error) {
 	if err := s.settle(ctx); err != nil {
 		return nil, err
 	}
@@ -52,9 +50,9 @@ func (s *Store) DirtySlots(ctx context.Context, customerID, from, to int64, limi
 		return nil, err
 	}
 	defer rows.Close()
-	var out []baseline.DirtySlot
+	var out []wnms.DirtySlot
 	for rows.Next() {
-		var d baseline.DirtySlot
+		var d wnms.DirtySlot
 		if err := rows.Scan(&d.Slot, &d.Version); err != nil {
 			return nil, err
 		}
@@ -92,15 +90,15 @@ func slotAttemptsQuery(d Dialect) string {
 // client, location, band and SSID with the categories it failed in, and
 // ordered by client (see baseline.Store). Nothing is held but the row at
 // hand.
-func (s *Store) SlotAttempts(ctx context.Context, customerID, slot int64, f func(baseline.ScopedAttempt) error) error {
+func (s *Store) SlotAttempts(ctx context.Context, customerID, slot int64, f func(wnms.ScopedAttempt) error) error {
 	rows, err := s.tr.QueryContext(ctx, slotAttemptsQuery(s.dialect),
-		customerID, slot, slot+baseline.SlotDuration.Milliseconds(), telemetry.Success, telemetry.Failure)
+		customerID, slot, slot+wnms.SlotDuration.Milliseconds(), wnms.Success, wnms.Failure)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var a baseline.ScopedAttempt
+		var a wnms.ScopedAttempt
 		var fl [4]int64
 		if err := rows.Scan(&a.MAC, &a.LocationID, &a.SSID, &a.Band, &fl[0], &fl[1], &fl[2], &fl[3]); err != nil {
 			return err
@@ -124,7 +122,7 @@ var (
 // ReplaceSlotObs stores the observations of a slot in place of the old
 // ones and clears the slot's mark if it is still version, in one
 // transaction (serialized per slot across replicas).
-func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn []baseline.ConnObsRow, perf []baseline.PerfObsRow, version int64) error {
+func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn []wnms.ConnObsRow, perf []wnms.PerfObsRow, version int64) error {
 	connRows := make([][]any, len(conn))
 	for i, o := range conn {
 		connRows[i] = []any{customerID, o.LocationID, o.Band, o.SSID, slot, int64(o.Attempting), int64(o.Failing),
@@ -176,17 +174,17 @@ const slotSumsQuery = `SELECT mac, location_id, ssid,
 
 // SlotSampleSums calls f with the client statistics samples of one slot
 // of the customer, summed in SQL per client, location, band and SSID (see
-// baseline.ClientSums) and ordered by client. Nothing is held but the row
+// wnms.ClientSums) and ordered by client. Nothing is held but the row
 // at hand.
-func (s *Store) SlotSampleSums(ctx context.Context, customerID, slot int64, f func(baseline.ScopedSums) error) error {
+func (s *Store) SlotSampleSums(ctx context.Context, customerID, slot int64, f func(wnms.ScopedSums) error) error {
 	rows, err := s.tr.QueryContext(ctx, slotSumsQuery,
-		customerID, slot, slot+baseline.SlotDuration.Milliseconds(), int64(baseline.LowRSSI), int64(baseline.StickyMarginDB))
+		customerID, slot, slot+wnms.SlotDuration.Milliseconds(), int64(wnms.LowRSSI), int64(wnms.StickyMarginDB))
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var x baseline.ScopedSums
+		var x wnms.ScopedSums
 		var rssi, weakAll int64
 		if err := rows.Scan(&x.MAC, &x.LocationID, &x.SSID, &x.Band, &x.N, &x.Rate, &x.Retry, &rssi, &weakAll,
 			&x.Better, &x.WithBetter); err != nil {
@@ -201,23 +199,23 @@ func (s *Store) SlotSampleSums(ctx context.Context, customerID, slot int64, f fu
 }
 
 // ClientSamples reads one client's samples in [from, to).
-func (s *Store) ClientSamples(ctx context.Context, customerID int64, mac string, from, to int64) ([]baseline.ScopedSample, error) {
+func (s *Store) ClientSamples(ctx context.Context, customerID int64, mac string, from, to int64) ([]wnms.ScopedSample, error) {
 	return s.samples(ctx, `customer_id = $1 AND mac = $4 AND ts >= $2 AND ts < $3`, customerID, from, to, mac)
 }
 
 // ClientRates reads one client's samples in [from, to) with only what a
 // data-rate baseline needs (time, location, SSID, band, data rate), from
 // the index that holds those columns (client_stats_rate).
-func (s *Store) ClientRates(ctx context.Context, customerID int64, mac string, from, to int64) ([]baseline.ScopedSample, error) {
+func (s *Store) ClientRates(ctx context.Context, customerID int64, mac string, from, to int64) ([]wnms.ScopedSample, error) {
 	rows, err := s.tr.QueryContext(ctx, `SELECT ts, location_id, ssid, channel, data_rate FROM client_stats
 		WHERE customer_id = $1 AND mac = $4 AND ts >= $2 AND ts < $3 AND data_rate IS NOT NULL ORDER BY ts`, customerID, from, to, mac)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []baseline.ScopedSample
+	var out []wnms.ScopedSample
 	for rows.Next() {
-		var x baseline.ScopedSample
+		var x wnms.ScopedSample
 		x.MAC = mac
 		var ch int64
 		if err := rows.Scan(&x.Time, &x.LocationID, &x.SSID, &ch, &x.DataRateMbps); err != nil {
@@ -229,16 +227,16 @@ func (s *Store) ClientRates(ctx context.Context, customerID int64, mac string, f
 	return out, rows.Err()
 }
 
-func (s *Store) samples(ctx context.Context, where string, args ...any) ([]baseline.ScopedSample, error) {
+func (s *Store) samples(ctx context.Context, where string, args ...any) ([]wnms.ScopedSample, error) {
 	rows, err := s.tr.QueryContext(ctx, `SELECT mac, ts, location_id, ssid, channel, rssi, data_rate, retry_pct, best_nbr_rssi
 		FROM client_stats WHERE `+where+` AND rssi IS NOT NULL ORDER BY ts`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []baseline.ScopedSample
+	var out []wnms.ScopedSample
 	for rows.Next() {
-		var x baseline.ScopedSample
+		var x wnms.ScopedSample
 		var ch, rssi int64
 		var best sql.NullInt64
 		if err := rows.Scan(&x.MAC, &x.Time, &x.LocationID, &x.SSID, &ch, &rssi, &x.DataRateMbps, &x.RetryRatePct, &best); err != nil {
@@ -256,7 +254,7 @@ func (s *Store) samples(ctx context.Context, where string, args ...any) ([]basel
 
 // PerfObs reads the performance observations of one scope for the slots
 // in [from, to], by slot.
-func (s *Store) PerfObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]baseline.Performance, error) {
+func (s *Store) PerfObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]wnms.Performance, error) {
 	rows, err := s.tr.QueryContext(ctx, `SELECT slot, clients, troubled, low_rate, high_retry, low_rssi, sticky FROM perf_obs
 		WHERE customer_id = $1 AND location_id = $2 AND band = $3 AND ssid = $4 AND slot >= $5 AND slot <= $6`,
 		customerID, locationID, band, ssid, from, to)
@@ -264,21 +262,21 @@ func (s *Store) PerfObs(ctx context.Context, customerID, locationID int64, band,
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[int64]baseline.Performance{}
+	out := map[int64]wnms.Performance{}
 	for rows.Next() {
 		var slot int64
-		var p baseline.Performance
+		var p wnms.Performance
 		if err := rows.Scan(&slot, &p.Clients, &p.Troubled, &p.LowDataRate, &p.HighRetry, &p.LowRSSI, &p.Sticky); err != nil {
 			return nil, err
 		}
-		out[slot] = baseline.CompletePerformance(p)
+		out[slot] = wnms.CompletePerformance(p)
 	}
 	return out, rows.Err()
 }
 
 // ConnObs reads the observations of one scope for the slots in [from,
 // to], by slot.
-func (s *Store) ConnObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]baseline.Connectivity, error) {
+func (s *Store) ConnObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]wnms.Connectivity, error) {
 	rows, err := s.tr.QueryContext(ctx, `SELECT slot, attempting, failing, assoc, auth, network FROM conn_obs
 		WHERE customer_id = $1 AND location_id = $2 AND band = $3 AND ssid = $4 AND slot >= $5 AND slot <= $6`,
 		customerID, locationID, band, ssid, from, to)
@@ -286,14 +284,14 @@ func (s *Store) ConnObs(ctx context.Context, customerID, locationID int64, band,
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[int64]baseline.Connectivity{}
+	out := map[int64]wnms.Connectivity{}
 	for rows.Next() {
 		var slot int64
-		var c baseline.Connectivity
+		var c wnms.Connectivity
 		if err := rows.Scan(&slot, &c.Attempting, &c.Failing, &c.Association, &c.Authentication, &c.Network); err != nil {
 			return nil, err
 		}
-		out[slot] = baseline.Complete(c)
+		out[slot] = wnms.CompleteConnectivity(c)
 	}
 	return out, rows.Err()
 }
@@ -301,7 +299,7 @@ func (s *Store) ConnObs(ctx context.Context, customerID, locationID int64, band,
 // RecordAnomaly stores an anomaly unless it is known; inserted says
 // whether this call stored it (so that it is announced once, whichever
 // replica finds it first).
-func (s *Store) RecordAnomaly(ctx context.Context, a baseline.Anomaly) (inserted bool, err error) {
+func (s *Store) RecordAnomaly(ctx context.Context, a wnms.Anomaly) (inserted bool, err error) {
 	res, err := s.tw.ExecContext(ctx, `INSERT INTO anomalies (customer_id, location_id, kind, slot, observation, baseline, threshold, raised_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (customer_id, location_id, kind, slot) DO NOTHING`,
 		a.CustomerID, a.LocationID, a.Kind, a.Slot, a.Observation, a.Baseline, a.Threshold, a.RaisedAt)
@@ -314,7 +312,7 @@ func (s *Store) RecordAnomaly(ctx context.Context, a baseline.Anomaly) (inserted
 
 // Anomalies lists the customer's anomalies with a slot in [from, to] at
 // the given locations (nil: all), newest first.
-func (s *Store) Anomalies(ctx context.Context, customerID int64, locations []int64, from, to int64) ([]baseline.Anomaly, error) {
+func (s *Store) Anomalies(ctx context.Context, customerID int64, locations []int64, from, to int64) ([]wnms.Anomaly, error) {
 	var args sqlArgs
 	where := "customer_id = " + args.add(customerID) + " AND slot >= " + args.add(from) + " AND slot <= " + args.add(to)
 	if locations != nil {
@@ -328,9 +326,9 @@ func (s *Store) Anomalies(ctx context.Context, customerID int64, locations []int
 		return nil, err
 	}
 	defer rows.Close()
-	out := []baseline.Anomaly{}
+	out := []wnms.Anomaly{}
 	for rows.Next() {
-		a := baseline.Anomaly{CustomerID: customerID}
+		a := wnms.Anomaly{CustomerID: customerID}
 		if err := rows.Scan(&a.LocationID, &a.Kind, &a.Slot, &a.Observation, &a.Baseline, &a.Threshold, &a.RaisedAt); err != nil {
 			return nil, err
 		}

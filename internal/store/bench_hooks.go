@@ -7,8 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/wnms/wnms/internal/baseline"
-	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // RawInsertEventsForBench inserts client event rows (the columns of
@@ -35,7 +34,7 @@ func (s *Store) RawInsertEventsForBench(ctx context.Context, rows [][]any) error
 
 // EventRowsForBench turns events and their bodies into the rows that
 // RawInsertEventsForBench takes, as InsertClientEvents makes them.
-func EventRowsForBench(customerID int64, events []*telemetry.Event, bodies [][]byte) [][]any {
+func EventRowsForBench(customerID int64, events []*wnms.ClientEvent, bodies [][]byte) [][]any {
 	return eventRows(customerID, events, bodies)
 }
 
@@ -50,7 +49,7 @@ func (s *Store) CountEventsForBench(ctx context.Context) (int64, error) {
 // event of the customer out of date, as if all had just been ingested,
 // and returns how many.
 func (s *Store) MarkSlotsForBench(ctx context.Context, customerID, from int64) (int, error) {
-	slot := baseline.SlotDuration.Milliseconds()
+	slot := wnms.SlotDuration.Milliseconds()
 	res, err := s.tw.ExecContext(ctx, `INSERT INTO baseline_dirty (customer_id, slot, version)
 		SELECT DISTINCT customer_id, ts - ts % $2, 1 FROM client_events WHERE customer_id = $1 AND ts >= $3
 		ON CONFLICT (customer_id, slot) DO NOTHING`, customerID, slot, from)

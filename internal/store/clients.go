@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wnms/wnms/internal/baseline"
-	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -76,7 +74,7 @@ var sampleColumns = []string{"customer_id", "mac", "ts", "location_id", "ap_box_
 // baseline slots they fall in, written behind (derived.go). A sample
 // of a client at a timestamp already stored is skipped; the answer is how
 // many were stored.
-func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples []*telemetry.Sample, clients map[int64]telemetry.ClientUpdate) (int, error) {
+func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples []*wnms.Sample, clients map[int64]wnms.ClientUpdate) (int, error) {
 	rows := make([][]any, len(samples))
 	for i, x := range samples {
 		var box, nbr, tx, rx, obs any
@@ -92,7 +90,7 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 		if x.RxBytes != nil {
 			rx = *x.RxBytes
 		}
-		if b := x.ObservedByJSON(); b != nil {
+		if b := x.ObservedByJSON; b != nil {
 			obs = string(b)
 		}
 		var rssi, rate, retry any = int64(x.RSSI), x.DataRateMbps, x.RetryRatePct
@@ -105,7 +103,7 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 	d := newDerived()
 	maps.Copy(d.clients, clients)
 	for _, x := range samples {
-		d.slots[baseline.SlotOf(x.Timestamp)] = true
+		d.slots[wnms.SlotOf(x.Timestamp)] = true
 	}
 	var n int
 	err := s.withDays(ctx, len(samples), func(i int) int64 { return samples[i].Timestamp }, func() error {
@@ -124,7 +122,7 @@ var clientColumns = []string{"box_id", "customer_id", "mac", "name", "username",
 
 // UpdateClients upserts the latest state of clients now (see
 // telemetry.ClientStore), after what is pending.
-func (s *Store) UpdateClients(ctx context.Context, customerID int64, updates map[int64]telemetry.ClientUpdate) error {
+func (s *Store) UpdateClients(ctx context.Context, customerID int64, updates map[int64]wnms.ClientUpdate) error {
 	if len(updates) == 0 {
 		return nil
 	}
@@ -135,11 +133,11 @@ func (s *Store) UpdateClients(ctx context.Context, customerID int64, updates map
 }
 
 // upsertClients coalesces each update with its client's stored state in
-// b's transaction by telemetry.Coalesce's rule: an update older than the
+// b's transaction by wnms.Coalesce's rule: an update older than the
 // state changes nothing; a newer one gives where the client is, and each
 // of name, username, last event type, and RSSI with data rate that it has
 // from a record no older than the state.
-func upsertClients(ctx context.Context, b *bulkTx, customerID int64, updates map[int64]telemetry.ClientUpdate) error {
+func upsertClients(ctx context.Context, b *bulkTx, customerID int64, updates map[int64]wnms.ClientUpdate) error {
 	if len(updates) == 0 {
 		return nil
 	}
@@ -216,7 +214,7 @@ func (s *Store) ClientLocations(ctx context.Context, customerID int64, boxes []i
 // SetClientIdentity sets the name and username of clients whose latest
 // record is still the one at the given timestamp (see
 // telemetry.ClientStore).
-func (s *Store) SetClientIdentity(ctx context.Context, customerID int64, ids map[int64]telemetry.ClientUpdate) error {
+func (s *Store) SetClientIdentity(ctx context.Context, customerID int64, ids map[int64]wnms.ClientUpdate) error {
 	if err := s.settle(ctx); err != nil {
 		return err
 	}
@@ -250,7 +248,7 @@ var clientFilterColumns = map[string]string{
 }
 
 // Clients lists the clients q selects (see telemetry.ClientStore).
-func (s *Store) Clients(ctx context.Context, q telemetry.ClientQuery) ([]telemetry.Client, int, error) {
+func (s *Store) Clients(ctx context.Context, q wnms.ClientQuery) ([]wnms.Client, int, error) {
 	if err := s.settle(ctx); err != nil {
 		return nil, 0, err
 	}
@@ -295,9 +293,9 @@ func (s *Store) Clients(ctx context.Context, q telemetry.ClientQuery) ([]telemet
 		return nil, 0, err
 	}
 	defer rows.Close()
-	out := []telemetry.Client{}
+	out := []wnms.Client{}
 	for rows.Next() {
-		var c telemetry.Client
+		var c wnms.Client
 		var ap, rssi sql.NullInt64
 		var rate sql.NullFloat64
 		var loc int64
@@ -325,16 +323,16 @@ func (s *Store) Clients(ctx context.Context, q telemetry.ClientQuery) ([]telemet
 }
 
 // RecentSamples lists a client's samples since since, oldest first.
-func (s *Store) RecentSamples(ctx context.Context, customerID int64, mac string, since int64) ([]telemetry.Sample, error) {
+func (s *Store) RecentSamples(ctx context.Context, customerID int64, mac string, since int64) ([]wnms.Sample, error) {
 	rows, err := s.tr.QueryContext(ctx, `SELECT ts, bssid, ap_box_id, rssi, observed_by FROM client_stats
 		WHERE customer_id = $1 AND mac = $2 AND ts >= $3 AND rssi IS NOT NULL ORDER BY ts, id`, customerID, mac, since)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []telemetry.Sample
+	var out []wnms.Sample
 	for rows.Next() {
-		var x telemetry.Sample
+		var x wnms.Sample
 		var ap sql.NullInt64
 		var obs sql.NullString
 		if err := rows.Scan(&x.Timestamp, &x.BSSID, &ap, &x.RSSI, &obs); err != nil {

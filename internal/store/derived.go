@@ -19,7 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // State derived from ingested records, written behind them.
@@ -30,7 +30,7 @@ import (
 // both in each batch's transaction cost more than the records themselves.
 // Instead, the batch's transaction stores a journal row (derived_journal)
 // with what it says, and the server keeps the same in memory, coalesced
-// across batches (telemetry.Coalesce for clients; a set for slots). A
+// across batches (wnms.Coalesce for clients; a set for slots). A
 // flush (flushEvery) applies what is pending to clients and
 // baseline_dirty and deletes the journal rows it covered, in one
 // transaction. Reads of either table flush first, so a read on this
@@ -53,7 +53,7 @@ const (
 
 // derived is a customer's pending derived state.
 type derived struct {
-	clients map[int64]telemetry.ClientUpdate // by boxId
+	clients map[int64]wnms.ClientUpdate // by boxId
 	slots   map[int64]bool
 }
 
@@ -61,7 +61,7 @@ type derived struct {
 func (d *derived) add(d2 *derived) {
 	for box, u := range d2.clients {
 		if cur, ok := d.clients[box]; ok {
-			u = telemetry.Coalesce(cur, u)
+			u = wnms.Coalesce(cur, u)
 		}
 		d.clients[box] = u
 	}
@@ -71,7 +71,7 @@ func (d *derived) add(d2 *derived) {
 }
 
 func newDerived() *derived {
-	return &derived{clients: map[int64]telemetry.ClientUpdate{}, slots: map[int64]bool{}}
+	return &derived{clients: map[int64]wnms.ClientUpdate{}, slots: map[int64]bool{}}
 }
 
 // writeBehind holds a store's pending derived state.
@@ -175,7 +175,7 @@ func decodeJournal(raw []byte) (*derived, error) {
 	}
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
 		box := r.varint()
-		var u telemetry.ClientUpdate
+		var u wnms.ClientUpdate
 		u.MacAddress = r.str()
 		u.Timestamp = r.varint()
 		for _, s := range []*string{&u.Name, &u.Username, &u.EventType, &u.BSSID, &u.SSID, &u.Protocol, &u.APName} {

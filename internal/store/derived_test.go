@@ -11,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/store/storetest"
-	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -28,7 +26,7 @@ type clientState struct {
 
 func clientStates(t *testing.T, st *store.Store, customerID int64) map[string]clientState {
 	t.Helper()
-	cs, _, err := st.Clients(context.Background(), telemetry.ClientQuery{CustomerID: customerID, Limit: 1000})
+	cs, _, err := st.Clients(context.Background(), wnms.ClientQuery{CustomerID: customerID, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,15 +64,15 @@ func TestWriteBehindExactAcrossCrashes(t *testing.T) {
 		pick := func(vals ...string) string { return vals[r.IntN(len(vals))] }
 		macs := []string{"AA:00:00:00:00:01", "AA:00:00:00:00:02", "AA:00:00:00:00:03", "AA:00:00:00:00:04"}
 		wantSlots := map[int64]bool{}
-		var oneByOne []map[int64]telemetry.ClientUpdate
+		var oneByOne []map[int64]wnms.ClientUpdate
 		crashes, n := 0, 0
 		for batch := range 40 {
-			var evs []*telemetry.Event
+			var evs []*wnms.ClientEvent
 			var bodies [][]byte
-			behind := map[int64]telemetry.ClientUpdate{}
+			behind := map[int64]wnms.ClientUpdate{}
 			for range 1 + r.IntN(6) {
 				m := r.IntN(len(macs))
-				u := telemetry.ClientUpdate{MacAddress: macs[m], Timestamp: base + int64(r.IntN(40))*60_000,
+				u := wnms.ClientUpdate{MacAddress: macs[m], Timestamp: base + int64(r.IntN(40))*60_000,
 					Name: pick("", "", "laptop", "phone"), Username: pick("", "ada", "bob"), EventType: pick("", "Success", "Failure"),
 					BSSID: pick("00:11:74:00:00:01", "00:11:74:00:00:02"), SSID: pick("corp", "guest"), Channel: 36,
 					Protocol: "A", LocationID: int64(1 + r.IntN(3))}
@@ -84,17 +82,17 @@ func TestWriteBehindExactAcrossCrashes(t *testing.T) {
 				}
 				// One by one, at once, for customer 2 (at the end: an
 				// update flushes what is pending first).
-				oneByOne = append(oneByOne, map[int64]telemetry.ClientUpdate{int64(101 + m): u})
+				oneByOne = append(oneByOne, map[int64]wnms.ClientUpdate{int64(101 + m): u})
 				// Coalesced in the batch, as ingest does, for customer 1.
 				if cur, ok := behind[int64(1+m)]; ok {
-					u = telemetry.Coalesce(cur, u)
+					u = wnms.Coalesce(cur, u)
 				}
 				behind[int64(1+m)] = u
 				n++
-				evs = append(evs, &telemetry.Event{EventID: fmt.Sprintf("e%d", n), MacAddress: u.MacAddress, BSSID: u.BSSID,
-					Timestamp: u.Timestamp, Type: telemetry.Failure, SSID: u.SSID, Channel: 36, Protocol: "A", LocationID: wnms.UnknownLocation})
+				evs = append(evs, &wnms.ClientEvent{EventID: fmt.Sprintf("e%d", n), MacAddress: u.MacAddress, BSSID: u.BSSID,
+					Timestamp: u.Timestamp, Type: wnms.Failure, SSID: u.SSID, Channel: 36, Protocol: "A", LocationID: wnms.UnknownLocation})
 				bodies = append(bodies, []byte(`{}`))
-				wantSlots[baseline.SlotOf(u.Timestamp)] = true
+				wantSlots[wnms.SlotOf(u.Timestamp)] = true
 			}
 			if got, err := st.InsertClientEvents(ctx, 1, evs, bodies, behind); err != nil || got != len(evs) {
 				t.Fatalf("batch %d: %d stored, %v", batch, got, err)
@@ -172,9 +170,9 @@ func TestWriteBehindReadsSeeAcknowledged(t *testing.T) {
 		ctx := context.Background()
 		st := storetest.OpenStore(t, b)
 		evs, bodies := events("AA:00:00:00:00:09", time.Now().Add(-time.Minute), 2)
-		u := telemetry.ClientUpdate{MacAddress: "AA:00:00:00:00:09", Timestamp: evs[1].Timestamp, Name: "scanner",
+		u := wnms.ClientUpdate{MacAddress: "AA:00:00:00:00:09", Timestamp: evs[1].Timestamp, Name: "scanner",
 			EventType: "Success", BSSID: "00:11:74:00:00:01", SSID: "corp", Channel: 36, Protocol: "A", LocationID: 1}
-		if _, err := st.InsertClientEvents(ctx, 1, evs, bodies, map[int64]telemetry.ClientUpdate{7: u}); err != nil {
+		if _, err := st.InsertClientEvents(ctx, 1, evs, bodies, map[int64]wnms.ClientUpdate{7: u}); err != nil {
 			t.Fatal(err)
 		}
 		if got := clientStates(t, st, 1)["AA:00:00:00:00:09"]; got.Name != "scanner" || got.LastSeen != u.Timestamp {
@@ -184,7 +182,7 @@ func TestWriteBehindReadsSeeAcknowledged(t *testing.T) {
 			t.Errorf("journal rows after the read's flush: %d %v", n, err)
 		}
 		// A retried batch (all stored already) journals nothing.
-		if n, err := st.InsertClientEvents(ctx, 1, evs, bodies, map[int64]telemetry.ClientUpdate{7: u}); err != nil || n != 0 {
+		if n, err := st.InsertClientEvents(ctx, 1, evs, bodies, map[int64]wnms.ClientUpdate{7: u}); err != nil || n != 0 {
 			t.Fatalf("retry: %d %v", n, err)
 		}
 		if n, err := st.JournalRowsForTest(ctx); err != nil || n != 0 {
@@ -255,7 +253,7 @@ func TestGroupCommit(t *testing.T) {
 // A journal body gives back what went in.
 func TestJournalRoundTrip(t *testing.T) {
 	rssi, rate, ap := -61, 433.3, int64(12)
-	in := map[int64]telemetry.ClientUpdate{
+	in := map[int64]wnms.ClientUpdate{
 		5: {MacAddress: "AA:BB", Timestamp: 1_700_000_000_000, Name: "n", Username: "u", EventType: "Failure", BSSID: "b",
 			SSID: "s", Channel: 149, Protocol: "AC", LocationID: 3, APBoxID: &ap, APName: "Lobby", RSSI: &rssi, DataRate: &rate,
 			NameTS: 1_699_999_999_000, UsernameTS: 1_700_000_000_000, EventTypeTS: 1_600_000_000_000, SignalTS: 1_700_000_000_000},
@@ -315,9 +313,9 @@ func TestWriteBehindBounded(t *testing.T) {
 		for batch := range 30 {
 			mac := fmt.Sprintf("AA:00:00:00:%02X:00", batch)
 			evs, bodies := events(mac, base.Add(time.Duration(batch)*time.Second), 1)
-			clients := map[int64]telemetry.ClientUpdate{}
+			clients := map[int64]wnms.ClientUpdate{}
 			for i := range 7 { // 7 new clients a batch
-				clients[int64(batch*10+i)] = telemetry.ClientUpdate{MacAddress: fmt.Sprintf("AA:00:00:00:%02X:%02X", batch, i),
+				clients[int64(batch*10+i)] = wnms.ClientUpdate{MacAddress: fmt.Sprintf("AA:00:00:00:%02X:%02X", batch, i),
 					Timestamp: evs[0].Timestamp, LocationID: 1}
 			}
 			if _, err := st.InsertClientEvents(ctx, 1, evs, bodies, clients); err != nil {

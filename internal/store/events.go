@@ -10,15 +10,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wnms/wnms/internal/baseline"
-	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
 // RadiosByBSSID tells which of the customer's APs each BSSID belongs to
 // (see telemetry.EventStore).
-func (s *Store) RadiosByBSSID(ctx context.Context, customerID int64, bssids []string) (map[string]telemetry.RadioAP, error) {
-	out := make(map[string]telemetry.RadioAP, len(bssids))
+func (s *Store) RadiosByBSSID(ctx context.Context, customerID int64, bssids []string) (map[string]wnms.RadioAP, error) {
+	out := make(map[string]wnms.RadioAP, len(bssids))
 	if len(bssids) == 0 {
 		return out, nil
 	}
@@ -32,12 +30,12 @@ func (s *Store) RadiosByBSSID(ctx context.Context, customerID int64, bssids []st
 	defer rows.Close()
 	for rows.Next() {
 		var bssid string
-		var r telemetry.RadioAP
+		var r wnms.RadioAP
 		var capability int
 		if err := rows.Scan(&bssid, &r.BoxID, &r.Name, &r.LocationID, &capability); err != nil {
 			return nil, err
 		}
-		r.Dot11AC = capability&telemetry.Cap80211ac != 0
+		r.Dot11AC = capability&wnms.Cap80211ac != 0
 		out[bssid] = r
 	}
 	return out, rows.Err()
@@ -52,13 +50,13 @@ var eventColumns = []string{"customer_id", "event_id", "mac", "ts", "event_type"
 // behind (derived.go). An event without the client's id gets one no
 // client can send (its own namespace, "~" and random), so it never
 // collides.
-func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events []*telemetry.Event, bodies [][]byte, clients map[int64]telemetry.ClientUpdate) (int, error) {
+func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events []*wnms.ClientEvent, bodies [][]byte, clients map[int64]wnms.ClientUpdate) (int, error) {
 	rows := eventRows(customerID, events, bodies)
 	d := newDerived()
 	maps.Copy(d.clients, clients)
 	for _, e := range events {
-		if e.Type == telemetry.Success || e.Type == telemetry.Failure {
-			d.slots[baseline.SlotOf(e.Timestamp)] = true
+		if e.Type == wnms.Success || e.Type == wnms.Failure {
+			d.slots[wnms.SlotOf(e.Timestamp)] = true
 		}
 	}
 	var n int
@@ -73,7 +71,7 @@ func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events
 }
 
 // eventRows are the rows of client_events for events and their bodies.
-func eventRows(customerID int64, events []*telemetry.Event, bodies [][]byte) [][]any {
+func eventRows(customerID int64, events []*wnms.ClientEvent, bodies [][]byte) [][]any {
 	rows := make([][]any, len(events))
 	for i, e := range events {
 		id := e.EventID
@@ -100,7 +98,7 @@ func eventRows(customerID int64, events []*telemetry.Event, bodies [][]byte) [][
 // telemetry.EventStore).
 // eventFilter is the WHERE condition of q on client_events, and its
 // arguments.
-func (s *Store) eventFilter(q telemetry.EventQuery) (string, sqlArgs) {
+func (s *Store) eventFilter(q wnms.EventQuery) (string, sqlArgs) {
 	var args sqlArgs
 	where := []string{"customer_id = " + args.add(q.CustomerID), "mac = " + args.add(q.MAC)}
 	if q.Locations != nil {
@@ -141,7 +139,7 @@ func (s *Store) eventFilter(q telemetry.EventQuery) (string, sqlArgs) {
 	return strings.Join(where, " AND "), args
 }
 
-func (s *Store) ClientEvents(ctx context.Context, q telemetry.EventQuery) ([]json.RawMessage, int, error) {
+func (s *Store) ClientEvents(ctx context.Context, q wnms.EventQuery) ([]json.RawMessage, int, error) {
 	cond, args := s.eventFilter(q)
 	tx, err := s.tr.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
@@ -184,7 +182,7 @@ func (s *Store) SubtreeLocations(ctx context.Context, customerID int64, paths []
 // telemetry.EventStore).
 func (s *Store) Associations(ctx context.Context, customerID int64, locs []int64, from, to int64, limit int) ([]json.RawMessage, error) {
 	var args sqlArgs
-	where := "customer_id = " + args.add(customerID) + " AND event_type = " + args.add(telemetry.Success) +
+	where := "customer_id = " + args.add(customerID) + " AND event_type = " + args.add(wnms.Success) +
 		" AND ts >= " + args.add(from) + " AND ts <= " + args.add(to)
 	if locs != nil {
 		cond, arg := inList(s.dialect, "$"+strconv.Itoa(len(args)+1), locs)
@@ -248,7 +246,7 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 // successAt is the condition on client_events of the customer's Success
 // events at locs (nil: any) in [from, to).
 func (s *Store) successAt(args *sqlArgs, customerID int64, locs []int64, from, to int64) string {
-	where := "customer_id = " + args.add(customerID) + " AND event_type = " + args.add(telemetry.Success) +
+	where := "customer_id = " + args.add(customerID) + " AND event_type = " + args.add(wnms.Success) +
 		" AND ts >= " + args.add(from) + " AND ts < " + args.add(to)
 	if locs != nil {
 		cond, arg := inList(s.dialect, "$"+strconv.Itoa(len(*args)+1), locs)

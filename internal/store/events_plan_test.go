@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/wnms/wnms/internal/store/storetest"
-	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // TestConnectionLogsUseTheirIndex: a client's Success (or Failure) events
@@ -15,8 +15,8 @@ import (
 func TestConnectionLogsUseTheirIndex(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
 		st := storetest.OpenStore(t, b)
-		plan, err := st.EventPlanForTest(context.Background(), telemetry.EventQuery{CustomerID: 1, MAC: "AA:BB:CC:DD:EE:FF",
-			From: -1, To: -1, Limit: 100, Types: []string{telemetry.Success}, Dot11ACOnly: true})
+		plan, err := st.EventPlanForTest(context.Background(), wnms.EventQuery{CustomerID: 1, MAC: "AA:BB:CC:DD:EE:FF",
+			From: -1, To: -1, Limit: 100, Types: []string{wnms.Success}, Dot11ACOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // SubtreePlanForTest returns the engine's query plan for the subtree match
@@ -93,7 +93,7 @@ func (s *Store) QueryRowForTest(ctx context.Context, query string, args ...any) 
 // EventPlanForTest returns the engine's plan of the client event page
 // query for q (PostgreSQL told to avoid sequential scans, which it would
 // take on a test's small table).
-func (s *Store) EventPlanForTest(ctx context.Context, q telemetry.EventQuery) (string, error) {
+func (s *Store) EventPlanForTest(ctx context.Context, q wnms.EventQuery) (string, error) {
 	cond, args := s.eventFilter(q)
 	return s.planForTest(ctx, `SELECT body FROM client_events WHERE `+cond+` ORDER BY ts DESC, id DESC LIMIT 100`, args...)
 }
@@ -278,7 +278,7 @@ func (s *Store) GroupQueueForTest() int {
 }
 
 // DecodeJournalForTest round-trips derived state through a journal body.
-func DecodeJournalForTest(clients map[int64]telemetry.ClientUpdate, slots []int64) (map[int64]telemetry.ClientUpdate, []int64, error) {
+func DecodeJournalForTest(clients map[int64]wnms.ClientUpdate, slots []int64) (map[int64]wnms.ClientUpdate, []int64, error) {
 	d := newDerived()
 	for b, u := range clients {
 		d.clients[b] = u

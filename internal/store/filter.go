@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // sqlArgs collects the parameters of a query being built.
@@ -20,7 +20,7 @@ func (a *sqlArgs) add(v any) string {
 // compileFilter turns a parsed filter into an SQL condition over the
 // columns that cols names for each property. Text compares ignore case;
 // contains is a LIKE with the value's wildcards escaped.
-func compileFilter(c telemetry.Cond, cols map[string]string, args *sqlArgs) (string, error) {
+func compileFilter(c wnms.Cond, cols map[string]string, args *sqlArgs) (string, error) {
 	if c.Group() {
 		parts := make([]string, 0, len(c.Sub))
 		for _, sub := range c.Sub {
@@ -43,7 +43,7 @@ func compileFilter(c telemetry.Cond, cols map[string]string, args *sqlArgs) (str
 		}
 		return "(" + strings.Join(parts, " OR ") + ")"
 	}
-	text := c.Kind == telemetry.Text
+	text := c.Kind == wnms.FilterText
 	eq := func(p string) string {
 		if text {
 			return "lower(" + col + ") = lower(" + p + ")"

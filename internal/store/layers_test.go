@@ -8,7 +8,8 @@ import (
 
 // TestLayers keeps the layers apart: only internal/api (and the listener
 // kit it uses) speaks HTTP, so neither the store nor the services it
-// serves depend on net/http, even indirectly.
+// serves depend on net/http, even indirectly; and the store imports no
+// service package, only the domain.
 func TestLayers(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
@@ -22,6 +23,17 @@ func TestLayers(t *testing.T) {
 			if dep == "net/http" || strings.HasSuffix(dep, "/internal/httpkit") || strings.HasSuffix(dep, "/internal/api") {
 				t.Errorf("%s depends on %s: only internal/api speaks HTTP", pkg, dep)
 			}
+		}
+	}
+	// The store serves the services and knows only the domain: of the
+	// project's packages it imports internal/wnms alone.
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.Contains(dep, "/wnms/internal/") && !strings.HasSuffix(dep, "/internal/wnms") && !strings.HasSuffix(dep, "/internal/store") {
+			t.Errorf("the store depends on %s: it may import the domain (internal/wnms) only", dep)
 		}
 	}
 }

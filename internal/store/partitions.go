@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // On PostgreSQL the telemetry tables are range-partitioned by UTC day on
@@ -130,7 +130,7 @@ func (s *Store) ensureDay(ctx context.Context, day int64) error {
 // MaintainPartitions makes the partitions of the days from yesterday to
 // PartitionsAhead days after now (ms) and drops those whose whole day lies
 // before before (see telemetry.Purger); nothing on SQLite.
-func (s *Store) MaintainPartitions(ctx context.Context, now, before int64) ([]telemetry.DroppedPartition, error) {
+func (s *Store) MaintainPartitions(ctx context.Context, now, before int64) ([]wnms.DroppedPartition, error) {
 	if err := s.EnsurePartitions(ctx, now-dayMs, now+PartitionsAhead*dayMs); err != nil {
 		return nil, err
 	}
@@ -142,11 +142,11 @@ func (s *Store) MaintainPartitions(ctx context.Context, now, before int64) ([]te
 // SQLite. A partition is detached concurrently, so reads and writes of
 // the other days go on meanwhile, then dropped; one left half-detached by
 // a crash is finished first.
-func (s *Store) DropPartitionsBefore(ctx context.Context, before int64) ([]telemetry.DroppedPartition, error) {
+func (s *Store) DropPartitionsBefore(ctx context.Context, before int64) ([]wnms.DroppedPartition, error) {
 	if s.dialect != Postgres {
 		return nil, nil
 	}
-	var out []telemetry.DroppedPartition
+	var out []wnms.DroppedPartition
 	for _, t := range partitionedTables {
 		rows, err := s.w.QueryContext(ctx, `SELECT c.relname, i.inhdetachpending FROM pg_inherits i
 			JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
@@ -188,7 +188,7 @@ func (s *Store) DropPartitionsBefore(ctx context.Context, before int64) ([]telem
 			if _, err := s.w.ExecContext(ctx, `DROP TABLE `+p.name); err != nil {
 				return out, fmt.Errorf("drop %s: %w", p.name, err)
 			}
-			out = append(out, telemetry.DroppedPartition{Table: t.table, Day: time.UnixMilli(p.day * dayMs).UTC()})
+			out = append(out, wnms.DroppedPartition{Table: t.table, Day: time.UnixMilli(p.day * dayMs).UTC()})
 		}
 	}
 	return out, nil

@@ -9,7 +9,6 @@ import (
 
 	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/store/storetest"
-	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -19,12 +18,12 @@ const day = 24 * time.Hour
 func dayOf(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
 // events makes n Success events of one client at ts, ts+1, ...
-func events(mac string, ts time.Time, n int) ([]*telemetry.Event, [][]byte) {
-	var evs []*telemetry.Event
+func events(mac string, ts time.Time, n int) ([]*wnms.ClientEvent, [][]byte) {
+	var evs []*wnms.ClientEvent
 	var bodies [][]byte
 	for i := range n {
-		evs = append(evs, &telemetry.Event{EventID: fmt.Sprintf("%s-%d-%d", mac, ts.UnixMilli(), i), MacAddress: mac,
-			BSSID: "00:11:74:00:00:01", Timestamp: ts.UnixMilli() + int64(i), Type: telemetry.Success, SSID: "corp",
+		evs = append(evs, &wnms.ClientEvent{EventID: fmt.Sprintf("%s-%d-%d", mac, ts.UnixMilli(), i), MacAddress: mac,
+			BSSID: "00:11:74:00:00:01", Timestamp: ts.UnixMilli() + int64(i), Type: wnms.Success, SSID: "corp",
 			Channel: 36, Protocol: "A", LocationID: wnms.UnknownLocation})
 		bodies = append(bodies, []byte(`{}`))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/wnms/wnms/internal/snmp"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -24,11 +23,11 @@ func (s *Store) CountUp(ctx context.Context, name string) (int64, error) {
 // SNMPCounts are the figures of the SNMP agent's status objects, over
 // every customer: APs up and down, and clients heard from at or after
 // activeSince (Unix ms).
-func (s *Store) SNMPCounts(ctx context.Context, activeSince int64) (snmp.Counts, error) {
+func (s *Store) SNMPCounts(ctx context.Context, activeSince int64) (wnms.SNMPCounts, error) {
 	if err := s.settle(ctx); err != nil {
-		return snmp.Counts{}, err
+		return wnms.SNMPCounts{}, err
 	}
-	var c snmp.Counts
+	var c wnms.SNMPCounts
 	err := s.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN active THEN 1 ELSE 0 END), 0),
 		COALESCE(SUM(CASE WHEN active THEN 0 ELSE 1 END), 0) FROM aps`).Scan(&c.APsUp, &c.APsDown)
 	if err != nil {

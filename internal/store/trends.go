@@ -5,14 +5,14 @@ import (
 	"database/sql"
 	"strconv"
 
-	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // bucketMS is the width of a trend bucket.
 const bucketMS = 5 * 60 * 1000
 
 // InsertAPStats records AP heartbeats (see telemetry.TrendStore).
-func (s *Store) InsertAPStats(ctx context.Context, customerID int64, aps []*telemetry.AP, now int64) error {
+func (s *Store) InsertAPStats(ctx context.Context, customerID int64, aps []*wnms.AP, now int64) error {
 	rows := make([][]any, 0, len(aps))
 	for _, a := range aps {
 		var tx, rx any
@@ -37,7 +37,7 @@ func (s *Store) InsertAPStats(ctx context.Context, customerID int64, aps []*tele
 }
 
 // ClientTrend buckets a client's samples (see telemetry.TrendStore).
-func (s *Store) ClientTrend(ctx context.Context, customerID int64, mac, ssid string, locs []int64, from, to int64) ([]telemetry.ClientBucket, error) {
+func (s *Store) ClientTrend(ctx context.Context, customerID int64, mac, ssid string, locs []int64, from, to int64) ([]wnms.ClientBucket, error) {
 	var args sqlArgs
 	where := "customer_id = " + args.add(customerID) + " AND mac = " + args.add(mac) +
 		" AND ts >= " + args.add(from) + " AND ts <= " + args.add(to)
@@ -57,9 +57,9 @@ func (s *Store) ClientTrend(ctx context.Context, customerID int64, mac, ssid str
 		return nil, err
 	}
 	defer rows.Close()
-	var out []telemetry.ClientBucket
+	var out []wnms.ClientBucket
 	for rows.Next() {
-		var x telemetry.ClientBucket
+		var x wnms.ClientBucket
 		var reported int64
 		var rate, retry, rssi sql.NullFloat64 // NULL: only samples of traffic (no radio metrics)
 		if err := rows.Scan(&x.Time, &rate, &retry, &rssi, &x.Bytes, &reported); err != nil {
@@ -75,7 +75,7 @@ func (s *Store) ClientTrend(ctx context.Context, customerID int64, mac, ssid str
 // APTrend buckets an AP's heartbeats (see telemetry.TrendStore). An AP's
 // first heartbeat follows no other, so the bytes it reports cover an
 // unknown time and do not count.
-func (s *Store) APTrend(ctx context.Context, customerID, boxID int64, from, to int64) ([]telemetry.APBucket, error) {
+func (s *Store) APTrend(ctx context.Context, customerID, boxID int64, from, to int64) ([]wnms.APBucket, error) {
 	b := strconv.Itoa(bucketMS)
 	rows, err := s.tr.QueryContext(ctx, `SELECT (ts / `+b+`) * `+b+` AS bucket,
 		CAST(coalesce(sum(CASE WHEN interval_ms > 0 THEN coalesce(tx_bytes, 0) + coalesce(rx_bytes, 0) ELSE 0 END), 0) AS BIGINT),
@@ -87,9 +87,9 @@ func (s *Store) APTrend(ctx context.Context, customerID, boxID int64, from, to i
 		return nil, err
 	}
 	defer rows.Close()
-	var out []telemetry.APBucket
+	var out []wnms.APBucket
 	for rows.Next() {
-		var x telemetry.APBucket
+		var x wnms.APBucket
 		var reported int64
 		if err := rows.Scan(&x.Time, &x.Bytes, &x.CoveredMS, &reported, &x.MaxClients); err != nil {
 			return nil, err

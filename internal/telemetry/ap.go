@@ -4,17 +4,23 @@ import (
 	"encoding/json"
 	"net/netip"
 	"strconv"
-	"time"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
 
+// The AP record and its parts are domain types of package wnms.
+type (
+	AP       = wnms.AP
+	Radio    = wnms.Radio
+	Position = wnms.Position
+)
+
 // Device capability bits of an AP (deviceCapability).
 const (
-	Cap80211n  = 1
-	Cap80211ac = 2
-	Cap80211ax = 4
-	CapAll     = Cap80211n | Cap80211ac | Cap80211ax
+	Cap80211n  = wnms.Cap80211n
+	Cap80211ac = wnms.Cap80211ac
+	Cap80211ax = wnms.Cap80211ax
+	CapAll     = wnms.CapAll
 )
 
 // APGroups are the groups an AP may be in; managed APs are AUTHORIZED.
@@ -31,68 +37,6 @@ const (
 	MaxSSIDLen = 32
 	MaxChannel = 196
 )
-
-// AP is the AP record of the device lists.
-type AP struct {
-	Type                  string          `json:"type"`
-	BoxID                 int64           `json:"boxId"`
-	Name                  string          `json:"name"`
-	MacAddress            string          `json:"macaddress"`
-	Model                 string          `json:"model"`
-	IPAddress             string          `json:"ipAddress"`
-	LocationID            wnms.LocationID `json:"locationId"`
-	ActiveStatus          bool            `json:"activeStatus"`
-	UpSince               int64           `json:"upSince"`
-	LastSeen              int64           `json:"lastSeen"`
-	SoftwareVersion       string          `json:"softwareVersion"`
-	VendorName            string          `json:"vendorName"`
-	DeviceCapability      int             `json:"deviceCapability"`
-	Dot11ACCapability     bool            `json:"dot11ACCapability"`
-	APTemplateName        string          `json:"apTemplateName"`
-	Placed                bool            `json:"placed"`
-	NumAssocClients       int             `json:"numAssocClients"`
-	TroubleshootingStatus int             `json:"troubleshootingStatus"`
-	Group                 string          `json:"group"`
-	Radios                []Radio         `json:"radios"`
-	// Position is where the AP is on its floor's layout, when known.
-	Position *Position `json:"position,omitempty"`
-
-	// CustomerID owns the AP; Announced is the liveness last announced.
-	CustomerID int64 `json:"-"`
-	Announced  bool  `json:"-"`
-	// TxBytes and RxBytes are what a heartbeat reports moved since the
-	// previous one, if it does.
-	TxBytes, RxBytes *int64 `json:"-"`
-	// PrevSeen is the heartbeat before this one (0 for a new AP), set by
-	// UpsertAPs.
-	PrevSeen int64 `json:"-"`
-}
-
-// Radio is one radio of an AP; MacAddress is its BSSID.
-type Radio struct {
-	Type            string `json:"type"`
-	MacAddress      string `json:"macaddress"`
-	Protocol        string `json:"protocol"`
-	Channel         int    `json:"channel"`
-	SSID            string `json:"ssid"`
-	FrequencyBand   string `json:"frequencyBand"`
-	NumAssocClients int    `json:"numAssocClients"`
-	Active          bool   `json:"active"`
-}
-
-// Derive fills what is computed on read: the record types, 802.11ac
-// capability, and activeStatus (seen within timeout of now).
-func (a *AP) Derive(now time.Time, timeout time.Duration) {
-	a.Type = "ap"
-	a.Dot11ACCapability = a.DeviceCapability&Cap80211ac != 0
-	a.ActiveStatus = now.Sub(time.UnixMilli(a.LastSeen)) < timeout
-	if a.Radios == nil {
-		a.Radios = []Radio{}
-	}
-	for i := range a.Radios {
-		a.Radios[i].Type = "apradio"
-	}
-}
 
 // APInput is an AP record as ingest takes it: the read shape, of which the
 // server's own fields (boxId, activeStatus, upSince, lastSeen,
@@ -116,13 +60,6 @@ type APInput struct {
 	TxBytes               *int64           `json:"txBytes"`
 	RxBytes               *int64           `json:"rxBytes"`
 	Position              *PositionInput   `json:"position"`
-}
-
-// Position is a point on a floor layout, in the layout's unit (feet or
-// meters), from its top left corner: x along its length, y along its width.
-type Position struct {
-	X float64 `json:"x"`
-	Y float64 `json:"y"`
 }
 
 // PositionInput is a position as ingest takes it: both coordinates are

@@ -10,9 +10,9 @@ import (
 
 // Client event types.
 const (
-	Success      = "Success"
-	Failure      = "Failure"
-	Intermediate = "Intermediate"
+	Success      = wnms.Success
+	Failure      = wnms.Failure
+	Intermediate = wnms.Intermediate
 )
 
 // Event protocols, as the reads answer and filter them.
@@ -131,26 +131,7 @@ type eventInput struct {
 // Event is a checked client event, ready to store once its AP is known
 // (Place).
 type Event struct {
-	EventID    string // the client's, or "" for one the store makes
-	MacAddress string
-	BSSID      string
-	Timestamp  int64
-	Type       string
-	SSID       string
-	Channel    int
-	Protocol   string
-	APName     string
-	Code       *int // failureCode or categoryCode
-	SubCode    *int // subFailureCode or typeCode
-	ClientName string
-	Username   string
-	FileID     string // the log bundle a Failure names, if any
-
-	// Set by Place: the location and AP of the event's BSSID.
-	LocationID int64
-	APBoxID    *int64
-	Dot11AC    bool
-
+	wnms.ClientEvent
 	out    any    // the event as the reads answer it, without the location
 	stored []byte // out, placed, as it is stored
 }
@@ -292,12 +273,7 @@ func ParseEvent(raw json.RawMessage, now time.Time) (*Event, error) {
 }
 
 // RadioAP is what a BSSID tells about an event: its AP and where it is.
-type RadioAP struct {
-	BoxID      int64
-	Name       string
-	LocationID int64
-	Dot11AC    bool
-}
+type RadioAP = wnms.RadioAP
 
 // Place sets the event's location and AP from its BSSID's AP (ap), or
 // the unknown location when the BSSID belongs to no known AP, and returns

@@ -43,11 +43,11 @@ func (s *Service) IngestEvents(ctx context.Context, c *wnms.Caller, body []byte)
 		},
 		update: (*Event).ClientUpdate,
 		store: func(ctx context.Context, good []*Event, clients map[int64]ClientUpdate) (int, error) {
-			bodies := make([][]byte, len(good))
+			events, bodies := make([]*wnms.ClientEvent, len(good)), make([][]byte, len(good))
 			for i, e := range good {
-				bodies[i] = e.stored
+				events[i], bodies[i] = &e.ClientEvent, e.stored
 			}
-			return s.Store.InsertClientEvents(ctx, c.CustomerID(), good, bodies, clients)
+			return s.Store.InsertClientEvents(ctx, c.CustomerID(), events, bodies, clients)
 		},
 	})
 }

@@ -21,31 +21,20 @@ import (
 // by default). Anything that cannot be applied is INVALID_FILTER.
 
 // Kind is the type of a filterable property.
-type Kind int
+type Kind = wnms.FilterKind
 
 // The kinds of properties.
 const (
-	Number Kind = iota
-	Text
-	Bool
+	Number = wnms.FilterNumber
+	Text   = wnms.FilterText
+	Bool   = wnms.FilterBool
 )
 
 // Properties names what a resource may be filtered on, in lower case.
 type Properties map[string]Kind
 
-// Cond is a parsed filter: a group (Op AND or OR over Sub) or a test of
-// one property (Op one of the comparison operators, Values of the
-// property's kind: int64, string or bool).
-type Cond struct {
-	Op       string
-	Sub      []Cond
-	Property string
-	Kind     Kind
-	Values   []any
-}
-
-// Group reports whether c is an AND or OR of conditions.
-func (c Cond) Group() bool { return c.Op == "AND" || c.Op == "OR" }
+// Cond is a parsed filter (see wnms.Cond).
+type Cond = wnms.Cond
 
 // The comparison operators, and for each the kinds it applies to.
 var operators = map[string][]Kind{
@@ -235,16 +224,6 @@ func filterValue(name string, kind Kind, raw json.RawMessage) (any, error) {
 		}
 	}
 	return s, nil
-}
-
-func (k Kind) String() string {
-	switch k {
-	case Number:
-		return "number"
-	case Bool:
-		return "boolean"
-	}
-	return "string"
 }
 
 func (p Properties) names() string {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/wnms/wnms/internal/every"
 	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // DefaultRetention is how long events and samples are kept.
@@ -29,10 +30,7 @@ type Purger interface {
 }
 
 // DroppedPartition is a day partition that retention dropped.
-type DroppedPartition struct {
-	Table string
-	Day   time.Time
-}
+type DroppedPartition = wnms.DroppedPartition
 
 // PurgedTables are the telemetry tables retention purges, oldest rows
 // first: events, samples, AP heartbeats, the clients not seen since, and

@@ -8,23 +8,15 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// APQuery selects APs of one customer for a list call.
-type APQuery struct {
-	CustomerID int64
-	// Scope are the subtree paths the caller sees (nil: the whole tree);
-	// Locations further narrows to the subtrees of the locationid
-	// parameters (nil: no narrowing).
-	Scope, Locations []string
-	MACs             []string
-	Capability       int    // bitwise AND with deviceCapability, 0: any
-	Active           *bool  // seen since ActiveSince (true) or not (false)
-	ActiveSince      int64  // ms
-	Name             string // substring of the name, any case
-	Filter           *Cond
-	Sort             string // a key of APSortColumns
-	Ascending        bool
-	Offset, Limit    int
-}
+// The queries and buckets of the telemetry reads are domain types of
+// package wnms.
+type (
+	APQuery      = wnms.APQuery
+	EventQuery   = wnms.EventQuery
+	ClientQuery  = wnms.ClientQuery
+	ClientBucket = wnms.ClientBucket
+	APBucket     = wnms.APBucket
+)
 
 // APSortColumns are the sort keys of the AP lists.
 var APSortColumns = []string{"devicename", "boxid", "macaddress", "ipaddress", "lastseen"}
@@ -64,25 +56,6 @@ type Store interface {
 	MarkAPsDown(ctx context.Context, staleBefore int64) ([]AP, error)
 }
 
-// EventQuery selects client events of one customer and client.
-type EventQuery struct {
-	CustomerID int64
-	MAC        string
-	// Locations are the location ids the events may be at (nil: any).
-	Locations []int64
-	From, To  int64    // ms, inclusive; -1: unbounded
-	Types     []string // Success, Failure, Intermediate (nil: any)
-	Code      *int     // failureCode or categoryCode
-	SubCode   *int     // subFailureCode or typeCode
-	Protocols []string
-	SSIDs     []string
-	// Dot11ACOnly keeps the events of APs with 802.11ac capability.
-	Dot11ACOnly   bool
-	Offset, Limit int
-	// Count asks for the number of matching events too.
-	Count bool
-}
-
 // EventStore is what the client event calls read and write.
 type EventStore interface {
 	// RadiosByBSSID tells, for each BSSID known as a radio of one of the
@@ -95,7 +68,7 @@ type EventStore interface {
 	// baseline slots of the events marked out of date: both may be written
 	// behind, but are journalled in the same transaction, so a crash loses
 	// neither.
-	InsertClientEvents(ctx context.Context, customerID int64, events []*Event, bodies [][]byte, clients map[int64]ClientUpdate) (int, error)
+	InsertClientEvents(ctx context.Context, customerID int64, events []*wnms.ClientEvent, bodies [][]byte, clients map[int64]ClientUpdate) (int, error)
 	// ClientEvents answers q newest first (ties: the later arrival first),
 	// as stored bodies, with the count of all matches when q.Count.
 	ClientEvents(ctx context.Context, q EventQuery) ([]json.RawMessage, int, error)
@@ -105,18 +78,6 @@ type EventStore interface {
 	// SubtreeLocations lists the ids of the customer's locations (and the
 	// shared ones) at or below the given paths.
 	SubtreeLocations(ctx context.Context, customerID int64, paths []string) ([]int64, error)
-}
-
-// ClientQuery selects clients of one customer.
-type ClientQuery struct {
-	CustomerID  int64
-	Locations   []int64 // nil: any
-	SSID        string
-	Active      *bool
-	ActiveSince int64
-	Filter      *Cond
-	Offset      int
-	Limit       int
 }
 
 // ClientStore is what the client calls read and write.
@@ -166,24 +127,4 @@ type TrendStore interface {
 	// APTrend buckets an AP's heartbeats by 5 minutes: bytes moved, the
 	// milliseconds they cover, and the highest client count.
 	APTrend(ctx context.Context, customerID, boxID int64, from, to int64) ([]APBucket, error)
-}
-
-// ClientBucket is a client's samples in one 5-minute bucket.
-type ClientBucket struct {
-	Time       int64
-	DataRate   float64 // mean, Mbps
-	Retry      float64 // mean, %
-	RSSI       float64 // mean, dBm
-	Bytes      int64
-	HasTraffic bool
-	HasRadio   bool // false: only samples of traffic, DataRate and Retry unknown
-}
-
-// APBucket is an AP's heartbeats in one 5-minute bucket.
-type APBucket struct {
-	Time       int64
-	Bytes      int64
-	CoveredMS  int64
-	HasTraffic bool
-	MaxClients int
 }

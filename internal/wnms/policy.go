@@ -679,3 +679,9 @@ func policyPrintable(s string) bool {
 	}
 	return true
 }
+
+// SNMPCounts are the figures the SNMP agent answers in its status group:
+// APs up and down, and active clients.
+type SNMPCounts struct {
+	APsUp, APsDown, Clients int64
+}
