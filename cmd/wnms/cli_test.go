@@ -175,7 +175,7 @@ func TestCLIRefusesAMissingStore(t *testing.T) {
 		return
 	}
 	// An empty PostgreSQL database is refused the same way.
-	cfg := storetest.StoreConfig(t, storetest.Postgres)
+	cfg := storetest.EmptyStoreConfig(t, storetest.Postgres)
 	code, _, errs := runCLI([]string{"apikey", "list", "--database-url", cfg.DatabaseURL}, nil)
 	if code != 1 || !strings.Contains(errs, "holds no wnms schema") {
 		t.Errorf("apikey list on an empty database: exit %d, %s", code, errs)

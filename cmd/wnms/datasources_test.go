@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -296,5 +297,82 @@ func eventType(typ string) func(map[string]any) bool {
 func failure(code int) func(map[string]any) bool {
 	return func(e map[string]any) bool {
 		return e["eventType"] == "Failure" && e["subFailureCode"] == float64(code)
+	}
+}
+
+// The README's rsyslog line, run by rsyslogd as written (the address and
+// port the test's): an AP's hostapd and dnsmasq lines, logged to the
+// local rsyslogd, reach wnms over its forwarding connection and make the
+// connection's Success.
+func TestREADMERsyslog(t *testing.T) {
+	t.Parallel()
+	radiustest.NeedTool(t, "rsyslogd", "logger")
+	srv := startSourcesServer(t, "127.0.0.1")
+	srv.addAP("aa:bb:cc:dd:ee:00", "lab-ap-1", "127.0.0.1", "aa:bb:cc:dd:ee:ff", "corp")
+	srv.must("data sources", "PUT", "/V5/datasources", map[string]any{"radius": map[string]any{"upstreams": []any{}},
+		"sources": []any{map[string]any{"name": "lab", "cidr": "127.0.0.1/32", "syslog": true,
+			"locationId": map[string]any{"type": "locallocationid", "id": srv.floor}}}})
+
+	// rsyslogd takes the AP's lines on a UDP port of its own, as the
+	// local syslog daemon of an AP or DHCP server would, and forwards them
+	// with the README's line.
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := pc.LocalAddr().String()
+	pc.Close()
+	_, inPort, _ := net.SplitHostPort(in)
+	block := strings.ReplaceAll(readmeBlock(t, "<!-- lab: rsyslog.conf -->"), "10.0.0.5:514", srv.l.Syslog)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "rsyslog.conf")
+	os.WriteFile(conf, []byte(fmt.Sprintf("global(workDirectory=%q)\nmodule(load=\"imudp\")\ninput(type=\"imudp\" address=\"127.0.0.1\" port=%q)\n%s",
+		dir, inPort, block)), 0o600)
+	rs := exec.Command("rsyslogd", "-n", "-f", conf, "-i", filepath.Join(dir, "rsyslogd.pid"))
+	var rsOut syncBuf
+	rs.Stdout, rs.Stderr = &rsOut, &rsOut
+	if err := rs.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rs.Process.Kill(); rs.Wait() })
+
+	host, port, _ := net.SplitHostPort(in)
+	send := func(tag, text string) {
+		t.Helper()
+		args := []string{"-d", "--rfc3164", "-n", host, "-P", port, "-t", tag, "--", text}
+		if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
+			t.Fatalf("logger %v: %v\n%s", args, err, out)
+		}
+	}
+	messages := func() float64 {
+		m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body
+		for _, row := range strings.Split(m, "\n") {
+			if strings.HasPrefix(row, `wnms_syslog_messages_total{outcome="parsed"} `) {
+				v, _ := strconv.ParseFloat(row[strings.LastIndexByte(row, ' ')+1:], 64)
+				return v
+			}
+		}
+		return 0
+	}
+	// Until rsyslogd listens, what is sent to it is lost: probe until a
+	// line comes through.
+	for deadline := time.Now().Add(30 * time.Second); messages() == 0; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing came through rsyslogd in 30 s:\n%s", rsOut.String())
+		}
+		send("probe", "wnms forwarding test")
+	}
+	for _, line := range []struct{ tag, text string }{
+		{"hostapd", "wlan0: STA 02:00:00:00:00:05 IEEE 802.11: associated"},
+		{"hostapd", "wlan0: STA 02:00:00:00:00:05 WPA: pairwise key handshake completed (RSN)"},
+		{"hostapd", "wlan0: AP-STA-CONNECTED 02:00:00:00:00:05"},
+		{"dnsmasq-dhcp", "DHCPDISCOVER(br-lan) 02:00:00:00:00:05"},
+		{"dnsmasq-dhcp", "DHCPACK(br-lan) 10.0.0.65 02:00:00:00:00:05 laptop"},
+	} {
+		send(line.tag, line.text)
+	}
+	ok := srv.find("02:00:00:00:00:05", eventType("Success"))
+	if ok["dhcpLatency"] == nil || ok["associatedAPName"] != "lab-ap-1" || ok["ssid"] != "corp" {
+		t.Errorf("Success through rsyslog: %v", ok)
 	}
 }

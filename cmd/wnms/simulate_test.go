@@ -241,7 +241,7 @@ func TestSimulateResumesAfterServerRestart(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		code, sum, stderr = simulateCLIInto(t, live, base, "sim-admin", "sim-admin-value-0123456789", "--end", simEnd,
-			"--days", "3", "--batch", "500", "--retry-for", "1m")
+			"--days", "1", "--batch", "500", "--retry-for", "1m")
 	}()
 	// Kill the server once the backfill is under way.
 	c := apitest.Remote(t, base, "sim-admin", "sim-admin-value-0123456789")
@@ -274,7 +274,7 @@ func TestSimulateResumesAfterServerRestart(t *testing.T) {
 	}
 
 	// A re-run finds every record stored; the store holds each once.
-	code, again, stderr := simulateCLI(t, base, "sim-admin", "sim-admin-value-0123456789", "--end", simEnd, "--days", "3")
+	code, again, stderr := simulateCLI(t, base, "sim-admin", "sim-admin-value-0123456789", "--end", simEnd, "--days", "1")
 	if code != 0 || again["events"] != 0.0 || again["stats"] != 0.0 {
 		t.Fatalf("re-run: exit %d %v %s", code, again, stderr)
 	}

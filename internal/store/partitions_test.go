@@ -127,7 +127,7 @@ func TestDayPartitionMigrationKeepsRows(t *testing.T) {
 		t.Skip("PostgreSQL is not configured")
 	}
 	ctx := context.Background()
-	cfg := storetest.StoreConfig(t, b)
+	cfg := storetest.EmptyStoreConfig(t, b)
 	st, err := store.OpenNoMigrate(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,10 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -425,6 +427,24 @@ func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
 		return 0, err
 	}
 	return int(v.Int64), nil
+}
+
+// SchemaDigest identifies the schema this binary migrates to: a hash of
+// every embedded migration. Two binaries with the same digest make the
+// same empty store, so a copy of one migrated store stands for another
+// (the tests clone one rather than migrate each of theirs).
+func SchemaDigest() string {
+	h := sha256.New()
+	fs.WalkDir(migrations, "migrations", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := migrations.ReadFile(path)
+		fmt.Fprintf(h, "%s %d\n", path, len(b))
+		h.Write(b)
+		return err
+	})
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // Migrate applies the pending embedded migrations, each in a transaction of

@@ -18,7 +18,7 @@ import (
 func TestMigrationsAndNewerSchema(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		cfg := storetest.StoreConfig(t, b)
+		cfg := storetest.EmptyStoreConfig(t, b) // migrated from nothing here
 		st, err := store.Open(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)

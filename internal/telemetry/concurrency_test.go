@@ -15,7 +15,15 @@ import (
 func TestConcurrentIngest(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
 		e := apitest.New(t, b)
-		const senders, rounds, clients = 4, 3, 3000
+		// Deadlocks are PostgreSQL's (SQLite has one writer): there every
+		// batch holds 3,000 shared clients in its own order. SQLite, which
+		// under the race detector takes thirty seconds over that, only has
+		// to store every batch, and proves it with a third.
+		const senders, rounds = 4, 3
+		clients := 3000
+		if b == apitest.SQLite {
+			clients = 1000
+		}
 		now := time.Now().UnixMilli()
 		var wg sync.WaitGroup
 		errs := make(chan string, senders*rounds*3)
