@@ -219,6 +219,15 @@ func checkAudited(t *testing.T, e *apitest.Env, name, method string, r *apitest.
 // of audit record id.
 func configChangedFor(t *testing.T, e *apitest.Env, id int64) bool {
 	t.Helper()
+	for { // the events changes stored meanwhile get their ids (the hub's job when it runs)
+		n, err := e.Store.SequenceEvents(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
 	evs, err := e.Store.EventsAfter(context.Background(), 0, 100000)
 	if err != nil {
 		t.Fatal(err)

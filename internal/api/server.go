@@ -61,6 +61,7 @@ type Store interface {
 	wnms.EventStore
 	wnms.WebhookStore
 	notify.DeliveryStore
+	notify.Sequencer
 	LocationNamePath(ctx context.Context, id int64) (string, error)
 	Ping(ctx context.Context) error
 	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)

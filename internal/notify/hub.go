@@ -25,6 +25,14 @@ type Store interface {
 	LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error)
 	// LocationNamePath is a location's path of names, for a trap.
 	LocationNamePath(ctx context.Context, id int64) (string, error)
+	Sequencer
+}
+
+// Sequencer gives the events that changes stored (in their own
+// transactions, on any replica) their outbox ids.
+type Sequencer interface {
+	// SequenceEvents sequences a batch of them and returns how many.
+	SequenceEvents(ctx context.Context) (int, error)
 }
 
 // Traps are the SNMP traps of the events that have one.
@@ -178,9 +186,19 @@ func (h *Hub) Run(ctx context.Context) {
 	}
 }
 
-// drain hands every event after the last one handed out to the
-// subscribers and OnEvents.
+// drain sequences the events that changes stored meanwhile, then hands
+// every event after the last one handed out to the subscribers and
+// OnEvents.
 func (h *Hub) drain(ctx context.Context) {
+	for {
+		n, err := h.Store.SequenceEvents(ctx)
+		if err != nil && ctx.Err() == nil {
+			h.Log.Error("event outbox: sequencing failed", "err", err)
+		}
+		if err != nil || n == 0 {
+			break
+		}
+	}
 	for {
 		h.mu.Lock()
 		last := h.last

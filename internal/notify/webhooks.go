@@ -46,7 +46,8 @@ type Dispatcher struct {
 	Lease time.Duration
 	// RetryFor is how long an event is retried (24 h).
 	RetryFor time.Duration
-	// PerWebhook and Total bound the attempts in flight (128 and 1024).
+	// PerWebhook and Total bound the attempts in flight
+	// (DefaultPerWebhook and DefaultTotal).
 	PerWebhook, Total int
 	// Poll is how often due deliveries are looked for (250 ms) besides
 	// when new events arrive.
@@ -86,10 +87,10 @@ func (d *Dispatcher) init() {
 			d.RetryFor = Retention
 		}
 		if d.PerWebhook == 0 {
-			d.PerWebhook = 128
+			d.PerWebhook = DefaultPerWebhook
 		}
 		if d.Total == 0 {
-			d.Total = 1024
+			d.Total = DefaultTotal
 		}
 		if d.Poll == 0 {
 			d.Poll = 250 * time.Millisecond
@@ -99,6 +100,12 @@ func (d *Dispatcher) init() {
 		}
 	})
 }
+
+// The default bounds on attempts in flight: to one webhook, and in all.
+const (
+	DefaultPerWebhook = 128
+	DefaultTotal      = 1024
+)
 
 // Wake makes the dispatcher look for work now (new events arrived).
 func (d *Dispatcher) Wake() {
@@ -324,9 +331,13 @@ func NewWebhookClient(timeout time.Duration) *http.Client {
 		}
 		return nil
 	}}
+	// As many idle connections per receiver as attempts may be in flight
+	// to it: with fewer, every burst of attempts past them dials and
+	// closes connections of its own, which cost more than the attempts.
 	tr := &http.Transport{
 		DialContext:           dialer.DialContext,
-		MaxIdleConnsPerHost:   16,
+		MaxIdleConns:          DefaultTotal,
+		MaxIdleConnsPerHost:   DefaultPerWebhook,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   timeout,
 		ResponseHeaderTimeout: timeout,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -37,13 +38,111 @@ func (s *Store) auditArgs(r *wnms.AuditRecord) ([]any, error) {
 		r.SourceAddress, r.RequestID, r.Method, r.Path, r.ResourceType, r.ResourceID, r.Status, string(fj)}, nil
 }
 
+// insertOutbox stores an event in the outbox; on SQLite the one writer
+// commits ids in order, so no lock is needed.
+const insertOutbox = `INSERT INTO event_outbox (customer_id, kind, ts, location_path, data) VALUES ($1, $2, $3, $4, $5)`
+
+// insertAuditEvent is insertAudit and, in the same statement, the
+// configChanged event of the record into the inbox (PostgreSQL): one round
+// trip, and no lock on the outbox's order in the change's transaction.
+// The event's data is $17, the record's id and $18 joined.
+const insertAuditEvent = `WITH a AS (` + insertAudit + `)
+	INSERT INTO event_inbox (customer_id, kind, ts, location_path, data)
+	SELECT $1, $16, $2, '', $17::text || a.id::text || $18::text FROM a RETURNING (SELECT id FROM a)`
+
+// auditStmts are insertAudit and insertOutbox prepared on the SQLite
+// writer: parsing them again in every change's transaction, which holds
+// the one writer, cost as much as running them. PostgreSQL's driver
+// prepares and caches statements per connection by itself.
+type auditStmts struct {
+	mu            sync.Mutex
+	audit, outbox *sql.Stmt
+}
+
+// prepareAudit prepares the audit statements on the SQLite writer once;
+// it must not run inside a transaction of the writer. Until it succeeds
+// (before the migrations ran) the statements run unprepared.
+func (s *Store) prepareAudit(ctx context.Context) {
+	p := &s.audit
+	if s.dialect != SQLite {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.outbox != nil {
+		return
+	}
+	// Not the caller's context: statements outlive the call.
+	ctx = context.WithoutCancel(ctx)
+	a, err := s.w.PrepareContext(ctx, insertAudit)
+	if err != nil {
+		return
+	}
+	o, err := s.w.PrepareContext(ctx, insertOutbox)
+	if err != nil {
+		a.Close()
+		return
+	}
+	p.audit, p.outbox = a, o
+}
+
+// stmt is the prepared form of st on q (a pool or a transaction of the
+// writer), or nil.
+func (p *auditStmts) stmt(ctx context.Context, q execQuerier, st func(p *auditStmts) *sql.Stmt) *sql.Stmt {
+	p.mu.Lock()
+	ps := st(p)
+	p.mu.Unlock()
+	if ps == nil {
+		return nil
+	}
+	if tx, ok := q.(*sql.Tx); ok {
+		return tx.StmtContext(ctx, ps)
+	}
+	if db, ok := q.(*sql.DB); ok && db != nil {
+		return ps
+	}
+	return nil
+}
+
 // writeAudit stores r on q and returns its id.
 func (s *Store) writeAudit(ctx context.Context, q execQuerier, r *wnms.AuditRecord) (int64, error) {
 	args, err := s.auditArgs(r)
 	if err != nil {
 		return 0, err
 	}
-	err = q.QueryRowContext(ctx, insertAudit, args...).Scan(&r.ID)
+	if st := s.audit.stmt(ctx, q, func(p *auditStmts) *sql.Stmt { return p.audit }); st != nil {
+		err = st.QueryRowContext(ctx, args...).Scan(&r.ID)
+	} else {
+		err = q.QueryRowContext(ctx, insertAudit, args...).Scan(&r.ID)
+	}
+	return r.ID, err
+}
+
+// writeAuditEvent stores r and its configChanged event on tx and returns
+// the record's id. On PostgreSQL the event goes to the inbox
+// (SequenceEvents gives it its outbox id), in the record's statement; on
+// SQLite, whose one writer commits in id order, to the outbox.
+func (s *Store) writeAuditEvent(ctx context.Context, tx *sql.Tx, r *wnms.AuditRecord) (int64, error) {
+	if s.dialect != Postgres {
+		id, err := s.writeAudit(ctx, tx, r)
+		if err != nil {
+			return 0, err
+		}
+		pre, post := configChangedData(*r)
+		args := []any{r.CustomerID, wnms.EventConfigChanged, r.Timestamp, "", pre + strconv.FormatInt(id, 10) + post}
+		if st := s.audit.stmt(ctx, tx, func(p *auditStmts) *sql.Stmt { return p.outbox }); st != nil {
+			_, err = st.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, insertOutbox, args...)
+		}
+		return id, err
+	}
+	args, err := s.auditArgs(r)
+	if err != nil {
+		return 0, err
+	}
+	pre, post := configChangedData(*r)
+	err = tx.QueryRowContext(ctx, insertAuditEvent, append(args, wnms.EventConfigChanged, pre, post)...).Scan(&r.ID)
 	return r.ID, err
 }
 
@@ -89,9 +188,11 @@ func (s *Store) auditInTx(ctx context.Context, tx *sql.Tx) (done func(committed 
 	if !ok {
 		return func(bool) {}, nil
 	}
-	id, err := s.writeAudit(ctx, tx, &rec)
-	if err == nil && ConfigChange(rec.ResourceType) {
-		err = s.appendEvents(ctx, tx, []*wnms.Event{configChanged(rec)})
+	var id int64
+	if ConfigChange(rec.ResourceType) {
+		id, err = s.writeAuditEvent(ctx, tx, &rec)
+	} else {
+		id, err = s.writeAudit(ctx, tx, &rec)
 	}
 	if err != nil {
 		e.Release()
@@ -226,12 +327,21 @@ func ConfigChange(resourceType string) bool {
 	return resourceType != "session" && !strings.HasPrefix(resourceType, "ingest/")
 }
 
-// configChanged is the event of a configuration change, from its audit
-// record: what changed, how and by whom (never a value).
-func configChanged(r wnms.AuditRecord) *wnms.Event {
-	data, _ := json.Marshal(map[string]any{
-		"auditId": r.ID, "resourceType": r.ResourceType, "resourceId": r.ResourceID, "method": r.Method, "path": r.Path,
-		"actor": map[string]any{"loginId": r.Actor.LoginID, "via": r.Actor.Via}, "changedFields": r.ChangedFields,
-	})
-	return &wnms.Event{Kind: wnms.EventConfigChanged, CustomerID: r.CustomerID, Timestamp: r.Timestamp, Data: data}
+// configChangedData is the data of the configChanged event of a
+// configuration change, from its audit record (what changed, how and by
+// whom; never a value), around the record's id: the event's data is pre,
+// the id and post, so that it can be stored in the record's own statement.
+func configChangedData(r wnms.AuditRecord) (pre, post string) {
+	actor, _ := json.Marshal(struct {
+		LoginID string `json:"loginId"`
+		Via     string `json:"via"`
+	}{r.Actor.LoginID, r.Actor.Via})
+	rest, _ := json.Marshal(struct {
+		ChangedFields []string `json:"changedFields"`
+		Method        string   `json:"method"`
+		Path          string   `json:"path"`
+		ResourceID    string   `json:"resourceId"`
+		ResourceType  string   `json:"resourceType"`
+	}{r.ChangedFields, r.Method, r.Path, r.ResourceID, r.ResourceType})
+	return `{"actor":` + string(actor) + `,"auditId":`, "," + string(rest[1:])
 }

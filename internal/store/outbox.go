@@ -10,7 +10,9 @@ import (
 
 // outboxOrder is the lock that makes event ids commit in order on
 // PostgreSQL: a sequence hands out ids at insert, so without it a reader
-// could see id 6 committed before id 5 and skip 5 for good.
+// could see id 6 committed before id 5 and skip 5 for good. Only the
+// hub's batches and the sequencer take it; a change's transaction stores
+// its event in the inbox instead (SequenceEvents).
 const outboxOrder = "event_outbox order"
 
 // appendEvents stores evs in tx, setting their ids and timestamps.
@@ -20,6 +22,13 @@ func (s *Store) appendEvents(ctx context.Context, tx *sql.Tx, evs []*wnms.Event)
 	}
 	if err := lockKey(ctx, tx, s.dialect, outboxOrder); err != nil {
 		return err
+	}
+	if s.dialect == Postgres {
+		// The changes committed before these events come first: an event
+		// stored later never gets a lower id than one committed earlier.
+		if _, err := sequenceInTx(ctx, tx, 0); err != nil {
+			return err
+		}
 	}
 	for _, e := range evs {
 		if e.Timestamp == 0 {
@@ -41,6 +50,58 @@ func (s *Store) appendEvents(ctx context.Context, tx *sql.Tx, evs []*wnms.Event)
 // (wnms.EventStore).
 func (s *Store) AppendEvents(ctx context.Context, evs []*wnms.Event) error {
 	return txOn(ctx, s.w, func(tx *sql.Tx) error { return s.appendEvents(ctx, tx, evs) })
+}
+
+// SequenceBatch is how many inbox events one SequenceEvents moves.
+const SequenceBatch = 1000
+
+// SequenceEvents moves at most SequenceBatch events from the inbox, where
+// changes' transactions store their configChanged events without the
+// outbox's order lock, into the outbox, in one transaction under that
+// lock, and returns how many it moved: their outbox ids are in commit
+// order. Replicas each sequence, one at a time; each event is moved once,
+// since a sequencer deletes the rows it copies. On SQLite changes write
+// the outbox directly and there is nothing to move.
+func (s *Store) SequenceEvents(ctx context.Context) (int, error) {
+	if s.dialect != Postgres {
+		return 0, nil
+	}
+	var pending bool
+	if err := s.w.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM event_inbox)`).Scan(&pending); err != nil || !pending {
+		return 0, err
+	}
+	var moved int64
+	err := txOn(ctx, s.w, func(tx *sql.Tx) error {
+		if err := lockKey(ctx, tx, s.dialect, outboxOrder); err != nil {
+			return err
+		}
+		var err error
+		moved, err = sequenceInTx(ctx, tx, SequenceBatch)
+		return err
+	})
+	return int(moved), err
+}
+
+// sequenceInTx moves at most limit inbox events (0: all) into the outbox
+// in tx, which holds the outbox's order lock (PostgreSQL), and returns how
+// many it moved. The statement's snapshot is taken after the lock: rows
+// another sequencer moved meanwhile are gone from it.
+func sequenceInTx(ctx context.Context, tx *sql.Tx, limit int) (int64, error) {
+	pick := `SELECT id FROM event_inbox`
+	args := []any{}
+	if limit > 0 {
+		pick += ` ORDER BY id LIMIT $1`
+		args = append(args, limit)
+	}
+	res, err := tx.ExecContext(ctx, `WITH moved AS (
+			DELETE FROM event_inbox WHERE id IN (`+pick+`)
+			RETURNING id, customer_id, kind, ts, location_path, data)
+		INSERT INTO event_outbox (customer_id, kind, ts, location_path, data)
+		SELECT customer_id, kind, ts, location_path, data FROM moved ORDER BY id`, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // EventsAfter lists events after an id, oldest first (wnms.EventStore).

@@ -74,6 +74,10 @@ type Store struct {
 	behind    writeBehind
 	stopSweep chan struct{} // ends sweepJournal (PostgreSQL)
 
+	// audit holds the statements every audited change runs, prepared
+	// once on the SQLite writer (audit.go).
+	audit auditStmts
+
 	probeMu  sync.Mutex // guards the readiness write probe
 	probeAt  time.Time
 	probeErr error
@@ -541,6 +545,7 @@ type querier interface {
 // the call stored, the record is written in this transaction, so the
 // change and its record commit together or not at all.
 func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	s.prepareAudit(ctx) // outside the transaction: SQLite has one writer connection
 	var done func(bool)
 	err := txOn(ctx, s.w, func(tx *sql.Tx) error {
 		if err := f(tx); err != nil {
