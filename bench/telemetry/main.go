@@ -52,6 +52,7 @@ import (
 	"github.com/wnms/wnms/internal/simulate"
 	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 var (
@@ -574,7 +575,7 @@ func (g *generator) records(n int) []string {
 
 // parse checks and places records as ingest does, for the paths that
 // bypass HTTP.
-func (g *generator) parse(ctx context.Context, svc *telemetry.Service, recs []string) ([]*telemetry.Event, [][]byte) {
+func (g *generator) parse(ctx context.Context, svc *telemetry.Service, recs []string) ([]*wnms.ClientEvent, [][]byte) {
 	var bssids []string
 	events := make([]*telemetry.Event, 0, len(recs))
 	now := time.Now()
@@ -586,7 +587,7 @@ func (g *generator) parse(ctx context.Context, svc *telemetry.Service, recs []st
 	}
 	radios, err := svc.Store.RadiosByBSSID(ctx, 1, bssids)
 	check(err)
-	bodies := make([][]byte, len(events))
+	placed, bodies := make([]*wnms.ClientEvent, len(events)), make([][]byte, len(events))
 	for i, e := range events {
 		var ap *telemetry.RadioAP
 		if x, ok := radios[e.BSSID]; ok {
@@ -594,8 +595,9 @@ func (g *generator) parse(ctx context.Context, svc *telemetry.Service, recs []st
 		}
 		bodies[i], err = e.Place(ap)
 		check(err)
+		placed[i] = &e.ClientEvent
 	}
-	return events, bodies
+	return placed, bodies
 }
 
 func storeConfig(ctx context.Context) (store.Config, func()) {
