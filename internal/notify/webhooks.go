@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -55,12 +56,17 @@ type Dispatcher struct {
 	// Now is the clock.
 	Now func() time.Time
 
-	once      sync.Once
-	wake      chan struct{}
-	results   chan wnms.DeliveryResult
-	mu        sync.Mutex
-	inflight  map[int64]int
-	total     int
+	once    sync.Once
+	wake    chan struct{}
+	results chan wnms.DeliveryResult
+	// events: new outbox events may be waiting to be queued (Wake).
+	events   atomic.Bool
+	mu       sync.Mutex
+	inflight map[int64]int
+	total    int
+	// waiting are the webhooks this server queued deliveries for that it
+	// could not claim at once: their next free attempts claim them.
+	waiting   map[int64]bool
 	attempts  *metrics.CounterVec
 	latencies *metrics.HistogramVec
 }
@@ -75,8 +81,9 @@ func (d *Dispatcher) Instrument(reg *metrics.Registry) {
 func (d *Dispatcher) init() {
 	d.once.Do(func() {
 		d.wake = make(chan struct{}, 1)
-		d.results = make(chan wnms.DeliveryResult, 1024)
+		d.results = make(chan wnms.DeliveryResult, 2*finishBatch)
 		d.inflight = map[int64]int{}
+		d.waiting = map[int64]bool{}
 		if d.Client == nil {
 			d.Client = NewWebhookClient(10 * time.Second)
 		}
@@ -107,9 +114,16 @@ const (
 	DefaultTotal      = 1024
 )
 
-// Wake makes the dispatcher look for work now (new events arrived).
+// Wake makes the dispatcher look for work now: new events arrived.
 func (d *Dispatcher) Wake() {
 	d.init()
+	d.events.Store(true)
+	d.nudge()
+}
+
+// nudge makes the dispatcher look again at what is queued (an attempt
+// ended, so a slot is free).
+func (d *Dispatcher) nudge() {
 	select {
 	case d.wake <- struct{}{}:
 	default:
@@ -123,35 +137,68 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	go d.finish(ctx)
 	t := time.NewTicker(d.Poll)
 	defer t.Stop()
+	// Each pass costs write transactions (on SQLite, of the one writer):
+	// a pass woken by an ended attempt only claims for the webhooks with
+	// deliveries waiting here; new events are queued when the hub says
+	// they came, and everything else (retries come due, claims of a
+	// server that died run out, other replicas' events) every Poll.
+	all := true
 	for {
 		now := d.Now()
-		claimed, err := d.Store.QueueDeliveries(ctx, d.free, now.Add(d.Lease).UnixMilli())
-		if err != nil && ctx.Err() == nil {
-			d.Log.Error("webhooks: queueing deliveries failed", "err", err)
+		if all || d.events.Swap(false) {
+			claimed, err := d.Store.QueueDeliveries(ctx, d.free, now.Add(d.Lease).UnixMilli())
+			if err != nil && ctx.Err() == nil {
+				d.Log.Error("webhooks: queueing deliveries failed", "err", err)
+				d.events.Store(true)
+			}
+			for _, c := range claimed {
+				if c.Waiting > 0 {
+					d.mu.Lock()
+					d.waiting[c.WebhookID] = true
+					d.mu.Unlock()
+				}
+				if len(c.Deliveries) > 0 {
+					d.send(ctx, c)
+				}
+			}
+			// A pass takes a batch of events: while one queues something,
+			// another may find more.
+			if len(claimed) > 0 {
+				d.events.Store(true)
+			}
 		}
-		for _, c := range claimed {
-			d.send(ctx, c)
-		}
-		d.dispatch(ctx)
+		d.dispatch(ctx, all)
+		all = false
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			all = true
 		case <-d.wake:
 		}
 	}
 }
 
-// dispatch claims due deliveries of each active webhook within the bounds
-// on attempts in flight, and sends each.
-func (d *Dispatcher) dispatch(ctx context.Context) {
+// dispatch claims due deliveries of the active webhooks (all, or those
+// with deliveries waiting here) within the bounds on attempts in flight,
+// and sends each.
+func (d *Dispatcher) dispatch(ctx context.Context, all bool) {
 	now := d.Now()
-	ids, err := d.Store.ActiveWebhooks(ctx, now.UnixMilli())
-	if err != nil {
-		if ctx.Err() == nil {
-			d.Log.Error("webhooks: listing failed", "err", err)
+	var ids []int64
+	if all {
+		var err error
+		if ids, err = d.Store.ActiveWebhooks(ctx, now.UnixMilli()); err != nil {
+			if ctx.Err() == nil {
+				d.Log.Error("webhooks: listing failed", "err", err)
+			}
+			return
 		}
-		return
+	} else {
+		d.mu.Lock()
+		for id := range d.waiting {
+			ids = append(ids, id)
+		}
+		d.mu.Unlock()
 	}
 	for _, id := range ids {
 		free := d.reserve(id)
@@ -159,6 +206,11 @@ func (d *Dispatcher) dispatch(ctx context.Context) {
 			continue
 		}
 		ds, err := d.Store.ClaimDeliveries(ctx, id, free, now.UnixMilli(), now.Add(d.Lease).UnixMilli())
+		if err == nil && len(ds) < free {
+			d.mu.Lock()
+			delete(d.waiting, id) // none left due now
+			d.mu.Unlock()
+		}
 		if err == nil && len(ds) > 0 {
 			var url, secret string
 			url, secret, err = d.Store.WebhookTarget(ctx, id)
@@ -211,7 +263,7 @@ func (d *Dispatcher) send(ctx context.Context, c wnms.Claimed) {
 			r := d.Send(ctx, c.URL, c.Secret, del.EventID, del.Body)
 			r.Delivery = del
 			d.release(c.WebhookID, 1)
-			d.Wake() // a slot is free
+			d.nudge() // a slot is free
 			select {
 			case d.results <- r:
 			case <-ctx.Done():
@@ -219,6 +271,11 @@ func (d *Dispatcher) send(ctx context.Context, c wnms.Claimed) {
 		}()
 	}
 }
+
+// finishBatch is the most results one store write records: a delivery
+// is a row written when queued and again when finished, so at thousands
+// of deliveries a second the writes must be few and large.
+const finishBatch = 1000
 
 // finish records attempts' results, a batch at a time.
 func (d *Dispatcher) finish(ctx context.Context) {
@@ -248,7 +305,6 @@ func (d *Dispatcher) finish(ctx context.Context) {
 			}
 		}
 		batch = batch[:0]
-		d.Wake() // free slots: more may be sent
 	}
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
@@ -258,7 +314,7 @@ func (d *Dispatcher) finish(ctx context.Context) {
 			return
 		case r := <-d.results:
 			batch = append(batch, r)
-			if len(batch) >= 200 {
+			if len(batch) >= finishBatch {
 				flush()
 			}
 		case <-t.C:

@@ -193,7 +193,9 @@ const QueueBatch = 1000
 // another replica is queueing, so replicas queue each event once. Of the
 // deliveries it queues for a webhook, the first take(webhook id) are
 // claimed at once until until (ms), for the caller to send now; the rest
-// wait for ClaimDeliveries. A webhook backing off claims none here.
+// wait for ClaimDeliveries (Claimed.Waiting says how many). A webhook
+// backing off claims none here. Every webhook given deliveries is in the
+// answer, with none claimed if it took none.
 func (s *Store) QueueDeliveries(ctx context.Context, take func(webhookID int64) int, until int64) ([]wnms.Claimed, error) {
 	var out []wnms.Claimed
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -264,6 +266,7 @@ func (s *Store) QueueDeliveries(ctx context.Context, take func(webhookID int64) 
 				}
 				take = append(take, e)
 			}
+			queued := len(take)
 			for len(take) > 0 {
 				n := min(len(take), 500)
 				ids, err := s.queueBatch(ctx, tx, h.w.ID, take[:n], claimed, now, until)
@@ -281,7 +284,8 @@ func (s *Store) QueueDeliveries(ctx context.Context, take func(webhookID int64) 
 			if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET cursor = $1 WHERE id = $2`, last, h.w.ID); err != nil {
 				return err
 			}
-			if len(h.c.Deliveries) > 0 {
+			h.c.Waiting = queued - len(h.c.Deliveries)
+			if queued > 0 {
 				out = append(out, h.c)
 			}
 		}

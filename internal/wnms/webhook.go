@@ -166,6 +166,9 @@ type Claimed struct {
 	WebhookID   int64
 	URL, Secret string
 	Deliveries  []*Delivery
+	// Waiting is how many deliveries the webhook was given and not
+	// claimed: they wait for a free attempt (ClaimDeliveries).
+	Waiting int
 }
 
 // DeliveryResult is how an attempt ended.
