@@ -48,7 +48,10 @@ type Dispatcher struct {
 	// RetryFor is how long an event is retried (24 h).
 	RetryFor time.Duration
 	// PerWebhook and Total bound the attempts in flight
-	// (DefaultPerWebhook and DefaultTotal).
+	// (DefaultPerWebhook and DefaultTotal). Eight times as many
+	// deliveries may be claimed and waiting here for a free attempt, so
+	// that one pass over the store feeds a fast receiver for more than
+	// one round of attempts.
 	PerWebhook, Total int
 	// Poll is how often due deliveries are looked for (250 ms) besides
 	// when new events arrive.
@@ -60,10 +63,13 @@ type Dispatcher struct {
 	wake    chan struct{}
 	results chan wnms.DeliveryResult
 	// events: new outbox events may be waiting to be queued (Wake).
-	events   atomic.Bool
-	mu       sync.Mutex
-	inflight map[int64]int
-	total    int
+	events atomic.Bool
+	mu     sync.Mutex
+	// held counts the deliveries claimed here and not finished, per
+	// webhook and in all; queues are those waiting for an attempt.
+	held   map[int64]int
+	total  int
+	queues map[int64]*hookQueue
 	// waiting are the webhooks this server queued deliveries for that it
 	// could not claim at once: their next free attempts claim them.
 	waiting   map[int64]bool
@@ -82,7 +88,8 @@ func (d *Dispatcher) init() {
 	d.once.Do(func() {
 		d.wake = make(chan struct{}, 1)
 		d.results = make(chan wnms.DeliveryResult, 2*finishBatch)
-		d.inflight = map[int64]int{}
+		d.held = map[int64]int{}
+		d.queues = map[int64]*hookQueue{}
 		d.waiting = map[int64]bool{}
 		if d.Client == nil {
 			d.Client = NewWebhookClient(10 * time.Second)
@@ -113,6 +120,10 @@ const (
 	DefaultPerWebhook = 128
 	DefaultTotal      = 1024
 )
+
+// claimAhead is how many times the attempts in flight may be claimed and
+// held here.
+const claimAhead = 8
 
 // Wake makes the dispatcher look for work now: new events arrived.
 func (d *Dispatcher) Wake() {
@@ -225,11 +236,15 @@ func (d *Dispatcher) dispatch(ctx context.Context, all bool) {
 	}
 }
 
-// free is how many more attempts a webhook may have in flight now.
+// free is how many more deliveries a webhook may have claimed here now.
 func (d *Dispatcher) free(id int64) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return max(0, min(d.PerWebhook-d.inflight[id], d.Total-d.total))
+	return d.freeLocked(id)
+}
+
+func (d *Dispatcher) freeLocked(id int64) int {
+	return max(0, min(claimAhead*d.PerWebhook-d.held[id], claimAhead*d.Total-d.total))
 }
 
 // reserve holds every slot a webhook may fill now and returns how many:
@@ -237,8 +252,8 @@ func (d *Dispatcher) free(id int64) int {
 func (d *Dispatcher) reserve(id int64) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	free := max(0, min(d.PerWebhook-d.inflight[id], d.Total-d.total))
-	d.inflight[id] += free
+	free := d.freeLocked(id)
+	d.held[id] += free
 	d.total += free
 	return free
 }
@@ -246,29 +261,103 @@ func (d *Dispatcher) reserve(id int64) int {
 // release gives back n of a webhook's slots.
 func (d *Dispatcher) release(id int64, n int) {
 	d.mu.Lock()
-	d.inflight[id] -= n
+	d.held[id] -= n
 	d.total -= n
 	d.mu.Unlock()
 }
 
-// send sends claimed deliveries, each in a slot of its own taken from the
-// reservation.
+// hookQueue holds a webhook's claimed deliveries until an attempt is free
+// for them: at most PerWebhook workers send them, oldest first.
+type hookQueue struct {
+	url, secret string
+	waiting     []queued
+	workers     int
+}
+
+// queued is a claimed delivery waiting to be sent before start: later,
+// the claim is too close to its end for an attempt to finish within it
+// (another server could send it too), so it is given back unsent.
+type queued struct {
+	d     *wnms.Delivery
+	start time.Time
+}
+
+// send queues claimed deliveries for their webhook's workers, starting as
+// many as may be in flight.
 func (d *Dispatcher) send(ctx context.Context, c wnms.Claimed) {
+	start := d.Now().Add(d.Lease / 2)
 	d.mu.Lock()
-	d.inflight[c.WebhookID] += len(c.Deliveries)
+	defer d.mu.Unlock()
+	d.held[c.WebhookID] += len(c.Deliveries)
 	d.total += len(c.Deliveries)
-	d.mu.Unlock()
+	q := d.queues[c.WebhookID]
+	if q == nil {
+		q = &hookQueue{}
+		d.queues[c.WebhookID] = q
+	}
+	q.url, q.secret = c.URL, c.Secret
 	for _, del := range c.Deliveries {
-		go func() {
-			r := d.Send(ctx, c.URL, c.Secret, del.EventID, del.Body)
-			r.Delivery = del
-			d.release(c.WebhookID, 1)
-			d.nudge() // a slot is free
-			select {
-			case d.results <- r:
-			case <-ctx.Done():
+		q.waiting = append(q.waiting, queued{del, start})
+	}
+	for q.workers < d.PerWebhook && q.workers < len(q.waiting) {
+		q.workers++
+		go d.worker(ctx, c.WebhookID, q)
+	}
+}
+
+// worker sends a webhook's queued deliveries one at a time until none is
+// left. When an attempt fails, the deliveries still waiting are given
+// back: the webhook backs off as a whole and retries them after its pause.
+func (d *Dispatcher) worker(ctx context.Context, id int64, q *hookQueue) {
+	for {
+		d.mu.Lock()
+		if len(q.waiting) == 0 || ctx.Err() != nil {
+			q.workers--
+			if q.workers == 0 && d.queues[id] == q {
+				delete(d.queues, id)
 			}
-		}()
+			d.mu.Unlock()
+			return
+		}
+		next := q.waiting[0]
+		q.waiting[0] = queued{}
+		q.waiting = q.waiting[1:]
+		url, secret := q.url, q.secret
+		d.mu.Unlock()
+		var r wnms.DeliveryResult
+		if d.Now().After(next.start) {
+			r.Unsent = true
+		} else {
+			r = d.Send(ctx, url, secret, next.d.EventID, next.d.Body)
+			if r.Status < 200 || r.Status >= 300 {
+				d.mu.Lock()
+				d.giveBack(ctx, id, q)
+				d.mu.Unlock()
+			}
+		}
+		r.Delivery = next.d
+		d.finished(ctx, id, r)
+	}
+}
+
+// giveBack returns a webhook's waiting deliveries unsent (d.mu held).
+func (d *Dispatcher) giveBack(ctx context.Context, id int64, q *hookQueue) {
+	waiting := q.waiting
+	q.waiting = nil
+	go func() {
+		for _, w := range waiting {
+			d.finished(ctx, id, wnms.DeliveryResult{Delivery: w.d, Unsent: true})
+		}
+	}()
+}
+
+// finished frees a delivery's slot and hands its result to be recorded.
+func (d *Dispatcher) finished(ctx context.Context, id int64, r wnms.DeliveryResult) {
+	d.release(id, 1)
+	d.nudge() // a slot is free
+	select {
+	case d.results <- r:
+	case <-ctx.Done():
 	}
 }
 
@@ -291,10 +380,11 @@ func (d *Dispatcher) finish(ctx context.Context) {
 				d.Log.Error("webhooks: recording results failed", "err", err)
 			}
 		}
-		failed := false
 		for _, r := range batch {
+			if r.Unsent {
+				continue
+			}
 			ok := r.Status >= 200 && r.Status < 300
-			failed = failed || !ok
 			if d.attempts != nil {
 				if ok {
 					d.attempts.With("delivered").Inc()

@@ -353,7 +353,8 @@ func Backoff(n int) time.Duration {
 	return min(time.Second<<(n-1), 10*time.Minute)
 }
 
-// FinishDeliveries records how attempts ended, in one transaction: a 2xx
+// FinishDeliveries records how attempts ended, in one transaction (an
+// unsent delivery only gives its claim back): a 2xx
 // delivers; anything else is retried after Backoff(attempts), until the
 // event is retryFor old, when the delivery has failed. A webhook whose
 // attempt failed backs off as a whole (Backoff of its consecutive
@@ -366,8 +367,13 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 	return txOn(ctx, s.w, func(tx *sql.Tx) error {
 		answered := map[int64]bool{}
 		var updates [][]any
+		var unsent []int64
 		for _, r := range rs {
 			d := r.Delivery
+			if r.Unsent {
+				unsent = append(unsent, d.ID)
+				continue
+			}
 			attempts := d.Attempts + 1
 			state, next := wnms.DeliveryDelivered, r.At
 			ok := r.Status >= 200 && r.Status < 300
@@ -404,6 +410,12 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 				return err
 			}
 			updates = updates[n:]
+		}
+		if len(unsent) > 0 {
+			q, args := idList(s.dialect, `UPDATE webhook_deliveries SET claim_until = 0 WHERE id`, unsent)
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+				return err
+			}
 		}
 		// A webhook that answered starts afresh: once per batch.
 		for id := range answered {

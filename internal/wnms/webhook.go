@@ -178,6 +178,10 @@ type DeliveryResult struct {
 	Error     string // why it failed ("" when a 2xx came)
 	LatencyMS int64
 	At        int64 // ms
+	// Unsent: the delivery was claimed but not sent (its webhook failed
+	// meanwhile, or it waited too long for a free attempt): its claim is
+	// given back, nothing else changes.
+	Unsent bool
 }
 
 // WebhookStore keeps webhooks and their deliveries.
