@@ -63,6 +63,13 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 		!strings.Contains(out, "Access-Reject") {
 		t.Fatalf("wrong password through wnms:\n%s", out)
 	}
+	// A NAS wnms knows no AP of (unknown BSSID, name and address): its
+	// client's Failure is placed at the source's location, channel 0.
+	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", nasSecret, "User-Name = bob", "User-Password = wrong",
+		"Calling-Station-Id = 02-00-00-00-00-04", "Called-Station-Id = 02-99-00-00-00-01:corp", "NAS-Identifier = unknown-ap",
+		"NAS-IP-Address = 127.0.0.9"); !ok || !strings.Contains(out, "Access-Reject") {
+		t.Fatalf("wrong password from an unknown AP through wnms:\n%s", out)
+	}
 	// (An Access-Request's authenticator is random: only its
 	// Message-Authenticator shows a wrong secret, RFC 3579.)
 	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", "not-the-secret",
@@ -140,6 +147,11 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 	if rej["failureCode"] != float64(2) || rej["subFailureCode"] != float64(202) {
 		t.Errorf("RADIUS Reject: %v", rej)
 	}
+	unknown := find("02:00:00:00:00:04", is("Failure"))
+	if unknown["subFailureCode"] != float64(202) || unknown["channel"] != float64(0) || unknown["bssid"] != "02:99:00:00:00:01" ||
+		unknown["associatedAPName"] != "" || unknown["protocol"] != "UNKNOWN" || unknown["locationId"].(map[string]any)["id"] != float64(srv.floor) {
+		t.Errorf("Failure at an unknown AP: %v", unknown)
+	}
 	find("02:00:00:00:00:01", func(e map[string]any) bool { return e["eventType"] == "Intermediate" && e["subTypeCode"] != nil })
 	if n := len(events("02:00:00:00:00:03")); n != 0 {
 		t.Errorf("the NAS with the wrong secret made %d events", n)
@@ -186,6 +198,7 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 	for _, want := range []string{
 		`wnms_radius_dropped_total{reason="bad_message_authenticator"} 1`,
 		`wnms_radius_packets_total{packet="accounting_response"} 3`,
+		`wnms_datasource_unmatched_total{source="radius",kind="clientevents"} 1`,
 		`wnms_syslog_messages_total{outcome="parsed"} 6`,
 	} {
 		if !strings.Contains(m, want) {

@@ -172,7 +172,7 @@ type scope struct {
 // the band and ANY, the SSID and all SSIDs.
 func eachScope(loc int64, band, ssid string, ancestors map[int64][]int64, f func(scope)) {
 	bands, ssids := []string{wnms.BandAny, band}, []string{"", ssid}
-	if band == wnms.BandAny {
+	if band == wnms.BandAny || band == wnms.BandUnknown { // no band of its own: counts in any band's only
 		bands = bands[:1]
 	}
 	if ssid == "" {

@@ -12,9 +12,12 @@
 // syslog line's source. The radio gives the channel (neither RADIUS nor
 // syslog tells it) and, when the record names none, the BSSID: the radio
 // of the record's SSID, else the AP's first. The AP must lie at or below
-// the source's location. A record no AP of the customer matches is
-// dropped and counted ("unplaced"): register the APs first (POST
-// /V5/ingest/aps with their radios and ipAddress).
+// the source's location. A record no AP of the customer matches (or whose
+// AP has no radio) is placed at the source's location, with the BSSID it
+// names (or none) and channel 0, not known: it has no band, and counts in
+// the baselines of any band only. Such records are counted apart
+// (wnms_datasource_unmatched_total): register the APs (POST
+// /V5/ingest/aps with their radios and ipAddress) to place them.
 package datasource
 
 import (
@@ -46,9 +49,11 @@ type Store interface {
 	LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error)
 }
 
-// Ingester is the ingest write path (telemetry.Service.Ingest).
+// Ingester is the ingest write path for data sources
+// (telemetry.Service.IngestSource): a record at no known AP is placed at
+// location at.
 type Ingester interface {
-	Ingest(ctx context.Context, c *wnms.Caller, kind string, body []byte) (*telemetry.Result, error)
+	IngestSource(ctx context.Context, c *wnms.Caller, kind string, body []byte, at int64) (*telemetry.Result, error)
 }
 
 // Bridge holds the configuration in force and is the Sink of both
@@ -60,10 +65,11 @@ type Bridge struct {
 	Log      *slog.Logger
 	Registry *metrics.Registry // optional: records by source and outcome
 
-	table   atomic.Pointer[table]
-	records *metrics.CounterVec
-	once    sync.Once
-	mu      sync.Mutex // serializes Reload
+	table     atomic.Pointer[table]
+	records   *metrics.CounterVec
+	unmatched *metrics.CounterVec
+	once      sync.Once
+	mu        sync.Mutex // serializes Reload
 
 	// accepts holds the RADIUS Successes of sources that also send
 	// syslog, until the syslog Success of the same connection takes
@@ -118,7 +124,7 @@ const (
 	OutcomeAccepted  = "accepted"
 	OutcomeDuplicate = "duplicate"
 	OutcomeRejected  = "rejected" // refused by ingest (a bad field, an AP outside the source's location)
-	OutcomeUnplaced  = "unplaced" // no AP of the customer matched
+	OutcomeUnplaced  = "unplaced" // no source to place it at (removed meanwhile, or not a syslog source)
 )
 
 func (b *Bridge) init() {
@@ -131,6 +137,8 @@ func (b *Bridge) init() {
 		}
 		b.records = b.Registry.Counter("wnms_datasource_records_total",
 			"Client events and samples from the RADIUS and syslog listeners, by source and outcome.", "source", "kind", "outcome")
+		b.unmatched = b.Registry.Counter("wnms_datasource_unmatched_total",
+			"Records from the RADIUS and syslog listeners that no known AP matched, placed at their source's location.", "source", "kind")
 		if b.table.Load() == nil {
 			b.table.Store(&table{byName: map[string]*entry{}})
 		}
@@ -555,7 +563,7 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 		}
 	}
 	var placed []map[string]any
-	unplaced := 0
+	unmatched := 0
 	for _, r := range recs {
 		ap := byBSSID[str(r, "bssid")]
 		if ap == nil {
@@ -567,8 +575,13 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 		if ap == nil && from.IsValid() {
 			ap = byIP[from.String()]
 		}
+		delete(r, "nasIdentifier")
+		delete(r, "nasIpAddress")
 		if ap == nil || len(ap.Radios) == 0 {
-			unplaced++
+			// At the source's location, where no radio is known.
+			unmatched++
+			r["channel"] = 0
+			placed = append(placed, r)
 			continue
 		}
 		radio := ap.Radios[0]
@@ -585,12 +598,10 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 		if kind == telemetry.KindEvents {
 			r["associatedAPName"] = ap.Name
 		}
-		delete(r, "nasIdentifier")
-		delete(r, "nasIpAddress")
 		placed = append(placed, r)
 	}
-	if unplaced > 0 {
-		b.records.With(via, kind, OutcomeUnplaced).Add(uint64(unplaced))
+	if unmatched > 0 {
+		b.unmatched.With(via, kind).Add(uint64(unmatched))
 	}
 	if len(placed) == 0 {
 		return nil
@@ -604,7 +615,7 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 		// Accounting's samples carry bytes, not radio metrics.
 		ingestKind = telemetry.KindTrafficStats
 	}
-	res, err := b.Ingest.Ingest(ctx, b.caller(e), ingestKind, body)
+	res, err := b.Ingest.IngestSource(ctx, b.caller(e), ingestKind, body, e.src.LocationID.ID)
 	if err != nil {
 		return err
 	}

@@ -69,13 +69,20 @@ func (s *Store) DirtyCustomers(ctx context.Context) ([]int64, error) {
 	return queryIDs(ctx, s.tr, `SELECT DISTINCT customer_id FROM baseline_dirty ORDER BY customer_id`)
 }
 
+// bandOf is SQL for the band of channel (an expression), as wnms.BandOf:
+// 1–14 are 2.4 GHz, higher 5 GHz, and 0 (not known) no band (empty).
+func bandOf(channel string) string {
+	return `CASE WHEN ` + channel + ` BETWEEN 1 AND 14 THEN '` + wnms.Band24GHz + `' WHEN ` + channel + ` > 14 THEN '` +
+		wnms.Band5GHz + `' ELSE '` + wnms.BandUnknown + `' END`
+}
+
 // slotAttemptsQuery aggregates one slot's Success and Failure events
 // ($2 ≤ ts < $3; $4 Success, $5 Failure) per client, location, band and
 // SSID. +customer_id keeps SQLite off the (customer_id, mac, ts) index,
 // which would walk every event of the customer to find one slot's: the ts
 // index reads just the slot.
 func slotAttemptsQuery(d Dialect) string {
-	band := `CASE WHEN ` + eventChannel(d) + ` BETWEEN 1 AND 14 THEN '` + wnms.Band24GHz + `' ELSE '` + wnms.Band5GHz + `' END`
+	band := bandOf(eventChannel(d))
 	return `SELECT mac, location_id, ssid, band,
 		MAX(failed), MAX(CASE WHEN failed = 1 AND code = 1 THEN 1 ELSE 0 END),
 		MAX(CASE WHEN failed = 1 AND code = 2 THEN 1 ELSE 0 END), MAX(CASE WHEN failed = 1 AND code = 3 THEN 1 ELSE 0 END)
@@ -162,8 +169,7 @@ func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn
 // $5 the sticky margin) per client, location, band and SSID, through the
 // ts index (see slotAttemptsQuery). Samples of traffic only (no radio
 // metrics) do not count.
-const slotSumsQuery = `SELECT mac, location_id, ssid,
-	CASE WHEN channel BETWEEN 1 AND 14 THEN '` + wnms.Band24GHz + `' ELSE '` + wnms.Band5GHz + `' END AS band,
+var slotSumsQuery = `SELECT mac, location_id, ssid, ` + bandOf("channel") + ` AS band,
 	COUNT(*), SUM(data_rate), SUM(retry_pct), SUM(rssi),
 	MIN(CASE WHEN rssi < $4 THEN 1 ELSE 0 END),
 	SUM(CASE WHEN best_nbr_rssi IS NOT NULL AND best_nbr_rssi >= rssi + $5 THEN 1 ELSE 0 END),

@@ -243,7 +243,7 @@ func (s *Store) SetClientIdentity(ctx context.Context, customerID int64, ids map
 // columns (the band follows from the channel).
 var clientFilterColumns = map[string]string{
 	"boxid": "box_id", "macaddress": "mac", "name": "CASE WHEN name = '' THEN mac ELSE name END", "username": "username",
-	"ssid": "ssid", "frequencyband": "CASE WHEN channel BETWEEN 1 AND 14 THEN '" + wnms.Band24GHz + "' ELSE '" + wnms.Band5GHz + "' END",
+	"ssid": "ssid", "frequencyband": bandOf("channel"),
 	"troubleshootingstatus": "0", "apboxid": "ap_box_id",
 }
 

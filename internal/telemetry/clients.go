@@ -66,19 +66,21 @@ func parseSample(raw json.RawMessage, now time.Time, trafficOnly bool) (*Sample,
 	if err := decodeRecord(raw, &in); err != nil {
 		return nil, err
 	}
-	mac, bssid, ts, err := parseSubject(in.MacAddress, in.BSSID, in.Timestamp, now)
+	// Traffic-only samples come from RADIUS accounting, which may not
+	// say where the client is (see ParseSourceEvent).
+	mac, bssid, ts, err := parseSubject(in.MacAddress, in.BSSID, in.Timestamp, now, trafficOnly)
 	if err != nil {
 		return nil, err
 	}
-	if in.Channel < 1 || in.Channel > MaxChannel {
-		return nil, wnms.Invalid("channel", "must be 1 to %d", MaxChannel)
+	if err := checkChannel(in.Channel, trafficOnly); err != nil {
+		return nil, err
 	}
 	if in.FrequencyBand != "" {
 		b, err := checkEnum("frequencyBand", in.FrequencyBand, wnms.Band24GHz, wnms.Band5GHz)
 		if err != nil {
 			return nil, err
 		}
-		if b != wnms.BandOf(in.Channel) {
+		if in.Channel != 0 && b != wnms.BandOf(in.Channel) {
 			return nil, wnms.Invalid("frequencyBand", "channel %d is in %s, not %s", in.Channel, wnms.BandOf(in.Channel), b)
 		}
 	}

@@ -76,22 +76,25 @@ func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []C
 // the caller's customer. Like events, a sample takes the location of the
 // AP whose radio its BSSID names, which the caller must see.
 func (s *Service) IngestStats(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error) {
-	return s.ingestSamples(ctx, c, body, ParseSample)
+	return s.ingestSamples(ctx, c, body, ParseSample, wnms.UnknownLocation)
 }
 
 // IngestTrafficStats is IngestStats for samples that may carry traffic
 // only, without radio metrics (ParseTrafficSample): RADIUS accounting's.
 // No HTTP call reaches it.
 func (s *Service) IngestTrafficStats(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error) {
-	return s.ingestSamples(ctx, c, body, ParseTrafficSample)
+	return s.ingestSamples(ctx, c, body, ParseTrafficSample, wnms.UnknownLocation)
 }
 
-func (s *Service) ingestSamples(ctx context.Context, c *wnms.Caller, body []byte, parse func(json.RawMessage, time.Time) (*Sample, error)) (*Result, error) {
+// ingestSamples stores samples parsed by parse; one at no known AP is
+// placed at location at.
+func (s *Service) ingestSamples(ctx context.Context, c *wnms.Caller, body []byte,
+	parse func(json.RawMessage, time.Time) (*Sample, error), at int64) (*Result, error) {
 	return ingestClientRecords(ctx, s, c, body, clientRecords[*Sample]{
 		parse: parse,
 		bssid: func(x *Sample) string { return x.BSSID },
 		place: func(x *Sample, ap *RadioAP) (int64, error) {
-			x.Place(ap)
+			x.PlaceAt(ap, at)
 			return x.LocationID, nil
 		},
 		update: (*Sample).ClientUpdate,

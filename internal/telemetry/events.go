@@ -138,6 +138,17 @@ type Event struct {
 
 // ParseEvent decodes and checks one ingested client event at time now.
 func ParseEvent(raw json.RawMessage, now time.Time) (*Event, error) {
+	return parseEvent(raw, now, false)
+}
+
+// ParseSourceEvent is ParseEvent for a data source's event (RADIUS,
+// syslog), which may name no BSSID ("") and no channel (0: unknown, no
+// band): it was seen at no AP wnms knows.
+func ParseSourceEvent(raw json.RawMessage, now time.Time) (*Event, error) {
+	return parseEvent(raw, now, true)
+}
+
+func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, error) {
 	var in eventInput
 	if err := decodeRecord(raw, &in); err != nil {
 		return nil, err
@@ -156,7 +167,7 @@ func ParseEvent(raw json.RawMessage, now time.Time) (*Event, error) {
 		}
 		e.EventID = *in.EventID
 	}
-	mac, bssid, ts, err := parseSubject(in.MacAddress, in.BSSID, in.Timestamp, now)
+	mac, bssid, ts, err := parseSubject(in.MacAddress, in.BSSID, in.Timestamp, now, fromSource)
 	if err != nil {
 		return nil, err
 	}
@@ -167,16 +178,13 @@ func ParseEvent(raw json.RawMessage, now time.Time) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in.Channel < 1 || in.Channel > MaxChannel {
-		return nil, wnms.Invalid("channel", "must be 1 to %d", MaxChannel)
+	if err := checkChannel(in.Channel, fromSource); err != nil {
+		return nil, err
 	}
 	if err := wnms.CheckOctets("ssid", in.SSID, 0, MaxSSIDLen); err != nil {
 		return nil, err
 	}
-	protocol := "BG"
-	if wnms.BandOf(in.Channel) == wnms.Band5GHz {
-		protocol = "A"
-	}
+	protocol := wnms.ProtocolOf(in.Channel)
 	if in.Protocol != "" {
 		if protocol, err = checkEnum("protocol", in.Protocol, EventProtocols...); err != nil {
 			return nil, err
@@ -279,7 +287,13 @@ type RadioAP = wnms.RadioAP
 // the unknown location when the BSSID belongs to no known AP, and returns
 // the event as the reads will answer it.
 func (e *Event) Place(ap *RadioAP) ([]byte, error) {
-	e.LocationID = wnms.UnknownLocation
+	return e.PlaceAt(ap, wnms.UnknownLocation)
+}
+
+// PlaceAt is Place with the location an event at no known AP takes: a
+// data source's events take the source's.
+func (e *Event) PlaceAt(ap *RadioAP, at int64) ([]byte, error) {
+	e.LocationID = at
 	var common *eventCommon
 	switch o := e.out.(type) {
 	case *successEvent:

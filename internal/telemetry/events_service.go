@@ -16,8 +16,15 @@ import (
 // location the caller sees. A Failure's fileId must name a log bundle of
 // the customer. An eventId stored before makes the record a duplicate.
 func (s *Service) IngestEvents(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error) {
+	return s.ingestEvents(ctx, c, body, ParseEvent, wnms.UnknownLocation)
+}
+
+// ingestEvents is IngestEvents with the parser of its records and the
+// location of an event at no known AP.
+func (s *Service) ingestEvents(ctx context.Context, c *wnms.Caller, body []byte,
+	parse func(json.RawMessage, time.Time) (*Event, error), at int64) (*Result, error) {
 	return ingestClientRecords(ctx, s, c, body, clientRecords[*Event]{
-		parse: ParseEvent,
+		parse: parse,
 		bssid: func(e *Event) string { return e.BSSID },
 		prepare: func(ctx context.Context, parsed []*Event) (func(*Event) error, error) {
 			var fileIDs []string
@@ -37,7 +44,7 @@ func (s *Service) IngestEvents(ctx context.Context, c *wnms.Caller, body []byte)
 			}, err
 		},
 		place: func(e *Event, ap *RadioAP) (int64, error) {
-			b, err := e.Place(ap)
+			b, err := e.PlaceAt(ap, at)
 			e.stored = b
 			return e.LocationID, err
 		},
@@ -91,7 +98,7 @@ func ingestClientRecords[R comparable](ctx context.Context, s *Service, c *wnms.
 			continue
 		}
 		parsed[i] = r
-		if b := k.bssid(r); !named[b] {
+		if b := k.bssid(r); b != "" && !named[b] {
 			named[b] = true
 			bssids = append(bssids, b)
 		}

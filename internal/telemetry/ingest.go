@@ -44,6 +44,30 @@ func (s *Service) Ingest(ctx context.Context, c *wnms.Caller, kind string, body 
 	return res, nil
 }
 
+// IngestSource stores a data source's records (RADIUS, syslog) for the
+// caller: client events (KindEvents) or traffic samples
+// (KindTrafficStats), through the same checks, writes and counts as
+// Ingest. Unlike an HTTP ingest, a record may name no BSSID and no channel
+// (0: not known), and one whose BSSID is no known AP's radio is placed at
+// location at, the source's, instead of the unknown location.
+func (s *Service) IngestSource(ctx context.Context, c *wnms.Caller, kind string, body []byte, at int64) (*Result, error) {
+	var res *Result
+	var err error
+	switch kind {
+	case KindEvents:
+		res, err = s.ingestEvents(ctx, c, body, ParseSourceEvent, at)
+	case KindTrafficStats:
+		res, err = s.ingestSamples(ctx, c, body, ParseTrafficSample, at)
+	default:
+		return nil, wnms.NotFound("no data source ingest of %q", kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.count(kind, res)
+	return res, nil
+}
+
 // DefaultIngestTurns is how many ingest batches are worked on at once by
 // default: one per core, at least two (one parsed while another writes).
 func DefaultIngestTurns() int { return max(2, runtime.GOMAXPROCS(0)) }

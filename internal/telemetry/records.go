@@ -173,9 +173,21 @@ func checkEnum(field, v string, allowed ...string) (string, error) {
 	return "", e
 }
 
+// checkChannel checks a record's channel: 1 to MaxChannel, or 0 (not
+// known) in a data source's record.
+func checkChannel(ch int, fromSource bool) error {
+	if (ch == 0 && fromSource) || (ch >= 1 && ch <= MaxChannel) {
+		return nil
+	}
+	return wnms.Invalid("channel", "must be 1 to %d", MaxChannel)
+}
+
 // parseSubject reads the fields every client record carries: the client's
 // MAC, the BSSID it was heard on, and when (ms, at most a day after now).
-func parseSubject(macIn, bssidIn *string, ts *int64, now time.Time) (mac, bssid string, at int64, err error) {
+//
+// A data source's record (fromSource) may name no BSSID: RADIUS and
+// syslog do not always say which radio a client used.
+func parseSubject(macIn, bssidIn *string, ts *int64, now time.Time, fromSource bool) (mac, bssid string, at int64, err error) {
 	if macIn == nil {
 		return "", "", 0, wnms.Invalid("macAddress", "required")
 	}
@@ -183,10 +195,11 @@ func parseSubject(macIn, bssidIn *string, ts *int64, now time.Time) (mac, bssid 
 	if !ok {
 		return "", "", 0, wnms.Invalid("macAddress", "%q is not a MAC address (six hex octets separated by ':' or '-')", *macIn)
 	}
-	if bssidIn == nil {
+	if fromSource && (bssidIn == nil || *bssidIn == "") {
+		bssid = ""
+	} else if bssidIn == nil {
 		return "", "", 0, wnms.Invalid("bssid", "required")
-	}
-	if bssid, ok = ParseMAC(*bssidIn); !ok {
+	} else if bssid, ok = ParseMAC(*bssidIn); !ok {
 		return "", "", 0, wnms.Invalid("bssid", "%q is not a BSSID (six hex octets separated by ':' or '-')", *bssidIn)
 	}
 	if ts == nil || *ts <= 0 {

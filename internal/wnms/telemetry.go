@@ -123,8 +123,12 @@ type Sample struct {
 }
 
 // Place sets the sample's location and AP from its BSSID's AP.
-func (s *Sample) Place(ap *RadioAP) {
-	s.LocationID = UnknownLocation
+func (s *Sample) Place(ap *RadioAP) { s.PlaceAt(ap, UnknownLocation) }
+
+// PlaceAt is Place with the location a sample at no known AP takes: a
+// data source's samples take the source's.
+func (s *Sample) PlaceAt(ap *RadioAP, at int64) {
+	s.LocationID = at
 	if ap != nil {
 		box := ap.BoxID
 		s.LocationID, s.APBoxID, s.APName = ap.LocationID, &box, ap.Name
@@ -231,12 +235,8 @@ func (u ClientUpdate) Stamped() ClientUpdate {
 
 // ClientUpdate is what the sample says of its client.
 func (s *Sample) ClientUpdate() ClientUpdate {
-	protocol := "BG"
-	if BandOf(s.Channel) == Band5GHz {
-		protocol = "A"
-	}
 	u := ClientUpdate{MacAddress: s.MacAddress, Timestamp: s.Timestamp, Name: s.ClientName, Username: s.Username,
-		BSSID: s.BSSID, SSID: s.SSID, Channel: s.Channel, Protocol: protocol, LocationID: s.LocationID,
+		BSSID: s.BSSID, SSID: s.SSID, Channel: s.Channel, Protocol: ProtocolOf(s.Channel), LocationID: s.LocationID,
 		APBoxID: s.APBoxID, APName: s.APName}
 	if !s.NoRadio {
 		rssi, rate := s.RSSI, s.DataRateMbps

@@ -31,11 +31,33 @@ const (
 )
 
 // BandOf is the band of a Wi-Fi channel: 1–14 are 2.4 GHz, the rest 5 GHz.
+// Channel 0 is a record's whose radio is not known (a data source's
+// record at no known AP): it has no band (""), and counts only where any
+// band does.
 func BandOf(channel int) string {
-	if channel >= 1 && channel <= 14 {
+	if channel < 1 {
+		return BandUnknown
+	}
+	if channel <= 14 {
 		return Band24GHz
 	}
 	return Band5GHz
+}
+
+// BandUnknown is the band of channel 0, not known.
+const BandUnknown = ""
+
+// ProtocolOf is the protocol a client event or sample reports by default
+// on a channel: BG on 2.4 GHz, A on 5 GHz, UNKNOWN when the channel is not
+// known.
+func ProtocolOf(channel int) string {
+	switch BandOf(channel) {
+	case Band24GHz:
+		return "BG"
+	case Band5GHz:
+		return "A"
+	}
+	return "UNKNOWN"
 }
 
 // Security modes of a profile (api.md §10); 2 is not a mode.

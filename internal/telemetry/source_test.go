@@ -1,0 +1,135 @@
+package telemetry_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+// A data source's records (RADIUS, syslog) that no known AP matches are
+// placed at the source's location with channel 0 (not known): they are
+// client events and clients of that location with no band, and count in
+// the baselines of any band only. The ingest API still requires a BSSID
+// and a channel.
+func TestSourceRecordsAtNoKnownAP(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		ctx := context.Background()
+		site := e.NewLocation(t, 0, wnms.FolderLocation, "Site", 1)
+		floor := e.NewLocation(t, site.ID.ID, wnms.FloorLocation, "Floor 1", 1)
+		e.Admin.Expect(200, "POST", "/V5/ingest/aps", body(fmt.Sprintf(`{"macaddress":"00:11:74:00:0a:00","name":"AP 1",
+			"locationId":{"type":"locallocationid","id":%d},"radios":[{"macaddress":"00:11:74:00:0a:01","channel":36,"ssid":"corp"}]}`, floor.ID.ID)))
+		// The caller a data source ingests as: an administrator confined
+		// to the source's location.
+		src := wnms.NewCaller(&wnms.User{CustomerID: 1, Role: wnms.Administrator, LoginID: "datasource:lab",
+			AllowedLocations: []wnms.LocationID{wnms.LocalID(site.ID.ID)}}, nil, e.Store.LocationPaths)
+
+		slot := time.Now().Add(-30 * time.Minute).Truncate(15 * time.Minute)
+		at := func(i int) int64 { return slot.UnixMilli() + int64(i)*1000 }
+		events := []string{
+			// At the AP: the bridge gave it the radio's channel.
+			fmt.Sprintf(`{"macAddress":"02:00:00:00:00:01","bssid":"00:11:74:00:0a:01","channel":36,"ssid":"corp","timestamp":%d,"eventType":"Success"}`, at(0)),
+			// An AP wnms does not know: the BSSID it named, no channel.
+			fmt.Sprintf(`{"macAddress":"02:00:00:00:00:02","bssid":"02:99:00:00:00:01","channel":0,"ssid":"corp","timestamp":%d,"eventType":"Failure","failureCode":2,"subFailureCode":203}`, at(1)),
+			// No BSSID at all.
+			fmt.Sprintf(`{"macAddress":"02:00:00:00:00:03","timestamp":%d,"eventType":"Success","channel":0}`, at(2)),
+			// A channel is still checked.
+			fmt.Sprintf(`{"macAddress":"02:00:00:00:00:04","timestamp":%d,"eventType":"Success","channel":300}`, at(3)),
+		}
+		res, err := e.API.Telemetry.IngestSource(ctx, src, telemetry.KindEvents, body(events...).Body, site.ID.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Accepted != 3 || len(res.Rejected) != 1 || res.Rejected[0].Index != 3 {
+			t.Fatalf("source events: %+v", res)
+		}
+		traffic := fmt.Sprintf(`{"macAddress":"02:00:00:00:00:03","timestamp":%d,"txBytes":100,"rxBytes":900}`, at(4))
+		if res, err := e.API.Telemetry.IngestSource(ctx, src, telemetry.KindTrafficStats, body(traffic).Body, site.ID.ID); err != nil || res.Accepted != 1 {
+			t.Fatalf("source traffic: %+v %v", res, err)
+		}
+
+		// The ingest API refuses what only a data source may leave out
+		// (NDJSON: the OpenAPI document, which forbids them, is not
+		// checked against the request).
+		var api ingestResult
+		e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", apitest.Raw{ContentType: "application/x-ndjson", Body: []byte(
+			fmt.Sprintf(`{"macAddress":"02:00:00:00:00:05","bssid":"02:99:00:00:00:01","channel":0,"timestamp":%d,"eventType":"Success"}`, at(5)) + "\n" +
+				fmt.Sprintf(`{"macAddress":"02:00:00:00:00:05","channel":36,"timestamp":%d,"eventType":"Success"}`, at(6)))}).Decode(t, &api)
+		if api.Accepted != 0 || len(api.Rejected) != 2 || api.Rejected[0].Message == "" || api.Rejected[1].Message == "" {
+			t.Fatalf("ingest API: %+v", api)
+		}
+		for i, field := range []string{"channel", "bssid"} {
+			if !strings.HasPrefix(api.Rejected[i].Message, field) {
+				t.Errorf("record %d refused for %q, want %s", i, api.Rejected[i].Message, field)
+			}
+		}
+
+		for _, tc := range []struct {
+			mac, bssid, protocol, band string
+			channel                    int
+			loc                        int64
+			apName                     string
+		}{
+			{"02:00:00:00:00:01", "00:11:74:00:0A:01", "A", wnms.Band5GHz, 36, floor.ID.ID, "AP 1"},
+			{"02:00:00:00:00:02", "02:99:00:00:00:01", "UNKNOWN", "", 0, site.ID.ID, ""},
+			{"02:00:00:00:00:03", "", "UNKNOWN", "", 0, site.ID.ID, ""},
+		} {
+			t.Run(tc.mac, func(t *testing.T) {
+				var page struct {
+					ClientEvents []struct {
+						BSSID, Protocol, AssociatedAPName string
+						Channel                           int
+						LocationID                        wnms.LocationID
+					}
+				}
+				e.Admin.Expect(200, "GET", "/V5/devices/clientevents/"+tc.mac+"/0/10", nil).Decode(t, &page)
+				if len(page.ClientEvents) != 1 {
+					t.Fatalf("events: %+v", page)
+				}
+				ev := page.ClientEvents[0]
+				if ev.BSSID != tc.bssid || ev.Channel != tc.channel || ev.Protocol != tc.protocol || ev.LocationID.ID != tc.loc ||
+					ev.AssociatedAPName != tc.apName {
+					t.Errorf("event %+v", ev)
+				}
+				var clients []telemetry.Client
+				e.Admin.Expect(200, "GET", "/V5/devices/clients?filter="+url.QueryEscape(
+					`{"property":"macaddress","value":["`+tc.mac+`"],"operator":"="}`), nil).Decode(t, &clients)
+				if len(clients) != 1 || clients[0].FrequencyBand != tc.band || clients[0].Channel != tc.channel ||
+					clients[0].LocationID.ID != tc.loc {
+					t.Errorf("clients %+v", clients)
+				}
+			})
+		}
+		// The band filter of the client list finds the 5 GHz client only.
+		var clients []telemetry.Client
+		e.Admin.Expect(200, "GET", "/V5/devices/clients?filter="+url.QueryEscape(`{"property":"frequencyband","value":["BAND_5_GHZ"],"operator":"="}`), nil).Decode(t, &clients)
+		if len(clients) != 1 || clients[0].MacAddress != "02:00:00:00:00:01" {
+			t.Errorf("5 GHz clients: %+v", clients)
+		}
+
+		// Connectivity at the site: any band counts the three attempts
+		// (one failed); 5 GHz only the one at the AP; 2.4 GHz none.
+		window := fmt.Sprintf("fromtime=%d&totime=%d", slot.UnixMilli(), slot.UnixMilli()+60_000)
+		for _, tc := range []struct {
+			band          string
+			samples, fail int
+		}{{"ANY", 3, 1}, {"5GHz", 1, 0}, {"2.4GHz", 0, 0}} {
+			var pts []struct {
+				NoOfSamplesForObservation int `json:"noOfSamplesForObservation"`
+				AbsoluteObservation       int `json:"absoluteObservation"`
+			}
+			e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/clientsconnectivity?locationid=%d&frequencyband=%s&%s",
+				site.ID.ID, tc.band, window), nil).Decode(t, &pts)
+			if len(pts) != 1 || pts[0].NoOfSamplesForObservation != tc.samples || pts[0].AbsoluteObservation != tc.fail {
+				t.Errorf("band %s: %+v", tc.band, pts)
+			}
+		}
+	})
+}
