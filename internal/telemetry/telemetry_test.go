@@ -197,6 +197,9 @@ func FuzzIngestRecords(f *testing.F) {
 		`[1,"x",null]`, "\xff", `{"radios":[{}]}`, "{\n\n\n}", `[{"a":1} {"b":2}]`, `[{"a":1}]]`, " [ {} , {} ] ",
 		`[{"macAddress":"aa:bb:cc:00:00:01","bssid":"00:11:74:aa:10:01","channel":36,"timestamp":1795365120000,"eventType":"Failure","failureCode":2,"subFailureCode":202}]`,
 		`{"macAddress":"aa-bb-cc-00-00-01","bssid":"00:11:74:aa:10:01","channel":6,"timestamp":1,"eventType":"intermediate","categoryCode":1,"typeCode":3,"subTypeCode":65535,"ip":"10.0.0.1"}`,
+		// A data source's records at no known AP: no BSSID, channel 0.
+		`{"macAddress":"aa:bb:cc:00:00:02","channel":0,"timestamp":1795365120000,"eventType":"Failure","failureCode":2,"subFailureCode":203}`,
+		`{"macAddress":"aa:bb:cc:00:00:02","bssid":"","timestamp":1795365120000,"txBytes":10,"rxBytes":0}`,
 	} {
 		f.Add(s)
 	}
@@ -220,12 +223,33 @@ func FuzzIngestRecords(f *testing.F) {
 					t.Fatalf("ParseAP(%q) = %v", r, err)
 				}
 			}
-			e, err := telemetry.ParseEvent(r, time.Unix(1795365120, 0))
+			now := time.Unix(1795365120, 0)
+			// A data source's parsers take all the API's do, and more.
+			se, serr := telemetry.ParseSourceEvent(r, now)
+			if serr != nil {
+				if c := wnms.ErrorCode(serr); c != wnms.InvalidRequestBody && c != wnms.ValidationFailed {
+					t.Fatalf("ParseSourceEvent(%q) = %v", r, serr)
+				}
+			} else if se.Channel < 0 || se.Channel > telemetry.MaxChannel {
+				t.Fatalf("ParseSourceEvent(%q) took channel %d", r, se.Channel)
+			}
+			if _, err := telemetry.ParseTrafficSample(r, now); err != nil {
+				if c := wnms.ErrorCode(err); c != wnms.InvalidRequestBody && c != wnms.ValidationFailed {
+					t.Fatalf("ParseTrafficSample(%q) = %v", r, err)
+				}
+			}
+			e, err := telemetry.ParseEvent(r, now)
 			if err != nil {
 				if c := wnms.ErrorCode(err); c != wnms.InvalidRequestBody && c != wnms.ValidationFailed {
 					t.Fatalf("ParseEvent(%q) = %v", r, err)
 				}
 				continue
+			}
+			if serr != nil {
+				t.Fatalf("ParseEvent took %q, ParseSourceEvent refused it: %v", r, serr)
+			}
+			if e.Channel < 1 || e.BSSID == "" {
+				t.Fatalf("ParseEvent(%q) took channel %d, BSSID %q", r, e.Channel, e.BSSID)
 			}
 			if _, err := e.Place(nil); err != nil {
 				t.Fatalf("Place(%q) = %v", r, err)
