@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -24,26 +25,38 @@ import (
 
 // DeliveryStore is what the webhook dispatcher needs of the store.
 type DeliveryStore interface {
-	QueueDeliveries(ctx context.Context, take func(webhookID int64) int, until int64) ([]wnms.Claimed, error)
+	QueueDeliveries(ctx context.Context, pass wnms.QueuePass) ([]wnms.Claimed, error)
 	ActiveWebhooks(ctx context.Context, now int64) ([]int64, error)
 	ClaimDeliveries(ctx context.Context, webhookID int64, n int, now, until int64) ([]*wnms.Delivery, error)
-	FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, retryFor time.Duration) error
+	FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, retryFor time.Duration, owner string,
+		cursors []wnms.Cursor) (lost []int64, err error)
 	WebhookTarget(ctx context.Context, id int64) (url, secret string, err error)
 }
 
 // Dispatcher delivers the outbox's events to the webhooks: at least once,
-// from deliveries stored with their state, so that a restart loses none
-// and two replicas send each once; a failed attempt is retried with
-// exponential back-off (1 s doubling, at most 10 minutes apart) for 24
-// hours. A receiver that fails backs off as a whole, so a dead one holds
-// one attempt at a time and never slows the others or the API.
+// so that a restart loses none, and once each when replicas share the
+// store; a failed attempt is retried with exponential back-off (1 s
+// doubling, at most 10 minutes apart) for 24 hours. A receiver that fails
+// backs off as a whole, so a dead one holds one attempt at a time and
+// never slows the others or the API.
+//
+// A webhook's new events are read by the one dispatcher that holds the
+// webhook's lease (taken and renewed by its queue passes, for Lease). While
+// the receiver answers, they are sent straight from the outbox, and each
+// delivery's row is written once, when its attempt has ended; the
+// webhook's durable cursor then moves past the events whose rows are
+// written, so that a dispatcher killed with attempts in flight leaves
+// their events to the lease's next holder. A webhook backing off has its
+// events queued as rows, which are claimed and retried after its pause,
+// and so are the attempts that failed.
 type Dispatcher struct {
 	Store DeliveryStore
 	Log   *slog.Logger
 	// Client sends the deliveries; NewWebhookClient's by default.
 	Client *http.Client
-	// Lease is how long a claimed delivery is this server's to send
-	// (30 s); a server that dies leaves it to another after that.
+	// Lease is how long a claimed delivery, and a webhook's lease, is
+	// this server's (30 s); a server that dies leaves them to another
+	// after that.
 	Lease time.Duration
 	// RetryFor is how long an event is retried (24 h).
 	RetryFor time.Duration
@@ -72,7 +85,11 @@ type Dispatcher struct {
 	queues map[int64]*hookQueue
 	// waiting are the webhooks this server queued deliveries for that it
 	// could not claim at once: their next free attempts claim them.
-	waiting   map[int64]bool
+	waiting map[int64]bool
+	// owner is this run's lease owner id; hooks, what this run handed out
+	// of the webhooks it holds the lease of.
+	owner     string
+	hooks     map[int64]*hookState
 	attempts  *metrics.CounterVec
 	latencies *metrics.HistogramVec
 }
@@ -115,6 +132,43 @@ func (d *Dispatcher) init() {
 	})
 }
 
+// hookState is what a run handed out of a webhook it holds the lease of.
+type hookState struct {
+	// mark: every event up to it was handed out or queued (0: unknown,
+	// start at the durable cursor); out: events handed out without a row
+	// whose results are not recorded.
+	mark int64
+	out  map[int64]bool
+	// gen counts resets of mark (the lease was lost, or results could not
+	// be recorded): a queue pass that read the mark before a reset does
+	// not set it.
+	gen int
+	// left: events wait in the outbox for a free attempt.
+	left bool
+}
+
+// hook is id's state (d.mu held).
+func (d *Dispatcher) hook(id int64) *hookState {
+	h := d.hooks[id]
+	if h == nil {
+		h = &hookState{out: map[int64]bool{}}
+		d.hooks[id] = h
+	}
+	return h
+}
+
+// low is the lowest event handed out and not recorded, but those in
+// skip (0: none).
+func (h *hookState) low(skip map[int64]bool) int64 {
+	var low int64
+	for id := range h.out {
+		if !skip[id] && (low == 0 || id < low) {
+			low = id
+		}
+	}
+	return low
+}
+
 // The default bounds on attempts in flight: to one webhook, and in all.
 const (
 	DefaultPerWebhook = 128
@@ -142,9 +196,17 @@ func (d *Dispatcher) nudge() {
 }
 
 // Run delivers until ctx ends. Attempts in flight when it ends are left
-// claimed: their lease runs out and they are sent again.
+// claimed: their lease runs out and they are sent again (those with no
+// row by the next holder of their webhook's lease, from its cursor). Each
+// run has a lease owner id of its own.
 func (d *Dispatcher) Run(ctx context.Context) {
 	d.init()
+	var id [12]byte
+	rand.Read(id[:])
+	d.mu.Lock()
+	d.owner = hex.EncodeToString(id[:])
+	d.hooks = map[int64]*hookState{}
+	d.mu.Unlock()
 	go d.finish(ctx)
 	t := time.NewTicker(d.Poll)
 	defer t.Stop()
@@ -157,24 +219,53 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	for {
 		now := d.Now()
 		if all || d.events.Swap(false) {
-			claimed, err := d.Store.QueueDeliveries(ctx, d.free, now.Add(d.Lease).UnixMilli())
+			gens := map[int64]int{}
+			d.mu.Lock()
+			owner := d.owner
+			d.mu.Unlock()
+			claimed, err := d.Store.QueueDeliveries(ctx, wnms.QueuePass{Owner: owner, Until: now.Add(d.Lease).UnixMilli(),
+				Hook: func(id int64, taken bool) (mark, low int64, free int) {
+					d.mu.Lock()
+					defer d.mu.Unlock()
+					h := d.hook(id)
+					if taken {
+						h.mark = 0
+						h.gen++
+					}
+					gens[id] = h.gen
+					return h.mark, h.low(nil), d.freeLocked(id)
+				}})
 			if err != nil && ctx.Err() == nil {
 				d.Log.Error("webhooks: queueing deliveries failed", "err", err)
 				d.events.Store(true)
 			}
+			more := false
 			for _, c := range claimed {
+				d.mu.Lock()
 				if c.Waiting > 0 {
-					d.mu.Lock()
 					d.waiting[c.WebhookID] = true
-					d.mu.Unlock()
 				}
+				if c.Leased {
+					h := d.hook(c.WebhookID)
+					if h.gen == gens[c.WebhookID] {
+						more = more || c.Mark > h.mark
+						h.mark = c.Mark
+					}
+					h.left = c.Left
+					for _, del := range c.Deliveries {
+						h.out[del.EventID] = true
+					}
+				}
+				d.mu.Unlock()
 				if len(c.Deliveries) > 0 {
 					d.send(ctx, c)
 				}
+				more = more || len(c.Deliveries) > 0 || c.Waiting > 0
 			}
-			// A pass takes a batch of events: while one queues something,
-			// another may find more.
-			if len(claimed) > 0 {
+			// A pass takes a batch of events: while one hands out or
+			// queues something, another may find more. Events left for
+			// want of attempts are taken when an attempt ends.
+			if more {
 				d.events.Store(true)
 			}
 		}
@@ -236,13 +327,8 @@ func (d *Dispatcher) dispatch(ctx context.Context, all bool) {
 	}
 }
 
-// free is how many more deliveries a webhook may have claimed here now.
-func (d *Dispatcher) free(id int64) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.freeLocked(id)
-}
-
+// freeLocked is how many more deliveries a webhook may have claimed here
+// now (d.mu held).
 func (d *Dispatcher) freeLocked(id int64) int {
 	return max(0, min(claimAhead*d.PerWebhook-d.held[id], claimAhead*d.Total-d.total))
 }
@@ -353,7 +439,14 @@ func (d *Dispatcher) giveBack(ctx context.Context, id int64, q *hookQueue) {
 
 // finished frees a delivery's slot and hands its result to be recorded.
 func (d *Dispatcher) finished(ctx context.Context, id int64, r wnms.DeliveryResult) {
-	d.release(id, 1)
+	d.mu.Lock()
+	d.held[id]--
+	d.total--
+	if h := d.hooks[id]; h != nil && h.left {
+		h.left = false
+		d.events.Store(true) // its events waiting in the outbox can be taken
+	}
+	d.mu.Unlock()
 	d.nudge() // a slot is free
 	select {
 	case d.results <- r:
@@ -361,8 +454,7 @@ func (d *Dispatcher) finished(ctx context.Context, id int64, r wnms.DeliveryResu
 	}
 }
 
-// finishBatch is the most results one store write records: a delivery
-// is a row written when queued and again when finished, so at thousands
+// finishBatch is the most results one store write records: at thousands
 // of deliveries a second the writes must be few and large.
 const finishBatch = 1000
 
@@ -373,13 +465,60 @@ func (d *Dispatcher) finish(ctx context.Context) {
 		if len(batch) == 0 {
 			return
 		}
-		if err := d.Store.FinishDeliveries(ctx, batch, d.RetryFor); err != nil {
-			// The claims run out and the deliveries are sent again: at
-			// least once, never lost.
-			if ctx.Err() == nil {
-				d.Log.Error("webhooks: recording results failed", "err", err)
+		// Each webhook's cursor may move below the lowest event handed
+		// out and not recorded once this batch is; to its mark when none
+		// is left.
+		recorded := map[int64]map[int64]bool{}
+		for _, r := range batch {
+			if del := r.Delivery; del.ID == 0 {
+				if recorded[del.WebhookID] == nil {
+					recorded[del.WebhookID] = map[int64]bool{}
+				}
+				recorded[del.WebhookID][del.EventID] = true
 			}
 		}
+		var cursors []wnms.Cursor
+		d.mu.Lock()
+		owner := d.owner
+		for id, evs := range recorded {
+			if h := d.hooks[id]; h != nil && h.mark > 0 {
+				to := h.mark
+				if low := h.low(evs); low > 0 {
+					to = min(to, low-1)
+				}
+				cursors = append(cursors, wnms.Cursor{WebhookID: id, EventID: to})
+			}
+		}
+		d.mu.Unlock()
+		lost, err := d.Store.FinishDeliveries(ctx, batch, d.RetryFor, owner, cursors)
+		if err != nil && ctx.Err() == nil {
+			// Claimed rows' claims run out and they are sent again; the
+			// events handed out without a row are below the durable
+			// cursor, and are handed out again from there: at least once,
+			// never lost.
+			d.Log.Error("webhooks: recording results failed", "err", err)
+		}
+		d.mu.Lock()
+		for id, evs := range recorded {
+			if h := d.hooks[id]; h != nil {
+				for e := range evs {
+					delete(h.out, e)
+				}
+				if err != nil {
+					h.mark = 0
+					h.gen++
+				}
+			}
+		}
+		// A lease lost (the webhook's events are another's now, or it
+		// is gone): start again at the durable cursor if it comes back.
+		for _, id := range lost {
+			if h := d.hooks[id]; h != nil {
+				h.mark = 0
+				h.gen++
+			}
+		}
+		d.mu.Unlock()
 		for _, r := range batch {
 			if r.Unsent {
 				continue

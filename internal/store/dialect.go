@@ -401,3 +401,54 @@ func (s *Store) queueBatch(ctx context.Context, tx *sql.Tx, webhookID int64, evs
 	}
 	return out, rows.Err()
 }
+
+// greatest is the function that answers the larger of its arguments:
+// GREATEST on PostgreSQL, the scalar max on SQLite.
+func greatest(d Dialect) string {
+	if d == Postgres {
+		return "GREATEST"
+	}
+	return "max"
+}
+
+// recordBatch inserts the rows of deliveries that were sent with no row,
+// each (webhook_id, event_id, kind, event_ts, body, state, attempts,
+// next_at, last_status, last_error, last_latency_ms, updated_at); a
+// delivery whose event has a row already, or whose webhook is gone, is
+// skipped. PostgreSQL takes the batch in one statement; SQLite runs one
+// prepared statement a row.
+func (s *Store) recordBatch(ctx context.Context, tx *sql.Tx, rows [][]any) error {
+	const cols = `webhook_id, event_id, kind, event_ts, body, state, attempts, next_at, last_status, last_error,
+		last_latency_ms, updated_at`
+	if s.dialect != Postgres {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO webhook_deliveries (`+cols+`)
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = $1)
+			ON CONFLICT (webhook_id, event_id) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, r := range rows {
+			if _, err := st.ExecContext(ctx, r...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var b strings.Builder
+	args := make([]any, 0, len(rows)*12)
+	b.WriteString(`INSERT INTO webhook_deliveries (` + cols + `) SELECT v.* FROM (VALUES `)
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&b, "($%d::bigint, $%d::bigint, $%d::text, $%d::bigint, $%d::text, $%d::text, $%d::int, $%d::bigint, $%d::int, $%d::text, $%d::bigint, $%d::bigint)",
+			n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10, n+11, n+12)
+		args = append(args, r...)
+	}
+	b.WriteString(`) AS v (` + cols + `) WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = v.webhook_id)
+		ON CONFLICT (webhook_id, event_id) DO NOTHING`)
+	_, err := tx.ExecContext(ctx, b.String(), args...)
+	return err
+}

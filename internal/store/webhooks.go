@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/wnms/wnms/internal/wnms"
@@ -183,20 +185,31 @@ func (s *Store) Deliveries(ctx context.Context, webhookID int64, offset, limit i
 	return out, total, rows.Err()
 }
 
-// QueueBatch is how many outbox events one pass queues for a webhook.
+// QueueBatch is how many outbox events one pass reads for a webhook.
 const QueueBatch = 1000
 
-// QueueDeliveries queues, for every enabled webhook, a delivery of each
-// outbox event after its cursor that it takes, and moves the cursors past
-// the events read (up to QueueBatch after the lowest cursor), all in one
-// transaction: on PostgreSQL it locks the webhooks' rows, skipping those
-// another replica is queueing, so replicas queue each event once. Of the
-// deliveries it queues for a webhook, the first take(webhook id) are
-// claimed at once until until (ms), for the caller to send now; the rest
-// wait for ClaimDeliveries (Claimed.Waiting says how many). A webhook
-// backing off claims none here. Every webhook given deliveries is in the
-// answer, with none claimed if it took none.
-func (s *Store) QueueDeliveries(ctx context.Context, take func(webhookID int64) int, until int64) ([]wnms.Claimed, error) {
+// QueueDeliveries passes every enabled webhook's new outbox events to
+// deliveries, in one transaction; on PostgreSQL it locks the webhooks'
+// rows, skipping those another replica is passing.
+//
+// A webhook is read by the dispatcher that holds its lease: a webhook
+// whose lease another owner holds until after now is skipped; one whose
+// lease is free, run out or pass.Owner's is taken (or renewed) until
+// pass.Until. Its events after the later of its durable cursor and the
+// owner's mark (pass.Hook; a lease just taken starts at the cursor) are
+// read, up to QueueBatch after the lowest start. A webhook not backing
+// off is handed the events it wants, as deliveries with no row, up to
+// the free attempts pass.Hook allows; the others stay in the outbox for
+// a later pass (Claimed.Left), and Claimed.Mark ends at the last event
+// handed out. A webhook backing off has them queued as pending rows
+// (Claimed.Waiting says how many) for ClaimDeliveries after its pause.
+//
+// The durable cursor only moves to an event below which nothing the
+// owner handed out is unrecorded (the low that pass.Hook gives, and
+// what this pass hands out), so a server killed with deliveries in
+// flight leaves their events to the lease's next holder. Every webhook
+// given deliveries or left events is in the answer.
+func (s *Store) QueueDeliveries(ctx context.Context, pass wnms.QueuePass) ([]wnms.Claimed, error) {
 	var out []wnms.Claimed
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		out = nil
@@ -204,88 +217,119 @@ func (s *Store) QueueDeliveries(ctx context.Context, take func(webhookID int64) 
 		if s.dialect == Postgres {
 			lock = " FOR UPDATE SKIP LOCKED"
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, customer_id, url, secret, kinds, location_path, cursor, paused_until
-			FROM webhooks WHERE enabled ORDER BY id`+lock)
+		rows, err := tx.QueryContext(ctx, `SELECT id, customer_id, url, secret, kinds, location_path, cursor, paused_until,
+			lease_owner, lease_until FROM webhooks WHERE enabled ORDER BY id`+lock)
 		if err != nil {
 			return err
 		}
 		type hook struct {
-			w      wnms.Webhook
-			c      wnms.Claimed
-			cursor int64
-			paused int64
+			w          wnms.Webhook
+			c          wnms.Claimed
+			cursor     int64
+			paused     int64
+			owner      string
+			leaseUntil int64
+			start, low int64 // events after start are read; low: see pass.Hook
+			free       int
 		}
+		now := s.nowMS()
 		var hooks []*hook
-		low := int64(-1)
+		first := int64(-1)
 		for rows.Next() {
 			h := &hook{}
 			var kinds jsonText
-			if err := rows.Scan(&h.w.ID, &h.w.CustomerID, &h.c.URL, &h.c.Secret, &kinds, &h.w.LocationPath, &h.cursor, &h.paused); err != nil {
+			if err := rows.Scan(&h.w.ID, &h.w.CustomerID, &h.c.URL, &h.c.Secret, &kinds, &h.w.LocationPath, &h.cursor, &h.paused,
+				&h.owner, &h.leaseUntil); err != nil {
 				rows.Close()
 				return err
+			}
+			if h.owner != pass.Owner && h.owner != "" && h.leaseUntil > now {
+				continue // another dispatcher's
 			}
 			if err := json.Unmarshal(kinds, &h.w.Kinds); err != nil {
 				rows.Close()
 				return err
 			}
-			h.c.WebhookID = h.w.ID
+			h.c.WebhookID, h.c.Leased = h.w.ID, true
+			mark, low, free := pass.Hook(h.w.ID, h.owner != pass.Owner)
+			h.start, h.low, h.free = max(h.cursor, mark), low, free
 			hooks = append(hooks, h)
-			if low < 0 || h.cursor < low {
-				low = h.cursor
+			// One with no free attempt takes nothing: it does not hold the
+			// others back.
+			if (h.free > 0 || h.paused > now) && (first < 0 || h.start < first) {
+				first = h.start
 			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil || len(hooks) == 0 {
 			return err
 		}
-		evs, err := eventsAfter(ctx, tx, low, QueueBatch)
-		if err != nil || len(evs) == 0 {
-			return err
-		}
-		last := evs[len(evs)-1].ID
-		now := s.nowMS()
-		for _, h := range hooks {
-			if h.cursor >= last {
-				continue
-			}
-			free := 0
-			if h.paused <= now { // a receiver backing off takes its retries first
-				free = take(h.w.ID)
-			}
-			var take []*wnms.Event
-			claimed := map[int64]*wnms.Event{}
-			for _, e := range evs {
-				if e.ID <= h.cursor || !h.w.Wants(e) {
-					continue
-				}
-				if err := e.Encode(); err != nil {
-					return err
-				}
-				if len(claimed) < free {
-					claimed[e.ID] = e
-				}
-				take = append(take, e)
-			}
-			queued := len(take)
-			for len(take) > 0 {
-				n := min(len(take), 500)
-				ids, err := s.queueBatch(ctx, tx, h.w.ID, take[:n], claimed, now, until)
-				if err != nil {
-					return err
-				}
-				for eventID, id := range ids {
-					if e := claimed[eventID]; e != nil {
-						h.c.Deliveries = append(h.c.Deliveries, &wnms.Delivery{ID: id, WebhookID: h.w.ID, EventID: e.ID,
-							Kind: e.Kind, EventTime: e.Timestamp, State: wnms.DeliveryPending, Body: e.JSON})
-					}
-				}
-				take = take[n:]
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET cursor = $1 WHERE id = $2`, last, h.w.ID); err != nil {
+		var evs []*wnms.Event
+		last := first
+		if first >= 0 {
+			if evs, err = eventsAfter(ctx, tx, first, QueueBatch); err != nil {
 				return err
 			}
-			h.c.Waiting = queued - len(h.c.Deliveries)
-			if queued > 0 {
+			if len(evs) > 0 {
+				last = evs[len(evs)-1].ID
+			}
+		}
+		// A lease is renewed when less than half of it is left.
+		renewAt := now + (pass.Until-now)/2
+		for _, h := range hooks {
+			h.c.Mark = h.start
+			safe := h.start // where the durable cursor may move
+			if h.paused <= now && h.free == 0 {
+				h.c.Left = true // not read: the events after start wait
+			} else if h.start < last {
+				var queue []*wnms.Event
+				for _, e := range evs {
+					if e.ID <= h.start {
+						continue
+					}
+					if h.w.Wants(e) {
+						if h.paused <= now && len(h.c.Deliveries) == h.free {
+							h.c.Left = true
+							break
+						}
+						if err := e.Encode(); err != nil {
+							return err
+						}
+						if h.paused > now { // a receiver backing off takes its retries first
+							queue = append(queue, e)
+						} else {
+							h.c.Deliveries = append(h.c.Deliveries, &wnms.Delivery{WebhookID: h.w.ID, EventID: e.ID,
+								Kind: e.Kind, EventTime: e.Timestamp, State: wnms.DeliveryPending, Body: e.JSON})
+						}
+					}
+					h.c.Mark = e.ID
+				}
+				if !h.c.Left {
+					h.c.Mark = last
+				}
+				h.c.Waiting = len(queue)
+				for len(queue) > 0 {
+					n := min(len(queue), 500)
+					if _, err := s.queueBatch(ctx, tx, h.w.ID, queue[:n], nil, now, 0); err != nil {
+						return err
+					}
+					queue = queue[n:]
+				}
+				safe = h.c.Mark
+				if len(h.c.Deliveries) > 0 {
+					safe = h.c.Deliveries[0].EventID - 1
+				}
+			}
+			if h.low > 0 {
+				safe = min(safe, h.low-1)
+			}
+			if h.owner != pass.Owner || h.leaseUntil < renewAt || safe > h.cursor {
+				if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET lease_owner = $1, lease_until = $2, cursor = `+greatest(s.dialect)+`(cursor, $3)
+					WHERE id = $4`, pass.Owner, pass.Until, safe, h.w.ID); err != nil {
+					return err
+				}
+			}
+			if len(h.c.Deliveries) > 0 || h.c.Waiting > 0 || h.c.Left || h.c.Mark != h.start || h.owner != pass.Owner {
 				out = append(out, h.c)
 			}
 		}
@@ -353,25 +397,40 @@ func Backoff(n int) time.Duration {
 	return min(time.Second<<(n-1), 10*time.Minute)
 }
 
-// FinishDeliveries records how attempts ended, in one transaction (an
-// unsent delivery only gives its claim back): a 2xx
+// FinishDeliveries records how attempts ended, in one transaction: a 2xx
 // delivers; anything else is retried after Backoff(attempts), until the
-// event is retryFor old, when the delivery has failed. A webhook whose
-// attempt failed backs off as a whole (Backoff of its consecutive
-// failures) so that a dead receiver costs one attempt at a time; one that
-// answered starts afresh.
-func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, retryFor time.Duration) error {
-	if len(rs) == 0 {
-		return nil
+// event is retryFor old, when the delivery has failed. An unsent delivery
+// only gives its claim back. A delivery handed out with no row (ID 0) has
+// its row written now, once, in that state: pending ones (unsent, or to
+// be retried) keep the body for their retry, the others do not need it;
+// a row the event has already is left as it is. A webhook whose attempt
+// failed backs off as a whole (Backoff of its consecutive failures) so
+// that a dead receiver costs one attempt at a time; one that answered
+// starts afresh.
+//
+// In the same transaction each of cursors moves its webhook's durable
+// cursor forward, if owner still holds the webhook's lease; lost are the
+// webhooks of cursors whose lease it does not.
+func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, retryFor time.Duration, owner string,
+	cursors []wnms.Cursor) (lost []int64, err error) {
+	if len(rs) == 0 && len(cursors) == 0 {
+		return nil, nil
 	}
-	return txOn(ctx, s.w, func(tx *sql.Tx) error {
+	err = txOn(ctx, s.w, func(tx *sql.Tx) error {
+		lost = nil
+		now := s.nowMS()
 		answered := map[int64]bool{}
-		var updates [][]any
+		var updates, records [][]any
 		var unsent []int64
 		for _, r := range rs {
 			d := r.Delivery
 			if r.Unsent {
-				unsent = append(unsent, d.ID)
+				if d.ID == 0 {
+					records = append(records, []any{d.WebhookID, d.EventID, d.Kind, d.EventTime, string(d.Body),
+						wnms.DeliveryPending, d.Attempts, now, 0, "", int64(0), now})
+				} else {
+					unsent = append(unsent, d.ID)
+				}
 				continue
 			}
 			attempts := d.Attempts + 1
@@ -383,7 +442,16 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 					state = wnms.DeliveryFailed
 				}
 			}
-			updates = append(updates, []any{d.ID, state, attempts, next, r.Status, r.Error, r.LatencyMS, r.At})
+			if d.ID == 0 {
+				body := ""
+				if state == wnms.DeliveryPending {
+					body = string(d.Body)
+				}
+				records = append(records, []any{d.WebhookID, d.EventID, d.Kind, d.EventTime, body,
+					state, attempts, next, r.Status, r.Error, r.LatencyMS, r.At})
+			} else {
+				updates = append(updates, []any{d.ID, state, attempts, next, r.Status, r.Error, r.LatencyMS, r.At})
+			}
 			var err error
 			if ok {
 				answered[d.WebhookID] = true
@@ -411,6 +479,13 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 			}
 			updates = updates[n:]
 		}
+		for len(records) > 0 {
+			n := min(len(records), 500)
+			if err := s.recordBatch(ctx, tx, records[:n]); err != nil {
+				return err
+			}
+			records = records[n:]
+		}
 		if len(unsent) > 0 {
 			q, args := idList(s.dialect, `UPDATE webhook_deliveries SET claim_until = 0 WHERE id`, unsent)
 			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
@@ -423,8 +498,25 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 				return err
 			}
 		}
+		// The cursors last, in id order: their rows stay locked (from a
+		// queue pass, on PostgreSQL) only until the commit.
+		cs := slices.Clone(cursors)
+		slices.SortFunc(cs, func(a, b wnms.Cursor) int { return cmp.Compare(a.WebhookID, b.WebhookID) })
+		for _, c := range cs {
+			res, err := tx.ExecContext(ctx, `UPDATE webhooks SET cursor = `+greatest(s.dialect)+`(cursor, $1)
+				WHERE id = $2 AND lease_owner = $3`, c.EventID, c.WebhookID, owner)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				lost = append(lost, c.WebhookID)
+			}
+		}
 		return nil
 	})
+	return lost, err
 }
 
 // eventsAfter is EventsAfter on q.

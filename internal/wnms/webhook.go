@@ -161,7 +161,9 @@ const (
 )
 
 // Claimed are deliveries a server claimed to send now, with their
-// webhook's URL and secret.
+// webhook's URL and secret. A delivery with no ID has no row yet: it was
+// handed out by a queue pass straight from the outbox, and its row is
+// written once, when its attempt has ended (FinishDeliveries).
 type Claimed struct {
 	WebhookID   int64
 	URL, Secret string
@@ -169,6 +171,34 @@ type Claimed struct {
 	// Waiting is how many deliveries the webhook was given and not
 	// claimed: they wait for a free attempt (ClaimDeliveries).
 	Waiting int
+	// Leased: this server holds the webhook's lease, and Mark is the
+	// outbox event up to which it has now handed out or queued the
+	// webhook's events. Left: events it wants are left in the outbox for
+	// want of free attempts; a later pass hands them out.
+	Leased bool
+	Mark   int64
+	Left   bool
+}
+
+// QueuePass is what a dispatcher tells a queue pass (QueueDeliveries).
+type QueuePass struct {
+	// Owner is the dispatcher's lease owner id; Until (ms) ends the
+	// leases it takes or renews and the deliveries it claims.
+	Owner string
+	Until int64
+	// Hook says, of a webhook, the outbox event up to which this
+	// dispatcher handed out or queued its events under its lease (0:
+	// none), the lowest event it handed out without a row whose result
+	// is not recorded yet (0: none), and how many more deliveries it may
+	// take now. taken: the lease was another's, or had run out, and is
+	// taken now: the mark is forgotten.
+	Hook func(webhookID int64, taken bool) (mark, low int64, free int)
+}
+
+// Cursor is where FinishDeliveries may move a webhook's durable cursor:
+// every event up to it was queued as a row or recorded.
+type Cursor struct {
+	WebhookID, EventID int64
 }
 
 // DeliveryResult is how an attempt ended.
