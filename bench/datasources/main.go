@@ -2,7 +2,8 @@
 // receiver through the whole write path (the bridge, ingest, the store):
 // accounting packets answered per second, each answer after its record
 // was committed, and syslog lines parsed and stored per second; and what
-// an authenticated read (GET users/current) costs meanwhile.
+// an authenticated read (GET users/current) and an API-key login cost
+// meanwhile, against the same two alone.
 //
 //	go run ./bench/datasources                       # SQLite in a temporary directory
 //	go run ./bench/datasources -database-url "$URL"  # PostgreSQL
@@ -56,6 +57,10 @@ func main() {
 	client := &http.Client{Timeout: time.Minute}
 	cookie, err := srv.Session(ctx, client)
 	check(err)
+	keyID, keyValue, err := srv.Key(ctx)
+	check(err)
+	login := []byte(fmt.Sprintf(`{"type":"apikeycredentials","keyId":%q,"keyValue":%q}`, keyID, keyValue))
+	u := user{client: client, base: srv.Base, cookie: cookie, login: login}
 
 	// An AP with the radio the packets name, at a floor, and the source.
 	floor := fmt.Sprintf(`{"parentLocation":{"type":"locallocationid","id":0},"location":{"type":"floorlocation","name":"Bench floor %d"}}`, time.Now().UnixNano())
@@ -83,9 +88,9 @@ func main() {
 		engine = "PostgreSQL"
 	}
 
-	alone := reads(client, srv.Base, cookie, 2*time.Second, nil)
-	fmt.Printf("%s: GET users/current alone: %s\n", engine, alone)
-	accounting(ctx, b, client, srv.Base, cookie, engine)
+	reads, logins := u.interact(2*time.Second, nil)
+	fmt.Printf("%s: alone: GET users/current %s; API-key login %s\n", engine, reads, logins)
+	accounting(ctx, b, u, engine)
 	syslogIntake(ctx, b, engine)
 	// What became of the records, as /metrics shows it.
 	var out strings.Builder
@@ -99,7 +104,7 @@ func main() {
 
 // accounting sends Starts and Stops from many NAS sockets for the
 // duration and counts the answers.
-func accounting(ctx context.Context, b *datasource.Bridge, client *http.Client, base, cookie, engine string) {
+func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string) {
 	a := radius.NewAccounting(b.Radius, b, radius.AccountingOptions{})
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	check(err)
@@ -138,7 +143,9 @@ func accounting(ctx context.Context, b *datasource.Bridge, client *http.Client, 
 				rfc2865.CalledStationID_SetString(p, "AA-BB-CC-DD-EE-FF:corp")
 				rfc2866.AcctInputOctets_Set(p, rfc2866.AcctInputOctets(i*1000))
 				rfc2866.AcctOutputOctets_Set(p, rfc2866.AcctOutputOctets(i*4000))
-				rfc2869.EventTimestamp_Set(p, start.Add(time.Duration(i)*time.Millisecond))
+				// A second apart (the attribute counts seconds), so that each
+				// Stop is a sample of its own, as a client's sessions are.
+				rfc2869.EventTimestamp_Set(p, start.Add(time.Duration(i)*time.Second))
 				wire, err := p.Encode()
 				check(err)
 				for {
@@ -153,14 +160,14 @@ func accounting(ctx context.Context, b *datasource.Bridge, client *http.Client, 
 			}
 		}()
 	}
-	during := reads(client, base, cookie, *duration, stop)
+	reads, logins := u.interact(*duration, stop)
 	wg.Wait()
 	wall := time.Since(start)
 	cs := a.Counters()
 	fmt.Printf("%s: accounting, %d NAS sockets: %d packets answered after commit in %s = %.0f packets/s; %d retries; %d records committed, %d sink errors\n",
 		engine, *nases, answered.Load(), wall.Round(time.Millisecond), float64(answered.Load())/wall.Seconds(), retries.Load(),
 		cs.Events.Load(), cs.SinkErrors.Load())
-	fmt.Printf("%s: GET users/current during accounting: %s\n", engine, during)
+	fmt.Printf("%s: during accounting: GET users/current %s; API-key login %s\n", engine, reads, logins)
 }
 
 // syslogIntake sends lines over TCP as a syslog daemon forwards them and
@@ -209,25 +216,56 @@ func syslogIntake(ctx context.Context, b *datasource.Bridge, engine string) {
 		s.Events["Success"]+s.Events["Intermediate"]+s.Events["Failure"], s.Batches, s.EmitErrors)
 }
 
-// reads makes authenticated reads, one at a time, until stop closes (or
-// for d when stop is nil), and describes their rate and latency.
-func reads(client *http.Client, base, cookie string, d time.Duration, stop chan struct{}) string {
+// user is someone at the console meanwhile: reads with a session, and
+// logs in with an API key.
+type user struct {
+	client       *http.Client
+	base, cookie string
+	login        []byte // the key login's body
+}
+
+// interact makes authenticated reads in a loop, one at a time, and beside
+// them API-key logins in a loop, for d; then closes stop (if any) and
+// describes the rate and latency of each.
+func (u user) interact(d time.Duration, stop chan struct{}) (reads, logins string) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		reads = loop(d, func() error {
+			_, err := benchserver.Get(u.client, u.base+"/V5/users/current", u.cookie)
+			return err
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		logins = loop(d, func() error {
+			_, err := benchserver.Post(u.client, u.base+"/login/key/bench/3600", "", u.login)
+			return err
+		})
+	}()
+	wg.Wait()
+	if stop != nil {
+		close(stop)
+	}
+	return reads, logins
+}
+
+// loop calls f, one call at a time, for d and describes the calls' rate
+// and latency.
+func loop(d time.Duration, f func() error) string {
 	var lat []time.Duration
 	start := time.Now()
 	for time.Since(start) < d {
 		t := time.Now()
-		_, err := benchserver.Get(client, base+"/V5/users/current", cookie)
-		check(err)
+		check(f())
 		lat = append(lat, time.Since(t))
-	}
-	if stop != nil {
-		close(stop)
 	}
 	slices.Sort(lat)
 	q := func(p float64) time.Duration {
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond)
 	}
-	return fmt.Sprintf("%.0f reads/s, p50 %s, p99 %s", float64(len(lat))/time.Since(start).Seconds(), q(0.5), q(0.99))
+	return fmt.Sprintf("%.0f/s, p50 %s, p99 %s", float64(len(lat))/time.Since(start).Seconds(), q(0.5), q(0.99))
 }
 
 func check(err error) {

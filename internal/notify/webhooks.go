@@ -169,6 +169,16 @@ func (h *hookState) low(skip map[int64]bool) int64 {
 	return low
 }
 
+// readLease is how long a webhook's events are this server's to read
+// (Lease, at most ReadLease): renewed by every pass once half of it is
+// gone, so a live server keeps it, and short, so that after a restart
+// (a server has a new owner id each run) or a crash another takes the
+// webhook over within seconds.
+func (d *Dispatcher) readLease() time.Duration { return min(d.Lease, ReadLease) }
+
+// ReadLease is the longest lease on a webhook's events.
+const ReadLease = 10 * time.Second
+
 // The default bounds on attempts in flight: to one webhook, and in all.
 const (
 	DefaultPerWebhook = 128
@@ -223,7 +233,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			d.mu.Lock()
 			owner := d.owner
 			d.mu.Unlock()
-			claimed, err := d.Store.QueueDeliveries(ctx, wnms.QueuePass{Owner: owner, Until: now.Add(d.Lease).UnixMilli(),
+			claimed, err := d.Store.QueueDeliveries(ctx, wnms.QueuePass{Owner: owner, Until: now.Add(d.readLease()).UnixMilli(),
 				Hook: func(id int64, taken bool) (mark, low int64, free int) {
 					d.mu.Lock()
 					defer d.mu.Unlock()

@@ -74,7 +74,7 @@ func (s *Store) prepareAudit(ctx context.Context) {
 	}
 	// Not the caller's context: statements outlive the call.
 	ctx = context.WithoutCancel(ctx)
-	a, err := s.w.PrepareContext(ctx, insertAudit)
+	a, err := s.w.PrepareContext(ctx, strings.TrimSuffix(insertAudit, " RETURNING id"))
 	if err != nil {
 		return
 	}
@@ -111,7 +111,11 @@ func (s *Store) writeAudit(ctx context.Context, q execQuerier, r *wnms.AuditReco
 		return 0, err
 	}
 	if st := s.audit.stmt(ctx, q, func(p *auditStmts) *sql.Stmt { return p.audit }); st != nil {
-		err = st.QueryRowContext(ctx, args...).Scan(&r.ID)
+		// SQLite: the row id of an insert costs less than RETURNING's row.
+		var res sql.Result
+		if res, err = st.ExecContext(ctx, args...); err == nil {
+			r.ID, err = res.LastInsertId()
+		}
 	} else {
 		err = q.QueryRowContext(ctx, insertAudit, args...).Scan(&r.ID)
 	}
