@@ -348,7 +348,7 @@ func TestWebhookReplicas(t *testing.T) {
 		// again by design (at least once).
 		stopA := startDispatcher(t, a, 10*time.Second)
 		bEnv.API.Webhooks.PerWebhook = 1 // B sends one at a time, so A claims some
-		startDispatcher(t, bEnv, 10*time.Second)
+		stopB := startDispatcher(t, bEnv, 10*time.Second)
 		startHub(t, a)
 		startHub(t, bEnv)
 		raiseAPs(a, f.Floor, 100)
@@ -360,8 +360,11 @@ func TestWebhookReplicas(t *testing.T) {
 			}
 		}
 		// Replica A's receiver hangs; A is stopped with its deliveries
-		// claimed and unanswered; B delivers them once the lease ends.
+		// claimed and unanswered; B delivers them once the lease ends. B
+		// is stopped meanwhile, so that A is the one holding the new
+		// webhook's lease when it stops.
 		stopA()
+		stopB()
 		rcv2 := newReceiver(t)
 		rcv2.hold = make(chan struct{})
 		createHook(t, a.Admin, rcv2.srv.URL, map[string]any{"kinds": []string{"apDown"}})
@@ -371,7 +374,11 @@ func TestWebhookReplicas(t *testing.T) {
 		for rcv2.hits.Load() < 2 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
+		if rcv2.hits.Load() < 2 {
+			t.Fatal("replica A sent nothing to the new webhook")
+		}
 		stopA()
+		startDispatcher(t, bEnv, 2*time.Second)
 		close(rcv2.hold)
 		got = rcv2.waitAcked(t, 10, 30*time.Second)
 		if len(got) != 10 {
