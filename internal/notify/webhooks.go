@@ -41,7 +41,8 @@ type DeliveryStore interface {
 // never slows the others or the API.
 //
 // A webhook's new events are read by the one dispatcher that holds the
-// webhook's lease (taken and renewed by its queue passes, for Lease). While
+// webhook's lease (taken and renewed by its queue passes, for ReadLease at
+// most). While
 // the receiver answers, they are sent straight from the outbox, and each
 // delivery's row is written once, when its attempt has ended; the
 // webhook's durable cursor then moves past the events whose rows are
@@ -54,9 +55,9 @@ type Dispatcher struct {
 	Log   *slog.Logger
 	// Client sends the deliveries; NewWebhookClient's by default.
 	Client *http.Client
-	// Lease is how long a claimed delivery, and a webhook's lease, is
-	// this server's (30 s); a server that dies leaves them to another
-	// after that.
+	// Lease is how long a claimed delivery is this server's (30 s), and
+	// a webhook's lease on its events (that, or ReadLease if shorter); a
+	// server that dies leaves them to another after that.
 	Lease time.Duration
 	// RetryFor is how long an event is retried (24 h).
 	RetryFor time.Duration
