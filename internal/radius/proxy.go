@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wnms/wnms/internal/udpbuf"
 	rad "layeh.com/radius"
 )
 
@@ -157,22 +158,12 @@ func (p *Proxy) Serve(ctx context.Context, pc net.PacketConn) error {
 	return err
 }
 
-// ReadBuffer is the receive buffer the RADIUS listeners ask of the
-// kernel for their UDP sockets.
-const ReadBuffer = 4 << 20
-
 // readLoop calls handle with each datagram read from pc (a copy, up to
 // one octet over the largest RADIUS packet so oversize shows) until ctx
 // ends or reading fails.
 func readLoop(ctx context.Context, pc net.PacketConn, handle func(b []byte, from netip.AddrPort)) error {
-	// NASes answered by one commit send their next packets together: a
-	// burst of hundreds that the kernel's default receive buffer (208
-	// KiB, a few hundred datagrams) drops without a word, each drop a NAS
-	// retry seconds later. Ask for ReadBuffer (the kernel caps it at
-	// net.core.rmem_max).
-	if b, ok := pc.(interface{ SetReadBuffer(int) error }); ok {
-		b.SetReadBuffer(ReadBuffer)
-	}
+	// NASes answered by one commit send their next packets together.
+	udpbuf.Enlarge(pc)
 	buf := make([]byte, 1<<16)
 	for {
 		n, addr, err := pc.ReadFrom(buf)

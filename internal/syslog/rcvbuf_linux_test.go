@@ -3,18 +3,19 @@ package syslog
 import (
 	"context"
 	"net"
-	"os"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wnms/wnms/internal/udpbuf"
 )
 
-// The UDP listener asks the kernel for a receive buffer of ReadBuffer (as
-// much as net.core.rmem_max allows): the default one drops many senders'
-// bursts without a word.
+// The UDP listener enlarges its socket's receive buffer (see package
+// udpbuf).
 func TestUDPReceiveBuffer(t *testing.T) {
+	want, ok := udpbuf.Granted()
+	if !ok {
+		t.Skip("net.core.rmem_max cannot be read")
+	}
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -26,25 +27,7 @@ func TestUDPReceiveBuffer(t *testing.T) {
 	if err := (&Receiver{}).serveUDP(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile("/proc/sys/net/core/rmem_max")
-	if err != nil {
-		t.Skip("no /proc/sys/net/core/rmem_max:", err)
-	}
-	rmemMax, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := pc.(*net.UDPConn).SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got int
-	var gerr error
-	if err := raw.Control(func(fd uintptr) { got, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF) }); err != nil || gerr != nil {
-		t.Fatal(err, gerr)
-	}
-	// The kernel reports twice what was set (its bookkeeping included).
-	if want := min(ReadBuffer, rmemMax); got < want {
-		t.Errorf("receive buffer %d bytes, want at least %d", got, want)
+	if got, err := udpbuf.Of(pc); err != nil || got < want {
+		t.Errorf("receive buffer %d bytes (%v), want at least %d", got, err, want)
 	}
 }

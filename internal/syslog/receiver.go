@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wnms/wnms/internal/udpbuf"
 )
 
 // Defaults of a Receiver.
@@ -150,17 +152,8 @@ func (r *Receiver) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener
 	return first
 }
 
-// ReadBuffer is the receive buffer the syslog listener asks of the kernel
-// for its UDP socket.
-const ReadBuffer = 4 << 20
-
 func (r *Receiver) serveUDP(ctx context.Context, pc net.PacketConn) error {
-	// Many senders' bursts overflow the kernel's default receive buffer
-	// (208 KiB), which drops datagrams without a word: ask for
-	// ReadBuffer (the kernel caps it at net.core.rmem_max).
-	if b, ok := pc.(interface{ SetReadBuffer(int) error }); ok {
-		b.SetReadBuffer(ReadBuffer)
-	}
+	udpbuf.Enlarge(pc) // many senders' bursts
 	max := r.maxMessage()
 	// One byte more than allowed tells an oversize datagram from one that
 	// fits exactly.
