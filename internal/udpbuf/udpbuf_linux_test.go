@@ -1,32 +1,27 @@
-package udpbuf
+package udpbuf_test
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"testing"
+
+	"github.com/wnms/wnms/internal/udpbuf"
+	"github.com/wnms/wnms/internal/udpbuf/udpbuftest"
 )
 
-// Enlarge gets a socket the receive buffer Granted says (the default is
-// far smaller).
+// Enlarge gets a socket the receive buffer Granted says, more than it had
+// (the default is far smaller).
 func TestEnlarge(t *testing.T) {
-	want, ok := Granted()
-	if !ok {
-		t.Skip("net.core.rmem_max cannot be read")
-	}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	before, err := Of(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	Enlarge(pc)
-	after, err := Of(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after < want || after <= before {
-		t.Errorf("receive buffer %d bytes before, %d after; want at least %d", before, after, want)
-	}
+	udpbuftest.Check(t, func(_ context.Context, pc net.PacketConn) error {
+		before, err := udpbuf.Of(pc)
+		if err != nil {
+			return err
+		}
+		udpbuf.Enlarge(pc)
+		if after, err := udpbuf.Of(pc); err != nil || after <= before {
+			return fmt.Errorf("receive buffer %d bytes before, %d after (%v)", before, after, err)
+		}
+		return nil
+	})
 }
