@@ -256,6 +256,7 @@ func (s *Store) APs(ctx context.Context, q wnms.APQuery) ([]wnms.AP, int, error)
 func (s *Store) MarkAPsDown(ctx context.Context, staleBefore int64) ([]wnms.AP, error) {
 	var out []wnms.AP
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		out = nil
 		rows, err := tx.QueryContext(ctx, `UPDATE aps SET active = $1 WHERE active = $2 AND last_seen < $3 RETURNING `+apColumns,
 			false, true, staleBefore)
 		if err != nil {

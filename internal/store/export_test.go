@@ -270,11 +270,33 @@ func (s *Store) GroupWriteForTest(ctx context.Context, running chan struct{}, ho
 	return tx, err
 }
 
+// ChangeForTest runs f as a change (Store.tx), after hold (nil: at once) is
+// closed; running (nil: none) is closed when f first starts. It answers the
+// transaction f ran in last (a name, the same for changes that shared one).
+func (s *Store) ChangeForTest(ctx context.Context, running chan struct{}, hold <-chan struct{}, f func(*sql.Tx) error) (string, error) {
+	var tx string
+	var once sync.Once
+	err := s.tx(ctx, func(t *sql.Tx) error {
+		if running != nil {
+			once.Do(func() { close(running) })
+		}
+		if hold != nil {
+			<-hold
+		}
+		tx = fmt.Sprintf("%p", t)
+		return f(t)
+	})
+	return tx, err
+}
+
+// ChangeQueueForTest is how many changes wait for the next round.
+func (s *Store) ChangeQueueForTest() int {
+	return s.changes.queued()
+}
+
 // GroupQueueForTest is how many grouped writes wait for the next round.
 func (s *Store) GroupQueueForTest() int {
-	s.group.mu.Lock()
-	defer s.group.mu.Unlock()
-	return len(s.group.queue)
+	return s.group.queued()
 }
 
 // DecodeJournalForTest round-trips derived state through a journal body.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"sync"
 )
@@ -16,23 +17,87 @@ import (
 // still gets its own answer (its own count of new rows), and a request
 // whose statements fail does not fail the others: when a shared
 // transaction fails, each request runs again alone.
-
-// groupWriter queues the ingest writes of one store.
-type groupWriter struct {
-	mu    sync.Mutex
-	queue []*groupWrite
-	busy  bool // a leader is writing a round
-}
+//
+// Changes (configuration, users, sessions: Store.tx) share commits the
+// same way on SQLite, whose one writer runs them one after another anyway:
+// there a commit's cost is the pages it writes to the WAL, and the pages a
+// change and its audit record touch (the last leaf of each table and
+// index) are mostly the same pages for every change, so a round of
+// changes writes them once. Each change runs inside a savepoint of the
+// round's transaction: one that fails is undone alone and answers its own
+// error, and the others commit. PostgreSQL runs changes concurrently and
+// syncs concurrent commits together by itself; there each change is a
+// transaction of its own.
 
 // groupWrite is one request's part of a shared transaction.
 type groupWrite struct {
 	run   func(b *bulkTx) error // its statements, inside the transaction
 	after func()                // (optional) once they are committed, in commit order
-	done  chan error            // its answer, or errLead
 }
 
-// errLead tells a waiting request that it leads the next round.
+// rounds queues the work of one writer and runs it in rounds: work that
+// arrives while a round is running waits, and the first of it to arrive
+// then leads the next round, for everything that waited. A round answers
+// each of its items; a caller returns with its own item's answer.
+type rounds[T any] struct {
+	mu    sync.Mutex
+	queue []*roundItem[T]
+	busy  bool // a leader is running a round
+}
+
+// roundItem is one caller's work and its answer.
+type roundItem[T any] struct {
+	v    T
+	done chan error // its answer, or errLead
+}
+
+// errLead tells a waiting caller that it leads the next round.
 var errLead = errors.New("lead the next round")
+
+// do queues v, takes part in rounds (run runs one, and must answer each of
+// its items) until v is answered, and returns the answer.
+func (q *rounds[T]) do(v T, run func([]*roundItem[T])) error {
+	it := &roundItem[T]{v: v, done: make(chan error, 1)}
+	q.mu.Lock()
+	q.queue = append(q.queue, it)
+	lead := !q.busy
+	q.busy = true
+	q.mu.Unlock()
+	if lead {
+		q.lead(run)
+	}
+	for {
+		err := <-it.done
+		if err != errLead {
+			return err
+		}
+		q.lead(run)
+	}
+}
+
+// lead runs a round of every queued item and hands the lead to the first
+// item queued meanwhile.
+func (q *rounds[T]) lead(run func([]*roundItem[T])) {
+	q.mu.Lock()
+	round := q.queue
+	q.queue = nil
+	q.mu.Unlock()
+	run(round)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.queue) == 0 {
+		q.busy = false
+		return
+	}
+	q.queue[0].done <- errLead
+}
+
+// queued is how many items wait for a round.
+func (q *rounds[T]) queued() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.queue)
+}
 
 // writeGrouped runs run in a telemetry write transaction shared with the
 // requests waiting at the same time, then after (nil: nothing) once it is
@@ -56,40 +121,20 @@ func (s *Store) writeGrouped(ctx context.Context, run func(b *bulkTx) error, aft
 		}
 		return err
 	}
-	w := &groupWrite{run: run, after: after, done: make(chan error, 1)}
-	g := &s.group
-	g.mu.Lock()
-	g.queue = append(g.queue, w)
-	lead := !g.busy
-	g.busy = true
-	g.mu.Unlock()
-	if lead {
-		s.leadRound(ctx)
-	}
-	for {
-		err := <-w.done
-		if err != errLead {
-			return err
-		}
-		s.leadRound(ctx)
-	}
+	// The round runs to its end even if the leading request's context
+	// ends: the others wait on it.
+	ctx = context.WithoutCancel(ctx)
+	return s.group.do(groupWrite{run: run, after: after}, func(round []*roundItem[groupWrite]) {
+		s.writeRound(ctx, round)
+	})
 }
 
-// leadRound writes every queued request in one transaction, answers each,
-// and hands the lead to the first request queued meanwhile. The round runs
-// to its end even if the leading request's context ends: the others wait
-// on it.
-func (s *Store) leadRound(ctx context.Context) {
-	ctx = context.WithoutCancel(ctx)
-	g := &s.group
-	g.mu.Lock()
-	round := g.queue
-	g.queue = nil
-	g.mu.Unlock()
-
+// writeRound writes a round of ingest requests in one transaction and
+// answers each.
+func (s *Store) writeRound(ctx context.Context, round []*roundItem[groupWrite]) {
 	err := s.bulk(ctx, s.tw, func(b *bulkTx) error {
 		for _, w := range round {
-			if err := w.run(b); err != nil {
+			if err := w.v.run(b); err != nil {
 				return err
 			}
 		}
@@ -99,26 +144,110 @@ func (s *Store) leadRound(ctx context.Context) {
 		// One request's statements may have failed them all: each runs
 		// again on its own, and gets its own verdict.
 		for _, w := range round {
-			err := s.bulk(ctx, s.tw, w.run)
-			if err == nil && w.after != nil {
-				w.after()
+			err := s.bulk(ctx, s.tw, w.v.run)
+			if err == nil && w.v.after != nil {
+				w.v.after()
 			}
 			w.done <- err
 		}
-	} else {
-		for _, w := range round {
-			if err == nil && w.after != nil {
-				w.after()
-			}
-			w.done <- err
-		}
-	}
-
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.queue) == 0 {
-		g.busy = false
 		return
 	}
-	g.queue[0].done <- errLead
+	for _, w := range round {
+		if err == nil && w.v.after != nil {
+			w.v.after()
+		}
+		w.done <- err
+	}
+}
+
+// change is one call's part of a round of changes.
+type change struct {
+	ctx context.Context
+	f   func(*sql.Tx) error
+}
+
+// changeRound commits a round of changes on the SQLite writer: each in a
+// savepoint of one transaction, in arrival order, as if each had had the
+// writer alone. A change whose function fails is rolled back to its
+// savepoint and answers its error; when the transaction itself fails
+// (an interrupted statement or a failed commit ends it for all), every
+// change of the round runs again in a transaction of its own.
+func (s *Store) changeRound(round []*roundItem[change]) {
+	if len(round) == 1 {
+		c := round[0]
+		c.done <- s.txAlone(c.v.ctx, c.v.f)
+		return
+	}
+	// No caller's context: the round outlives any one of them.
+	ctx := context.Background()
+	type result struct {
+		it   *roundItem[change]
+		done func(bool) // its audit record's, when it changed something
+		err  error
+	}
+	var ran []result
+	var alone []*roundItem[change] // to run on their own
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		alone = round
+	}
+	for i, it := range round {
+		if tx == nil {
+			break
+		}
+		if err := it.v.ctx.Err(); err != nil {
+			it.done <- err // gone before its turn: nothing ran
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT change`); err != nil {
+			alone = round[i:]
+			break
+		}
+		done, ferr := s.change(it.v.ctx, tx, it.v.f)
+		undo := `RELEASE change`
+		if ferr != nil {
+			undo = `ROLLBACK TO change`
+		}
+		if _, err := tx.ExecContext(ctx, undo); err != nil {
+			// The transaction ended under the change (SQLite rolls the
+			// whole of it back when a statement is interrupted).
+			if done != nil {
+				done(false)
+			}
+			alone = round[i:]
+			break
+		}
+		if ferr != nil {
+			if _, err := tx.ExecContext(ctx, `RELEASE change`); err != nil {
+				alone = round[i:]
+				break
+			}
+		}
+		ran = append(ran, result{it, done, ferr})
+	}
+	if tx != nil {
+		if alone == nil {
+			err = tx.Commit()
+		}
+		if alone != nil || err != nil {
+			tx.Rollback()
+			again := make([]*roundItem[change], 0, len(ran)+len(alone))
+			for _, r := range ran {
+				if r.done != nil {
+					r.done(false)
+				}
+				again = append(again, r.it)
+			}
+			alone, ran = append(again, alone...), nil
+		}
+	}
+	for _, r := range ran {
+		if r.done != nil {
+			r.done(true)
+		}
+		r.it.done <- r.err
+	}
+	for _, it := range alone {
+		it.done <- s.txAlone(it.v.ctx, it.v.f)
+	}
 }

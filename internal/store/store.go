@@ -70,9 +70,13 @@ type Store struct {
 
 	// group and behind are the ingest write path: group commit
 	// (group.go) and derived state written behind (derived.go).
-	group     groupWriter
+	group     rounds[groupWrite]
 	behind    writeBehind
 	stopSweep chan struct{} // ends sweepJournal (PostgreSQL)
+
+	// changes groups the commits of concurrent changes on the SQLite
+	// writer (group.go).
+	changes rounds[change]
 
 	// audit holds the statements every audited change runs, prepared
 	// once on the SQLite writer (audit.go).
@@ -544,21 +548,38 @@ type querier interface {
 // ctx carries the audit record of a call that no earlier transaction of
 // the call stored, the record is written in this transaction, so the
 // change and its record commit together or not at all.
+//
+// On SQLite, changes that reach the writer while another commits share
+// the next commit (changeRound), and f may run more than once: what it
+// hands out of the transaction it must set, not accumulate.
 func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
 	s.prepareAudit(ctx) // outside the transaction: SQLite has one writer connection
+	if s.dialect == SQLite {
+		return s.changes.do(change{ctx: ctx, f: f}, s.changeRound)
+	}
+	return s.txAlone(ctx, f)
+}
+
+// txAlone runs f and the call's audit record in a transaction of their own.
+func (s *Store) txAlone(ctx context.Context, f func(*sql.Tx) error) error {
 	var done func(bool)
-	err := txOn(ctx, s.w, func(tx *sql.Tx) error {
-		if err := f(tx); err != nil {
-			return err
-		}
-		var err error
-		done, err = s.auditInTx(ctx, tx)
+	err := txOn(ctx, s.w, func(tx *sql.Tx) (err error) {
+		done, err = s.change(ctx, tx, f)
 		return err
 	})
 	if done != nil {
 		done(err == nil)
 	}
 	return err
+}
+
+// change runs f on tx and then writes the audit record of the call in
+// ctx (auditInTx); done says, once tx ended, whether it committed.
+func (s *Store) change(ctx context.Context, tx *sql.Tx, f func(*sql.Tx) error) (done func(committed bool), err error) {
+	if err := f(tx); err != nil {
+		return nil, err
+	}
+	return s.auditInTx(ctx, tx)
 }
 
 // exec runs one statement as a write transaction of its own (tx), so the
