@@ -18,6 +18,8 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +44,7 @@ var (
 	duration = flag.Duration("duration", 10*time.Second, "how long the accounting load runs")
 	nases    = flag.Int("nas", 64, "NAS sockets sending accounting packets, one packet in flight each")
 	lines    = flag.Int("lines", 200_000, "syslog lines sent (6 a client connection)")
+	cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the accounting load to this file")
 )
 
 const secret = "bench-nas-secret"
@@ -160,7 +163,14 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 			}
 		}()
 	}
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer f.Close()
+	}
 	reads, logins := u.interact(*duration, stop)
+	pprof.StopCPUProfile()
 	wg.Wait()
 	wall := time.Since(start)
 	cs := a.Counters()
