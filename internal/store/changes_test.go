@@ -49,6 +49,7 @@ func TestChangeRound(t *testing.T) {
 		f       func(*sql.Tx) error
 		audit   bool // the change carries a call's audit record
 		gone    bool // its caller went away before its turn
+		panics  bool // its function panics (wantErr: the panic, on its caller's goroutine)
 		wantErr string
 	}
 	cases := []struct {
@@ -80,6 +81,16 @@ func TestChangeRound(t *testing.T) {
 		name: "a caller gone before its turn changes nothing",
 		members: func(p string) []member {
 			return []member{{f: put(p + "a")}, {f: put(p + "b"), gone: true, wantErr: "context canceled"}, {f: put(p + "c")}}
+		},
+		shared: true, want: []string{"a", "c"}, notWant: []string{"b"},
+	}, {
+		name: "a panicking change panics its own caller only",
+		members: func(p string) []member {
+			return []member{
+				{f: put(p + "a"), audit: true},
+				{f: both(put(p+"b"), func(*sql.Tx) error { panic("boom") }), audit: true, panics: true, wantErr: "boom"},
+				{f: put(p + "c")},
+			}
 		},
 		shared: true, want: []string{"a", "c"}, notWant: []string{"b"},
 	}, {
@@ -127,7 +138,15 @@ func TestChangeRound(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
+					defer func() {
+						if v := recover(); v != nil {
+							errs[j] = fmt.Errorf("panic: %v", v)
+						}
+					}()
 					txs[j], errs[j] = st.ChangeForTest(mctx, nil, nil, m.f)
+					if m.panics {
+						errs[j] = errors.New("no panic")
+					}
 				}()
 				for st.ChangeQueueForTest() != j+1 { // arrival order is member order
 					time.Sleep(time.Millisecond)
@@ -184,4 +203,20 @@ func TestChangeRound(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a lone change that panics leaves the writer to the next", func(t *testing.T) {
+		var got any
+		func() {
+			defer func() { got = recover() }()
+			st.ChangeForTest(ctx, nil, nil, both(put("lone-a"), func(*sql.Tx) error { panic("alone") }))
+		}()
+		if got != "alone" {
+			t.Fatalf("recovered %v, want the change's own panic", got)
+		}
+		if _, err := st.ChangeForTest(ctx, nil, nil, put("lone-b")); err != nil {
+			t.Fatal(err)
+		}
+		if stored("lone-a") != 0 || stored("lone-b") != 1 {
+			t.Errorf("stored lone-a %d, lone-b %d; want 0 and 1", stored("lone-a"), stored("lone-b"))
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -76,13 +77,35 @@ func (q *rounds[T]) do(v T, run func([]*roundItem[T])) error {
 }
 
 // lead runs a round of every queued item and hands the lead to the first
-// item queued meanwhile.
+// item queued meanwhile. When run panics, the items it did not answer are
+// answered errRoundPanicked and the lead is handed on before the panic
+// goes on up the leader's stack: no caller waits forever.
 func (q *rounds[T]) lead(run func([]*roundItem[T])) {
 	q.mu.Lock()
 	round := q.queue
 	q.queue = nil
 	q.mu.Unlock()
+	defer func() {
+		if v := recover(); v != nil {
+			for _, it := range round {
+				select {
+				case it.done <- errRoundPanicked: // not answered yet (an answer fills the buffer)
+				default:
+				}
+			}
+			q.handOn()
+			panic(v)
+		}
+	}()
 	run(round)
+	q.handOn()
+}
+
+// errRoundPanicked answers the items of a round that panicked.
+var errRoundPanicked = errors.New("store: the write round this write was in failed")
+
+// handOn gives the lead to the first queued item, if any.
+func (q *rounds[T]) handOn() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.queue) == 0 {
@@ -175,7 +198,7 @@ type change struct {
 func (s *Store) changeRound(round []*roundItem[change]) {
 	if len(round) == 1 {
 		c := round[0]
-		c.done <- s.txAlone(c.v.ctx, c.v.f)
+		c.done <- s.changeAlone(c.v)
 		return
 	}
 	// No caller's context: the round outlives any one of them.
@@ -189,7 +212,9 @@ func (s *Store) changeRound(round []*roundItem[change]) {
 	var alone []*roundItem[change] // to run on their own
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		alone = round
+		tx, alone = nil, round
+	} else {
+		defer tx.Rollback() // when the round ends otherwise than below
 	}
 	for i, it := range round {
 		if tx == nil {
@@ -203,7 +228,7 @@ func (s *Store) changeRound(round []*roundItem[change]) {
 			alone = round[i:]
 			break
 		}
-		done, ferr := s.change(it.v.ctx, tx, it.v.f)
+		done, ferr := s.changeIn(tx, it.v)
 		undo := `RELEASE change`
 		if ferr != nil {
 			undo = `ROLLBACK TO change`
@@ -248,6 +273,34 @@ func (s *Store) changeRound(round []*roundItem[change]) {
 		r.it.done <- r.err
 	}
 	for _, it := range alone {
-		it.done <- s.txAlone(it.v.ctx, it.v.f)
+		it.done <- s.changeAlone(it.v)
 	}
 }
+
+// changeIn runs c in tx for changeRound. A panic of c's function is
+// c's error, which Store.tx panics with again on c's caller's goroutine:
+// the round goes on for the others.
+func (s *Store) changeIn(tx *sql.Tx, c change) (done func(bool), err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			done, err = nil, changePanic{v}
+		}
+	}()
+	return s.change(c.ctx, tx, c.f)
+}
+
+// changeAlone runs c in a transaction of its own for changeRound, its
+// panic made its error as in changeIn.
+func (s *Store) changeAlone(c change) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = changePanic{v}
+		}
+	}()
+	return s.txAlone(c.ctx, c.f)
+}
+
+// changePanic carries a change's panic back to its caller.
+type changePanic struct{ v any }
+
+func (p changePanic) Error() string { return fmt.Sprint("panic in a change: ", p.v) }

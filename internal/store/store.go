@@ -555,7 +555,11 @@ type querier interface {
 func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
 	s.prepareAudit(ctx) // outside the transaction: SQLite has one writer connection
 	if s.dialect == SQLite {
-		return s.changes.do(change{ctx: ctx, f: f}, s.changeRound)
+		err := s.changes.do(change{ctx: ctx, f: f}, s.changeRound)
+		if p, ok := err.(changePanic); ok {
+			panic(p.v) // f's own panic, on its caller's goroutine
+		}
+		return err
 	}
 	return s.txAlone(ctx, f)
 }
