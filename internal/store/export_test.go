@@ -270,23 +270,27 @@ func (s *Store) GroupWriteForTest(ctx context.Context, running chan struct{}, ho
 	return tx, err
 }
 
-// ChangeForTest runs f as a change (Store.tx), after hold (nil: at once) is
-// closed; running (nil: none) is closed when f first starts. It answers the
-// transaction f ran in last (a name, the same for changes that shared one).
-func (s *Store) ChangeForTest(ctx context.Context, running chan struct{}, hold <-chan struct{}, f func(*sql.Tx) error) (string, error) {
-	var tx string
+// ChangeForTest runs f as a change (Store.tx, or txSolo when solo), after
+// hold (nil: at once) is closed; running (nil: none) is closed when f
+// first starts. It answers the transaction f ran in last.
+func (s *Store) ChangeForTest(ctx context.Context, running chan struct{}, hold <-chan struct{}, solo bool, f func(*sql.Tx) error) (*sql.Tx, error) {
+	var in *sql.Tx
 	var once sync.Once
-	err := s.tx(ctx, func(t *sql.Tx) error {
+	run := s.tx
+	if solo {
+		run = s.txSolo
+	}
+	err := run(ctx, func(tx *sql.Tx) error {
 		if running != nil {
 			once.Do(func() { close(running) })
 		}
 		if hold != nil {
 			<-hold
 		}
-		tx = fmt.Sprintf("%p", t)
-		return f(t)
+		in = tx
+		return f(tx)
 	})
-	return tx, err
+	return in, err
 }
 
 // ChangeQueueForTest is how many changes wait for the next round.

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"slices"
 	"sync"
 )
 
@@ -56,8 +58,11 @@ type roundItem[T any] struct {
 var errLead = errors.New("lead the next round")
 
 // do queues v, takes part in rounds (run runs one, and must answer each of
-// its items) until v is answered, and returns the answer.
-func (q *rounds[T]) do(v T, run func([]*roundItem[T])) error {
+// its items) until v is answered, and returns the answer. A caller whose
+// ctx ends while v still waits for a round takes v out of the queue and
+// returns ctx's error; once a round took v, the caller waits for v's
+// answer.
+func (q *rounds[T]) do(ctx context.Context, v T, run func([]*roundItem[T])) error {
 	it := &roundItem[T]{v: v, done: make(chan error, 1)}
 	q.mu.Lock()
 	q.queue = append(q.queue, it)
@@ -68,7 +73,15 @@ func (q *rounds[T]) do(v T, run func([]*roundItem[T])) error {
 		q.lead(run)
 	}
 	for {
-		err := <-it.done
+		var err error
+		select {
+		case err = <-it.done:
+		case <-ctx.Done():
+			if q.leave(it) {
+				return ctx.Err()
+			}
+			err = <-it.done
+		}
 		if err != errLead {
 			return err
 		}
@@ -76,33 +89,58 @@ func (q *rounds[T]) do(v T, run func([]*roundItem[T])) error {
 	}
 }
 
+// leave takes it out of the queue, if no round took it yet, and hands on
+// the lead it may have been given meanwhile.
+func (q *rounds[T]) leave(it *roundItem[T]) bool {
+	q.mu.Lock()
+	i := slices.Index(q.queue, it)
+	if i < 0 {
+		q.mu.Unlock()
+		return false
+	}
+	q.queue = slices.Delete(q.queue, i, i+1)
+	led := false
+	select {
+	case err := <-it.done:
+		led = err == errLead // the only answer a queued item gets
+	default:
+	}
+	q.mu.Unlock()
+	if led {
+		q.handOn()
+	}
+	return true
+}
+
 // lead runs a round of every queued item and hands the lead to the first
-// item queued meanwhile. When run panics, the items it did not answer are
-// answered errRoundPanicked and the lead is handed on before the panic
-// goes on up the leader's stack: no caller waits forever.
+// item queued meanwhile. When run does not return (a panic, or
+// runtime.Goexit), the items it did not answer are answered
+// errRoundAbandoned and the lead is handed on before the leader's stack
+// unwinds further: no caller waits forever.
 func (q *rounds[T]) lead(run func([]*roundItem[T])) {
 	q.mu.Lock()
 	round := q.queue
 	q.queue = nil
 	q.mu.Unlock()
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
+		if !returned {
 			for _, it := range round {
 				select {
-				case it.done <- errRoundPanicked: // not answered yet (an answer fills the buffer)
+				case it.done <- errRoundAbandoned: // not answered yet (an answer fills the buffer)
 				default:
 				}
 			}
 			q.handOn()
-			panic(v)
 		}
 	}()
 	run(round)
+	returned = true
 	q.handOn()
 }
 
-// errRoundPanicked answers the items of a round that panicked.
-var errRoundPanicked = errors.New("store: the write round this write was in failed")
+// errRoundAbandoned answers the items of a round whose leader stopped.
+var errRoundAbandoned = errors.New("store: the write round this write was in failed")
 
 // handOn gives the lead to the first queued item, if any.
 func (q *rounds[T]) handOn() {
@@ -146,9 +184,9 @@ func (s *Store) writeGrouped(ctx context.Context, run func(b *bulkTx) error, aft
 	}
 	// The round runs to its end even if the leading request's context
 	// ends: the others wait on it.
-	ctx = context.WithoutCancel(ctx)
-	return s.group.do(groupWrite{run: run, after: after}, func(round []*roundItem[groupWrite]) {
-		s.writeRound(ctx, round)
+	rctx := context.WithoutCancel(ctx)
+	return s.group.do(ctx, groupWrite{run: run, after: after}, func(round []*roundItem[groupWrite]) {
+		s.writeRound(rctx, round)
 	})
 }
 
@@ -187,6 +225,12 @@ func (s *Store) writeRound(ctx context.Context, round []*roundItem[groupWrite]) 
 type change struct {
 	ctx context.Context
 	f   func(*sql.Tx) error
+	// solo: f calls out to code that may read the store outside tx (a
+	// caller's check of the new value against what is stored), which
+	// must see every change before it committed: it runs in a
+	// transaction of its own, after the changes before it in the round
+	// committed.
+	solo bool
 }
 
 // changeRound commits a round of changes on the SQLite writer: each in a
@@ -196,6 +240,21 @@ type change struct {
 // (an interrupted statement or a failed commit ends it for all), every
 // change of the round runs again in a transaction of its own.
 func (s *Store) changeRound(round []*roundItem[change]) {
+	for len(round) > 0 {
+		n := 1
+		if !round[0].v.solo {
+			for n < len(round) && !round[n].v.solo {
+				n++
+			}
+		}
+		s.shareCommit(round[:n])
+		round = round[n:]
+	}
+}
+
+// shareCommit commits changes in one transaction, each in a savepoint (a
+// lone one in a transaction of its own), and answers each.
+func (s *Store) shareCommit(round []*roundItem[change]) {
 	if len(round) == 1 {
 		c := round[0]
 		c.done <- s.changeAlone(c.v)
@@ -224,14 +283,14 @@ func (s *Store) changeRound(round []*roundItem[change]) {
 			it.done <- err // gone before its turn: nothing ran
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `SAVEPOINT change`); err != nil {
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT wnms_change`); err != nil {
 			alone = round[i:]
 			break
 		}
 		done, ferr := s.changeIn(tx, it.v)
-		undo := `RELEASE change`
+		undo := `RELEASE wnms_change`
 		if ferr != nil {
-			undo = `ROLLBACK TO change`
+			undo = `ROLLBACK TO wnms_change`
 		}
 		if _, err := tx.ExecContext(ctx, undo); err != nil {
 			// The transaction ended under the change (SQLite rolls the
@@ -243,7 +302,7 @@ func (s *Store) changeRound(round []*roundItem[change]) {
 			break
 		}
 		if ferr != nil {
-			if _, err := tx.ExecContext(ctx, `RELEASE change`); err != nil {
+			if _, err := tx.ExecContext(ctx, `RELEASE wnms_change`); err != nil {
 				alone = round[i:]
 				break
 			}
@@ -283,7 +342,7 @@ func (s *Store) changeRound(round []*roundItem[change]) {
 func (s *Store) changeIn(tx *sql.Tx, c change) (done func(bool), err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			done, err = nil, changePanic{v}
+			done, err = nil, changePanic{v, debug.Stack()}
 		}
 	}()
 	return s.change(c.ctx, tx, c.f)
@@ -294,13 +353,29 @@ func (s *Store) changeIn(tx *sql.Tx, c change) (done func(bool), err error) {
 func (s *Store) changeAlone(c change) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = changePanic{v}
+			err = changePanic{v, debug.Stack()}
 		}
 	}()
 	return s.txAlone(c.ctx, c.f)
 }
 
-// changePanic carries a change's panic back to its caller.
-type changePanic struct{ v any }
+// changePanic carries a change's panic, and the stack it was raised on,
+// back to its caller.
+type changePanic struct {
+	v     any
+	stack []byte
+}
 
 func (p changePanic) Error() string { return fmt.Sprint("panic in a change: ", p.v) }
+
+// ChangePanic is what Store.tx panics with on a change's caller when the
+// change's function panicked in a round another caller led: the value it
+// panicked with and the stack it did on.
+type ChangePanic struct {
+	Value any
+	Stack string
+}
+
+func (p ChangePanic) String() string {
+	return fmt.Sprintf("%v\n\ngoroutine that ran the change:\n%s", p.Value, p.Stack)
+}

@@ -45,7 +45,9 @@ func (s *Store) UpdateSNMPPolicy(ctx context.Context, customerID int64,
 func updatePolicy[T any](ctx context.Context, s *Store, customerID int64, typ string, def func() *T,
 	update func(current *T) (*T, error)) (*T, error) {
 	var out *T
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	// Solo: update may check the new value against what is stored (data
+	// sources' addresses against every customer's).
+	err := s.txSolo(ctx, func(tx *sql.Tx) error {
 		cur := def()
 		// The default row goes in first so that the row exists to be locked.
 		if err := s.insertPolicy(ctx, tx, customerID, typ, cur); err != nil {

@@ -550,18 +550,37 @@ type querier interface {
 // change and its record commit together or not at all.
 //
 // On SQLite, changes that reach the writer while another commits share
-// the next commit (changeRound), and f may run more than once: what it
-// hands out of the transaction it must set, not accumulate.
+// the next commit (changeRound), each in a savepoint. So f:
+//   - may run more than once: what it hands out of the transaction it must
+//     set, not accumulate;
+//   - must return the error of any statement that fails, and never end
+//     the transaction itself (COMMIT, ROLLBACK, or a savepoint of the
+//     name wnms_change);
+//   - must read through tx: a read through the pool does not see the
+//     changes before it in its round. A change whose check reads the
+//     store otherwise (a caller's callback) goes through txSolo.
 func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	return s.txChange(ctx, change{ctx: ctx, f: f})
+}
+
+// txSolo is tx for a change that must see every change before it
+// committed: on SQLite it commits in a transaction of its own, in its
+// turn among the changes of its round.
+func (s *Store) txSolo(ctx context.Context, f func(*sql.Tx) error) error {
+	return s.txChange(ctx, change{ctx: ctx, f: f, solo: true})
+}
+
+func (s *Store) txChange(ctx context.Context, c change) error {
 	s.prepareAudit(ctx) // outside the transaction: SQLite has one writer connection
 	if s.dialect == SQLite {
-		err := s.changes.do(change{ctx: ctx, f: f}, s.changeRound)
+		err := s.changes.do(ctx, c, s.changeRound)
 		if p, ok := err.(changePanic); ok {
-			panic(p.v) // f's own panic, on its caller's goroutine
+			// c.f's own panic, on its caller's goroutine.
+			panic(ChangePanic{Value: p.v, Stack: string(p.stack)})
 		}
 		return err
 	}
-	return s.txAlone(ctx, f)
+	return s.txAlone(ctx, c.f)
 }
 
 // txAlone runs f and the call's audit record in a transaction of their own.

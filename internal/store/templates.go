@@ -192,7 +192,12 @@ func templatePingJSON(t *wnms.Template) string {
 
 func (s *Store) insertTemplate(ctx context.Context, tx *sql.Tx, t *wnms.Template) error {
 	now := s.nowMS()
-	defer func() { auditCreated(ctx, t.TemplateID) }()
+	t.TemplateID = 0 // set by this run alone
+	defer func() {
+		if t.TemplateID != 0 {
+			auditCreated(ctx, t.TemplateID)
+		}
+	}()
 	return tx.QueryRowContext(ctx, `INSERT INTO templates (customer_id, location_id, name, description,
 		mnc_template_id, mnc_template, ssid, frequency_band, security_mode, security_type, username, password,
 		passphrase, ping_servers, wan_test_url, ping_test_enabled, created_at, updated_at)
@@ -290,7 +295,7 @@ func (s *Store) CopyTemplate(ctx context.Context, t *wnms.Template) error {
 func (s *Store) EditTemplate(ctx context.Context, customerID, id int64,
 	edit func(old *wnms.Template) (*wnms.Template, error)) (*wnms.Template, error) {
 	var out *wnms.Template
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.txSolo(ctx, func(tx *sql.Tx) error { // edit checks against the store
 		old, err := scanTemplate(tx.QueryRowContext(ctx, `SELECT `+templateColumns+
 			` WHERE t.id = $1 AND t.customer_id = $2`+forUpdate(s.dialect, "t"), id, customerID))
 		if errors.Is(err, sql.ErrNoRows) {

@@ -143,7 +143,12 @@ func (s *Store) CreateUser(ctx context.Context, u *wnms.User, passwordHash strin
 	now := s.nowMS()
 	args = append(args, u.CustomerID, passwordHash, now, now)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		defer func() { auditCreated(ctx, u.UserID) }()
+		u.UserID = 0 // set by this run alone
+		defer func() {
+			if u.UserID != 0 {
+				auditCreated(ctx, u.UserID)
+			}
+		}()
 		return tx.QueryRowContext(ctx, `INSERT INTO users (login_id, first_name, last_name, email, role, user_type,
 		time_zone, tz_offset, font_pref, passwd_settings, logout_interval, allowed_locations,
 		allow_access_mgmt, allow_security_mgmt, service_user, default_password, password_change_enforced,

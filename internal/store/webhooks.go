@@ -87,7 +87,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w *wnms.Webhook) error {
 // one transaction (wnms.WebhookStore).
 func (s *Store) UpdateWebhook(ctx context.Context, customerID, id int64, update func(w *wnms.Webhook) error) (*wnms.Webhook, error) {
 	var out *wnms.Webhook
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.txSolo(ctx, func(tx *sql.Tx) error { // update checks against the store
 		w, err := s.webhookOn(ctx, tx, customerID, id, forUpdate(s.dialect, "webhooks"))
 		if err != nil {
 			return err
