@@ -558,6 +558,17 @@ func (d *Dispatcher) finish(ctx context.Context) {
 				flush()
 			}
 		case <-t.C:
+			// What waits goes in first: a tick that found one result
+			// while many queue would record a batch of one.
+		drain:
+			for len(batch) < finishBatch {
+				select {
+				case r := <-d.results:
+					batch = append(batch, r)
+				default:
+					break drain
+				}
+			}
 			flush()
 		}
 	}

@@ -302,8 +302,8 @@ func (s *Store) WarmPool(ctx context.Context) error {
 // attempts, next_at, last_status, last_error, last_latency_ms,
 // updated_at); a delivery no longer pending (delivered by another server
 // after its lease) is left as it is. PostgreSQL takes the batch in one
-// statement (one round trip, a join on the ids); SQLite, in process,
-// runs one prepared statement a row.
+// statement (one round trip, a join on the ids, the values as arrays);
+// SQLite, in process, runs one prepared statement a row.
 func (s *Store) finishBatch(ctx context.Context, tx *sql.Tx, rows [][]any) error {
 	if s.dialect != Postgres {
 		st, err := tx.PrepareContext(ctx, `UPDATE webhook_deliveries SET state = $2, attempts = $3, next_at = $4, claim_until = 0,
@@ -319,25 +319,59 @@ func (s *Store) finishBatch(ctx context.Context, tx *sql.Tx, rows [][]any) error
 		}
 		return nil
 	}
-	var b strings.Builder
-	args := make([]any, 0, len(rows)*8+1)
-	b.WriteString(`UPDATE webhook_deliveries d SET state = v.state, attempts = v.attempts, next_at = v.next_at, claim_until = 0,
-		last_status = v.last_status, last_error = v.last_error, last_latency_ms = v.last_latency_ms, updated_at = v.updated_at
-		FROM (VALUES `)
-	for i, r := range rows {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		n := len(args)
-		fmt.Fprintf(&b, "($%d::bigint, $%d::text, $%d::int, $%d::bigint, $%d::int, $%d::text, $%d::bigint, $%d::bigint)",
-			n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
-		args = append(args, r...)
+	cols, err := pgColumns(rows, "bigint", "text", "bigint", "bigint", "bigint", "text", "bigint", "bigint")
+	if err != nil {
+		return err
 	}
-	args = append(args, wnms.DeliveryPending)
-	fmt.Fprintf(&b, `) AS v (id, state, attempts, next_at, last_status, last_error, last_latency_ms, updated_at)
-		WHERE d.id = v.id AND d.state = $%d`, len(args))
-	_, err := tx.ExecContext(ctx, b.String(), args...)
+	_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries d SET state = v.state, attempts = v.attempts, next_at = v.next_at,
+		claim_until = 0, last_status = v.last_status, last_error = v.last_error, last_latency_ms = v.last_latency_ms,
+		updated_at = v.updated_at
+		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::bigint[])
+		AS v (id, state, attempts, next_at, last_status, last_error, last_latency_ms, updated_at)
+		WHERE d.id = v.id AND d.state = $9`, append(cols, wnms.DeliveryPending)...)
 	return err
+}
+
+// pgColumns turns rows of values into one array a column, for
+// PostgreSQL's unnest($1::bigint[], $2::text[], ...): a batch in one
+// statement of as many parameters as columns, whatever its rows, instead
+// of a parameter a value (which PostgreSQL parses and plans anew for each
+// batch size, and which costs both sides a bind a value). Each column is
+// "bigint" (int, int32 or int64 values) or "text" (strings).
+func pgColumns(rows [][]any, types ...string) ([]any, error) {
+	out := make([]any, len(types))
+	for c, t := range types {
+		switch t {
+		case "bigint":
+			col := make([]int64, len(rows))
+			for i, r := range rows {
+				switch v := r[c].(type) {
+				case int64:
+					col[i] = v
+				case int:
+					col[i] = int64(v)
+				case int32:
+					col[i] = int64(v)
+				default:
+					return nil, fmt.Errorf("column %d row %d: %T is not an integer", c, i, r[c])
+				}
+			}
+			out[c] = col
+		case "text":
+			col := make([]string, len(rows))
+			for i, r := range rows {
+				v, ok := r[c].(string)
+				if !ok {
+					return nil, fmt.Errorf("column %d row %d: %T is not a string", c, i, r[c])
+				}
+				col[i] = v
+			}
+			out[c] = col
+		default:
+			return nil, fmt.Errorf("column %d: no arrays of %s", c, t)
+		}
+	}
+	return out, nil
 }
 
 // queueBatch inserts a webhook's deliveries of evs, those in claimed
@@ -415,8 +449,8 @@ func greatest(d Dialect) string {
 // each (webhook_id, event_id, kind, event_ts, body, state, attempts,
 // next_at, last_status, last_error, last_latency_ms, updated_at); a
 // delivery whose event has a row already, or whose webhook is gone, is
-// skipped. PostgreSQL takes the batch in one statement; SQLite runs one
-// prepared statement a row.
+// skipped. PostgreSQL takes the batch in one statement, the values as
+// arrays; SQLite runs one prepared statement a row.
 func (s *Store) recordBatch(ctx context.Context, tx *sql.Tx, rows [][]any) error {
 	const cols = `webhook_id, event_id, kind, event_ts, body, state, attempts, next_at, last_status, last_error,
 		last_latency_ms, updated_at`
@@ -435,20 +469,15 @@ func (s *Store) recordBatch(ctx context.Context, tx *sql.Tx, rows [][]any) error
 		}
 		return nil
 	}
-	var b strings.Builder
-	args := make([]any, 0, len(rows)*12)
-	b.WriteString(`INSERT INTO webhook_deliveries (` + cols + `) SELECT v.* FROM (VALUES `)
-	for i, r := range rows {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		n := len(args)
-		fmt.Fprintf(&b, "($%d::bigint, $%d::bigint, $%d::text, $%d::bigint, $%d::text, $%d::text, $%d::int, $%d::bigint, $%d::int, $%d::text, $%d::bigint, $%d::bigint)",
-			n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10, n+11, n+12)
-		args = append(args, r...)
+	arrays, err := pgColumns(rows, "bigint", "bigint", "text", "bigint", "text", "text", "bigint", "bigint", "bigint", "text",
+		"bigint", "bigint")
+	if err != nil {
+		return err
 	}
-	b.WriteString(`) AS v (` + cols + `) WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = v.webhook_id)
-		ON CONFLICT (webhook_id, event_id) DO NOTHING`)
-	_, err := tx.ExecContext(ctx, b.String(), args...)
+	_, err = tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (`+cols+`) SELECT v.*
+		FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::bigint[], $8::bigint[],
+			$9::bigint[], $10::text[], $11::bigint[], $12::bigint[]) AS v (`+cols+`)
+		WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = v.webhook_id)
+		ON CONFLICT (webhook_id, event_id) DO NOTHING`, arrays...)
 	return err
 }

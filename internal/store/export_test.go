@@ -369,3 +369,6 @@ func (s *Store) PendingForTest() int {
 	defer s.behind.mu.Unlock()
 	return s.behind.size
 }
+
+// PGColumnsForTest is pgColumns.
+func PGColumnsForTest(rows [][]any, types ...string) ([]any, error) { return pgColumns(rows, types...) }

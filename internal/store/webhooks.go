@@ -473,14 +473,14 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 			}
 		}
 		for len(updates) > 0 {
-			n := min(len(updates), 500)
+			n := min(len(updates), 5000)
 			if err := s.finishBatch(ctx, tx, updates[:n]); err != nil {
 				return err
 			}
 			updates = updates[n:]
 		}
 		for len(records) > 0 {
-			n := min(len(records), 500)
+			n := min(len(records), 5000)
 			if err := s.recordBatch(ctx, tx, records[:n]); err != nil {
 				return err
 			}
@@ -493,15 +493,24 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 			}
 		}
 		// A webhook that answered starts afresh: once per batch.
+		var ok []int64
 		for id := range answered {
-			if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET failures = 0, paused_until = 0 WHERE id = $1 AND failures <> 0`, id); err != nil {
+			ok = append(ok, id)
+		}
+		slices.Sort(ok)
+		cs := slices.Clone(cursors)
+		slices.SortFunc(cs, func(a, b wnms.Cursor) int { return cmp.Compare(a.WebhookID, b.WebhookID) })
+		if s.dialect == Postgres {
+			var err error
+			lost, err = s.finishWebhooksPG(ctx, tx, ok, cs, owner)
+			return err
+		}
+		if len(ok) > 0 {
+			q, args := idList(s.dialect, `UPDATE webhooks SET failures = 0, paused_until = 0 WHERE failures <> 0 AND id`, ok)
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 				return err
 			}
 		}
-		// The cursors last, in id order: their rows stay locked (from a
-		// queue pass, on PostgreSQL) only until the commit.
-		cs := slices.Clone(cursors)
-		slices.SortFunc(cs, func(a, b wnms.Cursor) int { return cmp.Compare(a.WebhookID, b.WebhookID) })
 		for _, c := range cs {
 			res, err := tx.ExecContext(ctx, `UPDATE webhooks SET cursor = `+greatest(s.dialect)+`(cursor, $1)
 				WHERE id = $2 AND lease_owner = $3`, c.EventID, c.WebhookID, owner)
@@ -517,6 +526,64 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 		return nil
 	})
 	return lost, err
+}
+
+// finishWebhooksPG is the end of FinishDeliveries on PostgreSQL, in three
+// statements whatever the number of webhooks: the webhooks' rows locked
+// in id order (a queue pass skips locked rows; two servers finishing
+// together wait for each other in one order), the failures of those that
+// answered reset, and the cursors moved (each only up, and only while
+// owner holds the webhook's lease). It returns the webhooks of cursors
+// whose lease is lost.
+func (s *Store) finishWebhooksPG(ctx context.Context, tx *sql.Tx, answered []int64, cs []wnms.Cursor, owner string) ([]int64, error) {
+	ids := slices.Clone(answered)
+	hooks, events := make([]int64, len(cs)), make([]int64, len(cs))
+	for i, c := range cs {
+		ids = append(ids, c.WebhookID)
+		hooks[i], events[i] = c.WebhookID, c.EventID
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	if _, err := tx.ExecContext(ctx, `SELECT id FROM webhooks WHERE id = ANY($1) ORDER BY id FOR UPDATE`, ids); err != nil {
+		return nil, err
+	}
+	if len(answered) > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET failures = 0, paused_until = 0
+			WHERE failures <> 0 AND id = ANY($1)`, answered); err != nil {
+			return nil, err
+		}
+	}
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.QueryContext(ctx, `UPDATE webhooks w SET cursor = GREATEST(w.cursor, v.event_id)
+		FROM unnest($1::bigint[], $2::bigint[]) AS v (id, event_id)
+		WHERE w.id = v.id AND w.lease_owner = $3 RETURNING w.id`, hooks, events, owner)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	moved := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		moved[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var lost []int64
+	for _, id := range hooks {
+		if !moved[id] {
+			lost = append(lost, id)
+		}
+	}
+	return lost, nil
 }
 
 // eventsAfter is EventsAfter on q.
