@@ -80,6 +80,7 @@ const (
 	DefaultBatchSize      = 500
 	DefaultFlushInterval  = time.Second
 	DefaultQueueLen       = 16
+	DefaultEmitters       = 2
 	DefaultMaxSkew        = 24 * time.Hour
 )
 
@@ -110,6 +111,11 @@ type Assembler struct {
 	// QueueLen bounds the full batches waiting for Run (DefaultQueueLen if
 	// 0).
 	QueueLen int
+	// Emitters is how many full batches Run hands to Sink at once
+	// (DefaultEmitters if 0). A batch's ingest waits on the store's round
+	// trips and commit; with one at a time, lines queued behind them while
+	// the cores idled.
+	Emitters int
 	// MaxSkew: a line whose timestamp is missing or further than that from
 	// the receive time takes the receive time (DefaultMaxSkew if 0).
 	MaxSkew time.Duration
@@ -347,8 +353,8 @@ func (a *Assembler) Flush(ctx context.Context) {
 	a.emit(ctx, ready)
 }
 
-// Run emits the batches Observe queues, and calls Tick every quarter of
-// FlushInterval, until ctx ends; then it flushes what is left (with ctx's
+// Run emits the batches Observe queues (Emitters at once), and calls Tick
+// every quarter of FlushInterval, until ctx ends; then it flushes what is left (with ctx's
 // values but not its end) and returns. It must be running while messages
 // are observed.
 func (a *Assembler) Run(ctx context.Context) error {
@@ -356,6 +362,23 @@ func (a *Assembler) Run(ctx context.Context) error {
 		return errors.New("syslog: Assembler.Sink is nil")
 	}
 	a.init()
+	// Full batches go to the emitters; this loop is one of them, and also
+	// calls Tick.
+	var wg sync.WaitGroup
+	for range orDefault(a.Emitters, DefaultEmitters) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case f := <-a.queue:
+					a.emit(ctx, []flush{f})
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
 	t := time.NewTicker(max(orDefault(a.FlushInterval, DefaultFlushInterval)/4, time.Millisecond))
 	defer t.Stop()
 	for {
@@ -365,6 +388,7 @@ func (a *Assembler) Run(ctx context.Context) error {
 		case <-t.C:
 			a.Tick(ctx)
 		case <-ctx.Done():
+			wg.Wait()
 			a.Flush(context.WithoutCancel(ctx))
 			return nil
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"sync"
@@ -634,4 +635,51 @@ func TestAssemblerWiredPort(t *testing.T) {
 		t.Errorf("successes (-want +got):\n%s", diff)
 	}
 	checkIngest(t, got)
+}
+
+// overlap is a Sink that holds each batch a while and records how many it
+// held at once.
+type overlap struct {
+	mu          sync.Mutex
+	in, most, n int
+	hold        time.Duration
+}
+
+func (o *overlap) Emit(ctx context.Context, src netip.Addr, events []ClientEvent) error {
+	o.mu.Lock()
+	o.in++
+	o.most = max(o.most, o.in)
+	o.mu.Unlock()
+	time.Sleep(o.hold)
+	o.mu.Lock()
+	o.in--
+	o.n++
+	o.mu.Unlock()
+	return nil
+}
+
+// Run hands Emitters full batches to the Sink at once, never more, and
+// every batch once.
+func TestAssemblerEmitters(t *testing.T) {
+	for _, c := range []struct{ emitters, want int }{{0, DefaultEmitters}, {1, 1}, {3, 3}} {
+		t.Run(fmt.Sprint(c.emitters), func(t *testing.T) {
+			sink := &overlap{hold: 30 * time.Millisecond}
+			clk := &clock{t: t0}
+			a := &Assembler{Sink: sink, Now: clk.Now, BatchSize: 1, Emitters: c.emitters, FlushInterval: time.Hour}
+			for i := range 6 { // six full batches wait before Run starts
+				feed(a, clk, hostapd(int64(i), fmt.Sprintf("STA 02:00:00:00:01:%02x IEEE 802.11: associated", i)))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error)
+			go func() { done <- a.Run(ctx) }()
+			waitFor(t, "every batch", func() bool { sink.mu.Lock(); defer sink.mu.Unlock(); return sink.n == 6 })
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if sink.most != c.want || sink.n != 6 {
+				t.Errorf("%d batches, at most %d at once; want 6, %d", sink.n, sink.most, c.want)
+			}
+		})
+	}
 }
