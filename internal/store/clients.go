@@ -126,7 +126,7 @@ func (s *Store) UpdateClients(ctx context.Context, customerID int64, updates map
 	if len(updates) == 0 {
 		return nil
 	}
-	if err := s.settle(ctx); err != nil {
+	if err := s.settleClients(ctx); err != nil {
 		return err
 	}
 	return s.bulk(ctx, s.tw, func(b *bulkTx) error { return upsertClients(ctx, b, customerID, updates) })
@@ -187,7 +187,7 @@ func upsertClients(ctx context.Context, b *bulkTx, customerID int64, updates map
 // ClientLocations tells where each of the customer's clients boxes was
 // last seen (see telemetry.ClientStore).
 func (s *Store) ClientLocations(ctx context.Context, customerID int64, boxes []int64) (map[int64]int64, error) {
-	if err := s.settle(ctx); err != nil {
+	if err := s.settleClients(ctx); err != nil {
 		return nil, err
 	}
 	out := make(map[int64]int64, len(boxes))
@@ -215,11 +215,11 @@ func (s *Store) ClientLocations(ctx context.Context, customerID int64, boxes []i
 // record is still the one at the given timestamp (see
 // telemetry.ClientStore).
 func (s *Store) SetClientIdentity(ctx context.Context, customerID int64, ids map[int64]wnms.ClientUpdate) error {
-	if err := s.settle(ctx); err != nil {
-		return err
-	}
 	if len(ids) == 0 {
 		return nil
+	}
+	if err := s.settleClients(ctx); err != nil {
+		return err
 	}
 	boxes := make([]int64, 0, len(ids))
 	for b := range ids {

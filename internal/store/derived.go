@@ -349,6 +349,12 @@ func (s *Store) FlushDerived(ctx context.Context) error {
 	}
 	w.flushMu.Lock()
 	defer w.flushMu.Unlock()
+	return s.flushDerivedLocked(ctx)
+}
+
+// flushDerivedLocked is FlushDerived with w.flushMu held.
+func (s *Store) flushDerivedLocked(ctx context.Context) error {
+	w := &s.behind
 	w.mu.Lock()
 	pending, journal := w.pending, w.journal
 	w.pending, w.journal, w.size = nil, nil, 0
@@ -422,6 +428,31 @@ func (s *Store) closeBehind() error {
 // pending first.
 func (s *Store) settle(ctx context.Context) error {
 	return s.FlushDerived(ctx)
+}
+
+// settleClients is settle for a statement on the clients table alone: it
+// flushes only when a client's state is pending, after any flush under
+// way. Pending baseline slots change nothing there, and a scoped ingest
+// (a data source's, whose client updates are written at once) then does
+// not flush them, a transaction of their own, before each batch.
+func (s *Store) settleClients(ctx context.Context) error {
+	w := &s.behind
+	// A flush under way has taken its clients out of pending: wait for it.
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+	w.mu.Lock()
+	clients := false
+	for _, d := range w.pending {
+		if len(d.clients) > 0 {
+			clients = true
+			break
+		}
+	}
+	w.mu.Unlock()
+	if !clients {
+		return nil
+	}
+	return s.flushDerivedLocked(ctx)
 }
 
 // applyDerived upserts a customer's derived state in b's transaction.

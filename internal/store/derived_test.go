@@ -191,6 +191,55 @@ func TestWriteBehindReadsSeeAcknowledged(t *testing.T) {
 	})
 }
 
+// A statement on the clients table alone (a scoped ingest's client
+// updates) flushes what is pending only when a client's state is: pending
+// baseline slots wait for their flush.
+func TestClientStatementsSettleClientsOnly(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		st := storetest.OpenStore(t, b)
+		journal := func() int {
+			n, err := st.JournalRowsForTest(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		evs, bodies := events("AA:00:00:00:00:0A", time.Now().Add(-time.Minute), 2)
+		// Slots pending, no client: the clients statements leave them.
+		if _, err := st.InsertClientEvents(ctx, 1, evs, bodies, nil); err != nil {
+			t.Fatal(err)
+		}
+		u := wnms.ClientUpdate{MacAddress: "AA:00:00:00:00:0A", Timestamp: evs[1].Timestamp, Name: "scoped",
+			EventType: "Success", BSSID: "00:11:74:00:00:01", SSID: "corp", Channel: 36, Protocol: "A", LocationID: 1}
+		if err := st.UpdateClients(ctx, 1, map[int64]wnms.ClientUpdate{8: u}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.ClientLocations(ctx, 1, []int64{8}); err != nil {
+			t.Fatal(err)
+		}
+		if n := journal(); n != 1 {
+			t.Fatalf("journal rows with only slots pending, after client statements: %d, want 1", n)
+		}
+		// A client pending: they flush first, and see it.
+		evs, bodies = events("AA:00:00:00:00:0B", time.Now().Add(-time.Minute), 2)
+		u.MacAddress, u.Timestamp = "AA:00:00:00:00:0B", evs[1].Timestamp
+		if _, err := st.InsertClientEvents(ctx, 1, evs, bodies, map[int64]wnms.ClientUpdate{9: u}); err != nil {
+			t.Fatal(err)
+		}
+		where, err := st.ClientLocations(ctx, 1, []int64{8, 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if where[8] != 1 || where[9] != 1 {
+			t.Errorf("locations %v, want both clients at 1", where)
+		}
+		if n := journal(); n != 0 {
+			t.Errorf("journal rows after a client statement with a client pending: %d, want 0", n)
+		}
+	})
+}
+
 // On SQLite, writes that wait for the writer while a round runs share the
 // next round's transaction; when one of them fails, the others still
 // commit, each alone, and only it fails.
