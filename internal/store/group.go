@@ -368,9 +368,10 @@ type changePanic struct {
 
 func (p changePanic) Error() string { return fmt.Sprint("panic in a change: ", p.v) }
 
-// ChangePanic is what Store.tx panics with on a change's caller when the
-// change's function panicked in a round another caller led: the value it
-// panicked with and the stack it did on.
+// ChangePanic is what a change panics with on SQLite when its function
+// panicked, on the change's caller's goroutine: the value the function
+// panicked with and the stack it did on (which may be another caller's,
+// the one that led the change's round).
 type ChangePanic struct {
 	Value any
 	Stack string
