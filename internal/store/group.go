@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -46,6 +47,7 @@ type rounds[T any] struct {
 	mu    sync.Mutex
 	queue []*roundItem[T]
 	busy  bool // a leader is running a round
+	last  int  // items in the last round
 }
 
 // roundItem is one caller's work and its answer.
@@ -119,7 +121,17 @@ func (q *rounds[T]) leave(it *roundItem[T]) bool {
 // unwinds further: no caller waits forever.
 func (q *rounds[T]) lead(run func([]*roundItem[T])) {
 	q.mu.Lock()
+	if len(q.queue) == 1 && q.last > 1 {
+		// Callers are writing side by side (the last round was shared)
+		// and the leader found itself alone: the others are likely
+		// about to queue. One yield lets them join this round instead
+		// of waiting for the next; a lone writer never yields.
+		q.mu.Unlock()
+		runtime.Gosched()
+		q.mu.Lock()
+	}
 	round := q.queue
+	q.last = len(round)
 	q.queue = nil
 	q.mu.Unlock()
 	returned := false
