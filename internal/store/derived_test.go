@@ -198,6 +198,7 @@ func TestClientStatementsSettleClientsOnly(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		st := storetest.OpenStore(t, b)
+		st.HoldDerivedForTest() // no flush by time: only the statements'
 		journal := func() int {
 			n, err := st.JournalRowsForTest(ctx)
 			if err != nil {

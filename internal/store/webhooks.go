@@ -531,7 +531,9 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 // finishWebhooksPG is the end of FinishDeliveries on PostgreSQL, in three
 // statements whatever the number of webhooks: the webhooks' rows locked
 // in id order (a queue pass skips locked rows; two servers finishing
-// together wait for each other in one order), the failures of those that
+// together wait for each other in one order; NO KEY UPDATE, the lock the
+// updates take anyway, so as not to conflict with the key-share lock the
+// delivery rows' foreign key takes on the same rows), the failures of those that
 // answered reset, and the cursors moved (each only up, and only while
 // owner holds the webhook's lease). It returns the webhooks of cursors
 // whose lease is lost.
@@ -547,7 +549,7 @@ func (s *Store) finishWebhooksPG(ctx context.Context, tx *sql.Tx, answered []int
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	if _, err := tx.ExecContext(ctx, `SELECT id FROM webhooks WHERE id = ANY($1) ORDER BY id FOR UPDATE`, ids); err != nil {
+	if _, err := tx.ExecContext(ctx, `SELECT id FROM webhooks WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`, ids); err != nil {
 		return nil, err
 	}
 	if len(answered) > 0 {

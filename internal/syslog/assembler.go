@@ -363,18 +363,19 @@ func (a *Assembler) Run(ctx context.Context) error {
 	}
 	a.init()
 	// Full batches go to the emitters; this loop is one of them, and also
-	// calls Tick.
+	// calls Tick. A batch taken is emitted whole even if ctx ends
+	// meanwhile (as Flush emits what is left then).
+	emitCtx := context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
 	for range orDefault(a.Emitters, DefaultEmitters) - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
+			for ctx.Err() == nil {
 				select {
 				case f := <-a.queue:
-					a.emit(ctx, []flush{f})
+					a.emit(emitCtx, []flush{f})
 				case <-ctx.Done():
-					return
 				}
 			}
 		}()
@@ -384,7 +385,7 @@ func (a *Assembler) Run(ctx context.Context) error {
 	for {
 		select {
 		case f := <-a.queue:
-			a.emit(ctx, []flush{f})
+			a.emit(emitCtx, []flush{f})
 		case <-t.C:
 			a.Tick(ctx)
 		case <-ctx.Done():

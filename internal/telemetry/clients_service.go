@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/wnms/wnms/internal/wnms"
@@ -48,6 +49,15 @@ func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []C
 	if slices.Contains(scope, wnms.RootPath) {
 		return byBox, nil
 	}
+	// One scoped batch of a customer at a time reads where its clients
+	// are, writes their updates and takes back the identity of those that
+	// moved in from elsewhere: interleaved, a batch could read a client as
+	// already here between another's update and its identity change, and
+	// leave it a name from a location its caller does not see. (Two
+	// replicas on PostgreSQL can still interleave.)
+	mu, _ := s.scopedMu.LoadOrStore(c.CustomerID(), &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
 	ids := make([]int64, 0, len(byBox))
 	for b := range byBox {
 		ids = append(ids, b)

@@ -42,6 +42,8 @@ type Service struct {
 	boxMu  sync.Mutex
 	boxIDs map[boxKey]int64 // client boxIds known to this process
 
+	scopedMu sync.Map // customer id → *sync.Mutex: scoped client updates, one at a time
+
 	// IngestTurns is how many ingest batches are worked on at once (0:
 	// DefaultIngestTurns); the others wait their turn in arrival order.
 	IngestTurns  int
