@@ -352,23 +352,23 @@ func (s *Store) shareCommit(round []*roundItem[change]) {
 // c's error, which Store.tx panics with again on c's caller's goroutine:
 // the round goes on for the others.
 func (s *Store) changeIn(tx *sql.Tx, c change) (done func(bool), err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			done, err = nil, changePanic{v, debug.Stack()}
-		}
-	}()
+	defer panicAsError(&err)
 	return s.change(c.ctx, tx, c.f)
 }
 
 // changeAlone runs c in a transaction of its own for changeRound, its
 // panic made its error as in changeIn.
 func (s *Store) changeAlone(c change) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = changePanic{v, debug.Stack()}
-		}
-	}()
+	defer panicAsError(&err)
 	return s.txAlone(c.ctx, c.f)
+}
+
+// panicAsError, deferred, makes a change function's panic the error
+// *err (a changePanic).
+func panicAsError(err *error) {
+	if v := recover(); v != nil {
+		*err = changePanic{v, debug.Stack()}
+	}
 }
 
 // changePanic carries a change's panic, and the stack it was raised on,
