@@ -19,8 +19,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	rtmetrics "runtime/metrics"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,7 +46,9 @@ var (
 	dbURL    = flag.String("database-url", "", "PostgreSQL URL; empty: SQLite in a temporary directory")
 	duration = flag.Duration("duration", 10*time.Second, "how long the accounting load runs")
 	nases    = flag.Int("nas", 64, "NAS sockets sending accounting packets, one packet in flight each")
+	rate     = flag.Float64("rate", 5000, "packets/s of the second, paced accounting load (0: none)")
 	lines    = flag.Int("lines", 200_000, "syslog lines sent (6 a client connection)")
+	sendTo   = flag.String("send-to", "", "run as the NAS process, sending to this address (used by the benchmark itself)")
 	cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the accounting load to this file")
 )
 
@@ -51,6 +56,10 @@ const secret = "bench-nas-secret"
 
 func main() {
 	flag.Parse()
+	if *sendTo != "" {
+		sendAccounting(*sendTo)
+		return
+	}
 	ctx := context.Background()
 	st, closeStore, err := benchserver.OpenStore(ctx, *dbURL, "bench-datasources")
 	check(err)
@@ -91,9 +100,12 @@ func main() {
 		engine = "PostgreSQL"
 	}
 
-	reads, logins := u.interact(5*time.Second, nil)
+	reads, logins := u.interact(5 * time.Second)
 	fmt.Printf("%s: alone: GET users/current %s; API-key login %s\n", engine, reads, logins)
-	accounting(ctx, b, u, engine)
+	accounting(ctx, b, u, engine, 0)
+	if *rate > 0 {
+		accounting(ctx, b, u, engine, *rate)
+	}
 	syslogIntake(ctx, b, engine)
 	// What became of the records, as /metrics shows it.
 	var out strings.Builder
@@ -105,20 +117,74 @@ func main() {
 	}
 }
 
-// accounting sends Starts and Stops from many NAS sockets for the
-// duration and counts the answers.
-func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string) {
+// accounting measures the accounting server: NAS sockets send Starts and
+// Stops for the duration, as fast as the answers come (rate 0) or paced
+// at rate packets a second in all, while a console user reads and logs
+// in. The NAS sockets run in a process of their own (this program again,
+// with -send-to), as a network's NASes are other machines: the server's
+// scheduler then holds only the server's work, as in production, and the
+// two processes share the machine's cores.
+func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string, rate float64) {
 	a := radius.NewAccounting(b.Radius, b, radius.AccountingOptions{})
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	check(err)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go a.Serve(ctx, pc)
-	to := pc.LocalAddr().(*net.UDPAddr)
-	var answered, retries atomic.Int64
-	stop := make(chan struct{})
+	self, err := os.Executable()
+	check(err)
+	cmd := exec.CommandContext(ctx, self, "-send-to", pc.LocalAddr().String(), "-nas", strconv.Itoa(*nases),
+		"-rate", strconv.FormatFloat(rate, 'f', -1, 64), "-duration", duration.String())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	check(err)
+	check(cmd.Start())
+	if *cpuProf != "" && rate == 0 {
+		f, err := os.Create(*cpuProf)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer f.Close()
+	}
+	before := schedLatencies()
+	reads, logins := u.interact(*duration)
+	sched := quantiles(before, schedLatencies())
+	pprof.StopCPUProfile()
+	var sent nasResult
+	check(json.NewDecoder(out).Decode(&sent))
+	check(cmd.Wait())
+	cs := a.Counters()
+	load := "as fast as answered"
+	if rate > 0 {
+		load = fmt.Sprintf("paced at %.0f/s, %d sent late", rate, sent.Late)
+	}
+	fmt.Printf("%s: accounting (%s), %d NAS sockets: %d packets answered after commit in %s = %.0f packets/s; %d retries; %d records committed, %d sink errors\n",
+		engine, load, *nases, sent.Answered, sent.Wall.Round(time.Millisecond), float64(sent.Answered)/sent.Wall.Seconds(), sent.Retries,
+		cs.Events.Load(), cs.SinkErrors.Load())
+	fmt.Printf("%s: during accounting (%s): GET users/current %s; API-key login %s; server goroutines waiting to run %s\n",
+		engine, load, reads, logins, sched)
+}
+
+// nasResult is what the NAS process reports on its standard output.
+type nasResult struct {
+	Answered, Retries, Late int64
+	Wall                    time.Duration
+}
+
+// sendAccounting is the NAS process: it sends Starts and Stops to to from
+// nas sockets for d (one packet in flight each; paced at rate packets a
+// second in all when rate > 0, a socket whose answer came late sending
+// its next packet at once), waits for the answers in flight, and writes
+// its nasResult as JSON to its standard output.
+func sendAccounting(to string) {
+	addr, err := net.ResolveUDPAddr("udp", to)
+	check(err)
+	var answered, retries, late atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
+	var every time.Duration // between one socket's packets, when paced
+	if *rate > 0 {
+		every = time.Duration(float64(*nases) / *rate * float64(time.Second))
+	}
 	for w := range *nases {
 		wg.Add(1)
 		go func() {
@@ -127,11 +193,15 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 			check(err)
 			defer c.Close()
 			buf := make([]byte, 4096)
-			for i := int64(1); ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
+			next := start.Add(every * time.Duration(w) / time.Duration(*nases))
+			for i := int64(1); time.Since(start) < *duration; i++ {
+				if every > 0 {
+					if d := time.Until(next); d > 0 {
+						time.Sleep(d)
+					} else if i > 1 {
+						late.Add(1)
+					}
+					next = next.Add(every)
 				}
 				// Start and Stop of one session after another: each an event
 				// stored, and each Stop a sample of the session's bytes.
@@ -152,7 +222,7 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 				wire, err := p.Encode()
 				check(err)
 				for {
-					c.WriteToUDP(wire, to)
+					c.WriteToUDP(wire, addr)
 					c.SetReadDeadline(time.Now().Add(2 * time.Second))
 					if _, _, err := c.ReadFromUDP(buf); err == nil {
 						answered.Add(1)
@@ -163,21 +233,8 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 			}
 		}()
 	}
-	if *cpuProf != "" {
-		f, err := os.Create(*cpuProf)
-		check(err)
-		check(pprof.StartCPUProfile(f))
-		defer f.Close()
-	}
-	reads, logins := u.interact(*duration, stop)
-	pprof.StopCPUProfile()
 	wg.Wait()
-	wall := time.Since(start)
-	cs := a.Counters()
-	fmt.Printf("%s: accounting, %d NAS sockets: %d packets answered after commit in %s = %.0f packets/s; %d retries; %d records committed, %d sink errors\n",
-		engine, *nases, answered.Load(), wall.Round(time.Millisecond), float64(answered.Load())/wall.Seconds(), retries.Load(),
-		cs.Events.Load(), cs.SinkErrors.Load())
-	fmt.Printf("%s: during accounting: GET users/current %s; API-key login %s\n", engine, reads, logins)
+	check(json.NewEncoder(os.Stdout).Encode(nasResult{answered.Load(), retries.Load(), late.Load(), time.Since(start)}))
 }
 
 // syslogIntake sends lines over TCP as a syslog daemon forwards them and
@@ -236,10 +293,10 @@ type user struct {
 
 // interact makes authenticated reads (every 10 ms) and beside them
 // API-key logins (every 100 ms), as a busy console and its users would,
-// for d; then closes stop (if any) and describes the latency of each.
+// for d, and describes the latency of each.
 // Paced, not back to back: what is measured is how long a user waits,
 // not how much of the machine a loop can take from the load.
-func (u user) interact(d time.Duration, stop chan struct{}) (reads, logins string) {
+func (u user) interact(d time.Duration) (reads, logins string) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
@@ -257,9 +314,6 @@ func (u user) interact(d time.Duration, stop chan struct{}) (reads, logins strin
 		})
 	}()
 	wg.Wait()
-	if stop != nil {
-		close(stop)
-	}
 	return reads, logins
 }
 
@@ -285,4 +339,35 @@ func check(err error) {
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+// schedLatencies is the runtime's histogram of how long goroutines were
+// runnable before they ran, since the process started.
+func schedLatencies() *rtmetrics.Float64Histogram {
+	s := []rtmetrics.Sample{{Name: "/sched/latencies:seconds"}}
+	rtmetrics.Read(s)
+	return s[0].Value.Float64Histogram()
+}
+
+// quantiles describes the latencies recorded between two readings of a
+// histogram: its p50, p99 and p99.9 (each the upper bound of a bucket).
+func quantiles(before, after *rtmetrics.Float64Histogram) string {
+	var total uint64
+	counts := make([]uint64, len(after.Counts))
+	for i := range counts {
+		counts[i] = after.Counts[i] - before.Counts[i]
+		total += counts[i]
+	}
+	var out []string
+	for _, p := range []float64{0.5, 0.99, 0.999} {
+		var n uint64
+		for i, c := range counts {
+			if n += c; float64(n) >= p*float64(total) {
+				d := time.Duration(after.Buckets[i+1] * float64(time.Second))
+				out = append(out, fmt.Sprintf("p%g %s", p*100, d.Round(time.Microsecond)))
+				break
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }

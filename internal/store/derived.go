@@ -135,10 +135,16 @@ func encodeJournal(d *derived) ([]byte, error) {
 		}
 	}
 	var buf bytes.Buffer
-	zw, err := flate.NewWriter(&buf, flate.BestSpeed)
-	if err != nil {
-		return nil, err
+	zw, _ := journalWriters.Get().(*flate.Writer)
+	if zw == nil {
+		var err error
+		if zw, err = flate.NewWriter(&buf, flate.BestSpeed); err != nil {
+			return nil, err
+		}
+	} else {
+		zw.Reset(&buf)
 	}
+	defer journalWriters.Put(zw)
 	if _, err := zw.Write(b); err != nil {
 		return nil, err
 	}
@@ -147,6 +153,12 @@ func encodeJournal(d *derived) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// journalWriters are compressors of journal bodies to use again: a new
+// one allocates about a megabyte of tables, and every ingest batch writes
+// a journal row, so under load new ones were most of what the server
+// allocated (and what the collector then had to sweep).
+var journalWriters sync.Pool
 
 func boolByte(v bool) byte {
 	if v {
