@@ -46,6 +46,7 @@ var (
 	dbURL    = flag.String("database-url", "", "PostgreSQL URL; empty: SQLite in a temporary directory")
 	duration = flag.Duration("duration", 10*time.Second, "how long the accounting load runs")
 	nases    = flag.Int("nas", 64, "NAS sockets sending accounting packets, one packet in flight each")
+	clients  = flag.Int("clients", 16, "clients a NAS socket's sessions go round (at most 65,536)")
 	rate     = flag.Float64("rate", 5000, "packets/s of the second, paced accounting load (0: none)")
 	lines    = flag.Int("lines", 200_000, "syslog lines sent (6 a client connection)")
 	sendTo   = flag.String("send-to", "", "run as the NAS process, sending to this address (used by the benchmark itself)")
@@ -133,7 +134,7 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 	go a.Serve(ctx, pc)
 	self, err := os.Executable()
 	check(err)
-	cmd := exec.CommandContext(ctx, self, "-send-to", pc.LocalAddr().String(), "-nas", strconv.Itoa(*nases),
+	cmd := exec.CommandContext(ctx, self, "-send-to", pc.LocalAddr().String(), "-nas", strconv.Itoa(*nases), "-clients", strconv.Itoa(*clients),
 		"-rate", strconv.FormatFloat(rate, 'f', -1, 64), "-duration", duration.String())
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -212,7 +213,12 @@ func sendAccounting(to string) {
 				}
 				rfc2866.AcctStatusType_Set(p, status)
 				rfc2866.AcctSessionID_SetString(p, fmt.Sprintf("bench-%d-%d-%d", start.UnixNano(), w, (i+1)/2))
-				rfc2865.CallingStationID_SetString(p, fmt.Sprintf("02-00-00-00-%02X-%02X", w>>8, w&255))
+				// Each socket an AP whose clients connect in turn: a client's
+				// row is updated every few seconds, as in a network that sends
+				// this many packets, not hundreds of times a second. The
+				// second octet tells one run's clients from another's.
+				k := (i - 1) / 2 % int64(*clients)
+				rfc2865.CallingStationID_SetString(p, fmt.Sprintf("02-%02X-%02X-%02X-%02X-%02X", start.Unix()&255, w>>8&255, w&255, k>>8&255, k&255))
 				rfc2865.CalledStationID_SetString(p, "AA-BB-CC-DD-EE-FF:corp")
 				rfc2866.AcctInputOctets_Set(p, rfc2866.AcctInputOctets(i*1000))
 				rfc2866.AcctOutputOctets_Set(p, rfc2866.AcctOutputOctets(i*4000))

@@ -55,12 +55,22 @@ func (b *bulkTx) Insert(ctx context.Context, table string, cols []string, rows [
 
 // copyInsert is Insert on PostgreSQL: COPY into a temporary table like
 // table, then one INSERT … SELECT from it, which applies onConflict. When
-// onConflict only skips rows stored already (DO NOTHING), the rows are
-// first copied straight into table, as fast as PostgreSQL takes rows: a
-// batch with no such row (nearly every batch; a retry is the exception)
-// is done then, and one with any goes back to its savepoint and takes the
-// way through the temporary table.
+// there is no onConflict, or it only skips rows stored already (DO
+// NOTHING), the rows are first copied straight into table, as fast as
+// PostgreSQL takes rows: a batch with no such row (nearly every batch; a
+// retry is the exception) is done then, and one with any goes back to its
+// savepoint and takes the way through the temporary table.
+//
+// The temporary table is created once per connection and emptied by
+// every commit (ON COMMIT DELETE ROWS), not created and dropped by each
+// transaction: that added and removed its rows in the system catalogs
+// every time (2.7 ms of the server's time, the costliest statement of an
+// accounting round), and, the table being new each time, made the INSERT
+// … SELECT a statement to plan anew.
 func (b *bulkTx) copyInsert(ctx context.Context, table string, cols []string, rows [][]any, onConflict string) (int64, error) {
+	if onConflict == "" {
+		return b.pgx.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+	}
 	if strings.HasSuffix(onConflict, " DO NOTHING") {
 		if _, err := b.pgx.Exec(ctx, `SAVEPOINT bulk_copy`); err != nil {
 			return 0, err
@@ -80,7 +90,7 @@ func (b *bulkTx) copyInsert(ctx context.Context, table string, cols []string, ro
 	list := strings.Join(cols, ", ")
 	tmp := "bulk_" + table
 	if _, err := b.pgx.Exec(ctx, `CREATE TEMPORARY TABLE IF NOT EXISTS `+tmp+` (LIKE `+table+
-		` INCLUDING DEFAULTS) ON COMMIT DROP`); err != nil {
+		` INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`); err != nil {
 		return 0, err
 	}
 	if _, err := b.pgx.CopyFrom(ctx, pgx.Identifier{tmp}, cols, pgx.CopyFromRows(rows)); err != nil {
@@ -90,7 +100,9 @@ func (b *bulkTx) copyInsert(ctx context.Context, table string, cols []string, ro
 	if err != nil {
 		return 0, err
 	}
-	if _, err := b.pgx.Exec(ctx, `TRUNCATE `+tmp); err != nil {
+	// Empty for a second batch of the table in this transaction; the
+	// commit empties it anyway.
+	if _, err := b.pgx.Exec(ctx, `DELETE FROM `+tmp); err != nil {
 		return 0, err
 	}
 	return tag.RowsAffected(), nil

@@ -106,6 +106,50 @@ func TestBulkInsert(t *testing.T) {
 	})
 }
 
+// TestBulkUpsert upserts through the bulk path: on PostgreSQL by way of a
+// temporary table each connection keeps, which must hold only the batch
+// at hand, whether it is the transaction's first batch of the table or
+// its second, and whichever transaction of the connection it is.
+func TestBulkUpsert(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		st := openBulk(t, b)
+		const upsert = "ON CONFLICT (customer_id, event_id) DO UPDATE SET note = excluded.note"
+		second := bulkRows(5, 15)
+		for _, r := range second {
+			r[4] = "second"
+		}
+		// Two overlapping batches in one transaction: had the first stayed
+		// in the temporary table, the second would upsert its rows 5-9
+		// twice, which PostgreSQL refuses.
+		got, err := st.BulkInsertForTest(ctx, "bulk_probe", bulkCols, upsert, bulkRows(0, 10), second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != "[10 10]" {
+			t.Errorf("the batches stored %v rows, want [10 10]", got)
+		}
+		// Transactions after it (on the pool's connections, some of which
+		// have the table already) see none of its rows.
+		for i := range 4 {
+			got, err := st.BulkInsertForTest(ctx, "bulk_probe", bulkCols, upsert, bulkRows(100+i*10, 105+i*10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0] != 5 {
+				t.Errorf("transaction %d stored %d rows, want 5", i+2, got[0])
+			}
+		}
+		var seconds int
+		if err := st.QueryRowForTest(ctx, `SELECT count(*) FROM bulk_probe WHERE note = 'second'`).Scan(&seconds); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := countRows(t, st); n != 35 || seconds != 10 {
+			t.Errorf("table holds %d rows, %d of the second batch; want 35, 10", n, seconds)
+		}
+	})
+}
+
 // BenchmarkBulkInsert measures rows per second through the bulk path, in
 // batches of 10,000 (the ingest call's limit).
 func BenchmarkBulkInsert(b *testing.B) {

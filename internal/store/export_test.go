@@ -66,10 +66,11 @@ func (s *Store) SubtreePlanForTest(ctx context.Context, path string) (string, er
 
 // BulkInsertForTest inserts batches of rows into table through the bulk
 // path (bulk.go), all in one transaction, and returns how many rows each
-// batch stored.
+// batch stored. conflict is a conflict target, whose rows stored already
+// are skipped, or a whole ON CONFLICT clause.
 func (s *Store) BulkInsertForTest(ctx context.Context, table string, cols []string, conflict string, batches ...[][]any) ([]int64, error) {
 	var out []int64
-	if conflict != "" {
+	if conflict != "" && !strings.HasPrefix(conflict, "ON CONFLICT") {
 		conflict = "ON CONFLICT " + conflict + " DO NOTHING"
 	}
 	err := s.bulk(ctx, s.w, func(b *bulkTx) error {
