@@ -144,9 +144,11 @@ func (s *Store) APsByMAC(ctx context.Context, customerID int64, macs []string) (
 	if len(macs) == 0 {
 		return out, nil
 	}
-	from, cond, arg := keysIn(s.dialect, "$2", "a.mac", macs)
-	rows, err := s.r.QueryContext(ctx, `SELECT a.mac, a.box_id, a.name, a.location_id FROM `+from+`aps a
-		WHERE a.customer_id = $1 AND `+cond, customerID, arg)
+	// Through devices, whose (customer, kind, MAC) is indexed: aps has no
+	// index on its MAC.
+	from, cond, arg := keysIn(s.dialect, "$2", "d.mac", macs)
+	rows, err := s.r.QueryContext(ctx, `SELECT d.mac, a.box_id, a.name, a.location_id FROM `+from+`devices d
+		JOIN aps a ON a.box_id = d.box_id WHERE d.customer_id = $1 AND d.kind = 'ap' AND `+cond, customerID, arg)
 	if err != nil {
 		return nil, err
 	}

@@ -194,9 +194,8 @@ func (s *Store) ClientLocations(ctx context.Context, customerID int64, boxes []i
 	if len(boxes) == 0 {
 		return out, nil
 	}
-	from, cond, arg := keysIn(s.dialect, "$2", "c.box_id", boxes)
-	rows, err := s.tr.QueryContext(ctx, `SELECT c.box_id, c.location_id FROM `+from+`clients c WHERE c.customer_id = $1 AND `+cond,
-		customerID, arg)
+	query, arg := clientLocationsQuery(s.dialect, boxes)
+	rows, err := s.tr.QueryContext(ctx, query, customerID, arg)
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +208,13 @@ func (s *Store) ClientLocations(ctx context.Context, customerID int64, boxes []i
 		out[box] = loc
 	}
 	return out, rows.Err()
+}
+
+// clientLocationsQuery is ClientLocations' query of boxes, and its
+// second argument (the customer is the first).
+func clientLocationsQuery(d Dialect, boxes []int64) (string, any) {
+	from, cond, arg := keysIn(d, "$2", "c.box_id", boxes)
+	return `SELECT c.box_id, c.location_id FROM ` + from + `clients c WHERE c.customer_id = $1 AND ` + cond, arg
 }
 
 // SetClientIdentity sets the name and username of clients whose latest

@@ -109,13 +109,16 @@ func inList[T int64 | string](d Dialect, param string, values []T) (cond string,
 
 // keysIn is how a query that looks up many keys names them: from, to put
 // before the table in FROM, and cond, the condition that column is one of
-// values, with param the placeholder of the one argument it returns. On
-// PostgreSQL the keys are a set joined to the table (from is
-// "unnest($2) AS v(value), "), so that each is one index lookup whatever
-// the table's statistics say: "column = ANY($2)" can be planned, on a
-// table not analyzed yet, as a scan that tests each row against every key.
-// On SQLite "column IN (SELECT value FROM json_each($2))", which SQLite
-// turns into a lookup table, is the fast form.
+// values, with param the placeholder of the one argument it returns. The
+// keys are a set joined to the table, driving the query, so that each is
+// one index lookup whatever the engine guesses of the table: on
+// PostgreSQL from is "unnest($2) AS v(value), " ("column = ANY($2)" can
+// be planned, on a table not analyzed yet, as a scan that tests each row
+// against every key); on SQLite "json_each($2) AS v CROSS JOIN " (CROSS
+// JOIN keeps the keys the outer loop: with "column IN (SELECT value FROM
+// json_each($2))" and another condition on an indexed column, such as the
+// customer, SQLite would rather walk that index, every client of the
+// customer for each lookup of a few).
 func keysIn[T int64 | string](d Dialect, param, column string, values []T) (from, cond string, arg any) {
 	if d == Postgres {
 		cast := "::text[]"
@@ -125,7 +128,7 @@ func keysIn[T int64 | string](d Dialect, param, column string, values []T) (from
 		return "unnest(" + param + cast + ") AS v(value), ", column + " = v.value", values
 	}
 	b, _ := json.Marshal(values)
-	return "", column + " IN (SELECT value FROM json_each(" + param + "))", string(b)
+	return "json_each(" + param + ") AS v CROSS JOIN ", column + " = v.value", string(b)
 }
 
 // AuthRevision returns a number that changes whenever cached sessions may be

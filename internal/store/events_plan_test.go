@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -38,6 +39,45 @@ func TestSlotQueriesUseTheTimeIndex(t *testing.T) {
 		}
 		if !strings.Contains(events, "client_events_ts") || !strings.Contains(samples, "client_stats_ts") {
 			t.Fatalf("plans:\n%s\n%s", events, samples)
+		}
+	})
+}
+
+// TestClientLocationsLookUpEachClient: where a batch's clients were is
+// read with one lookup of the primary key a client, not by walking every
+// client of the customer (which SQLite chose, through the customer's
+// last-seen index, when the keys were an IN list).
+func TestClientLocationsLookUpEachClient(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		st := storetest.OpenStore(t, b)
+		// Clients of two customers, and the statistics of a table that
+		// holds them (PostgreSQL plans an empty table otherwise).
+		for customer := int64(1); customer <= 2; customer++ {
+			updates := map[int64]wnms.ClientUpdate{}
+			for i := range int64(1000) {
+				updates[customer*10_000+i] = wnms.ClientUpdate{MacAddress: fmt.Sprintf("02:00:00:%02X:%02X:%02X", customer, i>>8, i&255),
+					Timestamp: 1_700_000_000_000 + i, LocationID: 1}
+			}
+			if err := st.UpdateClients(ctx, customer, updates); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if b == storetest.Postgres {
+			if err := st.ExecForTest(ctx, `ANALYZE clients`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		plan, err := st.ClientLocationsPlanForTest(ctx, []int64{10_001, 10_002, 10_003})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "clients_pkey"
+		if b == storetest.SQLite {
+			want = "USING INDEX sqlite_autoindex_clients_1 (box_id=?)"
+		}
+		if !strings.Contains(plan, want) || strings.Contains(plan, "clients_last_seen") {
+			t.Fatalf("plan without %s:\n%s", want, plan)
 		}
 	})
 }

@@ -99,6 +99,13 @@ func (s *Store) EventPlanForTest(ctx context.Context, q wnms.EventQuery) (string
 	return s.planForTest(ctx, `SELECT body FROM client_events WHERE `+cond+` ORDER BY ts DESC, id DESC LIMIT 100`, args...)
 }
 
+// ClientLocationsPlanForTest returns the engine's plan of ClientLocations'
+// query.
+func (s *Store) ClientLocationsPlanForTest(ctx context.Context, boxes []int64) (string, error) {
+	query, arg := clientLocationsQuery(s.dialect, boxes)
+	return s.planForTest(ctx, query, int64(1), arg)
+}
+
 // planForTest is the engine's plan of a telemetry query (PostgreSQL told
 // to avoid sequential scans, which it would take on a test's small table).
 func (s *Store) planForTest(ctx context.Context, query string, args ...any) (string, error) {
