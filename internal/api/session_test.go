@@ -309,6 +309,29 @@ func TestLoginThrottlePerAddress(t *testing.T) {
 	})
 }
 
+// TestSuccessfulLoginsDoNotCount: a login that succeeds gives its attempt
+// back in every bucket it took one from (the address, the key), so any
+// number of them never throttles the next ones; failures still do.
+func TestSuccessfulLoginsDoNotCount(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		e.UseClock(apitest.NewClock(time.Now()))
+		for i := range 30 {
+			if r := e.NewClient().Do("POST", "/login/key/c/600", keyBody(e.AdminKeyID, e.AdminKeyValue)); r.Status != 200 {
+				t.Fatalf("successful login %d: %d %s", i+1, r.Status, r.ErrorCode())
+			}
+		}
+		for i := range 20 {
+			if r := e.NewClient().Do("POST", "/login/key/c/600", keyBody("nokey", "x")); r.Status != 401 {
+				t.Fatalf("failure %d: %d", i+1, r.Status)
+			}
+		}
+		if r := e.NewClient().Do("POST", "/login/key/c/600", keyBody(e.AdminKeyID, e.AdminKeyValue)); r.Status != 429 {
+			t.Fatalf("after 20 failures: %d", r.Status)
+		}
+	})
+}
+
 func TestPasswordExpiryRestrictsSession(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
 		e := apitest.New(t, b)

@@ -139,12 +139,12 @@ func (s *Store) ReserveAttempt(ctx context.Context, buckets []string, since int6
 // ReleaseAttempts gives back attempts that succeeded: only failures count
 // against a bucket.
 func (s *Store) ReleaseAttempts(ctx context.Context, ids []int64) error {
-	for _, id := range ids {
-		if _, err := s.w.ExecContext(ctx, `DELETE FROM login_attempts WHERE id = $1`, id); err != nil {
-			return err
-		}
+	if len(ids) == 0 {
+		return nil
 	}
-	return nil
+	q, args := idList(s.dialect, `DELETE FROM login_attempts WHERE id`, ids)
+	_, err := s.w.ExecContext(ctx, q, args...)
+	return err
 }
 
 // CreateAPIKey stores a key (its hash only).
