@@ -295,8 +295,10 @@ func TestLab8021X(t *testing.T) {
 	srv := startSourcesServer(t, l.wnmsIP, "--baseline-min-samples", "3")
 	srv.addAP(l.portMAC, "lab-ap-1", l.apIP, l.portMAC, "lab")
 	// The floor's history: this quarter hour of each of the last seven
-	// days, ten clients connecting without a failure.
-	now := time.Now()
+	// days, ten clients connecting without a failure. The failures below
+	// must fall in the same quarter hour: a run that would cross into the
+	// next one (which has no history) waits for it to begin.
+	now := startOfSlotWithRoom(2 * time.Minute)
 	var history []any
 	for d := 1; d <= 7; d++ {
 		for c := range 10 {
@@ -357,4 +359,16 @@ func TestLab8021X(t *testing.T) {
 	if !anomalous {
 		t.Errorf("no connectivity anomaly on the lab's floor: %+v", points)
 	}
+}
+
+// startOfSlotWithRoom returns now, or, when less than room is left of the
+// current quarter hour (a baseline slot), waits for the next one to begin
+// and returns then.
+func startOfSlotWithRoom(room time.Duration) time.Time {
+	now := time.Now()
+	if next := now.Truncate(15 * time.Minute).Add(15 * time.Minute); next.Sub(now) < room {
+		time.Sleep(time.Until(next) + time.Second)
+		now = time.Now()
+	}
+	return now
 }
