@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -57,6 +58,9 @@ const secret = "bench-nas-secret"
 
 func main() {
 	flag.Parse()
+	if *nases < 1 || *clients < 1 || *clients > 1<<16 {
+		log.Fatal("-nas must be at least 1, and -clients 1 to 65,536")
+	}
 	if *sendTo != "" {
 		sendAccounting(*sendTo)
 		return
@@ -197,10 +201,14 @@ func sendAccounting(to string) {
 			next := start.Add(every * time.Duration(w) / time.Duration(*nases))
 			for i := int64(1); time.Since(start) < *duration; i++ {
 				if every > 0 {
+					// A socket whose answer came after its next packet was due
+					// sends that packet at once, and keeps its pace from then:
+					// no burst of the packets it missed.
 					if d := time.Until(next); d > 0 {
 						time.Sleep(d)
 					} else if i > 1 {
 						late.Add(1)
+						next = time.Now()
 					}
 					next = next.Add(every)
 				}
@@ -357,6 +365,8 @@ func schedLatencies() *rtmetrics.Float64Histogram {
 
 // quantiles describes the latencies recorded between two readings of a
 // histogram: its p50, p99 and p99.9 (each the upper bound of a bucket).
+// The runtime's histogram covers the whole process: the server's
+// goroutines, and the console user's few.
 func quantiles(before, after *rtmetrics.Float64Histogram) string {
 	var total uint64
 	counts := make([]uint64, len(after.Counts))
@@ -364,13 +374,20 @@ func quantiles(before, after *rtmetrics.Float64Histogram) string {
 		counts[i] = after.Counts[i] - before.Counts[i]
 		total += counts[i]
 	}
+	if total == 0 {
+		return "none recorded"
+	}
 	var out []string
 	for _, p := range []float64{0.5, 0.99, 0.999} {
 		var n uint64
 		for i, c := range counts {
 			if n += c; float64(n) >= p*float64(total) {
-				d := time.Duration(after.Buckets[i+1] * float64(time.Second))
-				out = append(out, fmt.Sprintf("p%g %s", p*100, d.Round(time.Microsecond)))
+				bound := after.Buckets[i+1]
+				if math.IsInf(bound, 1) {
+					out = append(out, fmt.Sprintf("p%g over %s", p*100, time.Duration(after.Buckets[i]*float64(time.Second))))
+				} else {
+					out = append(out, fmt.Sprintf("p%g %s", p*100, time.Duration(bound*float64(time.Second)).Round(time.Microsecond)))
+				}
 				break
 			}
 		}

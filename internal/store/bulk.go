@@ -14,10 +14,11 @@ import (
 // The bulk path: many rows into one table in one transaction, at the speed
 // each engine is best at. Ingest of telemetry goes through here.
 //
-// PostgreSQL: the rows are streamed with COPY into a temporary table that
-// lives for the transaction, then moved with one INSERT … SELECT … ON
-// CONFLICT DO NOTHING, so that rows already stored (a retried batch) are
-// skipped rather than failing the COPY. SQLite: multi-row INSERTs of as
+// PostgreSQL: the rows are streamed with COPY, straight into the table
+// when that can only fail on a row stored already (see copyInsert), else
+// into the connection's temporary table like it and moved with one INSERT
+// … SELECT … ON CONFLICT, which skips or updates the stored rows. SQLite:
+// multi-row INSERTs of as
 // many rows as fit in one statement's parameters, on the one writer
 // connection. Either way the batch is one transaction: all of it is
 // committed, or none.
@@ -65,8 +66,13 @@ func (b *bulkTx) Insert(ctx context.Context, table string, cols []string, rows [
 // every commit (ON COMMIT DELETE ROWS), not created and dropped by each
 // transaction: that added and removed its rows in the system catalogs
 // every time (2.7 ms of the server's time, the costliest statement of an
-// accounting round), and, the table being new each time, made the INSERT
-// … SELECT a statement to plan anew.
+// accounting round). Such a table lives as long as its connection, and
+// PostgreSQL never advances its oldest transaction id (autovacuum does not
+// visit temporary tables), which would hold back the database's freezing;
+// the pool therefore ends every connection after pgConnLifetime. The
+// table has the columns its table had when the connection first used it;
+// a migration runs before the server's first write, so only a schema
+// change under a running server would find it stale.
 func (b *bulkTx) copyInsert(ctx context.Context, table string, cols []string, rows [][]any, onConflict string) (int64, error) {
 	if onConflict == "" {
 		return b.pgx.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))

@@ -144,7 +144,10 @@ func encodeJournal(d *derived) ([]byte, error) {
 	} else {
 		zw.Reset(&buf)
 	}
-	defer journalWriters.Put(zw)
+	defer func() {
+		zw.Reset(io.Discard) // let go of buf
+		journalWriters.Put(zw)
+	}()
 	if _, err := zw.Write(b); err != nil {
 		return nil, err
 	}

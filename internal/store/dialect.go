@@ -267,6 +267,13 @@ func (b *bulkTx) insert(ctx context.Context, table string, cols []string, rows [
 // pgPoolSize is how many connections the PostgreSQL pool holds.
 const pgPoolSize = 32
 
+// pgConnLifetime ends each PostgreSQL connection after this long, with
+// the temporary tables of the bulk path it holds (copyInsert): their
+// oldest transaction id then never gets older than half an hour of
+// transactions, far from the hundreds of millions at which PostgreSQL
+// must freeze a table.
+const pgConnLifetime = 30 * time.Minute
+
 // WarmPool opens every connection of the PostgreSQL pool before the
 // server serves, each with the tables of a call's first queries opened
 // once, so that the first second after start runs as fast as the rest: a

@@ -189,6 +189,7 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		db.SetMaxOpenConns(pgPoolSize)
 		db.SetMaxIdleConns(pgPoolSize)
 		db.SetConnMaxIdleTime(5 * time.Minute)
+		db.SetConnMaxLifetime(pgConnLifetime)
 		s.dialect, s.r, s.w, s.tr, s.tw = Postgres, db, db, db, db
 		s.behind.every = flushEvery(Postgres)
 	} else {
