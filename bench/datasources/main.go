@@ -123,9 +123,9 @@ func main() {
 }
 
 // accounting measures the accounting server: NAS sockets send Starts and
-// Stops for the duration, as fast as the answers come (rate 0) or paced
-// at rate packets a second in all, while a console user reads and logs
-// in. The NAS sockets run in a process of their own (this program again,
+// Stops for the duration, as fast as the answers come (rate 0) or at rate
+// packets a second in all whatever the answers do (see sendAccounting),
+// while a console user reads and logs in. The NAS sockets run in a process of their own (this program again,
 // with -send-to), as a network's NASes are other machines: the server's
 // scheduler then holds only the server's work, as in production, and the
 // two processes share the machine's cores.
@@ -160,36 +160,44 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 	cs := a.Counters()
 	load := "as fast as answered"
 	if rate > 0 {
-		load = fmt.Sprintf("paced at %.0f/s, %d sent late", rate, sent.Late)
+		load = fmt.Sprintf("paced at %.0f/s", rate)
 	}
-	fmt.Printf("%s: accounting (%s), %d NAS sockets: %d packets answered after commit in %s = %.0f packets/s; %d retries; %d records committed, %d sink errors\n",
-		engine, load, *nases, sent.Answered, sent.Wall.Round(time.Millisecond), float64(sent.Answered)/sent.Wall.Seconds(), sent.Retries,
+	fmt.Printf("%s: accounting (%s), %d NAS sockets: %d packets sent, %d answered after commit in %s = %.0f packets/s; %d retries; %d records committed, %d sink errors",
+		engine, load, *nases, sent.Sent, sent.Answered, sent.Wall.Round(time.Millisecond), float64(sent.Answered)/sent.Wall.Seconds(), sent.Retries,
 		cs.Events.Load(), cs.SinkErrors.Load())
+	if sent.Latency != "" {
+		fmt.Printf("; %s", sent.Latency)
+	}
+	fmt.Println()
 	fmt.Printf("%s: during accounting (%s): GET users/current %s; API-key login %s; server goroutines waiting to run %s\n",
 		engine, load, reads, logins, sched)
 }
 
 // nasResult is what the NAS process reports on its standard output.
 type nasResult struct {
-	Answered, Retries, Late int64
+	Sent, Answered, Retries int64
 	Wall                    time.Duration
+	Latency                 string // of the answers, when paced
 }
 
 // sendAccounting is the NAS process: it sends Starts and Stops to to from
-// nas sockets for d (one packet in flight each; paced at rate packets a
-// second in all when rate > 0, a socket whose answer came late sending
-// its next packet at once), waits for the answers in flight, and writes
-// its nasResult as JSON to its standard output.
+// nas sockets for the duration and writes its nasResult as JSON to its
+// standard output. As fast as answered (rate 0), each socket has one
+// packet in flight and sends it again after 2 s without an answer. Paced
+// (rate > 0), each socket sends on its schedule whatever the answers do,
+// rate packets a second in all, as a NAS sends its sessions' accounting
+// (up to 256 in flight a socket, told apart by their Identifier), and
+// reads the answers beside; the run waits up to 3 s for the last ones and
+// reports the answers' latency.
 func sendAccounting(to string) {
 	addr, err := net.ResolveUDPAddr("udp", to)
 	check(err)
-	var answered, retries, late atomic.Int64
+	var sent, answered, retries atomic.Int64
+	var latMu sync.Mutex
+	var lat []time.Duration
 	var wg sync.WaitGroup
 	start := time.Now()
-	var every time.Duration // between one socket's packets, when paced
-	if *rate > 0 {
-		every = time.Duration(float64(*nases) / *rate * float64(time.Second))
-	}
+	end := start.Add(*duration)
 	for w := range *nases {
 		wg.Add(1)
 		go func() {
@@ -197,24 +205,11 @@ func sendAccounting(to string) {
 			c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 			check(err)
 			defer c.Close()
-			buf := make([]byte, 4096)
-			next := start.Add(every * time.Duration(w) / time.Duration(*nases))
-			for i := int64(1); time.Since(start) < *duration; i++ {
-				if every > 0 {
-					// A socket whose answer came after its next packet was due
-					// sends that packet at once, and keeps its pace from then:
-					// no burst of the packets it missed.
-					if d := time.Until(next); d > 0 {
-						time.Sleep(d)
-					} else if i > 1 {
-						late.Add(1)
-						next = time.Now()
-					}
-					next = next.Add(every)
-				}
+			packet := func(i int64) []byte {
 				// Start and Stop of one session after another: each an event
 				// stored, and each Stop a sample of the session's bytes.
 				p := rad.New(rad.CodeAccountingRequest, []byte(secret))
+				p.Identifier = byte(i)
 				status := rfc2866.AcctStatusType_Value_Start
 				if i%2 == 0 {
 					status = rfc2866.AcctStatusType_Value_Stop
@@ -235,20 +230,83 @@ func sendAccounting(to string) {
 				rfc2869.EventTimestamp_Set(p, start.Add(time.Duration(i)*time.Second))
 				wire, err := p.Encode()
 				check(err)
+				return wire
+			}
+			buf := make([]byte, 4096)
+			if *rate <= 0 {
+				for i := int64(1); time.Now().Before(end); i++ {
+					wire := packet(i)
+					sent.Add(1)
+					for {
+						c.WriteToUDP(wire, addr)
+						c.SetReadDeadline(time.Now().Add(2 * time.Second))
+						if _, _, err := c.ReadFromUDP(buf); err == nil {
+							answered.Add(1)
+							break
+						}
+						retries.Add(1)
+					}
+				}
+				return
+			}
+			// Paced: the answers are read beside the sending; sentAt[id]
+			// is when the packet of Identifier id in flight was sent.
+			var mu sync.Mutex
+			var sentAt [256]time.Time
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				var mine []time.Duration
+				c.SetReadDeadline(end.Add(3 * time.Second))
 				for {
-					c.WriteToUDP(wire, addr)
-					c.SetReadDeadline(time.Now().Add(2 * time.Second))
-					if _, _, err := c.ReadFromUDP(buf); err == nil {
-						answered.Add(1)
+					n, _, err := c.ReadFromUDP(buf)
+					if err != nil {
 						break
 					}
-					retries.Add(1)
+					if n < 2 {
+						continue
+					}
+					mu.Lock()
+					at := sentAt[buf[1]]
+					sentAt[buf[1]] = time.Time{}
+					mu.Unlock()
+					if !at.IsZero() {
+						answered.Add(1)
+						mine = append(mine, time.Since(at))
+					}
 				}
+				latMu.Lock()
+				lat = append(lat, mine...)
+				latMu.Unlock()
+			}()
+			every := time.Duration(float64(*nases) / *rate * float64(time.Second))
+			next := start.Add(every * time.Duration(w) / time.Duration(*nases))
+			for i := int64(1); next.Before(end); i++ {
+				time.Sleep(time.Until(next))
+				next = next.Add(every)
+				wire := packet(i)
+				mu.Lock()
+				sentAt[byte(i)] = time.Now() // an older packet still unanswered there counts as lost
+				mu.Unlock()
+				c.WriteToUDP(wire, addr)
+				sent.Add(1)
 			}
+			<-done
 		}()
 	}
 	wg.Wait()
-	check(json.NewEncoder(os.Stdout).Encode(nasResult{answered.Load(), retries.Load(), late.Load(), time.Since(start)}))
+	r := nasResult{Sent: sent.Load(), Answered: answered.Load(), Retries: retries.Load(), Wall: time.Since(start)}
+	if *rate > 0 {
+		r.Wall = *duration // the sending's; answers came within it or the 3 s after
+		slices.Sort(lat)
+		if len(lat) > 0 {
+			q := func(p float64) time.Duration {
+				return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond)
+			}
+			r.Latency = fmt.Sprintf("answer latency p50 %s, p99 %s, max %s", q(0.5), q(0.99), lat[len(lat)-1].Round(10*time.Microsecond))
+		}
+	}
+	check(json.NewEncoder(os.Stdout).Encode(r))
 }
 
 // syslogIntake sends lines over TCP as a syslog daemon forwards them and
