@@ -311,11 +311,26 @@ func TestLoginThrottlePerAddress(t *testing.T) {
 
 // TestSuccessfulLoginsDoNotCount: a login that succeeds gives its attempt
 // back in every bucket it took one from (the address, the key), so any
-// number of them never throttles the next ones; failures still do.
+// number of them never throttles the next ones; failures still do. A key
+// login also marks the key used.
 func TestSuccessfulLoginsDoNotCount(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
 		e := apitest.New(t, b)
-		e.UseClock(apitest.NewClock(time.Now()))
+		clk := apitest.NewClock(time.Now())
+		e.UseClock(clk)
+		lastUsed := func() int64 {
+			var keys []wnms.APIKey
+			e.Admin.Expect(200, "GET", "/V5/apikeys", nil).Decode(t, &keys)
+			for _, k := range keys {
+				if k.KeyID == e.AdminKeyID {
+					return k.LastUsedAt
+				}
+			}
+			t.Fatalf("key %s not listed", e.AdminKeyID)
+			return 0
+		}
+		before := lastUsed()
+		clk.Advance(time.Second)
 		for i := range 30 {
 			if r := e.NewClient().Do("POST", "/login/key/c/600", keyBody(e.AdminKeyID, e.AdminKeyValue)); r.Status != 200 {
 				t.Fatalf("successful login %d: %d %s", i+1, r.Status, r.ErrorCode())
@@ -328,6 +343,9 @@ func TestSuccessfulLoginsDoNotCount(t *testing.T) {
 		}
 		if r := e.NewClient().Do("POST", "/login/key/c/600", keyBody(e.AdminKeyID, e.AdminKeyValue)); r.Status != 429 {
 			t.Fatalf("after 20 failures: %d", r.Status)
+		}
+		if after := lastUsed(); after <= before {
+			t.Errorf("key last used at %d after logging in with it, %d before", after, before)
 		}
 	})
 }

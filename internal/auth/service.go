@@ -108,8 +108,9 @@ func rateLimited(wait time.Duration, format string, args ...any) error {
 // attempt reserves a login attempt against each bucket before any
 // credential is judged (Store.ReserveAttempt): the answer is 429 once a
 // bucket holds MaxAttempts failures in the window, however many attempts
-// arrive at once. release gives the reservation back after a success.
-func (a *Service) attempt(ctx context.Context, buckets ...string) (release func(context.Context) error, err error) {
+// arrive at once. The reservation is given back after a success: with
+// the session it opens (open), or by its release when none is opened.
+func (a *Service) attempt(ctx context.Context, buckets ...string) (*reservation, error) {
 	now := a.Now()
 	ids, retryAt, ok, err := a.Store.ReserveAttempt(ctx, buckets, now.Add(-a.Window).UnixMilli(), a.MaxAttempts)
 	if err != nil {
@@ -118,8 +119,17 @@ func (a *Service) attempt(ctx context.Context, buckets ...string) (release func(
 	if !ok {
 		return nil, rateLimited(time.UnixMilli(retryAt).Add(a.Window).Sub(now), "too many failed logins; retry later")
 	}
-	return func(ctx context.Context) error { return a.Store.ReleaseAttempts(ctx, ids) }, nil
+	return &reservation{a.Store, ids}, nil
 }
+
+// reservation is a login's reserved attempts.
+type reservation struct {
+	st  wnms.SessionStore
+	ids []int64
+}
+
+// release gives the attempts back: the login did not fail.
+func (r *reservation) release(ctx context.Context) error { return r.st.ReleaseAttempts(ctx, r.ids) }
 
 func addrBucket(addr string) string { return "addr:" + addr }
 func keyBucket(keyID string) string { return "key:" + keyID }
@@ -203,7 +213,7 @@ func (a *Service) judge(ctx context.Context, u *wnms.User, hash, password string
 // source address and per key id (429), and never lock the key's user: a
 // 256-bit secret cannot be guessed.
 func (a *Service) LoginKey(ctx context.Context, req LoginRequest, keyID, keyValue string) (*Login, error) {
-	release, err := a.attempt(ctx, addrBucket(req.Addr), keyBucket(keyID))
+	res, err := a.attempt(ctx, addrBucket(req.Addr), keyBucket(keyID))
 	if err != nil {
 		return nil, err
 	}
@@ -228,13 +238,7 @@ func (a *Service) LoginKey(ctx context.Context, req LoginRequest, keyID, keyValu
 	if u.Locked(a.Now()) {
 		return nil, a.failed()
 	}
-	if err := release(ctx); err != nil {
-		return nil, err
-	}
-	if err := a.Store.TouchAPIKey(ctx, keyID); err != nil {
-		return nil, err
-	}
-	return a.open(ctx, req, u, keyID, false)
+	return a.open(ctx, req, u, keyID, false, res)
 }
 
 // LoginPassword opens a session for a LOCAL user. A user of another type
@@ -243,7 +247,7 @@ func (a *Service) LoginKey(ctx context.Context, req LoginRequest, keyID, keyValu
 // and at most MaxFailures wrong guesses are judged before the user is
 // locked.
 func (a *Service) LoginPassword(ctx context.Context, req LoginRequest, username, password string) (*Login, error) {
-	release, err := a.attempt(ctx, addrBucket(req.Addr))
+	res, err := a.attempt(ctx, addrBucket(req.Addr))
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +263,7 @@ func (a *Service) LoginPassword(ctx context.Context, req LoginRequest, username,
 	case err != nil:
 		return nil, err
 	case u.UserType != wnms.UserTypeLocal:
-		if err := release(ctx); err != nil {
+		if err := res.release(ctx); err != nil {
 			return nil, err
 		}
 		return nil, wnms.Errorf(wnms.UnsupportedAuthType, "this account does not log in with a password")
@@ -267,7 +271,7 @@ func (a *Service) LoginPassword(ctx context.Context, req LoginRequest, username,
 	ok, err := a.judge(ctx, u, hash, password)
 	if wnms.ErrorCode(err) == wnms.RateLimited {
 		// Nothing was judged: the attempt does not count.
-		if rerr := release(ctx); rerr != nil {
+		if rerr := res.release(ctx); rerr != nil {
 			return nil, rerr
 		}
 	}
@@ -277,21 +281,18 @@ func (a *Service) LoginPassword(ctx context.Context, req LoginRequest, username,
 	if !ok {
 		return nil, a.failed()
 	}
-	if err := release(ctx); err != nil {
-		return nil, err
-	}
 	restricted := u.PasswordExpired(a.Now()) || u.PasswordChangeEnforced
 	if restricted {
 		u.PasswordChangeEnforced = true
 	}
-	return a.open(ctx, req, u, "", restricted)
+	return a.open(ctx, req, u, "", restricted, res)
 }
 
 // CheckOwnPassword judges the old password of a logged-in user changing its
 // own (ownpassword) under the same rules as a login: the guess counts
 // toward the user's lockout and the address throttle.
 func (a *Service) CheckOwnPassword(ctx context.Context, addr string, u *wnms.User, password string) (bool, error) {
-	release, err := a.attempt(ctx, addrBucket(addr))
+	res, err := a.attempt(ctx, addrBucket(addr))
 	if err != nil {
 		return false, err
 	}
@@ -305,16 +306,18 @@ func (a *Service) CheckOwnPassword(ctx context.Context, addr string, u *wnms.Use
 			a.OnLoginFailure()
 		}
 		if wnms.ErrorCode(err) == wnms.RateLimited {
-			if rerr := release(ctx); rerr != nil {
+			if rerr := res.release(ctx); rerr != nil {
 				return false, rerr
 			}
 		}
 		return false, err
 	}
-	return true, release(ctx)
+	return true, res.release(ctx)
 }
 
-func (a *Service) open(ctx context.Context, req LoginRequest, u *wnms.User, keyID string, restricted bool) (*Login, error) {
+// open opens the session of a login that succeeded, giving back its
+// reserved attempts with it.
+func (a *Service) open(ctx context.Context, req LoginRequest, u *wnms.User, keyID string, restricted bool, res *reservation) (*Login, error) {
 	now := a.Now().UnixMilli()
 	token := NewSessionToken()
 	s := &wnms.Session{
@@ -322,7 +325,7 @@ func (a *Service) open(ctx context.Context, req LoginRequest, u *wnms.User, keyI
 		ClientIdentifier: req.ClientIdentifier, Timeout: req.Timeout, CreatedAt: now,
 		ExpiresAt: now + int64(req.Timeout)*1000, ClusterChildren: req.ClusterChildren, PasswordChange: restricted,
 	}
-	if err := a.Store.CreateSession(ctx, s); err != nil {
+	if err := a.Store.CreateSession(ctx, s, res.ids); err != nil {
 		return nil, err
 	}
 	return &Login{Token: token, Session: s, User: u}, nil

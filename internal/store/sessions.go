@@ -10,17 +10,34 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// CreateSession stores a new session.
-func (s *Store) CreateSession(ctx context.Context, se *wnms.Session) error {
+// CreateSession stores a session for a login that succeeded, and in the
+// same transaction gives back the login's reserved attempts (release; see
+// ReserveAttempt) and marks the session's API key, if any, used now: one
+// commit, where these were three (a PostgreSQL commit waits for its WAL
+// flush, and a login's latency was mostly its round trips and commits).
+func (s *Store) CreateSession(ctx context.Context, se *wnms.Session, release []int64) error {
 	var keyID any
 	if se.KeyID != "" {
 		keyID = se.KeyID
 	}
-	_, err := s.exec(ctx, `INSERT INTO sessions (token_hash, user_id, key_id, client_identifier, timeout_s,
-		created_at, expires_at, cluster_children, password_change) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		se.TokenHash, se.UserID, keyID, se.ClientIdentifier, se.Timeout, se.CreatedAt, se.ExpiresAt,
-		se.ClusterChildren, se.PasswordChange)
-	return err
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if len(release) > 0 {
+			q, args := idList(s.dialect, `DELETE FROM login_attempts WHERE id`, release)
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+				return err
+			}
+		}
+		if se.KeyID != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE key_id = $2`, s.nowMS(), se.KeyID); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (token_hash, user_id, key_id, client_identifier, timeout_s,
+			created_at, expires_at, cluster_children, password_change) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			se.TokenHash, se.UserID, keyID, se.ClientIdentifier, se.Timeout, se.CreatedAt, se.ExpiresAt,
+			se.ClusterChildren, se.PasswordChange)
+		return err
+	})
 }
 
 // SessionUser reads a session and its user in one query. An unknown token
@@ -212,10 +229,4 @@ func (s *Store) DeleteAPIKey(ctx context.Context, customerID int64, keyID string
 		}
 		return nil
 	})
-}
-
-// TouchAPIKey records the last use of a key.
-func (s *Store) TouchAPIKey(ctx context.Context, keyID string) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE key_id = $2`, s.nowMS(), keyID)
-	return err
 }

@@ -34,7 +34,10 @@ type UserReads interface {
 // SessionStore keeps sessions, API keys and the per-address login failure
 // log. An unknown session is SESSION_EXPIRED.
 type SessionStore interface {
-	CreateSession(ctx context.Context, s *Session) error
+	// CreateSession stores s for a login that succeeded: in the same
+	// transaction it gives back the login's reserved attempts (release)
+	// and marks the session's API key, if any, used now.
+	CreateSession(ctx context.Context, s *Session, release []int64) error
 	SessionUser(ctx context.Context, tokenHash string) (*Session, *User, error)
 	ExtendSession(ctx context.Context, tokenHash string, expiresAt int64) (bool, error)
 	DeleteSession(ctx context.Context, tokenHash string) error
@@ -45,7 +48,6 @@ type SessionStore interface {
 	APIKey(ctx context.Context, keyID string) (*APIKey, error)
 	APIKeys(ctx context.Context, customerID int64) ([]APIKey, error)
 	DeleteAPIKey(ctx context.Context, customerID int64, keyID string) error
-	TouchAPIKey(ctx context.Context, keyID string) error
 	// AuthRevision changes whenever every cached session may be stale; ok
 	// false means sessions must be read from the store on every request.
 	AuthRevision() (rev uint64, ok bool)
