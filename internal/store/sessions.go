@@ -21,11 +21,8 @@ func (s *Store) CreateSession(ctx context.Context, se *wnms.Session, release []i
 		keyID = se.KeyID
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if len(release) > 0 {
-			q, args := idList(s.dialect, `DELETE FROM login_attempts WHERE id`, release)
-			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-				return err
-			}
+		if err := s.releaseAttempts(ctx, tx, release); err != nil {
+			return err
 		}
 		if se.KeyID != "" {
 			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE key_id = $2`, s.nowMS(), se.KeyID); err != nil {
@@ -156,11 +153,16 @@ func (s *Store) ReserveAttempt(ctx context.Context, buckets []string, since int6
 // ReleaseAttempts gives back attempts that succeeded: only failures count
 // against a bucket.
 func (s *Store) ReleaseAttempts(ctx context.Context, ids []int64) error {
+	return s.releaseAttempts(ctx, s.w, ids)
+}
+
+// releaseAttempts is ReleaseAttempts on q (the pool, or a transaction).
+func (s *Store) releaseAttempts(ctx context.Context, q execQuerier, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	q, args := idList(s.dialect, `DELETE FROM login_attempts WHERE id`, ids)
-	_, err := s.w.ExecContext(ctx, q, args...)
+	query, args := idList(s.dialect, `DELETE FROM login_attempts WHERE id`, ids)
+	_, err := q.ExecContext(ctx, query, args...)
 	return err
 }
 
