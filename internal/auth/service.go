@@ -326,6 +326,11 @@ func (a *Service) open(ctx context.Context, req LoginRequest, u *wnms.User, keyI
 		ExpiresAt: now + int64(req.Timeout)*1000, ClusterChildren: req.ClusterChildren, PasswordChange: restricted,
 	}
 	if err := a.Store.CreateSession(ctx, s, res.ids); err != nil {
+		// The credentials were right: the attempts are given back even so
+		// (they went back with the session's transaction, which failed).
+		if rerr := res.release(context.WithoutCancel(ctx)); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
 		return nil, err
 	}
 	return &Login{Token: token, Session: s, User: u}, nil

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -69,6 +70,53 @@ func TestAuthenticateCaches(t *testing.T) {
 		}
 		if _, err := a.Authenticate(ctx, l.Token); wnms.ErrorCode(err) != wnms.SessionExpired {
 			t.Errorf("after logout: %v, want SESSION_EXPIRED", err)
+		}
+	})
+}
+
+// failingSessions is the real store whose session inserts fail while
+// fail is set.
+type failingSessions struct {
+	auth.Store
+	fail atomic.Bool
+}
+
+func (f *failingSessions) CreateSession(ctx context.Context, s *wnms.Session, release []int64) error {
+	if f.fail.Load() {
+		return errors.New("session insert failed")
+	}
+	return f.Store.CreateSession(ctx, s, release)
+}
+
+// TestLoginWithoutSessionGivesBackAttempts: a login whose credentials were
+// right but whose session could not be stored does not count as a failed
+// attempt (its attempts went back with the session's transaction, which
+// failed): as many of them as the throttle allows failures leave the
+// next login free.
+func TestLoginWithoutSessionGivesBackAttempts(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		st := apitest.OpenStore(t, b)
+		fs := &failingSessions{Store: st}
+		ctx := context.Background()
+		a := auth.NewService(fs, []byte("secret"))
+		u, err := auth.EnsureAPIUser(ctx, st, "robot", "VIEWER", wnms.OnPremCustomer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, v, err := a.NewKey(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := auth.LoginRequest{ClientIdentifier: "t", Timeout: 600, Addr: "127.0.0.1"}
+		fs.fail.Store(true)
+		for i := range a.MaxAttempts + 1 {
+			if _, err := a.LoginKey(ctx, req, k.KeyID, v); err == nil || wnms.ErrorCode(err) == wnms.RateLimited {
+				t.Fatalf("login %d with the session store failing: %v", i+1, err)
+			}
+		}
+		fs.fail.Store(false)
+		if _, err := a.LoginKey(ctx, req, k.KeyID, v); err != nil {
+			t.Fatalf("after the store recovered: %v", err)
 		}
 	})
 }

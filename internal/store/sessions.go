@@ -24,15 +24,18 @@ func (s *Store) CreateSession(ctx context.Context, se *wnms.Session, release []i
 		if err := s.releaseAttempts(ctx, tx, release); err != nil {
 			return err
 		}
-		if se.KeyID != "" {
-			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE key_id = $2`, s.nowMS(), se.KeyID); err != nil {
-				return err
-			}
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (token_hash, user_id, key_id, client_identifier, timeout_s,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (token_hash, user_id, key_id, client_identifier, timeout_s,
 			created_at, expires_at, cluster_children, password_change) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 			se.TokenHash, se.UserID, keyID, se.ClientIdentifier, se.Timeout, se.CreatedAt, se.ExpiresAt,
-			se.ClusterChildren, se.PasswordChange)
+			se.ClusterChildren, se.PasswordChange); err != nil {
+			return err
+		}
+		if se.KeyID == "" {
+			return nil
+		}
+		// Last: the key's row stays locked (PostgreSQL) until the commit,
+		// and logins with the same key wait for it.
+		_, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE key_id = $2`, s.nowMS(), se.KeyID)
 		return err
 	})
 }
