@@ -12,6 +12,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -46,7 +47,7 @@ import (
 var (
 	dbURL    = flag.String("database-url", "", "PostgreSQL URL; empty: SQLite in a temporary directory")
 	duration = flag.Duration("duration", 10*time.Second, "how long the accounting load runs")
-	nases    = flag.Int("nas", 64, "NAS sockets sending accounting packets, one packet in flight each")
+	nases    = flag.Int("nas", 64, "NAS sockets sending accounting packets")
 	clients  = flag.Int("clients", 16, "clients a NAS socket's sessions go round (at most 65,536)")
 	rate     = flag.Float64("rate", 5000, "packets/s of the second, paced accounting load (0: none)")
 	lines    = flag.Int("lines", 200_000, "syslog lines sent (6 a client connection)")
@@ -162,9 +163,13 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 	if rate > 0 {
 		load = fmt.Sprintf("paced at %.0f/s", rate)
 	}
-	fmt.Printf("%s: accounting (%s), %d NAS sockets: %d packets sent, %d answered after commit in %s = %.0f packets/s; %d retries; %d records committed, %d sink errors",
-		engine, load, *nases, sent.Sent, sent.Answered, sent.Wall.Round(time.Millisecond), float64(sent.Answered)/sent.Wall.Seconds(), sent.Retries,
-		cs.Events.Load(), cs.SinkErrors.Load())
+	fmt.Printf("%s: accounting (%s), %d NAS sockets: %d packets sent, %d answered after commit in %s = %.0f packets/s",
+		engine, load, *nases, sent.Sent, sent.Answered-sent.AnsweredAfter, sent.Wall.Round(time.Millisecond),
+		float64(sent.Answered-sent.AnsweredAfter)/sent.Wall.Seconds())
+	if rate > 0 {
+		fmt.Printf(" (%d more in the 3 s after, %d never)", sent.AnsweredAfter, sent.Sent-sent.Answered)
+	}
+	fmt.Printf("; %d retries; %d records committed, %d sink errors", sent.Retries, cs.Events.Load(), cs.SinkErrors.Load())
 	if sent.Latency != "" {
 		fmt.Printf("; %s", sent.Latency)
 	}
@@ -176,6 +181,7 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 // nasResult is what the NAS process reports on its standard output.
 type nasResult struct {
 	Sent, Answered, Retries int64
+	AnsweredAfter           int64 // of Answered, after the sending ended (paced)
 	Wall                    time.Duration
 	Latency                 string // of the answers, when paced
 }
@@ -185,14 +191,14 @@ type nasResult struct {
 // standard output. As fast as answered (rate 0), each socket has one
 // packet in flight and sends it again after 2 s without an answer. Paced
 // (rate > 0), each socket sends on its schedule whatever the answers do,
-// rate packets a second in all, as a NAS sends its sessions' accounting
-// (up to 256 in flight a socket, told apart by their Identifier), and
-// reads the answers beside; the run waits up to 3 s for the last ones and
-// reports the answers' latency.
+// rate packets a second in all, as a NAS sends its sessions' accounting,
+// and reads the answers beside, each matched to its packet by a sequence
+// number in Proxy-State (which the server sends back); the run waits up
+// to 3 s for the last answers and reports the answers' latency.
 func sendAccounting(to string) {
 	addr, err := net.ResolveUDPAddr("udp", to)
 	check(err)
-	var sent, answered, retries atomic.Int64
+	var sent, answered, after, retries atomic.Int64
 	var latMu sync.Mutex
 	var lat []time.Duration
 	var wg sync.WaitGroup
@@ -210,6 +216,7 @@ func sendAccounting(to string) {
 				// stored, and each Stop a sample of the session's bytes.
 				p := rad.New(rad.CodeAccountingRequest, []byte(secret))
 				p.Identifier = byte(i)
+				p.Add(attrProxyState, binary.BigEndian.AppendUint64(nil, uint64(i)))
 				status := rfc2866.AcctStatusType_Value_Start
 				if i%2 == 0 {
 					status = rfc2866.AcctStatusType_Value_Stop
@@ -249,10 +256,10 @@ func sendAccounting(to string) {
 				}
 				return
 			}
-			// Paced: the answers are read beside the sending; sentAt[id]
-			// is when the packet of Identifier id in flight was sent.
+			// Paced: the answers are read beside the sending; pending holds
+			// when each packet still unanswered was sent, by sequence number.
 			var mu sync.Mutex
-			var sentAt [256]time.Time
+			pending := map[int64]time.Time{}
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
@@ -263,15 +270,16 @@ func sendAccounting(to string) {
 					if err != nil {
 						break
 					}
-					if n < 2 {
-						continue
-					}
+					seq, ok := proxyState(buf[:n])
 					mu.Lock()
-					at := sentAt[buf[1]]
-					sentAt[buf[1]] = time.Time{}
+					at, waiting := pending[seq]
+					delete(pending, seq)
 					mu.Unlock()
-					if !at.IsZero() {
+					if ok && waiting {
 						answered.Add(1)
+						if time.Now().After(end) {
+							after.Add(1)
+						}
 						mine = append(mine, time.Since(at))
 					}
 				}
@@ -286,24 +294,31 @@ func sendAccounting(to string) {
 				next = next.Add(every)
 				wire := packet(i)
 				mu.Lock()
-				sentAt[byte(i)] = time.Now() // an older packet still unanswered there counts as lost
+				pending[i] = time.Now()
 				mu.Unlock()
 				c.WriteToUDP(wire, addr)
 				sent.Add(1)
 			}
+			// Stop reading once every answer came, or 3 s after the end.
+			for deadline := end.Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				mu.Lock()
+				n := len(pending)
+				mu.Unlock()
+				if n == 0 {
+					break
+				}
+			}
+			c.SetReadDeadline(time.Now())
 			<-done
 		}()
 	}
 	wg.Wait()
-	r := nasResult{Sent: sent.Load(), Answered: answered.Load(), Retries: retries.Load(), Wall: time.Since(start)}
+	r := nasResult{Sent: sent.Load(), Answered: answered.Load(), AnsweredAfter: after.Load(), Retries: retries.Load(), Wall: time.Since(start)}
 	if *rate > 0 {
-		r.Wall = *duration // the sending's; answers came within it or the 3 s after
+		r.Wall = *duration // the sending's
 		slices.Sort(lat)
 		if len(lat) > 0 {
-			q := func(p float64) time.Duration {
-				return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond)
-			}
-			r.Latency = fmt.Sprintf("answer latency p50 %s, p99 %s, max %s", q(0.5), q(0.99), lat[len(lat)-1].Round(10*time.Microsecond))
+			r.Latency = fmt.Sprintf("answer latency p50 %s, p99 %s, max %s", quantile(lat, 0.5), quantile(lat, 0.99), quantile(lat, 1))
 		}
 	}
 	check(json.NewEncoder(os.Stdout).Encode(r))
@@ -401,10 +416,32 @@ func loop(d, period time.Duration, f func() error) string {
 		lat = append(lat, time.Since(t))
 	}
 	slices.Sort(lat)
-	q := func(p float64) time.Duration {
-		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond)
+	return fmt.Sprintf("%d calls, p50 %s, p99 %s, max %s", len(lat), quantile(lat, 0.5), quantile(lat, 0.99), quantile(lat, 1))
+}
+
+// quantile is the p-quantile of sorted (the smallest value that at least
+// p of them do not exceed).
+func quantile(sorted []time.Duration, p float64) time.Duration {
+	i := max(0, min(len(sorted)-1, int(math.Ceil(p*float64(len(sorted))))-1))
+	return sorted[i].Round(10 * time.Microsecond)
+}
+
+// attrProxyState is RADIUS's Proxy-State attribute (RFC 2865 §5.33),
+// which a server copies into its answer.
+const attrProxyState = 33
+
+// proxyState is the sequence number a NAS packet carried in Proxy-State,
+// read from the server's answer.
+func proxyState(b []byte) (int64, bool) {
+	if len(b) < 20 {
+		return 0, false
 	}
-	return fmt.Sprintf("%d calls, p50 %s, p99 %s, max %s", len(lat), q(0.5), q(0.99), lat[len(lat)-1].Round(10*time.Microsecond))
+	for a := b[20:]; len(a) >= 2 && int(a[1]) >= 2 && int(a[1]) <= len(a); a = a[a[1]:] {
+		if a[0] == attrProxyState && a[1] == 10 {
+			return int64(binary.BigEndian.Uint64(a[2:10])), true
+		}
+	}
+	return 0, false
 }
 
 func check(err error) {
