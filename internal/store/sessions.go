@@ -115,6 +115,10 @@ const ExportLife = 24 * time.Hour
 // ok false and the time (ms) at which the oldest attempt of the fullest
 // bucket leaves the window.
 func (s *Store) ReserveAttempt(ctx context.Context, buckets []string, since int64, limit int) (ids []int64, retryAt int64, ok bool, err error) {
+	// Bookkeeping before the call's change, not the change: the call's
+	// audit record is left for the transaction of its change (a password
+	// changed by its owner) or for the call's end.
+	ctx = wnms.WithAudit(ctx, nil)
 	sorted := append([]string(nil), buckets...)
 	sort.Strings(sorted) // one lock order for every caller
 	err = s.tx(ctx, func(tx *sql.Tx) error {
