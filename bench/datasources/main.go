@@ -39,6 +39,7 @@ import (
 	"github.com/wnms/wnms/bench/internal/benchserver"
 	"github.com/wnms/wnms/internal/datasource"
 	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/internal/procs"
 	"github.com/wnms/wnms/internal/radius"
 	"github.com/wnms/wnms/internal/syslog"
 	"github.com/wnms/wnms/internal/wnms"
@@ -66,6 +67,7 @@ func main() {
 		sendAccounting(*sendTo)
 		return
 	}
+	procs.Ensure() // as wnms serve does
 	ctx := context.Background()
 	st, closeStore, err := benchserver.OpenStore(ctx, *dbURL, "bench-datasources")
 	check(err)

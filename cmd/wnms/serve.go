@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wnms/wnms/internal/procs"
+
 	"github.com/wnms/wnms/internal/analytics"
 	"github.com/wnms/wnms/internal/api"
 	"github.com/wnms/wnms/internal/auth"
@@ -37,6 +39,7 @@ import (
 // serveConfig is everything `wnms serve` is told.
 type serveConfig struct {
 	storeFlags
+	procs           int // GOMAXPROCS in force (procs.Ensure)
 	listen          string
 	analyticsListen string
 	tlsMode         string
@@ -84,6 +87,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	_, c.procs = procs.Ensure()
 	srv, err := wireServe(ctx, c, stdout, stderr)
 	if err != nil {
 		return err
@@ -361,7 +365,7 @@ func (s *server) run(ctx context.Context, ready func(listening)) error {
 	}
 	log.Info("wnms serving", "version", Version, "api", l.API, "analytics", l.Analytics, "snmp_agent", l.SNMPAgent,
 		"radius_auth", l.RadiusAuth, "radius_acct", l.RadiusAcct, "syslog", l.Syslog,
-		"store", string(s.st.Dialect()), "tls", s.tls != nil)
+		"store", string(s.st.Dialect()), "tls", s.tls != nil, "gomaxprocs", c.procs)
 	if ready != nil {
 		ready(l)
 	}
