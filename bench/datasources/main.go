@@ -67,7 +67,9 @@ func main() {
 		sendAccounting(*sendTo)
 		return
 	}
-	procs.Ensure() // as wnms serve does
+	if *dbURL == "" {
+		procs.Ensure() // as wnms serve does over SQLite
+	}
 	ctx := context.Background()
 	st, closeStore, err := benchserver.OpenStore(ctx, *dbURL, "bench-datasources")
 	check(err)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,7 +88,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	_, c.procs = procs.Ensure()
+	c.procs = runtime.GOMAXPROCS(0)
+	if c.databaseURL == "" {
+		_, c.procs = procs.Ensure() // SQLite's writer runs in this process
+	}
 	srv, err := wireServe(ctx, c, stdout, stderr)
 	if err != nil {
 		return err
