@@ -9,6 +9,7 @@ import (
 
 	"github.com/wnms/wnms/internal/apitest"
 	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -22,6 +23,21 @@ type countingStore struct {
 func (c *countingStore) SessionUser(ctx context.Context, tokenHash string) (*wnms.Session, *wnms.User, error) {
 	c.reads.Add(1)
 	return c.Store.SessionUser(ctx, tokenHash)
+}
+
+// robotKey makes a VIEWER "robot" and an API key of it, and returns the
+// key and its value.
+func robotKey(t *testing.T, ctx context.Context, st *store.Store, a *auth.Service) (*wnms.APIKey, string) {
+	t.Helper()
+	u, err := auth.EnsureAPIUser(ctx, st, "robot", "VIEWER", wnms.OnPremCustomer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, v, err := a.NewKey(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, v
 }
 
 // Sessions are served from the cache on both stores (on PostgreSQL once
@@ -41,14 +57,7 @@ func TestAuthenticateCaches(t *testing.T) {
 			}
 		}
 		a := auth.NewService(cs, []byte("secret"))
-		u, err := auth.EnsureAPIUser(ctx, st, "robot", "VIEWER", wnms.OnPremCustomer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, v, err := a.NewKey(ctx, u)
-		if err != nil {
-			t.Fatal(err)
-		}
+		k, v := robotKey(t, ctx, st, a)
 		l, err := a.LoginKey(ctx, auth.LoginRequest{ClientIdentifier: "t", Timeout: 600, Addr: "127.0.0.1"}, k.KeyID, v)
 		if err != nil {
 			t.Fatal(err)
@@ -99,14 +108,7 @@ func TestLoginWithoutSessionGivesBackAttempts(t *testing.T) {
 		fs := &failingSessions{Store: st}
 		ctx := context.Background()
 		a := auth.NewService(fs, []byte("secret"))
-		u, err := auth.EnsureAPIUser(ctx, st, "robot", "VIEWER", wnms.OnPremCustomer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, v, err := a.NewKey(ctx, u)
-		if err != nil {
-			t.Fatal(err)
-		}
+		k, v := robotKey(t, ctx, st, a)
 		req := auth.LoginRequest{ClientIdentifier: "t", Timeout: 600, Addr: "127.0.0.1"}
 		fs.fail.Store(true)
 		for i := range a.MaxAttempts + 1 {
