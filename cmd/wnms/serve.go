@@ -88,10 +88,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	c.procs = runtime.GOMAXPROCS(0)
 	if c.databaseURL == "" {
-		_, c.procs = procs.Ensure() // SQLite's writer runs in this process
+		procs.Ensure() // SQLite's writer runs in this process
 	}
+	c.procs = runtime.GOMAXPROCS(0)
 	srv, err := wireServe(ctx, c, stdout, stderr)
 	if err != nil {
 		return err

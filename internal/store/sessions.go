@@ -110,8 +110,8 @@ const ExportLife = 24 * time.Hour
 // address, an API key id, ...) unless one of them already holds limit
 // attempts since since (ms). Checking and recording are one atomic step, so
 // concurrent attempts can never together pass the limit. It returns the
-// ids of the recorded attempts, to give back with ReleaseAttempts when the
-// login succeeds; when a bucket is full it records nothing and returns
+// ids of the recorded attempts, to give back when the login succeeds
+// (with its session, CreateSession, or ReleaseAttempts); when a bucket is full it records nothing and returns
 // ok false and the time (ms) at which the oldest attempt of the fullest
 // bucket leaves the window.
 func (s *Store) ReserveAttempt(ctx context.Context, buckets []string, since int64, limit int) (ids []int64, retryAt int64, ok bool, err error) {
