@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/wnms/wnms/internal/store/storetest"
 	"github.com/wnms/wnms/internal/wnms"
@@ -30,6 +31,82 @@ func TestReserveAttemptLeavesTheCallsRecord(t *testing.T) {
 		}
 		if n != 0 {
 			t.Errorf("%d audit records written with the reservation", n)
+		}
+	})
+}
+
+// TestReserveAttempt: an attempt is recorded in every bucket or in none;
+// a full bucket answers the time its oldest attempt in the window was
+// made (the latest such time of all full buckets), and attempts given
+// back or out of the window no longer count.
+func TestReserveAttempt(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		st := storetest.OpenStore(t, b)
+		ctx := context.Background()
+		now := time.UnixMilli(1_000_000)
+		st.Now = func() time.Time { return now }
+		count := func(bucket string) int {
+			var n int
+			if err := st.QueryRowForTest(ctx, `SELECT count(*) FROM login_attempts WHERE bucket = $1`, bucket).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		type step struct {
+			at      int64 // the clock, ms
+			buckets []string
+			since   int64
+			ok      bool
+			retryAt int64
+			release bool // give the attempts back
+		}
+		steps := []step{
+			{at: 1_000, buckets: []string{"key:k", "addr:a"}, since: 0, ok: true},
+			{at: 2_000, buckets: []string{"addr:a"}, since: 0, ok: true},
+			{at: 3_000, buckets: []string{"addr:b", "key:k"}, since: 0, ok: true, release: true},
+			{at: 4_000, buckets: []string{"addr:b"}, since: 0, ok: true},
+			{at: 5_000, buckets: []string{"addr:b"}, since: 0, ok: true},
+			// addr:a and addr:b are full at 2; key:k holds 1 (one given back).
+			{at: 6_000, buckets: []string{"key:k", "addr:a"}, since: 0, ok: false, retryAt: 1_000},
+			{at: 6_000, buckets: []string{"addr:a", "addr:b"}, since: 0, ok: false, retryAt: 4_000},
+			{at: 6_000, buckets: []string{"key:k"}, since: 0, ok: true},
+			// The window moves past addr:a's first attempt.
+			{at: 7_000, buckets: []string{"addr:a"}, since: 1_500, ok: true},
+			{at: 7_000, buckets: []string{"addr:a"}, since: 1_500, ok: false, retryAt: 2_000},
+		}
+		want := map[string]int{}
+		for i, s := range steps {
+			now = time.UnixMilli(s.at)
+			ids, retryAt, ok, err := st.ReserveAttempt(ctx, s.buckets, s.since, 2)
+			if err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+			if ok != s.ok || retryAt != s.retryAt {
+				t.Errorf("step %d: ok %v retryAt %d, want %v %d", i, ok, retryAt, s.ok, s.retryAt)
+			}
+			if !ok {
+				if len(ids) != 0 {
+					t.Errorf("step %d: refused, yet ids %v", i, ids)
+				}
+				continue
+			}
+			if len(ids) != len(s.buckets) {
+				t.Errorf("step %d: ids %v for buckets %v", i, ids, s.buckets)
+			}
+			if s.release {
+				if err := st.ReleaseAttempts(ctx, ids); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			for _, b := range s.buckets {
+				want[b]++
+			}
+		}
+		for b, n := range want {
+			if got := count(b); got != n {
+				t.Errorf("bucket %s holds %d attempts, want %d", b, got, n)
+			}
 		}
 	})
 }

@@ -20,6 +20,21 @@ func (s *Store) CreateSession(ctx context.Context, se *wnms.Session, release []i
 	if se.KeyID != "" {
 		keyID = se.KeyID
 	}
+	if s.dialect == Postgres {
+		// One statement: a login's round trips to the database are most
+		// of its time. The key's row is locked from here to the commit,
+		// as long as with the update last (the call's audit record
+		// follows either way).
+		return s.tx(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `WITH r AS (DELETE FROM login_attempts WHERE id = ANY($10::bigint[])),
+				k AS (UPDATE api_keys SET last_used_at = $11 WHERE key_id = $3)
+				INSERT INTO sessions (token_hash, user_id, key_id, client_identifier, timeout_s,
+				created_at, expires_at, cluster_children, password_change) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+				se.TokenHash, se.UserID, keyID, se.ClientIdentifier, se.Timeout, se.CreatedAt, se.ExpiresAt,
+				se.ClusterChildren, se.PasswordChange, release, s.nowMS())
+			return err
+		})
+	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if err := s.releaseAttempts(ctx, tx, release); err != nil {
 			return err
@@ -121,6 +136,13 @@ func (s *Store) ReserveAttempt(ctx context.Context, buckets []string, since int6
 	ctx = wnms.WithAudit(ctx, nil)
 	sorted := append([]string(nil), buckets...)
 	sort.Strings(sorted) // one lock order for every caller
+	if s.dialect == Postgres {
+		err = s.tx(ctx, func(tx *sql.Tx) error {
+			ids, retryAt, ok, err = s.reserveAttemptPG(ctx, tx, sorted, since, limit)
+			return err
+		})
+		return ids, retryAt, ok, err
+	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		ids, retryAt, ok = nil, 0, true
 		for _, b := range sorted {
@@ -155,6 +177,60 @@ func (s *Store) ReserveAttempt(ctx context.Context, buckets []string, since int6
 		return nil
 	})
 	return ids, retryAt, ok, err
+}
+
+// lockAttempts takes the advisory lock of each bucket, in the order
+// given (unnest yields an array's elements in order).
+const lockAttempts = `SELECT pg_advisory_xact_lock(hashtextextended('attempts:' || b, 0)) FROM unnest($1::text[]) AS u(b)`
+
+// reserveAttempts counts each bucket's attempts since $2 and, unless one
+// holds $3, records an attempt (at $4) in each: rows (id, 0) for the
+// recorded attempts, or one row (0, retryAt) when a bucket is full.
+const reserveAttempts = `WITH c AS (
+		SELECT u.b, s.n, s.oldest FROM unnest($1::text[]) AS u(b),
+			LATERAL (SELECT count(*) AS n, min(at) AS oldest FROM login_attempts a WHERE a.bucket = u.b AND a.at >= $2) s
+	), ins AS (
+		INSERT INTO login_attempts (bucket, at)
+		SELECT b, $4 FROM c WHERE NOT EXISTS (SELECT 1 FROM c WHERE n >= $3)
+		RETURNING id
+	)
+	SELECT id, 0 FROM ins
+	UNION ALL
+	SELECT 0, max(oldest) FROM c WHERE n >= $3 HAVING count(*) > 0`
+
+// reserveAttemptPG is ReserveAttempt's transaction on PostgreSQL in two
+// statements whatever the number of buckets (a login's round trips to
+// the database are most of its time): the buckets' locks, then the count
+// and the insert in one statement, which, run after the locks were
+// granted, sees every attempt committed by their earlier holders.
+func (s *Store) reserveAttemptPG(ctx context.Context, tx *sql.Tx, sorted []string, since int64, limit int) (ids []int64, retryAt int64, ok bool, err error) {
+	if _, err := tx.ExecContext(ctx, lockAttempts, sorted); err != nil {
+		return nil, 0, false, err
+	}
+	rows, err := tx.QueryContext(ctx, reserveAttempts, sorted, since, limit, s.nowMS())
+	if err != nil {
+		return nil, 0, false, err
+	}
+	defer rows.Close()
+	ok = true
+	for rows.Next() {
+		var id, at int64
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, 0, false, err
+		}
+		if id == 0 {
+			ok, retryAt = false, at
+			continue
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, false, err
+	}
+	if !ok {
+		ids = nil
+	}
+	return ids, retryAt, ok, nil
 }
 
 // ReleaseAttempts gives back attempts that succeeded: only failures count
