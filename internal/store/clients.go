@@ -185,7 +185,7 @@ func upsertClients(ctx context.Context, b *bulkTx, customerID int64, updates map
 }
 
 // ClientLocations tells where each of the customer's clients boxes was
-// last seen (see telemetry.ClientStore).
+// last seen; a client never seen is absent.
 func (s *Store) ClientLocations(ctx context.Context, customerID int64, boxes []int64) (map[int64]int64, error) {
 	if err := s.settleClients(ctx); err != nil {
 		return nil, err
@@ -217,24 +217,49 @@ func clientLocationsQuery(d Dialect, boxes []int64) (string, any) {
 	return `SELECT c.box_id, c.location_id FROM ` + from + `clients c WHERE c.customer_id = $1 AND ` + cond, arg
 }
 
-// SetClientIdentity sets the name and username of clients whose latest
-// record is still the one at the given timestamp (see
-// telemetry.ClientStore).
-func (s *Store) SetClientIdentity(ctx context.Context, customerID int64, ids map[int64]wnms.ClientUpdate) error {
-	if len(ids) == 0 {
+// UpdateScopedClients records the updates of a caller scoped below the
+// root (see telemetry.ClientStore): in one transaction it reads where
+// each client is, asks moved which of them came from where the caller
+// may not see, updates them all, and gives those that moved in the name
+// and username of their update only. The transactions of one customer
+// take turns, on PostgreSQL across replicas too (an advisory lock): run
+// side by side, one could read a client as already here between
+// another's update and its identity change, and leave it a name from a
+// location its caller does not see.
+func (s *Store) UpdateScopedClients(ctx context.Context, customerID int64, updates map[int64]wnms.ClientUpdate,
+	moved func(where map[int64]int64) (map[int64]wnms.ClientUpdate, error)) error {
+	if len(updates) == 0 {
 		return nil
 	}
 	if err := s.settleClients(ctx); err != nil {
 		return err
 	}
-	boxes := make([]int64, 0, len(ids))
-	for b := range ids {
-		boxes = append(boxes, b)
-	}
-	slices.Sort(boxes)
+	boxes := slices.Sorted(maps.Keys(updates))
+	query, arg := clientLocationsQuery(s.dialect, boxes)
 	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
-		for _, box := range boxes {
-			u := ids[box]
+		if err := b.LockKey(ctx, "scoped-clients:"+strconv.FormatInt(customerID, 10)); err != nil {
+			return err
+		}
+		where := make(map[int64]int64, len(boxes))
+		if err := b.Query(ctx, query, []any{customerID, arg}, func(scan func(...any) error) error {
+			var box, loc int64
+			if err := scan(&box, &loc); err != nil {
+				return err
+			}
+			where[box] = loc
+			return nil
+		}); err != nil {
+			return err
+		}
+		fresh, err := moved(where)
+		if err != nil {
+			return err
+		}
+		if err := upsertClients(ctx, b, customerID, updates); err != nil {
+			return err
+		}
+		for _, box := range slices.Sorted(maps.Keys(fresh)) {
+			u := fresh[box]
 			if _, err := b.Exec(ctx, `UPDATE clients SET name = $1, username = $2
 				WHERE customer_id = $3 AND box_id = $4 AND last_seen = $5 AND location_id = $6`,
 				u.Name, u.Username, customerID, box, u.Timestamp, u.LocationID); err != nil {

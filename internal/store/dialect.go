@@ -202,6 +202,35 @@ func (b *bulkTx) QueryInt(ctx context.Context, query string, args ...any) (int64
 	return n, err
 }
 
+// Query runs a query in the transaction and calls row for each row it
+// answers, with the row's Scan.
+func (b *bulkTx) Query(ctx context.Context, query string, args []any, row func(scan func(dest ...any) error) error) error {
+	if b.d == Postgres {
+		rows, err := b.pgx.Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := row(rows.Scan); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+	rows, err := b.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // groupsCommits tells whether concurrent ingest writes share transactions
 // (group.go). SQLite has one writer, so sharing its commits costs
 // nothing; PostgreSQL writes concurrent transactions on several cores at

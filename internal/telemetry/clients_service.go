@@ -49,37 +49,30 @@ func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []C
 	if slices.Contains(scope, wnms.RootPath) {
 		return byBox, nil
 	}
-	// One scoped batch of a customer at a time reads where its clients
-	// are, writes their updates and takes back the identity of those that
-	// moved in from elsewhere: interleaved, a batch could read a client as
-	// already here between another's update and its identity change, and
-	// leave it a name from a location its caller does not see. (Two
-	// replicas on PostgreSQL can still interleave.)
+	// One scoped batch of a customer at a time, in this process, reads
+	// where its clients are, writes their updates and takes back the
+	// identity of those that moved in from elsewhere (the store makes
+	// them take turns across replicas too): interleaved, a batch could
+	// read a client as already here between another's update and its
+	// identity change, and leave it a name from a location its caller
+	// does not see. Waiting here rather than in the store keeps the
+	// waiting batches from holding database connections.
 	mu, _ := s.scopedMu.LoadOrStore(c.CustomerID(), &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	ids := make([]int64, 0, len(byBox))
-	for b := range byBox {
-		ids = append(ids, b)
-	}
-	where, err := s.Store.ClientLocations(ctx, c.CustomerID(), ids)
-	if err != nil {
-		return nil, err
-	}
-	var fresh map[int64]ClientUpdate
-	seen := map[int64]error{}
-	for b, loc := range where {
-		if loc != byBox[b].LocationID && s.sees(ctx, c, loc, seen) != nil {
-			if fresh == nil {
-				fresh = map[int64]ClientUpdate{}
+	return nil, s.Store.UpdateScopedClients(ctx, c.CustomerID(), byBox, func(where map[int64]int64) (map[int64]ClientUpdate, error) {
+		var fresh map[int64]ClientUpdate
+		seen := map[int64]error{}
+		for b, loc := range where {
+			if loc != byBox[b].LocationID && s.sees(ctx, c, loc, seen) != nil {
+				if fresh == nil {
+					fresh = map[int64]ClientUpdate{}
+				}
+				fresh[b] = byBox[b]
 			}
-			fresh[b] = byBox[b]
 		}
-	}
-	if err := s.Store.UpdateClients(ctx, c.CustomerID(), byBox); err != nil {
-		return nil, err
-	}
-	return nil, s.Store.SetClientIdentity(ctx, c.CustomerID(), fresh)
+		return fresh, nil
+	})
 }
 
 // IngestStats stores the client statistics samples of an ingest body for
