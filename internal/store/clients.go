@@ -210,6 +210,10 @@ func (s *Store) ClientLocations(ctx context.Context, customerID int64, boxes []i
 	return out, rows.Err()
 }
 
+// scopedTurns is how many UpdateScopedClients transactions run at once in
+// a process: a quarter of the PostgreSQL pool.
+const scopedTurns = pgPoolSize / 4
+
 // clientLocationsQuery is ClientLocations' query of boxes, and its
 // second argument (the customer is the first).
 func clientLocationsQuery(d Dialect, boxes []int64) (string, any) {
@@ -226,6 +230,11 @@ func clientLocationsQuery(d Dialect, boxes []int64) (string, any) {
 // side by side, one could read a client as already here between
 // another's update and its identity change, and leave it a name from a
 // location its caller does not see.
+//
+// moved runs while the transaction holds a connection of the pool, and
+// may read through the pool (where a location is): at most scopedTurns
+// such transactions run at once, so that the others always find a
+// connection.
 func (s *Store) UpdateScopedClients(ctx context.Context, customerID int64, updates map[int64]wnms.ClientUpdate,
 	moved func(where map[int64]int64) (map[int64]wnms.ClientUpdate, error)) error {
 	if len(updates) == 0 {
@@ -236,6 +245,12 @@ func (s *Store) UpdateScopedClients(ctx context.Context, customerID int64, updat
 	}
 	boxes := slices.Sorted(maps.Keys(updates))
 	query, arg := clientLocationsQuery(s.dialect, boxes)
+	select {
+	case s.scopedTurns <- struct{}{}:
+		defer func() { <-s.scopedTurns }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
 		if err := b.LockKey(ctx, "scoped-clients:"+strconv.FormatInt(customerID, 10)); err != nil {
 			return err

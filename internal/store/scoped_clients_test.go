@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,6 +82,44 @@ func TestScopedClientUpdatesTakeTurns(t *testing.T) {
 		}
 		if where[8] != 3 {
 			t.Errorf("the client ends at %d, want 3", where[8])
+		}
+	})
+}
+
+// TestScopedClientUpdatesLeaveConnections: the function a scoped update
+// calls inside its transaction may read through the pool; with more such
+// updates at once than the pool has connections (each another
+// customer's), every read still finds a connection.
+func TestScopedClientUpdatesLeaveConnections(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		st := storetest.OpenStore(t, b)
+		const n = 40 // more than PostgreSQL's pool of 32
+		ts := time.Now().Add(-time.Hour).UnixMilli()
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for cust := int64(1); cust <= n; cust++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				u := wnms.ClientUpdate{MacAddress: "AA:00:00:00:00:08", Timestamp: ts, EventType: "Success",
+					BSSID: "00:11:74:00:00:01", SSID: "corp", Channel: 36, Protocol: "A", LocationID: 1}
+				errs <- st.UpdateScopedClients(context.Background(), cust, map[int64]wnms.ClientUpdate{1000 + cust: u},
+					func(map[int64]int64) (map[int64]wnms.ClientUpdate, error) {
+						// Long enough for every update to have begun.
+						time.Sleep(50 * time.Millisecond)
+						ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+						defer cancel()
+						var one int
+						return nil, st.QueryRowForTest(ctx, `SELECT 1`).Scan(&one)
+					})
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("a read inside a scoped update: %v", err)
+			}
 		}
 	})
 }

@@ -82,6 +82,10 @@ type Store struct {
 	// once on the SQLite writer (audit.go).
 	audit auditStmts
 
+	// scopedTurns bounds the scoped client updates that hold a pool
+	// connection at once (UpdateScopedClients).
+	scopedTurns chan struct{}
+
 	probeMu  sync.Mutex // guards the readiness write probe
 	probeAt  time.Time
 	probeErr error
@@ -176,7 +180,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 // OpenNoMigrate opens the store without touching its schema.
 func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{Now: time.Now, WriteProbeEvery: 5 * time.Second}
+	s := &Store{Now: time.Now, WriteProbeEvery: 5 * time.Second, scopedTurns: make(chan struct{}, scopedTurns)}
 	s.behind.owner = newJournalOwner()
 	if cfg.DatabaseURL != "" {
 		if !strings.HasPrefix(cfg.DatabaseURL, "postgres://") && !strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
