@@ -38,7 +38,10 @@ func TestReserveAttemptLeavesTheCallsRecord(t *testing.T) {
 // TestReserveAttempt: an attempt is recorded in every bucket or in none;
 // a full bucket answers the time its oldest attempt in the window was
 // made (the latest such time of all full buckets), and attempts given
-// back or out of the window no longer count.
+// back or out of the window no longer count. A limit of 0 refuses every
+// attempt; a bucket named twice takes two. (That concurrent attempts
+// never pass the limit together is TestConcurrentFailuresHitThrottle's,
+// in internal/api.)
 func TestReserveAttempt(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
 		st := storetest.OpenStore(t, b)
@@ -107,6 +110,19 @@ func TestReserveAttempt(t *testing.T) {
 			if got := count(b); got != n {
 				t.Errorf("bucket %s holds %d attempts, want %d", b, got, n)
 			}
+		}
+		if ids, retryAt, ok, err := st.ReserveAttempt(ctx, []string{"addr:z"}, 0, 0); err != nil || ok || retryAt != 0 || ids != nil {
+			t.Errorf("limit 0: ids %v retryAt %d ok %v, %v; want refused at 0", ids, retryAt, ok, err)
+		}
+		twice := []string{"addr:d", "addr:d"}
+		if ids, _, ok, err := st.ReserveAttempt(ctx, twice, 0, 2); err != nil || !ok || len(ids) != 2 {
+			t.Errorf("a bucket named twice: ids %v ok %v, %v; want two attempts", ids, ok, err)
+		}
+		if _, retryAt, ok, err := st.ReserveAttempt(ctx, twice, 0, 2); err != nil || ok || retryAt != now.UnixMilli() {
+			t.Errorf("a bucket named twice, full: retryAt %d ok %v, %v; want refused at %d", retryAt, ok, err, now.UnixMilli())
+		}
+		if n := count("addr:z") + count("addr:d"); n != 2 {
+			t.Errorf("%d attempts in addr:z and addr:d, want 2", n)
 		}
 	})
 }

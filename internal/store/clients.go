@@ -129,7 +129,12 @@ func (s *Store) UpdateClients(ctx context.Context, customerID int64, updates map
 	if err := s.settleClients(ctx); err != nil {
 		return err
 	}
-	return s.bulk(ctx, s.tw, func(b *bulkTx) error { return upsertClients(ctx, b, customerID, updates) })
+	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
+		if err := b.LockKeyShared(ctx, clientsLock(customerID)); err != nil {
+			return err
+		}
+		return upsertClients(ctx, b, customerID, updates)
+	})
 }
 
 // upsertClients coalesces each update with its client's stored state in
@@ -210,10 +215,6 @@ func (s *Store) ClientLocations(ctx context.Context, customerID int64, boxes []i
 	return out, rows.Err()
 }
 
-// scopedTurns is how many UpdateScopedClients transactions run at once in
-// a process: a quarter of the PostgreSQL pool.
-const scopedTurns = pgPoolSize / 4
-
 // clientLocationsQuery is ClientLocations' query of boxes, and its
 // second argument (the customer is the first).
 func clientLocationsQuery(d Dialect, boxes []int64) (string, any) {
@@ -225,18 +226,18 @@ func clientLocationsQuery(d Dialect, boxes []int64) (string, any) {
 // root (see telemetry.ClientStore): in one transaction it reads where
 // each client is, asks moved which of them came from where the caller
 // may not see, updates them all, and gives those that moved in the name
-// and username of their update only. The transactions of one customer
-// take turns, on PostgreSQL across replicas too (an advisory lock): run
-// side by side, one could read a client as already here between
-// another's update and its identity change, and leave it a name from a
-// location its caller does not see.
+// and username of their update only. It holds the customer's lock on its
+// clients (on PostgreSQL an advisory lock, across replicas; on SQLite the
+// one writer) from before the read to the commit, and every other write
+// of the customer's clients takes that lock shared (UpdateClients, the
+// flush of state written behind): a write landing between the read and
+// the update could otherwise move a client elsewhere with another site's
+// name, which this update would then keep.
 //
-// moved runs while the transaction holds a connection of the pool, and
-// may read through the pool (where a location is): at most scopedTurns
-// such transactions run at once, so that the others always find a
-// connection.
+// moved must not use the store: it runs inside the transaction, which
+// holds a connection and the lock.
 func (s *Store) UpdateScopedClients(ctx context.Context, customerID int64, updates map[int64]wnms.ClientUpdate,
-	moved func(where map[int64]int64) (map[int64]wnms.ClientUpdate, error)) error {
+	moved func(where map[int64]int64) map[int64]wnms.ClientUpdate) error {
 	if len(updates) == 0 {
 		return nil
 	}
@@ -245,14 +246,8 @@ func (s *Store) UpdateScopedClients(ctx context.Context, customerID int64, updat
 	}
 	boxes := slices.Sorted(maps.Keys(updates))
 	query, arg := clientLocationsQuery(s.dialect, boxes)
-	select {
-	case s.scopedTurns <- struct{}{}:
-		defer func() { <-s.scopedTurns }()
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
-		if err := b.LockKey(ctx, "scoped-clients:"+strconv.FormatInt(customerID, 10)); err != nil {
+		if err := b.LockKey(ctx, clientsLock(customerID)); err != nil {
 			return err
 		}
 		where := make(map[int64]int64, len(boxes))
@@ -266,10 +261,7 @@ func (s *Store) UpdateScopedClients(ctx context.Context, customerID int64, updat
 		}); err != nil {
 			return err
 		}
-		fresh, err := moved(where)
-		if err != nil {
-			return err
-		}
+		fresh := moved(where)
 		if err := upsertClients(ctx, b, customerID, updates); err != nil {
 			return err
 		}
@@ -283,6 +275,12 @@ func (s *Store) UpdateScopedClients(ctx context.Context, customerID int64, updat
 		}
 		return nil
 	})
+}
+
+// clientsLock is the key of the customer's lock on its clients: taken
+// by UpdateScopedClients, shared by every other write of them.
+func clientsLock(customerID int64) string {
+	return "clients:" + strconv.FormatInt(customerID, 10)
 }
 
 // clientFilterColumns maps the filter properties of clients to their

@@ -472,6 +472,13 @@ func (s *Store) settleClients(ctx context.Context) error {
 
 // applyDerived upserts a customer's derived state in b's transaction.
 func applyDerived(ctx context.Context, b *bulkTx, customerID int64, d *derived) error {
+	if len(d.clients) > 0 {
+		// Scoped updates of the customer's clients take this lock
+		// alone (UpdateScopedClients).
+		if err := b.LockKeyShared(ctx, clientsLock(customerID)); err != nil {
+			return err
+		}
+	}
 	if err := upsertClients(ctx, b, customerID, d.clients); err != nil {
 		return err
 	}

@@ -2,13 +2,40 @@ package store_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/store/storetest"
 	"github.com/wnms/wnms/internal/wnms"
 )
+
+// within waits for c at most 10 s: a test that fails must not hang.
+func within[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: still waiting after 10 s", what)
+		panic("unreachable")
+	}
+}
+
+// stillWaiting fails the test when c yields within 200 ms.
+func stillWaiting[T any](t *testing.T, c <-chan T, what string) {
+	t.Helper()
+	select {
+	case v := <-c:
+		t.Fatalf("%s did not wait (%v)", what, v)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func clientAt(loc, ts int64, name string) wnms.ClientUpdate {
+	return wnms.ClientUpdate{MacAddress: "AA:00:00:00:00:08", Timestamp: ts, EventType: "Success", BSSID: "00:11:74:00:00:01",
+		SSID: "corp", Channel: 36, Protocol: "A", LocationID: loc, Name: name}
+}
 
 // TestScopedClientUpdatesTakeTurns: one customer's scoped client updates
 // run one after another, on PostgreSQL across replicas too: a second
@@ -25,55 +52,54 @@ func TestScopedClientUpdatesTakeTurns(t *testing.T) {
 			second = storetest.OpenStoreAt(t, cfg)
 		}
 		t0 := time.Now().Add(-time.Hour).UnixMilli()
-		at := func(mac string, loc, ts int64) wnms.ClientUpdate {
-			return wnms.ClientUpdate{MacAddress: mac, Timestamp: ts, EventType: "Success", BSSID: "00:11:74:00:00:01",
-				SSID: "corp", Channel: 36, Protocol: "A", LocationID: loc}
-		}
 		for cust, box := range map[int64]int64{1: 8, 2: 9} {
-			if err := first.UpdateClients(ctx, cust, map[int64]wnms.ClientUpdate{box: at("AA:00:00:00:00:08", 1, t0)}); err != nil {
+			if err := first.UpdateClients(ctx, cust, map[int64]wnms.ClientUpdate{box: clientAt(1, t0, "")}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		none := func(map[int64]int64) (map[int64]wnms.ClientUpdate, error) { return nil, nil }
+		none := func(map[int64]int64) map[int64]wnms.ClientUpdate { return nil }
 
 		inside, release, firstDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 		go func() {
-			firstDone <- first.UpdateScopedClients(ctx, 1, map[int64]wnms.ClientUpdate{8: at("AA:00:00:00:00:08", 2, t0+1000)},
-				func(map[int64]int64) (map[int64]wnms.ClientUpdate, error) {
+			firstDone <- first.UpdateScopedClients(ctx, 1, map[int64]wnms.ClientUpdate{8: clientAt(2, t0+1000, "")},
+				func(map[int64]int64) map[int64]wnms.ClientUpdate {
 					close(inside)
 					<-release
-					return nil, nil
+					return nil
 				})
 		}()
-		<-inside
+		select {
+		case <-inside:
+		case err := <-firstDone:
+			t.Fatalf("the first update ended without reading: %v", err)
+		}
 		read, secondDone := make(chan int64, 1), make(chan error, 1)
 		go func() {
-			secondDone <- second.UpdateScopedClients(ctx, 1, map[int64]wnms.ClientUpdate{8: at("AA:00:00:00:00:08", 3, t0+2000)},
-				func(where map[int64]int64) (map[int64]wnms.ClientUpdate, error) {
+			secondDone <- second.UpdateScopedClients(ctx, 1, map[int64]wnms.ClientUpdate{8: clientAt(3, t0+2000, "")},
+				func(where map[int64]int64) map[int64]wnms.ClientUpdate {
 					read <- where[8]
-					return nil, nil
+					return nil
 				})
 		}()
 		if b == storetest.Postgres {
 			// Another customer's turn is its own.
-			if err := second.UpdateScopedClients(ctx, 2, map[int64]wnms.ClientUpdate{9: at("AA:00:00:00:00:08", 2, t0+1000)}, none); err != nil {
+			other := make(chan error, 1)
+			go func() {
+				other <- second.UpdateScopedClients(ctx, 2, map[int64]wnms.ClientUpdate{9: clientAt(2, t0+1000, "")}, none)
+			}()
+			if err := within(t, other, "another customer's update"); err != nil {
 				t.Fatal(err)
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
-		select {
-		case loc := <-read:
-			t.Fatalf("the second update read the client at %d while the first one had not committed", loc)
-		default:
-		}
+		stillWaiting(t, read, "the second update's read, while the first had not committed,")
 		close(release)
-		if err := <-firstDone; err != nil {
+		if err := within(t, firstDone, "the first update"); err != nil {
 			t.Fatal(err)
 		}
-		if loc := <-read; loc != 2 {
+		if loc := within(t, read, "the second update's read"); loc != 2 {
 			t.Errorf("the second update read the client at %d, want 2 (the first one's)", loc)
 		}
-		if err := <-secondDone; err != nil {
+		if err := within(t, secondDone, "the second update"); err != nil {
 			t.Fatal(err)
 		}
 		where, err := first.ClientLocations(ctx, 1, []int64{8})
@@ -86,40 +112,77 @@ func TestScopedClientUpdatesTakeTurns(t *testing.T) {
 	})
 }
 
-// TestScopedClientUpdatesLeaveConnections: the function a scoped update
-// calls inside its transaction may read through the pool; with more such
-// updates at once than the pool has connections (each another
-// customer's), every read still finds a connection.
-func TestScopedClientUpdatesLeaveConnections(t *testing.T) {
+// TestScopedClientUpdatesKeepOthersOut: no other write of the customer's
+// clients (an update at once, or the flush of state written behind) lands
+// between a scoped update's read of where its clients are and its commit.
+// One that did could move the client to another site with that site's
+// name, which the scoped update, having read the client at its own
+// location, would keep.
+func TestScopedClientUpdatesKeepOthersOut(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
-		st := storetest.OpenStore(t, b)
-		const n = 40 // more than PostgreSQL's pool of 32
-		ts := time.Now().Add(-time.Hour).UnixMilli()
-		var wg sync.WaitGroup
-		errs := make(chan error, n)
-		for cust := int64(1); cust <= n; cust++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				u := wnms.ClientUpdate{MacAddress: "AA:00:00:00:00:08", Timestamp: ts, EventType: "Success",
-					BSSID: "00:11:74:00:00:01", SSID: "corp", Channel: 36, Protocol: "A", LocationID: 1}
-				errs <- st.UpdateScopedClients(context.Background(), cust, map[int64]wnms.ClientUpdate{1000 + cust: u},
-					func(map[int64]int64) (map[int64]wnms.ClientUpdate, error) {
-						// Long enough for every update to have begun.
-						time.Sleep(50 * time.Millisecond)
-						ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-						defer cancel()
-						var one int
-						return nil, st.QueryRowForTest(ctx, `SELECT 1`).Scan(&one)
-					})
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Fatalf("a read inside a scoped update: %v", err)
-			}
+		for _, w := range []struct {
+			name  string
+			write func(ctx context.Context, st *store.Store, u wnms.ClientUpdate) error
+		}{
+			{"update", func(ctx context.Context, st *store.Store, u wnms.ClientUpdate) error {
+				return st.UpdateClients(ctx, 1, map[int64]wnms.ClientUpdate{8: u})
+			}},
+			{"flush written behind", func(ctx context.Context, st *store.Store, u wnms.ClientUpdate) error {
+				evs, bodies := events(u.MacAddress, time.UnixMilli(u.Timestamp), 1)
+				if _, err := st.InsertClientEvents(ctx, 1, evs, bodies, map[int64]wnms.ClientUpdate{8: u}); err != nil {
+					return err
+				}
+				return st.FlushDerived(ctx)
+			}},
+		} {
+			t.Run(w.name, func(t *testing.T) {
+				ctx := context.Background()
+				cfg := storetest.StoreConfig(t, b)
+				scoped := storetest.OpenStoreAt(t, cfg)
+				other := scoped // SQLite: one process holds the database
+				if b == storetest.Postgres {
+					other = storetest.OpenStoreAt(t, cfg)
+				}
+				other.HoldDerivedForTest() // flushed by the write itself
+				t0 := time.Now().Add(-time.Hour).UnixMilli()
+				// The client is at the scoped caller's location 2.
+				if err := scoped.UpdateClients(ctx, 1, map[int64]wnms.ClientUpdate{8: clientAt(2, t0, "")}); err != nil {
+					t.Fatal(err)
+				}
+				inside, release, scopedDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+				go func() {
+					scopedDone <- scoped.UpdateScopedClients(ctx, 1, map[int64]wnms.ClientUpdate{8: clientAt(2, t0+2000, "")},
+						func(where map[int64]int64) map[int64]wnms.ClientUpdate {
+							close(inside)
+							<-release
+							return nil
+						})
+				}()
+				select {
+				case <-inside:
+				case err := <-scopedDone:
+					t.Fatalf("the scoped update ended without reading: %v", err)
+				}
+				// Meanwhile another site's record, older than the scoped
+				// one, puts the client at location 1 with its name.
+				otherDone := make(chan error, 1)
+				go func() { otherDone <- w.write(ctx, other, clientAt(1, t0+1000, "secret")) }()
+				stillWaiting(t, otherDone, "the other write, while the scoped update had not committed,")
+				close(release)
+				if err := within(t, scopedDone, "the scoped update"); err != nil {
+					t.Fatal(err)
+				}
+				if err := within(t, otherDone, "the other write"); err != nil {
+					t.Fatal(err)
+				}
+				cs, _, err := scoped.Clients(ctx, wnms.ClientQuery{CustomerID: 1, Limit: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(cs) != 1 || cs[0].LocationID.ID != 2 || cs[0].Name == "secret" {
+					t.Errorf("clients %+v, want the one client at 2 without the other site's name", cs)
+				}
+			})
 		}
 	})
 }

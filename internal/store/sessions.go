@@ -22,9 +22,9 @@ func (s *Store) CreateSession(ctx context.Context, se *wnms.Session, release []i
 	}
 	if s.dialect == Postgres {
 		// One statement: a login's round trips to the database are most
-		// of its time. The key's row is locked from here to the commit,
-		// as long as with the update last (the call's audit record
-		// follows either way).
+		// of its time. The UPDATE holds the key's row lock until the
+		// commit, no longer than when it ran last: the call's audit
+		// record is written after it either way.
 		return s.tx(ctx, func(tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `WITH r AS (DELETE FROM login_attempts WHERE id = ANY($10::bigint[])),
 				k AS (UPDATE api_keys SET last_used_at = $11 WHERE key_id = $3)
@@ -126,9 +126,10 @@ const ExportLife = 24 * time.Hour
 // attempts since since (ms). Checking and recording are one atomic step, so
 // concurrent attempts can never together pass the limit. It returns the
 // ids of the recorded attempts, to give back when the login succeeds
-// (with its session, CreateSession, or ReleaseAttempts); when a bucket is full it records nothing and returns
-// ok false and the time (ms) at which the oldest attempt of the fullest
-// bucket leaves the window.
+// (with its session, CreateSession, or ReleaseAttempts). When a bucket is
+// full it records nothing and returns ok false and, of the full buckets,
+// the latest time (ms) at which a bucket's oldest attempt since since was
+// made (the caller adds its window to tell when to try again).
 func (s *Store) ReserveAttempt(ctx context.Context, buckets []string, since int64, limit int) (ids []int64, retryAt int64, ok bool, err error) {
 	// Bookkeeping before the call's change, not the change: the call's
 	// audit record is left for the transaction of its change (a password
@@ -196,13 +197,15 @@ const reserveAttempts = `WITH c AS (
 	)
 	SELECT id, 0 FROM ins
 	UNION ALL
-	SELECT 0, max(oldest) FROM c WHERE n >= $3 HAVING count(*) > 0`
+	SELECT 0, coalesce(max(oldest), 0) FROM c WHERE n >= $3 HAVING count(*) > 0`
 
 // reserveAttemptPG is ReserveAttempt's transaction on PostgreSQL in two
 // statements whatever the number of buckets (a login's round trips to
 // the database are most of its time): the buckets' locks, then the count
 // and the insert in one statement, which, run after the locks were
-// granted, sees every attempt committed by their earlier holders.
+// granted, sees every attempt committed by their earlier holders (each
+// statement of a READ COMMITTED transaction, which every transaction of
+// the store is, reads what was committed when it began).
 func (s *Store) reserveAttemptPG(ctx context.Context, tx *sql.Tx, sorted []string, since int64, limit int) (ids []int64, retryAt int64, ok bool, err error) {
 	if _, err := tx.ExecContext(ctx, lockAttempts, sorted); err != nil {
 		return nil, 0, false, err

@@ -22,9 +22,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 //go:embed migrations
@@ -81,10 +82,6 @@ type Store struct {
 	// audit holds the statements every audited change runs, prepared
 	// once on the SQLite writer (audit.go).
 	audit auditStmts
-
-	// scopedTurns bounds the scoped client updates that hold a pool
-	// connection at once (UpdateScopedClients).
-	scopedTurns chan struct{}
 
 	probeMu  sync.Mutex // guards the readiness write probe
 	probeAt  time.Time
@@ -180,16 +177,22 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 // OpenNoMigrate opens the store without touching its schema.
 func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{Now: time.Now, WriteProbeEvery: 5 * time.Second, scopedTurns: make(chan struct{}, scopedTurns)}
+	s := &Store{Now: time.Now, WriteProbeEvery: 5 * time.Second}
 	s.behind.owner = newJournalOwner()
 	if cfg.DatabaseURL != "" {
 		if !strings.HasPrefix(cfg.DatabaseURL, "postgres://") && !strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
 			return nil, errors.New("database URL must start with postgres://")
 		}
-		db, err := sql.Open("pgx", cfg.DatabaseURL)
+		pc, err := pgx.ParseConfig(cfg.DatabaseURL)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
+		// Every transaction is READ COMMITTED, whatever the database's
+		// default: a statement that runs after a lock was granted must
+		// see what the lock's earlier holders committed (logins'
+		// attempts, scoped client updates).
+		pc.RuntimeParams["default_transaction_isolation"] = "read committed"
+		db := stdlib.OpenDB(*pc)
 		db.SetMaxOpenConns(pgPoolSize)
 		db.SetMaxIdleConns(pgPoolSize)
 		db.SetConnMaxIdleTime(5 * time.Minute)

@@ -2,11 +2,15 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/store/storetest"
@@ -188,4 +192,39 @@ func TestReserveGuessIsAtomic(t *testing.T) {
 			t.Errorf("%d of 60 racing guesses were reserved, want 5", reserved)
 		}
 	})
+}
+
+// TestReadCommitted: the store's transactions on PostgreSQL are READ
+// COMMITTED even where the database's default is another level (the
+// store's locks rely on each statement reading what was committed when
+// it began).
+func TestReadCommitted(t *testing.T) {
+	if !slices.Contains(storetest.Backends(t), storetest.Postgres) {
+		t.Skip("PostgreSQL only")
+	}
+	ctx := context.Background()
+	cfg := storetest.StoreConfig(t, storetest.Postgres)
+	admin, err := sql.Open("pgx", cfg.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var name string
+	if err := admin.QueryRowContext(ctx, `SELECT current_database()`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(name, "wnms_t_") {
+		t.Skip("changes its database's default: needs a database of its own")
+	}
+	if _, err := admin.ExecContext(ctx, `ALTER DATABASE `+pgx.Identifier{name}.Sanitize()+` SET default_transaction_isolation = 'repeatable read'`); err != nil {
+		t.Fatal(err)
+	}
+	st := storetest.OpenStoreAt(t, cfg)
+	var level string
+	if err := st.QueryRowForTest(ctx, `SHOW transaction_isolation`).Scan(&level); err != nil {
+		t.Fatal(err)
+	}
+	if level != "read committed" {
+		t.Errorf("transaction isolation %q, want read committed", level)
+	}
 }

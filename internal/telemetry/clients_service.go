@@ -49,29 +49,44 @@ func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []C
 	if slices.Contains(scope, wnms.RootPath) {
 		return byBox, nil
 	}
-	// One scoped batch of a customer at a time, in this process, reads
-	// where its clients are, writes their updates and takes back the
-	// identity of those that moved in from elsewhere (the store makes
-	// them take turns across replicas too): interleaved, a batch could
-	// read a client as already here between another's update and its
-	// identity change, and leave it a name from a location its caller
-	// does not see. Waiting here rather than in the store keeps the
-	// waiting batches from holding database connections.
+	// Which locations the clients come from the caller may see is asked
+	// first, of where they were a moment ago (reading locations through
+	// the store); the store then reads where they are under the
+	// customer's lock on its clients, and a client that came from a
+	// location not asked about meanwhile is taken as coming from one
+	// the caller does not see. One scoped batch of a customer at a time
+	// in this process: the others wait here, not holding a connection.
+	ids := make([]int64, 0, len(byBox))
+	for b := range byBox {
+		ids = append(ids, b)
+	}
+	before, err := s.Store.ClientLocations(ctx, c.CustomerID(), ids)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[int64]error{}
+	for b, loc := range before {
+		if loc != byBox[b].LocationID {
+			s.sees(ctx, c, loc, seen)
+		}
+	}
 	mu, _ := s.scopedMu.LoadOrStore(c.CustomerID(), &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	return nil, s.Store.UpdateScopedClients(ctx, c.CustomerID(), byBox, func(where map[int64]int64) (map[int64]ClientUpdate, error) {
+	return nil, s.Store.UpdateScopedClients(ctx, c.CustomerID(), byBox, func(where map[int64]int64) map[int64]ClientUpdate {
 		var fresh map[int64]ClientUpdate
-		seen := map[int64]error{}
 		for b, loc := range where {
-			if loc != byBox[b].LocationID && s.sees(ctx, c, loc, seen) != nil {
+			if loc == byBox[b].LocationID {
+				continue
+			}
+			if err, asked := seen[loc]; !asked || err != nil {
 				if fresh == nil {
 					fresh = map[int64]ClientUpdate{}
 				}
 				fresh[b] = byBox[b]
 			}
 		}
-		return fresh, nil
+		return fresh
 	})
 }
 

@@ -82,16 +82,20 @@ type EventStore interface {
 
 // ClientStore is what the client calls read and write.
 type ClientStore interface {
+	// ClientLocations tells where each of boxes (clients of the customer)
+	// was last seen; a client never seen is absent.
+	ClientLocations(ctx context.Context, customerID int64, boxes []int64) (map[int64]int64, error)
 	// UpdateScopedClients records the updates (by boxId) of a caller
 	// scoped below the root, in one transaction: it reads where each
 	// client was last seen (a client never seen is absent), calls moved
 	// with that, updates every client, and then sets the name and username
 	// of each client moved returned to those of its update, where the
 	// client's latest record is still that update's (same timestamp and
-	// location). The calls of one customer take turns, across replicas
-	// too.
+	// location). No other write of the customer's clients, on any
+	// replica, lands between the read and the commit. moved must not use
+	// the store.
 	UpdateScopedClients(ctx context.Context, customerID int64, updates map[int64]ClientUpdate,
-		moved func(where map[int64]int64) (map[int64]ClientUpdate, error)) error
+		moved func(where map[int64]int64) map[int64]ClientUpdate) error
 	// ClientBoxIDs gives each client MAC its boxId, making one on first
 	// sight.
 	ClientBoxIDs(ctx context.Context, customerID int64, macs []string) (map[string]int64, error)
