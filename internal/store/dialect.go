@@ -222,18 +222,22 @@ func (b *bulkTx) Query(ctx context.Context, query string, args []any, row func(s
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			if err := row(rows.Scan); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return eachRow(rows, row)
 	}
 	rows, err := b.tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	return eachRow(rows, row)
+}
+
+// eachRow calls row for each row of rows (pgx's or database/sql's).
+func eachRow(rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}, row func(scan func(dest ...any) error) error) error {
 	for rows.Next() {
 		if err := row(rows.Scan); err != nil {
 			return err

@@ -37,6 +37,38 @@ func clientAt(loc, ts int64, name string) wnms.ClientUpdate {
 		SSID: "corp", Channel: 36, Protocol: "A", LocationID: loc, Name: name}
 }
 
+// replicas opens two handles on one new store, as two replicas would; on
+// SQLite, whose database one process holds, the same handle twice.
+func replicas(t *testing.T, b storetest.Backend) (*store.Store, *store.Store) {
+	cfg := storetest.StoreConfig(t, b)
+	first := storetest.OpenStoreAt(t, cfg)
+	if b != storetest.Postgres {
+		return first, first
+	}
+	return first, storetest.OpenStoreAt(t, cfg)
+}
+
+// holdScoped starts a scoped update of st and returns once it has read
+// where its clients are, holding it there until release is called;
+// done answers its end.
+func holdScoped(t *testing.T, st *store.Store, customerID int64, updates map[int64]wnms.ClientUpdate) (release func(), done <-chan error) {
+	t.Helper()
+	inside, hold, end := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		end <- st.UpdateScopedClients(context.Background(), customerID, updates, func(map[int64]int64) map[int64]wnms.ClientUpdate {
+			close(inside)
+			<-hold
+			return nil
+		})
+	}()
+	select {
+	case <-inside:
+	case err := <-end:
+		t.Fatalf("the scoped update ended without reading: %v", err)
+	}
+	return func() { close(hold) }, end
+}
+
 // TestScopedClientUpdatesTakeTurns: one customer's scoped client updates
 // run one after another, on PostgreSQL across replicas too: a second
 // replica's update reads where a client is only once the first one's
@@ -45,12 +77,7 @@ func clientAt(loc, ts int64, name string) wnms.ClientUpdate {
 func TestScopedClientUpdatesTakeTurns(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		cfg := storetest.StoreConfig(t, b)
-		first := storetest.OpenStoreAt(t, cfg)
-		second := first // SQLite: one process holds the database
-		if b == storetest.Postgres {
-			second = storetest.OpenStoreAt(t, cfg)
-		}
+		first, second := replicas(t, b)
 		t0 := time.Now().Add(-time.Hour).UnixMilli()
 		for cust, box := range map[int64]int64{1: 8, 2: 9} {
 			if err := first.UpdateClients(ctx, cust, map[int64]wnms.ClientUpdate{box: clientAt(1, t0, "")}); err != nil {
@@ -59,20 +86,7 @@ func TestScopedClientUpdatesTakeTurns(t *testing.T) {
 		}
 		none := func(map[int64]int64) map[int64]wnms.ClientUpdate { return nil }
 
-		inside, release, firstDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-		go func() {
-			firstDone <- first.UpdateScopedClients(ctx, 1, map[int64]wnms.ClientUpdate{8: clientAt(2, t0+1000, "")},
-				func(map[int64]int64) map[int64]wnms.ClientUpdate {
-					close(inside)
-					<-release
-					return nil
-				})
-		}()
-		select {
-		case <-inside:
-		case err := <-firstDone:
-			t.Fatalf("the first update ended without reading: %v", err)
-		}
+		release, firstDone := holdScoped(t, first, 1, map[int64]wnms.ClientUpdate{8: clientAt(2, t0+1000, "")})
 		read, secondDone := make(chan int64, 1), make(chan error, 1)
 		go func() {
 			secondDone <- second.UpdateScopedClients(ctx, 1, map[int64]wnms.ClientUpdate{8: clientAt(3, t0+2000, "")},
@@ -92,7 +106,7 @@ func TestScopedClientUpdatesTakeTurns(t *testing.T) {
 			}
 		}
 		stillWaiting(t, read, "the second update's read, while the first had not committed,")
-		close(release)
+		release()
 		if err := within(t, firstDone, "the first update"); err != nil {
 			t.Fatal(err)
 		}
@@ -137,38 +151,20 @@ func TestScopedClientUpdatesKeepOthersOut(t *testing.T) {
 		} {
 			t.Run(w.name, func(t *testing.T) {
 				ctx := context.Background()
-				cfg := storetest.StoreConfig(t, b)
-				scoped := storetest.OpenStoreAt(t, cfg)
-				other := scoped // SQLite: one process holds the database
-				if b == storetest.Postgres {
-					other = storetest.OpenStoreAt(t, cfg)
-				}
+				scoped, other := replicas(t, b)
 				other.HoldDerivedForTest() // flushed by the write itself
 				t0 := time.Now().Add(-time.Hour).UnixMilli()
 				// The client is at the scoped caller's location 2.
 				if err := scoped.UpdateClients(ctx, 1, map[int64]wnms.ClientUpdate{8: clientAt(2, t0, "")}); err != nil {
 					t.Fatal(err)
 				}
-				inside, release, scopedDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-				go func() {
-					scopedDone <- scoped.UpdateScopedClients(ctx, 1, map[int64]wnms.ClientUpdate{8: clientAt(2, t0+2000, "")},
-						func(where map[int64]int64) map[int64]wnms.ClientUpdate {
-							close(inside)
-							<-release
-							return nil
-						})
-				}()
-				select {
-				case <-inside:
-				case err := <-scopedDone:
-					t.Fatalf("the scoped update ended without reading: %v", err)
-				}
+				release, scopedDone := holdScoped(t, scoped, 1, map[int64]wnms.ClientUpdate{8: clientAt(2, t0+2000, "")})
 				// Meanwhile another site's record, older than the scoped
 				// one, puts the client at location 1 with its name.
 				otherDone := make(chan error, 1)
 				go func() { otherDone <- w.write(ctx, other, clientAt(1, t0+1000, "secret")) }()
 				stillWaiting(t, otherDone, "the other write, while the scoped update had not committed,")
-				close(release)
+				release()
 				if err := within(t, scopedDone, "the scoped update"); err != nil {
 					t.Fatal(err)
 				}
