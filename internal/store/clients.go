@@ -280,7 +280,7 @@ func (s *Store) UpdateScopedClients(ctx context.Context, customerID int64, updat
 // clientsLock is the key of the customer's lock on its clients: taken
 // by UpdateScopedClients, shared by every other write of them.
 func clientsLock(customerID int64) string {
-	return "clients:" + strconv.FormatInt(customerID, 10)
+	return "scoped-clients:" + strconv.FormatInt(customerID, 10)
 }
 
 // clientFilterColumns maps the filter properties of clients to their

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,8 +50,8 @@ func replicas(t *testing.T, b storetest.Backend) (*store.Store, *store.Store) {
 }
 
 // holdScoped starts a scoped update of st and returns once it has read
-// where its clients are, holding it there until release is called;
-// done answers its end.
+// where its clients are, holding it there until release is called (at
+// the latest when the test ends); done answers its end.
 func holdScoped(t *testing.T, st *store.Store, customerID int64, updates map[int64]wnms.ClientUpdate) (release func(), done <-chan error) {
 	t.Helper()
 	inside, hold, end := make(chan struct{}), make(chan struct{}), make(chan error, 1)
@@ -66,7 +67,9 @@ func holdScoped(t *testing.T, st *store.Store, customerID int64, updates map[int
 	case err := <-end:
 		t.Fatalf("the scoped update ended without reading: %v", err)
 	}
-	return func() { close(hold) }, end
+	release = sync.OnceFunc(func() { close(hold) })
+	t.Cleanup(release) // a test that failed before releasing it leaves no transaction open
+	return release, end
 }
 
 // TestScopedClientUpdatesTakeTurns: one customer's scoped client updates

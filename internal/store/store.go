@@ -183,16 +183,10 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		if !strings.HasPrefix(cfg.DatabaseURL, "postgres://") && !strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
 			return nil, errors.New("database URL must start with postgres://")
 		}
-		pc, err := pgx.ParseConfig(cfg.DatabaseURL)
+		db, err := openPostgres(cfg.DatabaseURL)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
-		// Every transaction is READ COMMITTED, whatever the database's
-		// default: a statement that runs after a lock was granted must
-		// see what the lock's earlier holders committed (logins'
-		// attempts, scoped client updates).
-		pc.RuntimeParams["default_transaction_isolation"] = "read committed"
-		db := stdlib.OpenDB(*pc)
 		db.SetMaxOpenConns(pgPoolSize)
 		db.SetMaxIdleConns(pgPoolSize)
 		db.SetConnMaxIdleTime(5 * time.Minute)
@@ -544,6 +538,34 @@ func isForeignKey(err error) bool {
 		return pg.Code == "23503"
 	}
 	return err != nil && strings.Contains(err.Error(), "FOREIGN KEY constraint failed")
+}
+
+// openPostgres opens the pool of databaseURL. Every transaction on it is
+// READ COMMITTED, whatever the database's default: a statement that runs
+// after a lock was granted must read what the lock's earlier holders
+// committed (login attempts, a customer's clients). Each connection sets
+// it once connected (a startup parameter would be refused by
+// connection poolers such as PgBouncer), and parses the URL anew, as
+// sql.Open does, so that certificates and password files it names are
+// read again when the pool renews its connections.
+func openPostgres(databaseURL string) (*sql.DB, error) {
+	pc, err := pgx.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return stdlib.OpenDB(*pc,
+		stdlib.OptionBeforeConnect(func(_ context.Context, cc *pgx.ConnConfig) error {
+			fresh, err := pgx.ParseConfig(databaseURL)
+			if err != nil {
+				return err
+			}
+			*cc = *fresh
+			return nil
+		}),
+		stdlib.OptionAfterConnect(func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.Exec(ctx, `SET default_transaction_isolation = 'read committed'`)
+			return err
+		})), nil
 }
 
 // querier is what reads need: a pool, a connection or a transaction.

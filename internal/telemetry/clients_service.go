@@ -49,13 +49,15 @@ func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []C
 	if slices.Contains(scope, wnms.RootPath) {
 		return byBox, nil
 	}
-	// Which locations the clients come from the caller may see is asked
-	// first, of where they were a moment ago (reading locations through
-	// the store); the store then reads where they are under the
-	// customer's lock on its clients, and a client that came from a
-	// location not asked about meanwhile is taken as coming from one
-	// the caller does not see. One scoped batch of a customer at a time
-	// in this process: the others wait here, not holding a connection.
+	// One scoped batch of a customer at a time in this process (the
+	// others wait here, not holding a connection). Which locations the
+	// clients come from the caller may see is asked first, of where
+	// they are now (reading locations through the store); the store
+	// then reads where they are again under the customer's lock on its
+	// clients, which keeps other replicas' writes out until the commit.
+	mu, _ := s.scopedMu.LoadOrStore(c.CustomerID(), &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
 	ids := make([]int64, 0, len(byBox))
 	for b := range byBox {
 		ids = append(ids, b)
@@ -70,24 +72,31 @@ func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []C
 			s.sees(ctx, c, loc, seen)
 		}
 	}
-	mu, _ := s.scopedMu.LoadOrStore(c.CustomerID(), &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
 	return nil, s.Store.UpdateScopedClients(ctx, c.CustomerID(), byBox, func(where map[int64]int64) map[int64]ClientUpdate {
-		var fresh map[int64]ClientUpdate
-		for b, loc := range where {
-			if loc == byBox[b].LocationID {
-				continue
-			}
-			if err, asked := seen[loc]; !asked || err != nil {
-				if fresh == nil {
-					fresh = map[int64]ClientUpdate{}
-				}
-				fresh[b] = byBox[b]
-			}
-		}
-		return fresh
+		return movedIn(byBox, where, seen)
 	})
+}
+
+// movedIn returns the updates of the clients that come from a location
+// the caller may not see: where says where each client is, seen what the
+// caller was told of locations (nil: it sees it). A location it was not
+// asked about (a client another server moved meanwhile) counts as one it
+// does not see: its update then takes the client's identity back, which
+// at worst forgets a name the caller could have seen.
+func movedIn(updates map[int64]ClientUpdate, where map[int64]int64, seen map[int64]error) map[int64]ClientUpdate {
+	var fresh map[int64]ClientUpdate
+	for b, loc := range where {
+		if loc == updates[b].LocationID {
+			continue
+		}
+		if err, asked := seen[loc]; !asked || err != nil {
+			if fresh == nil {
+				fresh = map[int64]ClientUpdate{}
+			}
+			fresh[b] = updates[b]
+		}
+	}
+	return fresh
 }
 
 // IngestStats stores the client statistics samples of an ingest body for
