@@ -230,12 +230,20 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 	if !ok {
 		return 0, fmt.Errorf("no telemetry table %q", table)
 	}
-	key := "id"
+	key, lock := "id", ""
 	if table == "clients" {
 		key = "box_id"
+		if s.dialect == Postgres {
+			// A client row locked by a write is being brought up to
+			// date: skip it rather than wait. Waiting, the purge (which
+			// takes its rows in no particular order) and a write that
+			// waits for one of them could each hold what the other
+			// needs, a deadlock PostgreSQL ends by failing one.
+			lock = " FOR UPDATE SKIP LOCKED"
+		}
 	}
 	res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE `+key+` IN (SELECT `+key+` FROM `+table+
-		` WHERE `+col+` < $1 LIMIT `+strconv.Itoa(batch)+`)`, before)
+		` WHERE `+col+` < $1 LIMIT `+strconv.Itoa(batch)+lock+`)`, before)
 	if err != nil {
 		return 0, err
 	}
