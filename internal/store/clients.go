@@ -235,9 +235,10 @@ func clientLocationsQuery(d Dialect, boxes []int64) (string, any) {
 // name, which this update would then keep.
 //
 // moved must not use the store: it runs inside the transaction, which
-// holds a connection and the lock.
+// holds a connection and the lock. An error from it ends the transaction
+// with nothing written and is returned as is.
 func (s *Store) UpdateScopedClients(ctx context.Context, customerID int64, updates map[int64]wnms.ClientUpdate,
-	moved func(where map[int64]int64) map[int64]wnms.ClientUpdate) error {
+	moved func(where map[int64]int64) (map[int64]wnms.ClientUpdate, error)) error {
 	if len(updates) == 0 {
 		return nil
 	}
@@ -261,7 +262,10 @@ func (s *Store) UpdateScopedClients(ctx context.Context, customerID int64, updat
 		}); err != nil {
 			return err
 		}
-		fresh := moved(where)
+		fresh, err := moved(where)
+		if err != nil {
+			return err
+		}
 		if err := upsertClients(ctx, b, customerID, updates); err != nil {
 			return err
 		}

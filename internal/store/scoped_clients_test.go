@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -56,10 +57,10 @@ func holdScoped(t *testing.T, st *store.Store, customerID int64, updates map[int
 	t.Helper()
 	inside, hold, end := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		end <- st.UpdateScopedClients(context.Background(), customerID, updates, func(map[int64]int64) map[int64]wnms.ClientUpdate {
+		end <- st.UpdateScopedClients(context.Background(), customerID, updates, func(map[int64]int64) (map[int64]wnms.ClientUpdate, error) {
 			close(inside)
 			<-hold
-			return nil
+			return nil, nil
 		})
 	}()
 	select {
@@ -87,15 +88,15 @@ func TestScopedClientUpdatesTakeTurns(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		none := func(map[int64]int64) map[int64]wnms.ClientUpdate { return nil }
+		none := func(map[int64]int64) (map[int64]wnms.ClientUpdate, error) { return nil, nil }
 
 		release, firstDone := holdScoped(t, first, 1, map[int64]wnms.ClientUpdate{8: clientAt(2, t0+1000, "")})
 		read, secondDone := make(chan int64, 1), make(chan error, 1)
 		go func() {
 			secondDone <- second.UpdateScopedClients(ctx, 1, map[int64]wnms.ClientUpdate{8: clientAt(3, t0+2000, "")},
-				func(where map[int64]int64) map[int64]wnms.ClientUpdate {
+				func(where map[int64]int64) (map[int64]wnms.ClientUpdate, error) {
 					read <- where[8]
-					return nil
+					return nil, nil
 				})
 		}()
 		if b == storetest.Postgres {
@@ -182,6 +183,33 @@ func TestScopedClientUpdatesKeepOthersOut(t *testing.T) {
 					t.Errorf("clients %+v, want the one client at 2 without the other site's name", cs)
 				}
 			})
+		}
+	})
+}
+
+// TestScopedClientUpdateRefused: when the function asked which clients
+// moved in answers an error, nothing is written and the error is
+// returned as is.
+func TestScopedClientUpdateRefused(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		st := storetest.OpenStore(t, b)
+		t0 := time.Now().Add(-time.Hour).UnixMilli()
+		if err := st.UpdateClients(ctx, 1, map[int64]wnms.ClientUpdate{8: clientAt(1, t0, "")}); err != nil {
+			t.Fatal(err)
+		}
+		refused := errors.New("ask again")
+		err := st.UpdateScopedClients(ctx, 1, map[int64]wnms.ClientUpdate{8: clientAt(2, t0+1000, "")},
+			func(map[int64]int64) (map[int64]wnms.ClientUpdate, error) { return nil, refused })
+		if err != refused {
+			t.Fatalf("error %v, want %v", err, refused)
+		}
+		where, err := st.ClientLocations(ctx, 1, []int64{8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if where[8] != 1 {
+			t.Errorf("the client is at %d after a refused update, want 1", where[8])
 		}
 	})
 }

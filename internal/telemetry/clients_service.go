@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -49,15 +50,16 @@ func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []C
 	if slices.Contains(scope, wnms.RootPath) {
 		return byBox, nil
 	}
-	// One scoped batch of a customer at a time in this process (the
-	// others wait here, not holding a connection). Which locations the
-	// clients come from the caller may see is asked first, of where
-	// they are now (reading locations through the store); the store
-	// then reads where they are again under the customer's lock on its
-	// clients, which keeps other replicas' writes out until the commit.
-	mu, _ := s.scopedMu.LoadOrStore(c.CustomerID(), &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
+	// Which locations the clients come from the caller may see is asked
+	// first, of where they are now (reading locations through the
+	// store); the store then reads where they are again under the
+	// customer's lock on its clients, which keeps every other write of
+	// them out until the commit. A client found at a location not asked
+	// about (another batch moved it meanwhile) sends the batch back to
+	// ask, once; after that such a location counts as one the caller
+	// does not see. One scoped batch of a customer at a time in this
+	// process holds the store's lock: the others wait here, not holding
+	// a connection.
 	ids := make([]int64, 0, len(byBox))
 	for b := range byBox {
 		ids = append(ids, b)
@@ -72,31 +74,55 @@ func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []C
 			s.sees(ctx, c, loc, seen)
 		}
 	}
-	return nil, s.Store.UpdateScopedClients(ctx, c.CustomerID(), byBox, func(where map[int64]int64) map[int64]ClientUpdate {
-		return movedIn(byBox, where, seen)
-	})
+	mu, _ := s.scopedMu.LoadOrStore(c.CustomerID(), &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	for last := false; ; last = true {
+		var unasked []int64
+		err := s.Store.UpdateScopedClients(ctx, c.CustomerID(), byBox, func(where map[int64]int64) (map[int64]ClientUpdate, error) {
+			var fresh map[int64]ClientUpdate
+			fresh, unasked = movedIn(byBox, where, seen)
+			if len(unasked) > 0 && !last {
+				return nil, errAskAgain
+			}
+			return fresh, nil
+		})
+		if err != errAskAgain {
+			return nil, err
+		}
+		for _, loc := range unasked {
+			s.sees(ctx, c, loc, seen)
+		}
+	}
 }
 
+// errAskAgain sends a scoped batch back to ask about locations its
+// clients were found at.
+var errAskAgain = errors.New("telemetry: clients found where the batch did not ask about")
+
 // movedIn returns the updates of the clients that come from a location
-// the caller may not see: where says where each client is, seen what the
-// caller was told of locations (nil: it sees it). A location it was not
-// asked about (a client another server moved meanwhile) counts as one it
-// does not see: its update then takes the client's identity back, which
-// at worst forgets a name the caller could have seen.
-func movedIn(updates map[int64]ClientUpdate, where map[int64]int64, seen map[int64]error) map[int64]ClientUpdate {
-	var fresh map[int64]ClientUpdate
+// the caller may not see, and the locations clients come from that seen
+// (what the caller was told of locations: nil, it sees it) does not
+// hold. Such a location counts as one the caller does not see: its
+// client's update then takes the client's identity back, which at worst
+// forgets a name the caller could have seen.
+func movedIn(updates map[int64]ClientUpdate, where map[int64]int64, seen map[int64]error) (fresh map[int64]ClientUpdate, unasked []int64) {
 	for b, loc := range where {
 		if loc == updates[b].LocationID {
 			continue
 		}
-		if err, asked := seen[loc]; !asked || err != nil {
+		err, asked := seen[loc]
+		if !asked && !slices.Contains(unasked, loc) {
+			unasked = append(unasked, loc)
+		}
+		if !asked || err != nil {
 			if fresh == nil {
 				fresh = map[int64]ClientUpdate{}
 			}
 			fresh[b] = updates[b]
 		}
 	}
-	return fresh
+	return fresh, unasked
 }
 
 // IngestStats stores the client statistics samples of an ingest body for

@@ -93,9 +93,10 @@ type ClientStore interface {
 	// client's latest record is still that update's (same timestamp and
 	// location). No other write of the customer's clients, on any
 	// replica, lands between the read and the commit. moved must not use
-	// the store.
+	// the store; an error from it ends the transaction with nothing
+	// written and is returned as is.
 	UpdateScopedClients(ctx context.Context, customerID int64, updates map[int64]ClientUpdate,
-		moved func(where map[int64]int64) map[int64]ClientUpdate) error
+		moved func(where map[int64]int64) (map[int64]ClientUpdate, error)) error
 	// ClientBoxIDs gives each client MAC its boxId, making one on first
 	// sight.
 	ClientBoxIDs(ctx context.Context, customerID int64, macs []string) (map[string]int64, error)
