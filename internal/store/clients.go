@@ -120,8 +120,12 @@ var clientColumns = []string{"box_id", "customer_id", "mac", "name", "username",
 	"ap_name", "ap_box_id", "ssid", "channel", "protocol", "location_id", "rssi", "data_rate",
 	"name_ts", "username_ts", "event_type_ts", "signal_ts"}
 
-// UpdateClients upserts the latest state of clients now (see
-// telemetry.ClientStore), after what is pending.
+// UpdateClients upserts the latest state of clients now, after what is
+// pending, coalescing each update with the stored state as
+// wnms.Coalesce does: the direct form of what ingest writes behind (the
+// store's tests write clients with it). It takes the customer's lock on
+// its clients shared, as every write of them but UpdateScopedClients
+// does.
 func (s *Store) UpdateClients(ctx context.Context, customerID int64, updates map[int64]wnms.ClientUpdate) error {
 	if len(updates) == 0 {
 		return nil

@@ -105,10 +105,6 @@ type ClientStore interface {
 	// a retry and is skipped. clients and the slots are recorded as by
 	// InsertClientEvents.
 	InsertClientStats(ctx context.Context, customerID int64, samples []*Sample, clients map[int64]ClientUpdate) (int, error)
-	// UpdateClients records what events and samples say of clients
-	// (keyed by boxId, one update each), at once, coalescing each with the
-	// stored state as Coalesce does.
-	UpdateClients(ctx context.Context, customerID int64, updates map[int64]ClientUpdate) error
 	// Clients lists the clients q selects, last seen first, and how many
 	// it selects in all.
 	Clients(ctx context.Context, q ClientQuery) ([]Client, int, error)
