@@ -383,7 +383,13 @@ func (s *Store) flushDerivedLocked(ctx context.Context) error {
 		return nil
 	}
 	err := s.bulk(ctx, s.tw, func(b *bulkTx) error {
-		for _, cust := range slices.Sorted(maps.Keys(pending)) {
+		customers := slices.Sorted(maps.Keys(pending))
+		if err := lockClientsShared(ctx, b, slices.DeleteFunc(slices.Clone(customers), func(c int64) bool {
+			return len(pending[c].clients) == 0
+		})); err != nil {
+			return err
+		}
+		for _, cust := range customers {
 			if err := applyDerived(ctx, b, cust, pending[cust]); err != nil {
 				return err
 			}
@@ -470,15 +476,10 @@ func (s *Store) settleClients(ctx context.Context) error {
 	return s.flushDerivedLocked(ctx)
 }
 
-// applyDerived upserts a customer's derived state in b's transaction.
+// applyDerived upserts a customer's derived state in b's transaction,
+// which holds the customer's lock on its clients shared when d has
+// clients (lockClientsShared).
 func applyDerived(ctx context.Context, b *bulkTx, customerID int64, d *derived) error {
-	if len(d.clients) > 0 {
-		// Scoped updates of the customer's clients take this lock
-		// alone (UpdateScopedClients).
-		if err := b.LockKeyShared(ctx, clientsLock(customerID)); err != nil {
-			return err
-		}
-	}
 	if err := upsertClients(ctx, b, customerID, d.clients); err != nil {
 		return err
 	}
@@ -534,6 +535,11 @@ func (s *Store) replayJournal(ctx context.Context, all bool) (int, error) {
 			return applied, fmt.Errorf("journal row %d: %w", id, err)
 		}
 		err = s.bulk(ctx, s.tw, func(b *bulkTx) error {
+			if len(d.clients) > 0 {
+				if err := lockClientsShared(ctx, b, []int64{cust}); err != nil {
+					return err
+				}
+			}
 			if err := applyDerived(ctx, b, cust, d); err != nil {
 				return err
 			}

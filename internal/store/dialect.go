@@ -45,17 +45,6 @@ func (b *bulkTx) LockKey(ctx context.Context, key string) error {
 	return err
 }
 
-// LockKeyShared is LockKey in shared mode: holders of the shared lock do
-// not wait for each other, only for (and keep out) the holder of the
-// lock itself.
-func (b *bulkTx) LockKeyShared(ctx context.Context, key string) error {
-	if b.d != Postgres {
-		return nil
-	}
-	_, err := b.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))`, key)
-	return err
-}
-
 // eventChannel is the channel of a client event, which only its stored
 // body carries: json_extract on SQLite, the json operator on PostgreSQL.
 func eventChannel(d Dialect) string {
