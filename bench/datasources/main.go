@@ -3,7 +3,8 @@
 // accounting packets answered per second, each answer after its record
 // was committed, and syslog lines parsed and stored per second; and what
 // an authenticated read (GET users/current) and an API-key login cost
-// meanwhile, against the same two alone.
+// meanwhile, against the same two alone: as a console user in a process
+// of its own waits for them, and as long as the server's handler took.
 //
 //	go run ./bench/datasources                       # SQLite in a temporary directory
 //	go run ./bench/datasources -database-url "$URL"  # PostgreSQL
@@ -53,6 +54,7 @@ var (
 	rate     = flag.Float64("rate", 5000, "packets/s of the second, paced accounting load (0: none)")
 	lines    = flag.Int("lines", 200_000, "syslog lines sent (6 a client connection)")
 	sendTo   = flag.String("send-to", "", "run as the NAS process, sending to this address (used by the benchmark itself)")
+	console  = flag.String("console-of", "", "run as the console user of the server at this URL (used by the benchmark itself)")
 	cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the accounting load to this file")
 )
 
@@ -65,6 +67,14 @@ func main() {
 	}
 	if *sendTo != "" {
 		sendAccounting(*sendTo)
+		return
+	}
+	if *console != "" {
+		u := user{client: &http.Client{Timeout: time.Minute}, base: *console,
+			cookie: os.Getenv(envCookie), login: []byte(os.Getenv(envLogin))}
+		var r consoleResult
+		r.Reads, r.Logins = u.interact(*duration)
+		check(json.NewEncoder(os.Stdout).Encode(r))
 		return
 	}
 	if *dbURL == "" {
@@ -82,7 +92,8 @@ func main() {
 	keyID, keyValue, err := srv.Key(ctx)
 	check(err)
 	login := []byte(fmt.Sprintf(`{"type":"apikeycredentials","keyId":%q,"keyValue":%q}`, keyID, keyValue))
-	u := user{client: client, base: srv.Base, cookie: cookie, login: login}
+	srv.TimeHandling(readPath, loginPath)
+	u := user{client: client, base: srv.Base, cookie: cookie, login: login, srv: srv}
 
 	// An AP with the radio the packets name, at a floor, and the source.
 	floor := fmt.Sprintf(`{"parentLocation":{"type":"locallocationid","id":0},"location":{"type":"floorlocation","name":"Bench floor %d"}}`, time.Now().UnixNano())
@@ -110,7 +121,7 @@ func main() {
 		engine = "PostgreSQL"
 	}
 
-	reads, logins := u.interact(5 * time.Second)
+	reads, logins := u.elsewhere(ctx, 5*time.Second)
 	fmt.Printf("%s: alone: GET users/current %s; API-key login %s\n", engine, reads, logins)
 	accounting(ctx, b, u, engine, 0)
 	if *rate > 0 {
@@ -156,7 +167,7 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 		defer f.Close()
 	}
 	before := schedLatencies()
-	reads, logins := u.interact(*duration)
+	reads, logins := u.elsewhere(ctx, *duration)
 	sched := quantiles(before, schedLatencies())
 	pprof.StopCPUProfile()
 	var sent nasResult
@@ -180,6 +191,7 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 	fmt.Println()
 	fmt.Printf("%s: during accounting (%s): GET users/current %s; API-key login %s; server goroutines waiting to run %s\n",
 		engine, load, reads, logins, sched)
+
 }
 
 // nasResult is what the NAS process reports on its standard output.
@@ -379,7 +391,56 @@ func syslogIntake(ctx context.Context, b *datasource.Bridge, engine string) {
 type user struct {
 	client       *http.Client
 	base, cookie string
-	login        []byte // the key login's body
+	login        []byte              // the key login's body
+	srv          *benchserver.Server // nil in the console user's process
+}
+
+// The paths of the console user's calls, as the server times them.
+const (
+	readPath  = "/V5/users/current"
+	loginPath = "/login/key/"
+)
+
+// The console user's process learns the session and the login from its
+// environment (not its command line, which any local user can read).
+const (
+	envCookie = "WNMS_BENCH_COOKIE"
+	envLogin  = "WNMS_BENCH_LOGIN"
+)
+
+// consoleResult is what the console user's process reports on its
+// standard output.
+type consoleResult struct{ Reads, Logins string }
+
+// elsewhere runs interact for d in a process of its own (this program
+// again, with -console-of), as a console user sits at another machine:
+// measured from the server's own process, a call's time would include
+// the wait of the measuring goroutine for the server's scheduler, which
+// no real user's call waits for. Each description ends with how long
+// the server's handler took for the calls: what the server spent on
+// them, apart from the waits for a core.
+func (u user) elsewhere(ctx context.Context, d time.Duration) (reads, logins string) {
+	u.srv.Handled(readPath) // the calls before this phase
+	u.srv.Handled(loginPath)
+	self, err := os.Executable()
+	check(err)
+	cmd := exec.CommandContext(ctx, self, "-console-of", u.base, "-duration", d.String())
+	cmd.Env = append(os.Environ(), envCookie+"="+u.cookie, envLogin+"="+string(u.login))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	check(err)
+	var r consoleResult
+	check(json.Unmarshal(out, &r))
+	return r.Reads + handling(u.srv.Handled(readPath)), r.Logins + handling(u.srv.Handled(loginPath))
+}
+
+// handling describes the server's handling times of some calls.
+func handling(took []time.Duration) string {
+	if len(took) == 0 {
+		return " (none handled)"
+	}
+	slices.Sort(took)
+	return fmt.Sprintf(" (handled in p50 %s, p99 %s)", quantile(took, 0.5), quantile(took, 0.99))
 }
 
 // interact makes authenticated reads (every 10 ms) and beside them
@@ -393,14 +454,14 @@ func (u user) interact(d time.Duration) (reads, logins string) {
 	go func() {
 		defer wg.Done()
 		reads = loop(d, 10*time.Millisecond, func() error {
-			_, err := benchserver.Get(u.client, u.base+"/V5/users/current", u.cookie)
+			_, err := benchserver.Get(u.client, u.base+readPath, u.cookie)
 			return err
 		})
 	}()
 	go func() {
 		defer wg.Done()
 		logins = loop(d, 100*time.Millisecond, func() error {
-			_, err := benchserver.Post(u.client, u.base+"/login/key/bench/3600", "", u.login)
+			_, err := benchserver.Post(u.client, u.base+loginPath+"bench/3600", "", u.login)
 			return err
 		})
 	}()

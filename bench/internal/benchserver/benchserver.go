@@ -11,6 +11,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/wnms/wnms/internal/api"
 	"github.com/wnms/wnms/internal/auth"
@@ -28,6 +31,56 @@ type Server struct {
 	Secret []byte
 	Log    *slog.Logger // errors only
 	Base   string       // http://127.0.0.1:port/new/webservice
+
+	handled handled
+}
+
+// maxHandled bounds the handling times a Server keeps between two calls
+// of Handled; past it they are not kept.
+const maxHandled = 1 << 16
+
+// handled is how long the API's handler took for each call whose path
+// contains one of the substrings asked about.
+type handled struct {
+	mu    sync.Mutex
+	paths []string
+	took  map[string][]time.Duration
+}
+
+// TimeHandling starts keeping, for Handled, how long the server takes to
+// handle each call whose path contains one of paths: from the handler's
+// start to its return, in the server's process, so without the waits
+// for a connection's goroutine to run and for the caller to read.
+func (s *Server) TimeHandling(paths ...string) {
+	s.handled.mu.Lock()
+	defer s.handled.mu.Unlock()
+	s.handled.paths = paths
+	s.handled.took = map[string][]time.Duration{}
+}
+
+// Handled returns and forgets the handling times kept for path (one of
+// TimeHandling's), in no particular order.
+func (s *Server) Handled(path string) []time.Duration {
+	s.handled.mu.Lock()
+	defer s.handled.mu.Unlock()
+	out := s.handled.took[path]
+	delete(s.handled.took, path)
+	return out
+}
+
+// ServeHTTP serves the API, timing the calls TimeHandling asked for.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	s.API.ServeHTTP(w, r)
+	took := time.Since(start)
+	h := &s.handled
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, p := range h.paths {
+		if strings.Contains(r.URL.Path, p) && len(h.took[p]) < maxHandled {
+			h.took[p] = append(h.took[p], took)
+		}
+	}
 }
 
 // OpenStore opens a serving store on the PostgreSQL of databaseURL, or
@@ -64,9 +117,10 @@ func Start(ctx context.Context, st *store.Store) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	go http.Serve(ln, srv)
-	return &Server{Store: st, Auth: a, API: srv, Secret: secret, Log: log,
-		Base: "http://" + ln.Addr().String() + "/new/webservice"}, nil
+	s := &Server{Store: st, Auth: a, API: srv, Secret: secret, Log: log,
+		Base: "http://" + ln.Addr().String() + "/new/webservice"}
+	go http.Serve(ln, s)
+	return s, nil
 }
 
 // Key makes a new API key of the SUPERUSER "bench" and returns its id
