@@ -389,3 +389,97 @@ func TestREADMERsyslog(t *testing.T) {
 		t.Errorf("Success through rsyslog: %v", ok)
 	}
 }
+
+// TestDataSourcesReconnectionEachTheirAccept: a client connects twice
+// within a second through wnms's RADIUS proxy, logging to its syslog.
+// The first connection's syslog Success (made when the second association
+// ends it) reaches the bridge after the second accept was held: each
+// Success still takes its own accept, so the two connections make two
+// Successes, and no accept is let go to be stored as a Success of its
+// own (matched by arrival alone, the first Success would take the second
+// accept, and the first accept would be stored alone: three Successes).
+func TestDataSourcesReconnectionEachTheirAccept(t *testing.T) {
+	t.Parallel()
+	radiustest.NeedTool(t, "radclient", "logger")
+	fr := radiustest.Start(t)
+	srv := startSourcesServer(t, "127.0.0.1")
+	srv.addAP("aa:bb:cc:dd:ee:00", "lab-ap-1", "127.0.0.1", "aa:bb:cc:dd:ee:ff", "corp")
+	const nasSecret = "nas-secret-reconnect"
+	srv.must("data sources", "PUT", "/V5/datasources", map[string]any{
+		"radius": map[string]any{
+			"upstreams": []any{map[string]any{"address": fr.Auth, "secret": radiustest.UpstreamSecret, "timeoutMs": 2000}},
+		},
+		"sources": []any{map[string]any{"name": "lab", "cidr": "127.0.0.1/32", "radiusSecret": nasSecret, "syslog": true,
+			"locationId": map[string]any{"type": "locallocationid", "id": srv.floor}}},
+	})
+	const mac = "02:00:00:00:00:07"
+	accept := func() {
+		t.Helper()
+		if out, ok := radiustest.Radclient(t, srv.l.RadiusAuth, "auth", nasSecret, "User-Name = alice", "User-Password = alice-pw",
+			"Calling-Station-Id = 02-00-00-00-00-07", "Called-Station-Id = AA-BB-CC-DD-EE-FF:corp", "NAS-Identifier = lab-ap-1",
+			"NAS-IP-Address = 127.0.0.1"); !ok || !strings.Contains(out, "Access-Accept") {
+			t.Fatalf("through wnms:\n%s", out)
+		}
+	}
+	host, port, _ := net.SplitHostPort(srv.l.Syslog)
+	logged := 0
+	log := func(tag, text string) {
+		t.Helper()
+		args := []string{"-T", "--rfc5424", "--octet-count", "-n", host, "-P", port, "-t", tag, "--", text}
+		if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
+			t.Fatalf("logger %v: %v\n%s", args, err, out)
+		}
+		logged++
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body
+			if strings.Contains(m, fmt.Sprintf(`wnms_syslog_messages_total{outcome="parsed"} %d`, logged)) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("line %q not read in 10 s", text)
+			}
+		}
+	}
+	accept()
+	log("hostapd", "wlan0: STA "+mac+" IEEE 802.11: associated")
+	log("hostapd", "wlan0: STA "+mac+" WPA: pairwise key handshake completed (RSN)")
+	// The second connection: its accept comes well after the first's key
+	// handshake (a new EAP exchange), and within the second the
+	// assembler's batch holding the first Success waits to be sent.
+	time.Sleep(400 * time.Millisecond)
+	log("hostapd", "wlan0: STA "+mac+" IEEE 802.11: associated")
+	accept()
+	log("hostapd", "wlan0: STA "+mac+" WPA: pairwise key handshake completed (RSN)")
+	log("dnsmasq-dhcp", "DHCPACK(br-lan) 10.0.0.61 "+mac+" phone")
+
+	var successes []map[string]any
+	for deadline := time.Now().Add(30 * time.Second); len(successes) < 2; time.Sleep(100 * time.Millisecond) {
+		successes = successes[:0]
+		for _, e := range srv.events(mac) {
+			if e["eventType"] == "Success" {
+				successes = append(successes, e)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d Successes in 30 s: %v", len(successes), srv.events(mac))
+		}
+	}
+	// Any accept let go would be stored at once as a Success of its own.
+	time.Sleep(time.Second)
+	successes = successes[:0]
+	for _, e := range srv.events(mac) {
+		if e["eventType"] == "Success" {
+			successes = append(successes, e)
+		}
+	}
+	if len(successes) != 2 {
+		t.Fatalf("%d Successes for two connections: %v", len(successes), successes)
+	}
+	// (A merged Success keeps its syslog eventId; the API shows a missing
+	// aaaLatency as 0, as it shows a fast upstream's.)
+	for _, s := range successes {
+		if id, _ := s["eventId"].(string); !strings.HasPrefix(id, "syslog-") {
+			t.Errorf("a RADIUS accept stored as a Success of its own: %v", s)
+		}
+	}
+}

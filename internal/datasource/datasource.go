@@ -376,67 +376,112 @@ const AcceptHold = 90 * time.Second
 // is stored as it is.
 const maxHeld = 1 << 16
 
+// maxHeldPerClient bounds the held accepts of one client: one that
+// authenticates again and again with no syslog Success lets its oldest go.
+const maxHeldPerClient = 4
+
+// acceptSlack is how long after the syslog line of a connection's
+// authentication its RADIUS Success may have been held and still be that
+// connection's: the proxy holds it once the Access-Accept has gone to the
+// NAS, which then completes the key handshake with the client and logs it,
+// so the accept is normally held first; slack covers a proxy goroutine
+// that ran late. A client's next connection needs a new EAP exchange
+// (tens to hundreds of milliseconds) before its accept.
+const acceptSlack = 250 * time.Millisecond
+
 // heldAccept is a RADIUS Success waiting for its syslog Success.
 type heldAccept struct {
-	e   *entry
-	rec map[string]any
-	at  time.Time
+	e    *entry
+	rec  map[string]any
+	at   time.Time // when it was held, on wnms's clock
+	key  string
+	gone bool // taken or let go since; order may still name it
 }
 
 // accepts are the held RADIUS Successes by customer and client, oldest
-// first.
+// first, at most maxHeldPerClient a client and maxHeld in all.
 type accepts struct {
 	mu    sync.Mutex
-	byKey map[string]*heldAccept
-	order []string // keys in holding order (may name released ones)
+	byKey map[string][]*heldAccept
+	n     int           // held
+	order []*heldAccept // in holding order, gone ones too
 }
 
 func (a *accepts) key(e *entry, mac string) string { return key(e.customer, mac) }
 
-// hold keeps rec and returns one it had to let go to stay under maxHeld.
+// hold keeps rec and returns one it had to let go: the client's oldest
+// when it has maxHeldPerClient, else the oldest of all when maxHeld are
+// held.
 func (a *accepts) hold(e *entry, rec map[string]any, now time.Time) *heldAccept {
 	mac, _ := rec["macAddress"].(string)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.byKey == nil {
-		a.byKey = map[string]*heldAccept{}
+		a.byKey = map[string][]*heldAccept{}
 	}
 	k := a.key(e, mac)
 	var out *heldAccept
-	if old, ok := a.byKey[k]; ok {
-		out = old // a newer accept of the client: the older connection stands alone
-	} else if len(a.byKey) >= maxHeld {
+	if l := a.byKey[k]; len(l) >= maxHeldPerClient {
+		out = l[0]
+		a.remove(out)
+	} else if a.n >= maxHeld {
 		out = a.popOldest()
 	}
-	a.byKey[k] = &heldAccept{e: e, rec: rec, at: now}
-	a.order = append(a.order, k)
+	h := &heldAccept{e: e, rec: rec, at: now, key: k}
+	a.byKey[k] = append(a.byKey[k], h)
+	a.n++
+	a.order = append(a.order, h)
 	return out
+}
+
+// remove lets h go (a.mu held).
+func (a *accepts) remove(h *heldAccept) {
+	l := a.byKey[h.key]
+	for i, x := range l {
+		if x == h {
+			l = append(l[:i:i], l[i+1:]...)
+			break
+		}
+	}
+	if len(l) == 0 {
+		delete(a.byKey, h.key)
+	} else {
+		a.byKey[h.key] = l
+	}
+	h.gone = true
+	a.n--
 }
 
 // popOldest removes the oldest held accept (a.mu held).
 func (a *accepts) popOldest() *heldAccept {
 	for len(a.order) > 0 {
-		k := a.order[0]
+		h := a.order[0]
 		a.order = a.order[1:]
-		if h, ok := a.byKey[k]; ok {
-			delete(a.byKey, k)
+		if !h.gone {
+			a.remove(h)
 			return h
 		}
 	}
 	return nil
 }
 
-// take returns and releases the held accept of the client, if any.
-func (a *accepts) take(e *entry, mac string) *heldAccept {
+// take returns and releases the client's accept that belongs to the
+// connection whose authentication line wnms received at seen: the newest
+// held no later than acceptSlack after it. A later one is the client's
+// next connection, waiting for its own syslog Success; so each of two
+// connections takes its own accept whichever Success comes first, and
+// however late. With seen zero it takes the newest.
+func (a *accepts) take(e *entry, mac string, seen time.Time) *heldAccept {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	k := a.key(e, mac)
-	h, ok := a.byKey[k]
-	if !ok {
-		return nil
+	l := a.byKey[a.key(e, mac)]
+	for i := len(l) - 1; i >= 0; i-- {
+		if h := l[i]; seen.IsZero() || !h.at.After(seen.Add(acceptSlack)) {
+			a.remove(h)
+			return h
+		}
 	}
-	delete(a.byKey, k)
-	return h
+	return nil
 }
 
 // expired releases the accepts held since before cutoff.
@@ -445,24 +490,24 @@ func (a *accepts) expired(cutoff time.Time) []heldAccept {
 	defer a.mu.Unlock()
 	var out []heldAccept
 	for len(a.order) > 0 {
-		k := a.order[0]
-		h, ok := a.byKey[k]
-		if ok && !h.at.Before(cutoff) {
+		h := a.order[0]
+		if !h.gone && !h.at.Before(cutoff) {
 			break
 		}
 		a.order = a.order[1:]
-		if ok {
-			delete(a.byKey, k)
+		if !h.gone {
+			a.remove(h)
 			out = append(out, *h)
 		}
 	}
-	if len(a.order) > 2*maxHeld { // keys of released accepts pile up: compact
+	if len(a.order) > 2*maxHeld { // accepts taken since pile up: compact
 		live := a.order[:0]
-		for _, k := range a.order {
-			if _, ok := a.byKey[k]; ok {
-				live = append(live, k)
+		for _, h := range a.order {
+			if !h.gone {
+				live = append(live, h)
 			}
 		}
+		clear(a.order[len(live):])
 		a.order = live
 	}
 	return out
@@ -500,7 +545,7 @@ func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslo
 		return err
 	}
 	recs := all[:0]
-	for _, r := range all {
+	for i, r := range all {
 		if e.src.RadiusSecret != "" && r["eventType"] == telemetry.Failure && r["failureCode"] == float64(2) && r["subFailureCode"] == float64(202) {
 			// The source's authentications go through wnms's RADIUS
 			// proxy, which made this Failure first-hand.
@@ -508,7 +553,7 @@ func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslo
 		}
 		if r["eventType"] == telemetry.Success {
 			mac, _ := r["macAddress"].(string)
-			if h := b.accepts.take(e, mac); h != nil {
+			if h := b.accepts.take(e, mac, events[i].AuthSeen); h != nil {
 				for _, f := range []string{"aaaLatency", "radiusPrimaryIP"} {
 					if v, ok := h.rec[f]; ok {
 						r[f] = v

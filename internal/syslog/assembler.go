@@ -44,6 +44,13 @@ type ClientEvent struct {
 	// server saw, the server's interface) the connection was seen on.
 	// It is not part of the record.
 	Interface string `json:"-"`
+	// AuthSeen is, on a Success, when wnms received the line of the
+	// connection's authentication (keys done, the port authorized or
+	// 802.1X success; on an open network, the association): on wnms's
+	// clock, where the timestamps above are the sender's. It tells which
+	// of a client's RADIUS accepts was this connection's. Not part of the
+	// record.
+	AuthSeen time.Time `json:"-"`
 }
 
 // MarshalBatch returns events as the JSON array body that
@@ -183,11 +190,13 @@ type client struct {
 	keyAt      int64 // keys done, or the port authorized
 	eapAt      int64 // 802.1X success
 	auth       obsRef
-	keyTimeout obsRef // the first EAPOL-Key timeout of the attempt
-	dhcp       obsRef // the first DHCP exchange of the attempt
-	outcome    bool   // Success or Failure made: the attempt is over
-	gone       bool   // disconnected
-	failures   []int  // the failure causes made this attempt, each made once
+	assocSeen  time.Time // when the association's line was received
+	authSeen   time.Time // when auth's line was received
+	keyTimeout obsRef    // the first EAPOL-Key timeout of the attempt
+	dhcp       obsRef    // the first DHCP exchange of the attempt
+	outcome    bool      // Success or Failure made: the attempt is over
+	gone       bool      // disconnected
+	failures   []int     // the failure causes made this attempt, each made once
 	touched    time.Time
 }
 
@@ -515,6 +524,10 @@ func (a *Assembler) succeed(c *client, ack obsRef) {
 		e = newEvent(c.auth, c.key.mac, telemetry.Success, "success_without_dhcp")
 	}
 	e.AssociationTimestamp, e.AuthenticationTimestamp = c.assocAt, auth
+	e.AuthSeen = c.authSeen
+	if e.AuthSeen.IsZero() {
+		e.AuthSeen = c.assocSeen
+	}
 	a.add(c, e)
 	c.outcome = true
 }
@@ -618,7 +631,8 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		if c.associated && !c.outcome {
 			a.endAttempt(c)
 		}
-		*c = client{key: c.key, elem: c.elem, list: c.list, associated: true, assocAt: ref.at, iface: o.Interface, bssid: o.BSSID}
+		*c = client{key: c.key, elem: c.elem, list: c.list, associated: true, assocAt: ref.at, assocSeen: now,
+			iface: o.Interface, bssid: o.BSSID}
 		a.latest[o.MAC] = ref.src
 		a.add(c, intermediate(ref, o.MAC, 1, 1, 0, "associated"))
 		a.touch(c, now)
@@ -641,13 +655,13 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 	switch o.Kind {
 	case Authorized, KeyHandshake:
 		if !c.outcome && c.keyAt == 0 {
-			c.keyAt, c.auth = ref.at, ref
+			c.keyAt, c.auth, c.authSeen = ref.at, ref, now
 		}
 	case EAPSuccess:
 		if !c.outcome && c.eapAt == 0 {
 			c.eapAt = ref.at
 			if c.keyAt == 0 {
-				c.auth = ref
+				c.auth, c.authSeen = ref, now
 			}
 		}
 	case KeyTimeout:

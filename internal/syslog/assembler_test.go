@@ -100,14 +100,69 @@ func dnsmasq(ms int64, src netip.Addr, text string) line {
 	return line{ms, src, "dnsmasq-dhcp", text}
 }
 
-// summary is an event without its eventId, for comparing.
+// summary is an event without its eventId and AuthSeen, for comparing
+// (TestAssemblerAuthSeen checks AuthSeen).
 func summary(events []ClientEvent) []ClientEvent {
 	out := make([]ClientEvent, len(events))
 	for i, e := range events {
-		e.EventID = ""
+		e.EventID, e.AuthSeen = "", time.Time{}
 		out[i] = e
 	}
 	return out
+}
+
+// A Success's AuthSeen is when wnms received the line of its
+// authentication (or, with none, of its association), on wnms's clock
+// whatever the sender's; other events have none.
+func TestAssemblerAuthSeen(t *testing.T) {
+	const late = 5 * time.Minute // the AP's clock is behind wnms's
+	for _, c := range []struct {
+		name  string
+		lines []line
+		want  int64 // ms after t0, on wnms's clock
+	}{
+		{"keys done", []line{
+			hostapd(0, "STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)"),
+			hostapd(30, "STA 02:00:00:00:01:00 IEEE 802.1X: authenticated - EAP type: 25 (PEAP)"),
+			hostapd(41, "STA 02:00:00:00:01:00 WPA: pairwise key handshake completed (RSN)"),
+			dnsmasq(940, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00 phone"),
+		}, 41},
+		{"802.1X success only", []line{
+			hostapd(0, "STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)"),
+			hostapd(30, "STA 02:00:00:00:01:00 IEEE 802.1X: authenticated - EAP type: 25 (PEAP)"),
+			dnsmasq(940, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00 phone"),
+		}, 30},
+		{"open network", []line{
+			hostapd(10, "STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)"),
+			dnsmasq(940, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00 phone"),
+		}, 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, rec, clk := newAssembler()
+			for _, l := range c.lines {
+				at := t0.Add(time.Duration(l.ms) * time.Millisecond)
+				clk.set(at)
+				a.Observe(context.Background(), l.src, Message{Program: l.program, Text: l.text, Time: at.Add(-late), RFC5424: true})
+			}
+			a.Flush(context.Background())
+			successes := 0
+			for _, e := range rec.events(ap) {
+				switch {
+				case e.EventType != "Success":
+					if !e.AuthSeen.IsZero() {
+						t.Errorf("%s event has AuthSeen %v", e.EventType, e.AuthSeen)
+					}
+				case !e.AuthSeen.Equal(t0.Add(time.Duration(c.want) * time.Millisecond)):
+					t.Errorf("AuthSeen %v, want %d ms after t0", e.AuthSeen, c.want)
+				default:
+					successes++
+				}
+			}
+			if successes != 1 {
+				t.Errorf("%d Successes with the right AuthSeen, want 1", successes)
+			}
+		})
+	}
 }
 
 func ms(n int64) int64 { return t0.UnixMilli() + n }
