@@ -19,10 +19,12 @@ import (
 	"fmt"
 	"log"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	rtmetrics "runtime/metrics"
 	"runtime/pprof"
 	"slices"
@@ -30,6 +32,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	rad "layeh.com/radius"
@@ -56,6 +59,8 @@ var (
 	sendTo   = flag.String("send-to", "", "run as the NAS process, sending to this address (used by the benchmark itself)")
 	console  = flag.String("console-of", "", "run as the console user of the server at this URL (used by the benchmark itself)")
 	cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the accounting load to this file")
+	spin     = flag.Float64("spin", 0, "share of the machine's cores (0 to 1) a process that only spins takes in an extra phase, beside the console user alone: what sharing the cores does by itself (0: no such phase)")
+	spinning = flag.Bool("spinning", false, "run as the spinning process for -duration (used by the benchmark itself)")
 )
 
 const secret = "bench-nas-secret"
@@ -67,6 +72,10 @@ func main() {
 	}
 	if *sendTo != "" {
 		sendAccounting(*sendTo)
+		return
+	}
+	if *spinning {
+		spinFor(*duration, *spin)
 		return
 	}
 	if *console != "" {
@@ -123,6 +132,9 @@ func main() {
 
 	reads, logins := u.elsewhere(ctx, 5*time.Second)
 	fmt.Printf("%s: alone: GET users/current %s; API-key login %s\n", engine, reads, logins)
+	if *spin > 0 {
+		besideSpinning(ctx, u, engine)
+	}
 	accounting(ctx, b, u, engine, 0)
 	if *rate > 0 {
 		accounting(ctx, b, u, engine, *rate)
@@ -192,6 +204,65 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 	fmt.Printf("%s: during accounting (%s): GET users/current %s; API-key login %s; server goroutines waiting to run %s\n",
 		engine, load, reads, logins, sched)
 
+}
+
+// besideSpinning measures the console user alone again while a process
+// that does nothing but spin takes about -spin of the machine's cores:
+// how much of what the accounting load does to the calls' latency any
+// load of that size does, wnms or not.
+func besideSpinning(ctx context.Context, u user, engine string) {
+	self, err := os.Executable()
+	check(err)
+	const d = 5 * time.Second
+	cmd := exec.CommandContext(ctx, self, "-spinning", "-spin", strconv.FormatFloat(*spin, 'f', -1, 64), "-duration", (d + time.Second).String())
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	check(cmd.Start())
+	time.Sleep(500 * time.Millisecond) // its share settles
+	reads, logins := u.elsewhere(ctx, d)
+	check(cmd.Wait())
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	fmt.Printf("%s: beside a process spinning on %.0f%% of the cores: GET users/current %s; API-key login %s\n",
+		engine, 100*cpu.Seconds()/time.Since(start).Seconds()/float64(runtime.NumCPU()), reads, logins)
+}
+
+// spinFor is the spinning process: for d, threads that spin for
+// moments of 50 µs to 1 ms and sleep between them, their busy share
+// steered every 100 ms by the process's own CPU time toward share of the
+// machine's cores.
+func spinFor(d time.Duration, share float64) {
+	threads := 3 * runtime.NumCPU()
+	var duty atomic.Uint64 // of each thread, as math.Float64bits
+	duty.Store(math.Float64bits(min(0.95, share*float64(runtime.NumCPU())/float64(threads))))
+	end := time.Now().Add(d)
+	for range threads {
+		go func() {
+			runtime.LockOSThread()
+			for time.Now().Before(end) {
+				busy := time.Duration(50+rand.IntN(1000)) * time.Microsecond
+				for t := time.Now(); time.Since(t) < busy; {
+				}
+				f := math.Float64frombits(duty.Load())
+				time.Sleep(time.Duration(float64(busy) * (1 - f) / f))
+			}
+		}()
+	}
+	cpuTime := func() time.Duration {
+		var ru syscall.Rusage
+		check(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	last, lastAt := cpuTime(), time.Now()
+	for time.Now().Before(end) {
+		time.Sleep(100 * time.Millisecond)
+		now, at := cpuTime(), time.Now()
+		got := (now - last).Seconds() / at.Sub(lastAt).Seconds() / float64(runtime.NumCPU())
+		last, lastAt = now, at
+		if got > 0 {
+			f := math.Float64frombits(duty.Load()) * (1 + 0.5*(share/got-1))
+			duty.Store(math.Float64bits(max(0.01, min(0.95, f))))
+		}
+	}
 }
 
 // nasResult is what the NAS process reports on its standard output.
