@@ -482,4 +482,8 @@ func TestDataSourcesReconnectionEachTheirAccept(t *testing.T) {
 			t.Errorf("a RADIUS accept stored as a Success of its own: %v", s)
 		}
 	}
+	// Both accepts were taken by a Success: none waits any more.
+	if m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body; !strings.Contains(m, "\nwnms_datasource_held_accepts 0\n") {
+		t.Errorf("accepts still held:\n%s", m)
+	}
 }

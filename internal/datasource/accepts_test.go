@@ -18,13 +18,13 @@ func TestAcceptsBounded(t *testing.T) {
 	if out := a.hold(e, rec("02:00:00:00:00:01"), t0); out != nil {
 		t.Fatalf("first hold let %v go", out)
 	}
-	if a.take(other, "02:00:00:00:00:01", time.Time{}) != nil {
+	if a.take(other, "02:00:00:00:00:01", time.Time{}, time.Time{}) != nil {
 		t.Fatal("another customer's client took the accept")
 	}
-	if h := a.take(e, "02:00:00:00:00:01", t0); h == nil || h.rec["macAddress"] != "02:00:00:00:00:01" {
+	if h := a.take(e, "02:00:00:00:00:01", time.Time{}, t0); h == nil || h.rec["macAddress"] != "02:00:00:00:00:01" {
 		t.Fatalf("take: %v", h)
 	}
-	if a.take(e, "02:00:00:00:00:01", time.Time{}) != nil {
+	if a.take(e, "02:00:00:00:00:01", time.Time{}, time.Time{}) != nil {
 		t.Fatal("taken twice")
 	}
 
@@ -59,43 +59,75 @@ func TestAcceptsBounded(t *testing.T) {
 }
 
 // Each syslog Success takes the accept of its own connection, by when
-// wnms received its authentication line: of two connections a second
-// apart, each gets its own accept whichever Success comes first, even
-// when the first comes after the second accept was held.
+// wnms received its association and authentication lines and when the
+// proxy had each accept: of two connections a second apart, each gets its
+// own whichever Success comes first, even when the first comes after the
+// second accept was held; an accept from before a connection's
+// association is not its own.
 func TestAcceptsTakeTheirConnection(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	none := -1_000_000
 	type take struct {
-		seen time.Time // zero: a Success with no AuthSeen
-		want int       // ms of the accept it takes; -1 none
+		assoc, auth int // ms of the Success's lines; none: zero time
+		want        int // ms of the accept it takes; -1 none
+	}
+	at := func(n int) time.Time {
+		if n == none {
+			return time.Time{}
+		}
+		return ms(n)
 	}
 	for _, c := range []struct {
 		name  string
-		held  []int // ms each accept was held at
+		sent  []int // ms the proxy had each accept
+		late  int   // ms after that the bridge held it
 		takes []take
 	}{
-		{"in order", []int{0, 1000}, []take{{ms(50), 0}, {ms(1050), 1000}}},
-		{"second Success first", []int{0, 1000}, []take{{ms(1050), 1000}, {ms(50), 0}}},
-		{"a Success before any accept of its connection", []int{1000}, []take{{ms(50), -1}, {ms(1050), 1000}}},
-		{"the accept held a little after the line", []int{200}, []take{{ms(0), 200}}},
-		{"the accept held later than the slack", []int{0, 300}, []take{{ms(0), 0}, {ms(0), -1}, {ms(300), 300}}},
-		{"no AuthSeen takes the newest", []int{0, 1000}, []take{{time.Time{}, 1000}, {time.Time{}, 0}}},
+		{"in order", []int{20, 1020}, 0, []take{{0, 50, 20}, {1000, 1050, 1020}}},
+		{"second Success first", []int{20, 1020}, 0, []take{{1000, 1050, 1020}, {0, 50, 20}}},
+		{"held late by the bridge", []int{20, 1020}, 900, []take{{0, 50, 20}, {1000, 1050, 1020}}},
+		{"a Success before any accept of its connection", []int{1020}, 0, []take{{0, 50, -1}, {1000, 1050, 1020}}},
+		{"the accept a little after the line", []int{200}, 0, []take{{0, 0, 200}}},
+		{"the accept later than the slack", []int{0, 300}, 0, []take{{0, 0, 0}, {0, 0, -1}, {300, 300, 300}}},
+		{"an accept from before the association", []int{0}, 0, []take{{5000, 5050, -1}}},
+		{"a RADIUS MAC check just before the association", []int{0}, 0, []take{{100, 100, 0}}},
+		{"no times take the newest", []int{0, 1000}, 0, []take{{none, none, 1000}, {none, none, 0}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var a accepts
 			e := &entry{customer: 1}
-			for _, at := range c.held {
-				a.hold(e, map[string]any{"macAddress": "02:00:00:00:00:01", "at": at}, ms(at))
+			for _, sent := range c.sent {
+				a.hold(e, map[string]any{"macAddress": "02:00:00:00:00:01", "authenticationTimestamp": float64(ms(sent).UnixMilli())},
+					ms(sent+c.late))
 			}
 			for i, tk := range c.takes {
-				h := a.take(e, "02:00:00:00:00:01", tk.seen)
-				switch {
-				case tk.want < 0 && h != nil:
-					t.Errorf("take %d took the accept of %v ms, want none", i, h.rec["at"])
-				case tk.want >= 0 && (h == nil || h.rec["at"] != tk.want):
-					t.Errorf("take %d: %v, want the accept of %d ms", i, h, tk.want)
+				h := a.take(e, "02:00:00:00:00:01", at(tk.assoc), at(tk.auth))
+				var got int64 = -1
+				if h != nil {
+					got = int64(h.rec["authenticationTimestamp"].(float64)) - t0.UnixMilli()
+				}
+				if got != int64(tk.want) {
+					t.Errorf("take %d took the accept of %d ms, want %d", i, got, tk.want)
 				}
 			}
 		})
+	}
+}
+
+// A released accept keeps nothing through order, which may name it a
+// while longer.
+func TestAcceptsKeepNothingReleased(t *testing.T) {
+	var a accepts
+	e := &entry{customer: 1}
+	t0 := time.Unix(1_700_000_000, 0)
+	a.hold(e, map[string]any{"macAddress": "02:00:00:00:00:01"}, t0)
+	if a.take(e, "02:00:00:00:00:01", time.Time{}, time.Time{}) == nil || a.held() != 0 {
+		t.Fatal("not taken")
+	}
+	for _, h := range a.order {
+		if h.rec != nil || h.e != nil {
+			t.Fatalf("order still holds a taken accept's record: %v", h.rec)
+		}
 	}
 }

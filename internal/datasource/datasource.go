@@ -139,6 +139,8 @@ func (b *Bridge) init() {
 			"Client events and samples from the RADIUS and syslog listeners, by source and outcome.", "source", "kind", "outcome")
 		b.unmatched = b.Registry.Counter("wnms_datasource_unmatched_total",
 			"Records from the RADIUS and syslog listeners that no known AP matched, placed at their source's location.", "source", "kind")
+		b.Registry.GaugeFunc("wnms_datasource_held_accepts",
+			"RADIUS Successes waiting for the syslog Success of their connection.", func() float64 { return float64(b.accepts.held()) })
 		if b.table.Load() == nil {
 			b.table.Store(&table{byName: map[string]*entry{}})
 		}
@@ -380,20 +382,21 @@ const maxHeld = 1 << 16
 // authenticates again and again with no syslog Success lets its oldest go.
 const maxHeldPerClient = 4
 
-// acceptSlack is how long after the syslog line of a connection's
-// authentication its RADIUS Success may have been held and still be that
-// connection's: the proxy holds it once the Access-Accept has gone to the
-// NAS, which then completes the key handshake with the client and logs it,
-// so the accept is normally held first; slack covers a proxy goroutine
-// that ran late. A client's next connection needs a new EAP exchange
-// (tens to hundreds of milliseconds) before its accept.
+// acceptSlack is how far outside its connection's lines, as wnms received
+// them, a RADIUS accept may be and still be that connection's. The accept
+// comes between the association (802.1X starts after it; a RADIUS MAC
+// check just before it) and the key handshake the NAS completes and logs
+// once it has the accept; slack covers the lines' way to wnms. A
+// client's next connection needs a new EAP exchange (tens to hundreds of
+// milliseconds) before its accept.
 const acceptSlack = 250 * time.Millisecond
 
 // heldAccept is a RADIUS Success waiting for its syslog Success.
 type heldAccept struct {
 	e    *entry
 	rec  map[string]any
-	at   time.Time // when it was held, on wnms's clock
+	at   time.Time // when it was held
+	sent time.Time // when the proxy had the accept (its authenticationTimestamp)
 	key  string
 	gone bool // taken or let go since; order may still name it
 }
@@ -422,20 +425,25 @@ func (a *accepts) hold(e *entry, rec map[string]any, now time.Time) *heldAccept 
 	k := a.key(e, mac)
 	var out *heldAccept
 	if l := a.byKey[k]; len(l) >= maxHeldPerClient {
-		out = l[0]
-		a.remove(out)
+		out = a.remove(l[0])
 	} else if a.n >= maxHeld {
 		out = a.popOldest()
 	}
-	h := &heldAccept{e: e, rec: rec, at: now, key: k}
+	h := &heldAccept{e: e, rec: rec, at: now, sent: now, key: k}
+	if ms, ok := rec["authenticationTimestamp"].(float64); ok && ms > 0 {
+		h.sent = time.UnixMilli(int64(ms))
+	}
 	a.byKey[k] = append(a.byKey[k], h)
 	a.n++
 	a.order = append(a.order, h)
 	return out
 }
 
-// remove lets h go (a.mu held).
-func (a *accepts) remove(h *heldAccept) {
+// remove lets h go and returns what it held (a.mu held). h itself keeps
+// nothing, as order may name it a while longer.
+func (a *accepts) remove(h *heldAccept) *heldAccept {
+	out := *h
+	h.e, h.rec = nil, nil
 	l := a.byKey[h.key]
 	for i, x := range l {
 		if x == h {
@@ -450,6 +458,7 @@ func (a *accepts) remove(h *heldAccept) {
 	}
 	h.gone = true
 	a.n--
+	return &out
 }
 
 // popOldest removes the oldest held accept (a.mu held).
@@ -458,30 +467,39 @@ func (a *accepts) popOldest() *heldAccept {
 		h := a.order[0]
 		a.order = a.order[1:]
 		if !h.gone {
-			a.remove(h)
-			return h
+			return a.remove(h)
 		}
 	}
 	return nil
 }
 
 // take returns and releases the client's accept that belongs to the
-// connection whose authentication line wnms received at seen: the newest
-// held no later than acceptSlack after it. A later one is the client's
-// next connection, waiting for its own syslog Success; so each of two
-// connections takes its own accept whichever Success comes first, and
-// however late. With seen zero it takes the newest.
-func (a *accepts) take(e *entry, mac string, seen time.Time) *heldAccept {
+// connection whose association and authentication lines wnms received at
+// assoc and auth: the newest the proxy had within acceptSlack of those.
+// A later one is the client's next connection, waiting for its own
+// syslog Success; an earlier one an attempt that made none (or a
+// reauthentication), not this connection's, which may have skipped RADIUS
+// (a cached key, a fast roam). So each of two connections takes its own
+// accept, whichever Success comes first and however late. A zero time
+// bounds nothing.
+func (a *accepts) take(e *entry, mac string, assoc, auth time.Time) *heldAccept {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	l := a.byKey[a.key(e, mac)]
 	for i := len(l) - 1; i >= 0; i-- {
-		if h := l[i]; seen.IsZero() || !h.at.After(seen.Add(acceptSlack)) {
-			a.remove(h)
-			return h
+		h := l[i]
+		if (auth.IsZero() || !h.sent.After(auth.Add(acceptSlack))) && (assoc.IsZero() || !h.sent.Before(assoc.Add(-acceptSlack))) {
+			return a.remove(h)
 		}
 	}
 	return nil
+}
+
+// held is how many accepts are held.
+func (a *accepts) held() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n
 }
 
 // expired releases the accepts held since before cutoff.
@@ -496,8 +514,7 @@ func (a *accepts) expired(cutoff time.Time) []heldAccept {
 		}
 		a.order = a.order[1:]
 		if !h.gone {
-			a.remove(h)
-			out = append(out, *h)
+			out = append(out, *a.remove(h))
 		}
 	}
 	if len(a.order) > 2*maxHeld { // accepts taken since pile up: compact
@@ -553,7 +570,7 @@ func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslo
 		}
 		if r["eventType"] == telemetry.Success {
 			mac, _ := r["macAddress"].(string)
-			if h := b.accepts.take(e, mac, events[i].AuthSeen); h != nil {
+			if h := b.accepts.take(e, mac, events[i].AssocSeen, events[i].AuthSeen); h != nil {
 				for _, f := range []string{"aaaLatency", "radiusPrimaryIP"} {
 					if v, ok := h.rec[f]; ok {
 						r[f] = v

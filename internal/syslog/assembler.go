@@ -44,13 +44,13 @@ type ClientEvent struct {
 	// server saw, the server's interface) the connection was seen on.
 	// It is not part of the record.
 	Interface string `json:"-"`
-	// AuthSeen is, on a Success, when wnms received the line of the
-	// connection's authentication (keys done, the port authorized or
-	// 802.1X success; on an open network, the association): on wnms's
-	// clock, where the timestamps above are the sender's. It tells which
-	// of a client's RADIUS accepts was this connection's. Not part of the
-	// record.
-	AuthSeen time.Time `json:"-"`
+	// AssocSeen and AuthSeen are, on a Success, when wnms received the
+	// line of the connection's association and of its authentication
+	// (keys done, the port authorized or 802.1X success; on an open
+	// network, the association again): on wnms's clock, where the
+	// timestamps above are the sender's. They tell which of a client's
+	// RADIUS accepts was this connection's. Not part of the record.
+	AssocSeen, AuthSeen time.Time `json:"-"`
 }
 
 // MarshalBatch returns events as the JSON array body that
@@ -524,7 +524,7 @@ func (a *Assembler) succeed(c *client, ack obsRef) {
 		e = newEvent(c.auth, c.key.mac, telemetry.Success, "success_without_dhcp")
 	}
 	e.AssociationTimestamp, e.AuthenticationTimestamp = c.assocAt, auth
-	e.AuthSeen = c.authSeen
+	e.AssocSeen, e.AuthSeen = c.assocSeen, c.authSeen
 	if e.AuthSeen.IsZero() {
 		e.AuthSeen = c.assocSeen
 	}

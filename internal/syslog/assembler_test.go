@@ -100,42 +100,42 @@ func dnsmasq(ms int64, src netip.Addr, text string) line {
 	return line{ms, src, "dnsmasq-dhcp", text}
 }
 
-// summary is an event without its eventId and AuthSeen, for comparing
-// (TestAssemblerAuthSeen checks AuthSeen).
+// summary is an event without its eventId, AssocSeen and AuthSeen, for
+// comparing (TestAssemblerAuthSeen checks the last two).
 func summary(events []ClientEvent) []ClientEvent {
 	out := make([]ClientEvent, len(events))
 	for i, e := range events {
-		e.EventID, e.AuthSeen = "", time.Time{}
+		e.EventID, e.AssocSeen, e.AuthSeen = "", time.Time{}, time.Time{}
 		out[i] = e
 	}
 	return out
 }
 
-// A Success's AuthSeen is when wnms received the line of its
-// authentication (or, with none, of its association), on wnms's clock
-// whatever the sender's; other events have none.
+// A Success's AssocSeen and AuthSeen are when wnms received the lines of
+// its association and its authentication (with none, the association
+// again), on wnms's clock whatever the sender's; other events have none.
 func TestAssemblerAuthSeen(t *testing.T) {
 	const late = 5 * time.Minute // the AP's clock is behind wnms's
 	for _, c := range []struct {
-		name  string
-		lines []line
-		want  int64 // ms after t0, on wnms's clock
+		name        string
+		lines       []line
+		assoc, auth int64 // ms after t0, on wnms's clock
 	}{
 		{"keys done", []line{
 			hostapd(0, "STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)"),
 			hostapd(30, "STA 02:00:00:00:01:00 IEEE 802.1X: authenticated - EAP type: 25 (PEAP)"),
 			hostapd(41, "STA 02:00:00:00:01:00 WPA: pairwise key handshake completed (RSN)"),
 			dnsmasq(940, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00 phone"),
-		}, 41},
+		}, 0, 41},
 		{"802.1X success only", []line{
 			hostapd(0, "STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)"),
 			hostapd(30, "STA 02:00:00:00:01:00 IEEE 802.1X: authenticated - EAP type: 25 (PEAP)"),
 			dnsmasq(940, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00 phone"),
-		}, 30},
+		}, 0, 30},
 		{"open network", []line{
 			hostapd(10, "STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)"),
 			dnsmasq(940, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00 phone"),
-		}, 10},
+		}, 10, 10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, rec, clk := newAssembler()
@@ -149,11 +149,12 @@ func TestAssemblerAuthSeen(t *testing.T) {
 			for _, e := range rec.events(ap) {
 				switch {
 				case e.EventType != "Success":
-					if !e.AuthSeen.IsZero() {
-						t.Errorf("%s event has AuthSeen %v", e.EventType, e.AuthSeen)
+					if !e.AssocSeen.IsZero() || !e.AuthSeen.IsZero() {
+						t.Errorf("%s event has AssocSeen %v, AuthSeen %v", e.EventType, e.AssocSeen, e.AuthSeen)
 					}
-				case !e.AuthSeen.Equal(t0.Add(time.Duration(c.want) * time.Millisecond)):
-					t.Errorf("AuthSeen %v, want %d ms after t0", e.AuthSeen, c.want)
+				case !e.AssocSeen.Equal(t0.Add(time.Duration(c.assoc)*time.Millisecond)) ||
+					!e.AuthSeen.Equal(t0.Add(time.Duration(c.auth)*time.Millisecond)):
+					t.Errorf("AssocSeen %v, AuthSeen %v; want %d and %d ms after t0", e.AssocSeen, e.AuthSeen, c.assoc, c.auth)
 				default:
 					successes++
 				}
