@@ -12,6 +12,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -130,8 +131,8 @@ func main() {
 		engine = "PostgreSQL"
 	}
 
-	reads, logins := u.elsewhere(ctx, 5*time.Second)
-	fmt.Printf("%s: alone: GET users/current %s; API-key login %s\n", engine, reads, logins)
+	reads, logins, busy := u.elsewhere(ctx, *duration)
+	fmt.Printf("%s: alone (cores %.0f%% busy): GET users/current %s; API-key login %s\n", engine, 100*busy, reads, logins)
 	if *spin > 0 {
 		besideSpinning(ctx, u, engine)
 	}
@@ -179,7 +180,7 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 		defer f.Close()
 	}
 	before := schedLatencies()
-	reads, logins := u.elsewhere(ctx, *duration)
+	reads, logins, busy := u.elsewhere(ctx, *duration)
 	sched := quantiles(before, schedLatencies())
 	pprof.StopCPUProfile()
 	var sent nasResult
@@ -201,8 +202,8 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 		fmt.Printf("; %s", sent.Latency)
 	}
 	fmt.Println()
-	fmt.Printf("%s: during accounting (%s): GET users/current %s; API-key login %s; server goroutines waiting to run %s\n",
-		engine, load, reads, logins, sched)
+	fmt.Printf("%s: during accounting (%s; cores %.0f%% busy): GET users/current %s; API-key login %s; server goroutines waiting to run %s\n",
+		engine, load, 100*busy, reads, logins, sched)
 
 }
 
@@ -213,17 +214,52 @@ func accounting(ctx context.Context, b *datasource.Bridge, u user, engine string
 func besideSpinning(ctx context.Context, u user, engine string) {
 	self, err := os.Executable()
 	check(err)
-	const d = 5 * time.Second
-	cmd := exec.CommandContext(ctx, self, "-spinning", "-spin", strconv.FormatFloat(*spin, 'f', -1, 64), "-duration", (d + time.Second).String())
+	d := *duration
+	cmd := exec.CommandContext(ctx, self, "-spinning", "-spin", strconv.FormatFloat(*spin, 'f', -1, 64), "-duration", (d + 2*time.Second).String())
 	cmd.Stderr = os.Stderr
-	start := time.Now()
 	check(cmd.Start())
-	time.Sleep(500 * time.Millisecond) // its share settles
-	reads, logins := u.elsewhere(ctx, d)
+	time.Sleep(time.Second) // its share settles
+	spun, start := processTicks(cmd.Process.Pid), time.Now()
+	reads, logins, busy := u.elsewhere(ctx, d)
+	share := float64(processTicks(cmd.Process.Pid)-spun) / ticksPerSecond / time.Since(start).Seconds() / float64(runtime.NumCPU())
 	check(cmd.Wait())
-	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	fmt.Printf("%s: beside a process spinning on %.0f%% of the cores: GET users/current %s; API-key login %s\n",
-		engine, 100*cpu.Seconds()/time.Since(start).Seconds()/float64(runtime.NumCPU()), reads, logins)
+	fmt.Printf("%s: beside a process spinning on %.0f%% of the cores (cores %.0f%% busy): GET users/current %s; API-key login %s\n",
+		engine, 100*share, 100*busy, reads, logins)
+}
+
+// ticksPerSecond is Linux's USER_HZ, the unit of /proc's CPU times.
+const ticksPerSecond = 100
+
+// processTicks is the CPU time process pid has taken so far (/proc/pid/stat).
+func processTicks(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	check(err)
+	// After the command's name in parentheses: state is field 3, utime
+	// and stime fields 14 and 15.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	utime, err := strconv.ParseUint(f[11], 10, 64)
+	check(err)
+	stime, err := strconv.ParseUint(f[12], 10, 64)
+	check(err)
+	return utime + stime
+}
+
+// machineTicks is the machine's busy and total CPU time so far
+// (/proc/stat's first line: user, nice, system, idle, iowait, irq,
+// softirq, steal; idle and iowait are not busy).
+func machineTicks() (busy, total uint64) {
+	b, err := os.ReadFile("/proc/stat")
+	check(err)
+	line, _, _ := strings.Cut(string(b), "\n")
+	for i, v := range strings.Fields(line)[1:9] {
+		n, err := strconv.ParseUint(v, 10, 64)
+		check(err)
+		total += n
+		if i != 3 && i != 4 {
+			busy += n
+		}
+	}
+	return busy, total
 }
 
 // spinFor is the spinning process: for d, threads that spin for
@@ -488,9 +524,11 @@ type consoleResult struct{ Reads, Logins string }
 // measured from the server's own process, a call's time would include
 // the wait of the measuring goroutine for the server's scheduler, which
 // no real user's call waits for. Each description ends with how long
-// the server's handler took for the calls: what the server spent on
-// them, apart from the waits for a core.
-func (u user) elsewhere(ctx context.Context, d time.Duration) (reads, logins string) {
+// the server's handler took for the calls, from its start to its return:
+// without the waits before it runs and after it returns (a wait for a
+// core while it runs is in it). busy is the share of the machine's cores
+// busy meanwhile, whoever kept them so.
+func (u user) elsewhere(ctx context.Context, d time.Duration) (reads, logins string, busy float64) {
 	u.srv.Handled(readPath) // the calls before this phase
 	u.srv.Handled(loginPath)
 	self, err := os.Executable()
@@ -498,11 +536,14 @@ func (u user) elsewhere(ctx context.Context, d time.Duration) (reads, logins str
 	cmd := exec.CommandContext(ctx, self, "-console-of", u.base, "-duration", d.String())
 	cmd.Env = append(os.Environ(), envCookie+"="+u.cookie, envLogin+"="+string(u.login))
 	cmd.Stderr = os.Stderr
+	busy0, total0 := machineTicks()
 	out, err := cmd.Output()
 	check(err)
+	busy1, total1 := machineTicks()
 	var r consoleResult
 	check(json.Unmarshal(out, &r))
-	return r.Reads + handling(u.srv.Handled(readPath)), r.Logins + handling(u.srv.Handled(loginPath))
+	return r.Reads + handling(u.srv.Handled(readPath)), r.Logins + handling(u.srv.Handled(loginPath)),
+		float64(busy1-busy0) / float64(max(1, total1-total0))
 }
 
 // handling describes the server's handling times of some calls.
@@ -540,10 +581,12 @@ func (u user) interact(d time.Duration) (reads, logins string) {
 	return reads, logins
 }
 
-// loop calls f every period (or at once after a call that took longer)
-// for d and describes the calls' latency.
+// loop calls f once untimed (it opens the connection the others reuse,
+// as a console's page has), then every period (or at once after a call
+// that took longer) for d, and describes the calls' latency.
 func loop(d, period time.Duration, f func() error) string {
 	var lat []time.Duration
+	check(f())
 	start := time.Now()
 	for next := start; time.Since(start) < d; next = next.Add(period) {
 		time.Sleep(time.Until(next))
