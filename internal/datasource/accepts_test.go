@@ -1,9 +1,14 @@
 package datasource
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/wnms/wnms/internal/radius"
+	"github.com/wnms/wnms/internal/syslog"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // Held RADIUS Successes are bounded, taken once, released when old, and
@@ -38,22 +43,31 @@ func TestAcceptsBounded(t *testing.T) {
 	}
 
 	// The cap: past maxHeld the oldest goes, so memory stays bounded
-	// whatever the NASes send.
+	// whatever the NASes send; what holdOrLetGo lets go waits for the next
+	// release (at most maxHeld of it; past that it is counted, dropped).
 	for i := range maxHeld + 10 {
-		a.hold(e, rec(fmt.Sprintf("mac-%d", i)), t0.Add(10*time.Second))
+		a.holdOrLetGo(e, rec(fmt.Sprintf("mac-%d", i)), t0.Add(10*time.Second))
 	}
-	if a.n != maxHeld || len(a.byKey) != maxHeld {
-		t.Fatalf("%d held (%d clients), want the cap %d", a.n, len(a.byKey), maxHeld)
+	// (The client above still had 4 held: 14 go.)
+	if a.n != maxHeld || len(a.byKey) != maxHeld || len(a.due) != 14 {
+		t.Fatalf("%d held (%d clients), %d let go; want the cap %d and 14", a.n, len(a.byKey), len(a.due), maxHeld)
 	}
-	got := a.expired(t0.Add(11 * time.Second))
-	if len(got) != maxHeld || len(a.byKey) != 0 || a.n != 0 {
-		t.Fatalf("expired %d, %d left", len(got), a.n)
+	got, dropped := a.expired(t0.Add(5 * time.Second))
+	if len(got) != 14 || dropped != 0 || a.n != maxHeld {
+		t.Fatalf("released %d (%d dropped), %d left; want the 14 let go", len(got), dropped, a.n)
+	}
+	for i := range maxHeld + 3 {
+		a.holdOrLetGo(e, rec(fmt.Sprintf("more-%d", i)), t0.Add(10*time.Second))
+	}
+	got, dropped = a.expired(t0.Add(11 * time.Second))
+	if len(got) != 2*maxHeld || dropped != 3 || len(a.byKey) != 0 || a.n != 0 {
+		t.Fatalf("released %d, dropped %d, %d left; want %d, 3, 0", len(got), dropped, a.n, 2*maxHeld)
 	}
 	if len(a.order) > 2*maxHeld {
 		t.Fatalf("order holds %d accepts", len(a.order))
 	}
 	a.hold(e, rec("late"), t0.Add(20*time.Second))
-	if got := a.expired(t0.Add(15 * time.Second)); len(got) != 0 {
+	if got, _ := a.expired(t0.Add(15 * time.Second)); len(got) != 0 {
 		t.Fatalf("released a young accept: %v", got)
 	}
 }
@@ -90,7 +104,8 @@ func TestAcceptsTakeTheirConnection(t *testing.T) {
 		{"a Success before any accept of its connection", []int{1020}, 0, []take{{0, 50, -1}, {1000, 1050, 1020}}},
 		{"the accept a little after the line", []int{200}, 0, []take{{0, 0, 200}}},
 		{"the accept later than the slack", []int{0, 300}, 0, []take{{0, 0, 0}, {0, 0, -1}, {300, 300, 300}}},
-		{"an accept from before the association", []int{0}, 0, []take{{5000, 5050, -1}}},
+		{"an accept from long before the association", []int{0}, 0, []take{{6000, 6050, -1}}},
+		{"the association line received late", []int{1000}, 0, []take{{4000, 4050, 1000}}},
 		{"a RADIUS MAC check just before the association", []int{0}, 0, []take{{100, 100, 0}}},
 		{"no times take the newest", []int{0, 1000}, 0, []take{{none, none, 1000}, {none, none, 0}}},
 	} {
@@ -129,5 +144,82 @@ func TestAcceptsKeepNothingReleased(t *testing.T) {
 		if h.rec != nil || h.e != nil {
 			t.Fatalf("order still holds a taken accept's record: %v", h.rec)
 		}
+	}
+}
+
+// withAccepts merges each syslog Success with its own connection's
+// accept, by the Success's receive times, and leaves out the 802.1X
+// failures the proxy made first-hand.
+func TestWithAccepts(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	b := &Bridge{}
+	e := &entry{customer: 1, src: wnms.DataSource{Name: "lab", Syslog: true, RadiusSecret: "s"}}
+	const mac = "02:00:00:00:00:01"
+	for _, c := range []struct {
+		sent    int
+		latency float64
+	}{{0, 11}, {10_000, 22}} {
+		b.accepts.hold(e, map[string]any{"macAddress": mac, "eventType": "Success", "aaaLatency": c.latency,
+			"radiusPrimaryIP": "10.0.0.9", "authenticationTimestamp": float64(ms(c.sent).UnixMilli())}, ms(c.sent))
+	}
+	events := []syslog.ClientEvent{
+		// The connection of the second accept.
+		{MacAddress: mac, EventType: "Success", Timestamp: 1, AssocSeen: ms(9_900), AuthSeen: ms(10_050)},
+		{MacAddress: mac, EventType: "Failure", Timestamp: 2, FailureCode: 2, SubFailureCode: 202},
+		// A reconnection that skipped RADIUS, 20 s after the first accept:
+		// not its connection's.
+		{MacAddress: mac, EventType: "Success", Timestamp: 3, AssocSeen: ms(20_000), AuthSeen: ms(20_050)},
+	}
+	raw, err := syslog.MarshalBatch(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []map[string]any
+	if err := json.Unmarshal(raw, &all); err != nil {
+		t.Fatal(err)
+	}
+	got := b.withAccepts(e, events, all)
+	if len(got) != 2 || got[0]["timestamp"] != float64(1) || got[1]["timestamp"] != float64(3) {
+		t.Fatalf("records %v, want the two Successes", got)
+	}
+	if got[0]["aaaLatency"] != float64(22) || got[0]["radiusPrimaryIP"] != "10.0.0.9" {
+		t.Errorf("the Success did not take its connection's accept: %v", got[0])
+	}
+	if _, ok := got[1]["aaaLatency"]; ok {
+		t.Errorf("the reconnection without RADIUS took an older accept: %v", got[1])
+	}
+	if b.accepts.held() != 1 {
+		t.Errorf("%d accepts held, want the first", b.accepts.held())
+	}
+}
+
+// HoldSuccess takes the Successes of sources that send syslog, and only
+// those.
+func TestHoldSuccess(t *testing.T) {
+	b := &Bridge{}
+	b.init()
+	b.table.Store(&table{byName: map[string]*entry{
+		key(1, "ap"):     {customer: 1, src: wnms.DataSource{Name: "ap", Syslog: true}},
+		key(1, "radius"): {customer: 1, src: wnms.DataSource{Name: "radius"}},
+	}})
+	success := json.RawMessage(`{"macAddress":"02:00:00:00:00:01","eventType":"Success","authenticationTimestamp":1700000000000}`)
+	for _, c := range []struct {
+		name string
+		src  radius.Source
+		rec  json.RawMessage
+		want bool
+	}{
+		{"a syslog source's Success", radius.Source{Group: 1, Name: "ap"}, success, true},
+		{"a source without syslog", radius.Source{Group: 1, Name: "radius"}, success, false},
+		{"an unknown source", radius.Source{Group: 2, Name: "ap"}, success, false},
+		{"a Failure", radius.Source{Group: 1, Name: "ap"}, json.RawMessage(`{"macAddress":"02:00:00:00:00:01","eventType":"Failure"}`), false},
+	} {
+		if got := b.HoldSuccess(c.src, c.rec); got != c.want {
+			t.Errorf("%s: held %v, want %v", c.name, got, c.want)
+		}
+	}
+	if b.accepts.held() != 1 {
+		t.Errorf("%d held, want 1", b.accepts.held())
 	}
 }

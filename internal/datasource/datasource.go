@@ -125,6 +125,7 @@ const (
 	OutcomeDuplicate = "duplicate"
 	OutcomeRejected  = "rejected" // refused by ingest (a bad field, an AP outside the source's location)
 	OutcomeUnplaced  = "unplaced" // no source to place it at (removed meanwhile, or not a syslog source)
+	OutcomeDropped   = "dropped"  // a held RADIUS Success let go past every cap within a second
 )
 
 func (b *Bridge) init() {
@@ -280,9 +281,7 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 			return err
 		}
 		if kind == telemetry.KindEvents && e.src.Syslog && m["eventType"] == telemetry.Success {
-			if evicted := b.accepts.hold(e, m, time.Now()); evicted != nil {
-				b.ingestHeld(ctx, []heldAccept{*evicted})
-			}
+			b.accepts.holdOrLetGo(e, m, time.Now())
 			continue
 		}
 		recs = append(recs, m)
@@ -291,6 +290,26 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 		return nil
 	}
 	return b.emitGrouped(ctx, kind, e, recs)
+}
+
+// HoldSuccess takes a RADIUS Success of a source that also sends syslog,
+// to wait for the syslog Success of its connection (see Emit), and says
+// whether it did. The proxy calls it as the Access-Accept goes to the
+// NAS, before the Success would wait in its queue: so the accept is held
+// before the NAS completes the connection, whatever the store is doing.
+// It never waits on the store.
+func (b *Bridge) HoldSuccess(src radius.Source, rec json.RawMessage) bool {
+	b.init()
+	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
+	if !ok || !e.src.Syslog {
+		return false
+	}
+	var m map[string]any
+	if err := json.Unmarshal(rec, &m); err != nil || m["eventType"] != telemetry.Success {
+		return false
+	}
+	b.accepts.holdOrLetGo(e, m, time.Now())
+	return true
 }
 
 // emitGrouped stores recs with the records of the other Emit calls of
@@ -382,14 +401,24 @@ const maxHeld = 1 << 16
 // authenticates again and again with no syslog Success lets its oldest go.
 const maxHeldPerClient = 4
 
-// acceptSlack is how far outside its connection's lines, as wnms received
-// them, a RADIUS accept may be and still be that connection's. The accept
-// comes between the association (802.1X starts after it; a RADIUS MAC
-// check just before it) and the key handshake the NAS completes and logs
-// once it has the accept; slack covers the lines' way to wnms. A
-// client's next connection needs a new EAP exchange (tens to hundreds of
-// milliseconds) before its accept.
+// acceptSlack is how long after wnms received a connection's
+// authentication line its RADIUS accept may have been had by the proxy
+// and still be that connection's: the NAS completes and logs the key
+// handshake once it has the accept, so the accept comes first; slack
+// covers clocks read on different goroutines. A client's next connection
+// needs a new EAP exchange (tens to hundreds of milliseconds) before its
+// accept.
 const acceptSlack = 250 * time.Millisecond
+
+// acceptLookback is how long before wnms received a connection's
+// association line its accept may have been had and still be that
+// connection's. The accept comes after the association (802.1X starts
+// then; a RADIUS MAC check just before it), but the line may be received
+// late: when the store falls behind, the syslog receiver stops reading
+// and lines wait in the kernel. Older accepts belong to earlier attempts
+// (one whose handshake failed, a reauthentication) and are not taken by a
+// connection that skipped RADIUS (a cached key, a fast roam).
+const acceptLookback = 5 * time.Second
 
 // heldAccept is a RADIUS Success waiting for its syslog Success.
 type heldAccept struct {
@@ -404,10 +433,28 @@ type heldAccept struct {
 // accepts are the held RADIUS Successes by customer and client, oldest
 // first, at most maxHeldPerClient a client and maxHeld in all.
 type accepts struct {
-	mu    sync.Mutex
-	byKey map[string][]*heldAccept
-	n     int           // held
-	order []*heldAccept // in holding order, gone ones too
+	mu      sync.Mutex
+	byKey   map[string][]*heldAccept
+	n       int           // held
+	order   []*heldAccept // in holding order, gone ones too
+	due     []heldAccept  // let go by hold, to be stored alone (at most maxHeld)
+	dropped uint64        // let go past that, not stored
+}
+
+// holdOrLetGo holds rec; one it lets go to stay under the caps is stored
+// alone by the next release (the caller must not wait on the store).
+func (a *accepts) holdOrLetGo(e *entry, rec map[string]any, now time.Time) {
+	out := a.hold(e, rec, now)
+	if out == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.due) >= maxHeld {
+		a.dropped++
+		return
+	}
+	a.due = append(a.due, *out)
 }
 
 func (a *accepts) key(e *entry, mac string) string { return key(e.customer, mac) }
@@ -475,20 +522,18 @@ func (a *accepts) popOldest() *heldAccept {
 
 // take returns and releases the client's accept that belongs to the
 // connection whose association and authentication lines wnms received at
-// assoc and auth: the newest the proxy had within acceptSlack of those.
-// A later one is the client's next connection, waiting for its own
-// syslog Success; an earlier one an attempt that made none (or a
-// reauthentication), not this connection's, which may have skipped RADIUS
-// (a cached key, a fast roam). So each of two connections takes its own
-// accept, whichever Success comes first and however late. A zero time
-// bounds nothing.
+// assoc and auth: the newest the proxy had from acceptLookback before the
+// first to acceptSlack after the second. A later one is the client's next
+// connection, waiting for its own syslog Success. So each of two
+// connections takes its own accept, whichever Success comes first and
+// however late. A zero time bounds nothing.
 func (a *accepts) take(e *entry, mac string, assoc, auth time.Time) *heldAccept {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	l := a.byKey[a.key(e, mac)]
 	for i := len(l) - 1; i >= 0; i-- {
 		h := l[i]
-		if (auth.IsZero() || !h.sent.After(auth.Add(acceptSlack))) && (assoc.IsZero() || !h.sent.Before(assoc.Add(-acceptSlack))) {
+		if (auth.IsZero() || !h.sent.After(auth.Add(acceptSlack))) && (assoc.IsZero() || !h.sent.Before(assoc.Add(-acceptLookback))) {
 			return a.remove(h)
 		}
 	}
@@ -502,11 +547,14 @@ func (a *accepts) held() int {
 	return a.n
 }
 
-// expired releases the accepts held since before cutoff.
-func (a *accepts) expired(cutoff time.Time) []heldAccept {
+// expired releases the accepts let go by hold and those held since
+// before cutoff, and says how many were let go past the cap since the
+// last call.
+func (a *accepts) expired(cutoff time.Time) (out []heldAccept, dropped uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []heldAccept
+	out, a.due = a.due, nil
+	dropped, a.dropped = a.dropped, 0
 	for len(a.order) > 0 {
 		h := a.order[0]
 		if !h.gone && !h.at.Before(cutoff) {
@@ -527,7 +575,7 @@ func (a *accepts) expired(cutoff time.Time) []heldAccept {
 		clear(a.order[len(live):])
 		a.order = live
 	}
-	return out
+	return out, dropped
 }
 
 // ingestHeld stores held accepts as they are.
@@ -542,7 +590,9 @@ func (b *Bridge) ingestHeld(ctx context.Context, hs []heldAccept) {
 // releaseHeld stores the RADIUS Successes no syslog Success took within
 // AcceptHold.
 func (b *Bridge) releaseHeld(ctx context.Context) {
-	b.ingestHeld(ctx, b.accepts.expired(time.Now().Add(-AcceptHold)))
+	hs, dropped := b.accepts.expired(time.Now().Add(-AcceptHold))
+	b.records.With("radius", telemetry.KindEvents, OutcomeDropped).Add(dropped)
+	b.ingestHeld(ctx, hs)
 }
 
 // EmitSyslog is the syslog assembler's Sink.
@@ -561,6 +611,18 @@ func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslo
 	if err := json.Unmarshal(raw, &all); err != nil {
 		return err
 	}
+	recs := b.withAccepts(e, events, all)
+	if len(recs) == 0 {
+		return nil
+	}
+	return b.place(ctx, "syslog", telemetry.KindEvents, e, from.Unmap(), recs)
+}
+
+// withAccepts returns the records of events (all, the same in the ingest
+// format) to store for source e: each Success with its connection's held
+// RADIUS accept, if any, and without the 802.1X failures the proxy made
+// first-hand.
+func (b *Bridge) withAccepts(e *entry, events []syslog.ClientEvent, all []map[string]any) []map[string]any {
 	recs := all[:0]
 	for i, r := range all {
 		if e.src.RadiusSecret != "" && r["eventType"] == telemetry.Failure && r["failureCode"] == float64(2) && r["subFailureCode"] == float64(202) {
@@ -583,10 +645,7 @@ func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslo
 		}
 		recs = append(recs, r)
 	}
-	if len(recs) == 0 {
-		return nil
-	}
-	return b.place(ctx, "syslog", telemetry.KindEvents, e, from.Unmap(), recs)
+	return recs
 }
 
 // place fills each record's AP fields from the customer's APs and

@@ -109,11 +109,19 @@ func localSource() SourceConfig {
 // startProxy serves a proxy with cfg on a free port until the test ends.
 func startProxy(t testing.TB, cfg Config, opts ProxyOptions) (*Proxy, string, *memSink) {
 	t.Helper()
+	sink := newMemSink()
+	p, addr := startProxyWith(t, cfg, opts, sink)
+	return p, addr, sink
+}
+
+// startProxyWith serves a proxy with cfg, giving its records to sink,
+// until the test ends.
+func startProxyWith(t testing.TB, cfg Config, opts ProxyOptions, sink Sink) (*Proxy, string) {
+	t.Helper()
 	s, err := NewSettings(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := newMemSink()
 	p := NewProxy(s, sink, opts)
 	pc := listen(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -125,7 +133,7 @@ func startProxy(t testing.TB, cfg Config, opts ProxyOptions) (*Proxy, string, *m
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return p, pc.LocalAddr().String(), sink
+	return p, pc.LocalAddr().String()
 }
 
 // startAccounting serves an accounting server with cfg until the test

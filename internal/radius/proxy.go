@@ -540,8 +540,13 @@ func (p *Proxy) emit(src Source, r record) {
 		p.counters.EventsWithoutClient.Add(1)
 		return
 	}
+	rec := marshal(r)
+	if h, ok := p.sink.(SuccessHolder); ok && r.EventType == "Success" && h.HoldSuccess(src, rec) {
+		p.counters.Events.Add(1)
+		return
+	}
 	select {
-	case p.events <- event{src, marshal(r)}:
+	case p.events <- event{src, rec}:
 	default:
 		p.counters.EventsDropped.Add(1)
 	}

@@ -3,6 +3,7 @@ package radius
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/netip"
 	"sync"
@@ -200,6 +201,73 @@ func TestProxyPAPWithLibraryClient(t *testing.T) {
 	up.mu.Unlock()
 	sink.waitRecord(t, KindClientEvents, isType("Success"))
 	sink.waitRecord(t, KindClientEvents, failure(failRejected))
+}
+
+// holdingSink takes Successes through HoldSuccess and keeps every Emit
+// waiting until release is closed, as a store that fell behind.
+type holdingSink struct {
+	mu      sync.Mutex
+	held    []map[string]any
+	emits   int
+	release chan struct{}
+}
+
+func (s *holdingSink) Emit(ctx context.Context, _ Source, _ string, _ []json.RawMessage) error {
+	s.mu.Lock()
+	s.emits++
+	s.mu.Unlock()
+	select {
+	case <-s.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *holdingSink) HoldSuccess(_ Source, rec json.RawMessage) bool {
+	var m map[string]any
+	if err := json.Unmarshal(rec, &m); err != nil {
+		panic(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = append(s.held, m)
+	return true
+}
+
+// A SuccessHolder gets the Success as the accept goes to the NAS, even
+// while the Sink's Emit is stuck on an earlier record; what it holds is
+// not emitted.
+func TestProxyHoldsSuccess(t *testing.T) {
+	up := newUpstream(t, acceptPAP)
+	sink := &holdingSink{release: make(chan struct{})}
+	defer close(sink.release)
+	_, addr := startProxyWith(t, Config{Sources: []SourceConfig{localSource()}, Upstreams: []Upstream{up.config(1000)}},
+		ProxyOptions{}, sink)
+	for _, pw := range []string{"nope", "pw"} { // a Reject first, its Failure emitted and stuck
+		p := rad.New(rad.CodeAccessRequest, []byte(sourceSecret))
+		rfc2865.UserName_SetString(p, "bob")
+		rfc2865.UserPassword_SetString(p, pw)
+		rfc2865.CallingStationID_SetString(p, "02:00:00:00:00:02")
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		_, err := rad.Exchange(ctx, p, addr)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pw == "nope" {
+			waitFor(t, "the Failure's Emit", func() bool { sink.mu.Lock(); defer sink.mu.Unlock(); return sink.emits == 1 })
+		}
+	}
+	waitFor(t, "the held Success", func() bool { sink.mu.Lock(); defer sink.mu.Unlock(); return len(sink.held) == 1 })
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if h := sink.held[0]; h["eventType"] != "Success" || h["macAddress"] != "02:00:00:00:00:02" || h["aaaLatency"] == nil {
+		t.Errorf("held %v", h)
+	}
+	if sink.emits != 1 {
+		t.Errorf("%d Emit calls, want the Failure's only", sink.emits)
+	}
 }
 
 func TestProxyDrops(t *testing.T) {
