@@ -83,7 +83,12 @@ func main() {
 		u := user{client: &http.Client{Timeout: time.Minute}, base: *console,
 			cookie: os.Getenv(envCookie), login: []byte(os.Getenv(envLogin))}
 		var r consoleResult
-		r.Reads, r.Logins = u.interact(*duration)
+		r.Reads, r.Logins = u.interact(*duration, func() {
+			// Warmed up: tell the benchmark, and start when it says.
+			fmt.Println("ready")
+			_, err := bufio.NewReader(os.Stdin).ReadString('\n')
+			check(err)
+		})
 		check(json.NewEncoder(os.Stdout).Encode(r))
 		return
 	}
@@ -456,7 +461,8 @@ func syslogIntake(ctx context.Context, b *datasource.Bridge, engine string) {
 	check(err)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go a.Run(ctx)
+	ran := make(chan struct{})
+	go func() { a.Run(ctx); close(ran) }()
 	go r.Serve(ctx, nil, ln)
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	check(err)
@@ -484,7 +490,10 @@ func syslogIntake(ctx context.Context, b *datasource.Bridge, engine string) {
 	for r.Stats().Parsed < uint64(clients*6) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	a.Flush(ctx)
+	// Every line is read: Run stores what is left and returns once every
+	// batch, those in flight too, is stored.
+	cancel()
+	<-ran
 	wall := time.Since(start)
 	conn.Close()
 	s := a.Stats()
@@ -529,19 +538,31 @@ type consoleResult struct{ Reads, Logins string }
 // core while it runs is in it). busy is the share of the machine's cores
 // busy meanwhile, whoever kept them so.
 func (u user) elsewhere(ctx context.Context, d time.Duration) (reads, logins string, busy float64) {
-	u.srv.Handled(readPath) // the calls before this phase
-	u.srv.Handled(loginPath)
 	self, err := os.Executable()
 	check(err)
 	cmd := exec.CommandContext(ctx, self, "-console-of", u.base, "-duration", d.String())
 	cmd.Env = append(os.Environ(), envCookie+"="+u.cookie, envLogin+"="+string(u.login))
 	cmd.Stderr = os.Stderr
-	busy0, total0 := machineTicks()
-	out, err := cmd.Output()
+	in, err := cmd.StdinPipe()
 	check(err)
-	busy1, total1 := machineTicks()
+	stdout, err := cmd.StdoutPipe()
+	check(err)
+	check(cmd.Start())
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
+	check(err)
+	if line != "ready\n" {
+		log.Fatalf("console user: %q", line)
+	}
+	u.srv.Handled(readPath) // the calls before the timed ones
+	u.srv.Handled(loginPath)
+	busy0, total0 := machineTicks()
+	_, err = in.Write([]byte("go\n"))
+	check(err)
 	var r consoleResult
-	check(json.Unmarshal(out, &r))
+	check(json.NewDecoder(out).Decode(&r))
+	check(cmd.Wait())
+	busy1, total1 := machineTicks()
 	return r.Reads + handling(u.srv.Handled(readPath)), r.Logins + handling(u.srv.Handled(loginPath)),
 		float64(busy1-busy0) / float64(max(1, total1-total0))
 }
@@ -557,38 +578,47 @@ func handling(took []time.Duration) string {
 
 // interact makes authenticated reads (every 10 ms) and beside them
 // API-key logins (every 100 ms), as a busy console and its users would,
-// for d, and describes the latency of each.
+// for d, and describes the latency of each. Each makes one untimed call
+// first; ready is called once both have, before the timed ones.
 // Paced, not back to back: what is measured is how long a user waits,
 // not how much of the machine a loop can take from the load.
-func (u user) interact(d time.Duration) (reads, logins string) {
-	var wg sync.WaitGroup
-	wg.Add(2)
+func (u user) interact(d time.Duration, ready func()) (reads, logins string) {
+	var warm, done sync.WaitGroup
+	start := make(chan struct{})
+	warm.Add(2)
+	done.Add(2)
 	go func() {
-		defer wg.Done()
-		reads = loop(d, 10*time.Millisecond, func() error {
+		defer done.Done()
+		reads = loop(d, 10*time.Millisecond, &warm, start, func() error {
 			_, err := benchserver.Get(u.client, u.base+readPath, u.cookie)
 			return err
 		})
 	}()
 	go func() {
-		defer wg.Done()
-		logins = loop(d, 100*time.Millisecond, func() error {
+		defer done.Done()
+		logins = loop(d, 100*time.Millisecond, &warm, start, func() error {
 			_, err := benchserver.Post(u.client, u.base+loginPath+"bench/3600", "", u.login)
 			return err
 		})
 	}()
-	wg.Wait()
+	warm.Wait()
+	ready()
+	close(start)
+	done.Wait()
 	return reads, logins
 }
 
 // loop calls f once untimed (it opens the connection the others reuse,
-// as a console's page has), then every period (or at once after a call
-// that took longer) for d, and describes the calls' latency.
-func loop(d, period time.Duration, f func() error) string {
+// as a console's page has), says so to warm, and once start is closed
+// calls f every period (or at once after a call that took longer) for d,
+// and describes the calls' latency.
+func loop(d, period time.Duration, warm *sync.WaitGroup, start <-chan struct{}, f func() error) string {
 	var lat []time.Duration
 	check(f())
-	start := time.Now()
-	for next := start; time.Since(start) < d; next = next.Add(period) {
+	warm.Done()
+	<-start
+	begin := time.Now()
+	for next := begin; time.Since(begin) < d; next = next.Add(period) {
 		time.Sleep(time.Until(next))
 		t := time.Now()
 		check(f())
