@@ -125,7 +125,7 @@ const (
 	OutcomeDuplicate = "duplicate"
 	OutcomeRejected  = "rejected" // refused by ingest (a bad field, an AP outside the source's location)
 	OutcomeUnplaced  = "unplaced" // no source to place it at (removed meanwhile, or not a syslog source)
-	OutcomeDropped   = "dropped"  // a held RADIUS Success let go past every cap within a second
+	OutcomeDropped   = "dropped"  // a held RADIUS Success let go past every cap between two releases
 )
 
 func (b *Bridge) init() {
@@ -294,8 +294,8 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 
 // HoldSuccess takes a RADIUS Success of a source that also sends syslog,
 // to wait for the syslog Success of its connection (see Emit), and says
-// whether it did. The proxy calls it as the Access-Accept goes to the
-// NAS, before the Success would wait in its queue: so the accept is held
+// whether it did. The proxy calls it before it passes the Access-Accept
+// to the NAS, instead of queueing the Success: so the accept is held
 // before the NAS completes the connection, whatever the store is doing.
 // It never waits on the store.
 func (b *Bridge) HoldSuccess(src radius.Source, rec json.RawMessage) bool {
@@ -578,11 +578,22 @@ func (a *accepts) expired(cutoff time.Time) (out []heldAccept, dropped uint64) {
 	return out, dropped
 }
 
-// ingestHeld stores held accepts as they are.
+// ingestHeld stores held accepts as they are, one ingest a source (of at
+// most maxRound records).
 func (b *Bridge) ingestHeld(ctx context.Context, hs []heldAccept) {
+	bySource := map[*entry][]map[string]any{}
+	var order []*entry
 	for _, h := range hs {
-		if err := b.place(ctx, "radius", telemetry.KindEvents, h.e, netip.Addr{}, []map[string]any{h.rec}); err != nil {
-			b.Log.Warn("data source: a held RADIUS Success not stored", "source", h.e.src.Name, "err", err)
+		if _, ok := bySource[h.e]; !ok {
+			order = append(order, h.e)
+		}
+		bySource[h.e] = append(bySource[h.e], h.rec)
+	}
+	for _, e := range order {
+		for recs := range slices.Chunk(bySource[e], maxRound) {
+			if err := b.place(ctx, "radius", telemetry.KindEvents, e, netip.Addr{}, recs); err != nil {
+				b.Log.Warn("data source: held RADIUS Successes not stored", "source", e.src.Name, "records", len(recs), "err", err)
+			}
 		}
 	}
 }

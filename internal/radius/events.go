@@ -38,9 +38,10 @@ type Sink interface {
 
 // SuccessHolder is a Sink that may keep an authentication's Success to
 // store it later with what else it learns of the connection (a syslog
-// view of it). The proxy offers it each Success as the Access-Accept goes
-// to the NAS, before queueing it, so that it is held before the NAS can
-// complete the connection; one it takes (true) is not emitted.
+// view of it). The proxy offers it each Success before it passes the
+// Access-Accept to the NAS, and before queueing the Success, so that it
+// is held before the NAS can complete the connection; one it takes
+// (true) is not emitted.
 // HoldSuccess must not wait on a store.
 type SuccessHolder interface {
 	HoldSuccess(src Source, record json.RawMessage) bool

@@ -261,12 +261,9 @@ func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPo
 		conv.challengeAt = at
 		p.wait(conv, resp)
 	}
-	p.finish(key, ex, wire)
-	if _, err := pc.WriteTo(wire, net.UDPAddrFromAddrPort(from)); err != nil {
-		p.opts.Logger.Warn("radius: cannot answer a source", "source", src.Name, "err", err)
-	}
-	switch resp.Code {
-	case rad.CodeAccessAccept:
+	if resp.Code == rad.CodeAccessAccept {
+		// Before the NAS has the accept: a SuccessHolder holds the Success
+		// before the NAS can complete the connection and log it.
 		p.counters.AccessAccepts.Add(1)
 		r := conv.subject.record(eventID(conv.id, "accept"), at.UnixMilli())
 		r.EventType = "Success"
@@ -274,6 +271,12 @@ func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPo
 		r.AAALatency = ptr(at.Sub(conv.start).Milliseconds())
 		r.RadiusPrimaryIP = ptr(up.addr.IP.String())
 		p.emit(conv.src, r)
+	}
+	p.finish(key, ex, wire)
+	if _, err := pc.WriteTo(wire, net.UDPAddrFromAddrPort(from)); err != nil {
+		p.opts.Logger.Warn("radius: cannot answer a source", "source", src.Name, "err", err)
+	}
+	switch resp.Code {
 	case rad.CodeAccessReject:
 		p.counters.AccessRejects.Add(1)
 		code := failRejected

@@ -209,12 +209,20 @@ type holdingSink struct {
 	mu      sync.Mutex
 	held    []map[string]any
 	emits   int
+	emitted []string // the event types of the records emitted
 	release chan struct{}
 }
 
-func (s *holdingSink) Emit(ctx context.Context, _ Source, _ string, _ []json.RawMessage) error {
+func (s *holdingSink) Emit(ctx context.Context, _ Source, _ string, records []json.RawMessage) error {
 	s.mu.Lock()
 	s.emits++
+	for _, r := range records {
+		var m map[string]any
+		if err := json.Unmarshal(r, &m); err != nil {
+			panic(err)
+		}
+		s.emitted = append(s.emitted, m["eventType"].(string))
+	}
 	s.mu.Unlock()
 	select {
 	case <-s.release:
@@ -235,38 +243,60 @@ func (s *holdingSink) HoldSuccess(_ Source, rec json.RawMessage) bool {
 	return true
 }
 
-// A SuccessHolder gets the Success as the accept goes to the NAS, even
+// A SuccessHolder gets the Success before the NAS has the accept, even
 // while the Sink's Emit is stuck on an earlier record; what it holds is
-// not emitted.
+// never emitted.
 func TestProxyHoldsSuccess(t *testing.T) {
 	up := newUpstream(t, acceptPAP)
 	sink := &holdingSink{release: make(chan struct{})}
-	defer close(sink.release)
+	released := false
+	defer func() {
+		if !released {
+			close(sink.release)
+		}
+	}()
 	_, addr := startProxyWith(t, Config{Sources: []SourceConfig{localSource()}, Upstreams: []Upstream{up.config(1000)}},
 		ProxyOptions{}, sink)
-	for _, pw := range []string{"nope", "pw"} { // a Reject first, its Failure emitted and stuck
+	emits := func() int { sink.mu.Lock(); defer sink.mu.Unlock(); return sink.emits }
+	ask := func(pw string) {
+		t.Helper()
 		p := rad.New(rad.CodeAccessRequest, []byte(sourceSecret))
 		rfc2865.UserName_SetString(p, "bob")
 		rfc2865.UserPassword_SetString(p, pw)
 		rfc2865.CallingStationID_SetString(p, "02:00:00:00:00:02")
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		_, err := rad.Exchange(ctx, p, addr)
-		cancel()
-		if err != nil {
+		defer cancel()
+		if _, err := rad.Exchange(ctx, p, addr); err != nil {
 			t.Fatal(err)
 		}
-		if pw == "nope" {
-			waitFor(t, "the Failure's Emit", func() bool { sink.mu.Lock(); defer sink.mu.Unlock(); return sink.emits == 1 })
-		}
 	}
-	waitFor(t, "the held Success", func() bool { sink.mu.Lock(); defer sink.mu.Unlock(); return len(sink.held) == 1 })
+	ask("nope") // a Reject: its Failure emitted, and stuck
+	waitFor(t, "the Failure's Emit", func() bool { return emits() == 1 })
+	ask("pw")
 	sink.mu.Lock()
-	defer sink.mu.Unlock()
-	if h := sink.held[0]; h["eventType"] != "Success" || h["macAddress"] != "02:00:00:00:00:02" || h["aaaLatency"] == nil {
+	if len(sink.held) != 1 { // held before the NAS had its answer
+		t.Errorf("%d Successes held when the accept came back, want 1", len(sink.held))
+	} else if h := sink.held[0]; h["eventType"] != "Success" || h["macAddress"] != "02:00:00:00:00:02" || h["aaaLatency"] == nil {
 		t.Errorf("held %v", h)
 	}
-	if sink.emits != 1 {
-		t.Errorf("%d Emit calls, want the Failure's only", sink.emits)
+	sink.mu.Unlock()
+	// Once the Sink takes records again, another Reject's Failure is
+	// emitted, and no Success ever was.
+	close(sink.release)
+	released = true
+	ask("nope again")
+	waitFor(t, "the second Failure's Emit", func() bool {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		return len(sink.emitted) >= 2
+	})
+	time.Sleep(100 * time.Millisecond) // anything queued behind it
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	for _, typ := range sink.emitted {
+		if typ != "Failure" {
+			t.Errorf("emitted a %s; want the two Failures only (%v)", typ, sink.emitted)
+		}
 	}
 }
 

@@ -117,33 +117,33 @@ func summary(events []ClientEvent) []ClientEvent {
 func TestAssemblerAuthSeen(t *testing.T) {
 	const late = 5 * time.Minute // the AP's clock is behind wnms's
 	for _, c := range []struct {
-		name        string
-		lines       []line
-		assoc, auth int64 // ms after t0, on wnms's clock
+		name  string
+		lines []line
+		want  [][2]int64 // each Success's association and authentication, ms after t0 on wnms's clock
 	}{
 		{"keys done", []line{
 			hostapd(0, "STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)"),
 			hostapd(30, "STA 02:00:00:00:01:00 IEEE 802.1X: authenticated - EAP type: 25 (PEAP)"),
 			hostapd(41, "STA 02:00:00:00:01:00 WPA: pairwise key handshake completed (RSN)"),
 			dnsmasq(940, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00 phone"),
-		}, 0, 41},
+		}, [][2]int64{{0, 41}}},
 		{"802.1X success only", []line{
 			hostapd(0, "STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)"),
 			hostapd(30, "STA 02:00:00:00:01:00 IEEE 802.1X: authenticated - EAP type: 25 (PEAP)"),
 			dnsmasq(940, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00 phone"),
-		}, 0, 30},
+		}, [][2]int64{{0, 30}}},
 		{"open network", []line{
 			hostapd(10, "STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)"),
 			dnsmasq(940, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00 phone"),
-		}, 10, 10},
-		{"a second connection (the last Success)", []line{
+		}, [][2]int64{{10, 10}}},
+		{"a second connection", []line{
 			hostapd(0, "STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)"),
 			hostapd(41, "STA 02:00:00:00:01:00 WPA: pairwise key handshake completed (RSN)"),
 			dnsmasq(940, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00 phone"),
 			hostapd(5000, "STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)"),
 			hostapd(5041, "STA 02:00:00:00:01:00 WPA: pairwise key handshake completed (RSN)"),
 			dnsmasq(5900, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00 phone"),
-		}, 5000, 5041},
+		}, [][2]int64{{0, 41}, {5000, 5041}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, rec, clk := newAssembler()
@@ -153,20 +153,16 @@ func TestAssemblerAuthSeen(t *testing.T) {
 				a.Observe(context.Background(), l.src, Message{Program: l.program, Text: l.text, Time: at.Add(-late), RFC5424: true})
 			}
 			a.Flush(context.Background())
-			var last *ClientEvent
+			var got [][2]int64
 			for _, e := range rec.events(ap) {
 				if e.EventType == "Success" {
-					last = &e
+					got = append(got, [2]int64{e.AssocSeen.Sub(t0).Milliseconds(), e.AuthSeen.Sub(t0).Milliseconds()})
 				} else if !e.AssocSeen.IsZero() || !e.AuthSeen.IsZero() {
 					t.Errorf("%s event has AssocSeen %v, AuthSeen %v", e.EventType, e.AssocSeen, e.AuthSeen)
 				}
 			}
-			if last == nil {
-				t.Fatal("no Success")
-			}
-			if !last.AssocSeen.Equal(t0.Add(time.Duration(c.assoc)*time.Millisecond)) ||
-				!last.AuthSeen.Equal(t0.Add(time.Duration(c.auth)*time.Millisecond)) {
-				t.Errorf("AssocSeen %v, AuthSeen %v; want %d and %d ms after t0", last.AssocSeen, last.AuthSeen, c.assoc, c.auth)
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("the Successes' association and authentication times (-want +got):\n%s", diff)
 			}
 		})
 	}
