@@ -280,8 +280,7 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return err
 		}
-		if kind == telemetry.KindEvents && e.src.Syslog && m["eventType"] == telemetry.Success {
-			b.accepts.holdOrLetGo(e, m, time.Now())
+		if kind == telemetry.KindEvents && b.holdAccept(e, m) {
 			continue
 		}
 		recs = append(recs, m)
@@ -301,11 +300,15 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 func (b *Bridge) HoldSuccess(src radius.Source, rec json.RawMessage) bool {
 	b.init()
 	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
-	if !ok || !e.src.Syslog {
-		return false
-	}
 	var m map[string]any
-	if err := json.Unmarshal(rec, &m); err != nil || m["eventType"] != telemetry.Success {
+	return ok && e.src.Syslog && json.Unmarshal(rec, &m) == nil && b.holdAccept(e, m)
+}
+
+// holdAccept holds m, a client event of source e, when it is a RADIUS
+// Success that should wait for its syslog Success, and says whether it
+// did.
+func (b *Bridge) holdAccept(e *entry, m map[string]any) bool {
+	if !e.src.Syslog || m["eventType"] != telemetry.Success {
 		return false
 	}
 	b.accepts.holdOrLetGo(e, m, time.Now())
