@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wnms/wnms/internal/apitest"
@@ -135,18 +136,44 @@ func TestDataSources(t *testing.T) {
 			t.Errorf("refused PUTs changed the configuration:\n%s\n%s", before, a)
 		}
 
-		// Another customer may not claim the same prefix; its own is its.
-		_, foreign := e.NewUser(t, apitest.UserSpec{Role: wnms.SuperUser, Customer: 2})
-		fm := dataSourcesBody(f.ForeignFloor.ID.ID)
-		if r := foreign.Do("PUT", dataSourcesPath, fm); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "another customer") {
-			t.Errorf("a prefix of customer 1 claimed by customer 2: status %d; %s", r.Status, r.Body)
+		// Another customer may claim no prefix that overlaps one of
+		// customer 1's (10.1.0.0/16 and 10.9.0.5), either way: 409, naming
+		// neither customer 1 nor its source. Its own prefixes are its.
+		_, foreign := e.NewUser(t, apitest.UserSpec{Role: wnms.Administrator, Customer: 2})
+		for _, cidr := range []string{"10.1.0.0/16", "10.1.255.255/16", "10.1.2.10/32", "10.1.2.10", "10.0.0.0/8", "0.0.0.0/0",
+			"::ffff:10.1.2.10/128", "::ffff:10.9.0.5", "::ffff:10.0.0.0/104", "10.9.0.0/24"} {
+			fm := dataSourcesBody(f.ForeignFloor.ID.ID)
+			src(fm, 0)["cidr"], src(fm, 1)["cidr"] = "10.2.0.0/16", cidr
+			r := foreign.Do("PUT", dataSourcesPath, fm)
+			if r.Status != http.StatusConflict || r.ErrorCode() != wnms.Conflict || !strings.Contains(string(r.Body), "sources[1].cidr") {
+				t.Errorf("customer 2 claims %s: status %d %s; %s", cidr, r.Status, r.ErrorCode(), r.Body)
+			}
+			for _, leak := range []string{"floor 1 APs", "dhcp server", "customer 1", "customer 2"} {
+				if strings.Contains(string(r.Body), leak) {
+					t.Errorf("customer 2 claims %s: the refusal names %q: %s", cidr, leak, r.Body)
+				}
+			}
 		}
+		fm := dataSourcesBody(f.ForeignFloor.ID.ID)
 		src(fm, 0)["cidr"], src(fm, 1)["cidr"] = "10.2.0.0/16", "10.9.0.6"
 		foreign.Expect(http.StatusOK, "PUT", dataSourcesPath, fm)
 		r = foreign.Expect(http.StatusOK, "GET", dataSourcesPath, nil)
 		if strings.Contains(string(r.Body), "10.1.0.0/16") {
 			t.Errorf("customer 2 sees customer 1's sources: %s", r.Body)
 		}
+		// The reverse: customer 1 may not take a prefix around customer 2's.
+		for _, cidr := range []string{"10.0.0.0/8", "10.2.3.4", "::ffff:10.9.0.6", "0.0.0.0/0"} {
+			m := dataSourcesBody(f.Floor.ID.ID)
+			src(m, 1)["cidr"] = cidr
+			if r := e.Admin.Do("PUT", dataSourcesPath, m); r.Status != http.StatusConflict || r.ErrorCode() != wnms.Conflict ||
+				strings.Contains(string(r.Body), "10.2.0.0/16") {
+				t.Errorf("customer 1 claims %s around customer 2's: status %d %s; %s", cidr, r.Status, r.ErrorCode(), r.Body)
+			}
+		}
+		// Nesting inside one customer is fine.
+		m = dataSourcesBody(f.Floor.ID.ID)
+		src(m, 1)["cidr"] = "10.1.2.0/24"
+		e.Admin.Expect(http.StatusOK, "PUT", dataSourcesPath, m)
 		all, err := e.Store.AllDataSources(ctx)
 		if err != nil || len(all) != 2 {
 			t.Fatalf("AllDataSources: %d, %v", len(all), err)
@@ -177,5 +204,37 @@ func TestAuthzDataSources(t *testing.T) {
 		{name: "PUT datasources", request: func(_ *testing.T, _ *authzFixture, target authzTarget) (string, string, any) {
 			return "PUT", dataSourcesPath, dataSourcesBody(target.Floor.ID.ID)
 		}, allowed: adUp, ok: http.StatusOK, location: true, foreign: http.StatusNotFound, foreignCode: wnms.ResourceNotFound},
+	})
+}
+
+// Two customers saving overlapping prefixes at the same time: at most one
+// is stored, whichever engine (each save checks against the other's
+// committed configuration).
+func TestDataSourcesConcurrentOverlap(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		e := f.E
+		e.API.CheckDataSources = (&datasource.Bridge{Store: e.Store}).Check
+		_, foreign := e.NewUser(t, apitest.UserSpec{Role: wnms.Administrator, Customer: 2})
+		empty := map[string]any{"radius": map[string]any{"upstreams": []any{}, "accountingUpstreams": []any{}}, "sources": []any{}}
+		body := func(floor int64, cidr string) map[string]any {
+			return map[string]any{"radius": map[string]any{"upstreams": []any{}, "accountingUpstreams": []any{}}, "sources": []any{map[string]any{
+				"name": "aps", "cidr": cidr, "radiusSecret": "", "syslog": true, "locationId": map[string]any{"type": "locallocationid", "id": floor}}}}
+		}
+		for round := range 20 {
+			var wg sync.WaitGroup
+			var one, two int
+			wg.Go(func() { one = e.Admin.Do("PUT", dataSourcesPath, body(f.Floor.ID.ID, "10.7.0.0/16")).Status })
+			wg.Go(func() { two = foreign.Do("PUT", dataSourcesPath, body(f.ForeignFloor.ID.ID, "10.7.1.1")).Status })
+			wg.Wait()
+			if one == http.StatusOK && two == http.StatusOK {
+				t.Fatalf("round %d: both customers stored overlapping prefixes", round)
+			}
+			if one != http.StatusOK && two != http.StatusOK {
+				t.Fatalf("round %d: neither stored (%d, %d)", round, one, two)
+			}
+			e.Admin.Expect(http.StatusOK, "PUT", dataSourcesPath, empty)
+			foreign.Expect(http.StatusOK, "PUT", dataSourcesPath, empty)
+		}
 	})
 }

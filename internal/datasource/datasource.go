@@ -184,7 +184,8 @@ func (b *Bridge) Run(ctx context.Context, period time.Duration) {
 }
 
 // Check reports whether customer's configuration d can be put in force
-// beside the others: no prefix another customer claims, and upstreams
+// beside the others: no source whose prefix overlaps, either way, a
+// source of another customer (CONFLICT, naming neither), and upstreams
 // that resolve. Error texts hold no secret.
 func (b *Bridge) Check(ctx context.Context, customer int64, d *wnms.DataSources) error {
 	all, err := b.Store.AllDataSources(ctx)
@@ -192,6 +193,15 @@ func (b *Bridge) Check(ctx context.Context, customer int64, d *wnms.DataSources)
 		return err
 	}
 	all[customer] = d
+	crossed := crossCustomerOverlaps(all)
+	for i, src := range d.Sources {
+		if crossed[customer][src.Name] {
+			// Naming neither the other customer nor its source.
+			field := fmt.Sprintf("sources[%d].cidr", i)
+			return &wnms.Error{Code: wnms.Conflict, Message: fmt.Sprintf("%s: %s overlaps a source of another customer", field, src.Prefix()),
+				MoreInfo: field}
+		}
+	}
 	if _, _, err := compile(all); err != nil {
 		field := "sources"
 		if msg := err.Error(); strings.HasPrefix(msg, "upstreams") || strings.HasPrefix(msg, "accountingUpstreams") {
@@ -202,15 +212,24 @@ func (b *Bridge) Check(ctx context.Context, customer int64, d *wnms.DataSources)
 	return nil
 }
 
+// compile builds the table and the RADIUS groups of every customer's
+// configuration. A source whose prefix overlaps a source of another
+// customer (stored before such overlaps were refused, or by a race between
+// two customers' saves) is left out, on both sides: a packet from it could
+// belong to either, and neither may have the other's.
 func compile(all map[int64]*wnms.DataSources) (*table, map[int64]radius.Config, error) {
 	t := &table{byName: map[string]*entry{}}
 	groups := map[int64]radius.Config{}
+	crossed := crossCustomerOverlaps(all)
 	for customer, d := range all {
 		cfg := radius.Config{Upstreams: upstreams(d.Radius.Upstreams), AccountingUpstreams: upstreams(d.Radius.AccountingUpstreams)}
 		for _, src := range d.Sources {
 			p := src.Prefix()
 			if !p.IsValid() {
 				return nil, nil, fmt.Errorf("source %q: cidr %q is not a prefix", src.Name, src.CIDR)
+			}
+			if crossed[customer][src.Name] {
+				continue
 			}
 			t.entries = append(t.entries, entry{customer: customer, src: src, prefix: p})
 			if src.RadiusSecret != "" {
@@ -219,8 +238,8 @@ func compile(all map[int64]*wnms.DataSources) (*table, map[int64]radius.Config, 
 		}
 		groups[customer] = cfg
 	}
-	// The RADIUS settings refuse a prefix two customers claim; syslog
-	// sources are checked the same way here.
+	// Longest prefix first: inside a customer, whose prefixes may nest,
+	// the most specific source holds an address.
 	sort.SliceStable(t.entries, func(i, j int) bool {
 		if a, b := t.entries[i].prefix.Bits(), t.entries[j].prefix.Bits(); a != b {
 			return a > b
@@ -229,15 +248,64 @@ func compile(all map[int64]*wnms.DataSources) (*table, map[int64]radius.Config, 
 	})
 	for i := range t.entries {
 		e := &t.entries[i]
-		if i > 0 && t.entries[i-1].prefix == e.prefix && t.entries[i-1].customer != e.customer {
-			return nil, nil, fmt.Errorf("source %q: cidr %s is another customer's", e.src.Name, e.prefix)
-		}
 		t.byName[key(e.customer, e.src.Name)] = e
 	}
 	if err := (&radius.Settings{}).SetGroups(groups); err != nil {
 		return nil, nil, err
 	}
 	return t, groups, nil
+}
+
+// crossCustomerOverlaps returns, by customer, the names of the sources
+// whose prefix overlaps a source of another customer: holds it or lies
+// within it (IPv4-mapped IPv6 prefixes count as IPv4, as Prefix reads
+// them). Two prefixes overlap only by nesting, so a sweep in address order
+// with the stack of prefixes that hold the current one finds every pair:
+// O(n log n) for n sources, plus the stack's depth (at most 129 for
+// distinct prefixes) for each.
+func crossCustomerOverlaps(all map[int64]*wnms.DataSources) map[int64]map[string]bool {
+	type item struct {
+		customer int64
+		name     string
+		prefix   netip.Prefix
+	}
+	var items []item
+	for customer, d := range all {
+		for _, src := range d.Sources {
+			if p := src.Prefix(); p.IsValid() {
+				items = append(items, item{customer, src.Name, p})
+			}
+		}
+	}
+	// By first address (IPv4 before IPv6), the shorter of two prefixes
+	// starting there first: so each comes after every prefix holding it.
+	sort.Slice(items, func(i, j int) bool {
+		if c := items[i].prefix.Addr().Compare(items[j].prefix.Addr()); c != 0 {
+			return c < 0
+		}
+		return items[i].prefix.Bits() < items[j].prefix.Bits()
+	})
+	out := map[int64]map[string]bool{}
+	mark := func(x item) {
+		if out[x.customer] == nil {
+			out[x.customer] = map[string]bool{}
+		}
+		out[x.customer][x.name] = true
+	}
+	var stack []item
+	for _, x := range items {
+		for len(stack) > 0 && !stack[len(stack)-1].prefix.Overlaps(x.prefix) {
+			stack = stack[:len(stack)-1]
+		}
+		for _, y := range stack {
+			if y.customer != x.customer {
+				mark(x)
+				mark(y)
+			}
+		}
+		stack = append(stack, x)
+	}
+	return out
 }
 
 func upstreams(us []wnms.RadiusUpstream) []radius.Upstream {

@@ -1,0 +1,97 @@
+package datasource
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+func sources(cidrs ...string) *wnms.DataSources {
+	d := wnms.EmptyDataSources()
+	for _, c := range cidrs {
+		d.Sources = append(d.Sources, wnms.DataSource{Name: c, CIDR: c, Syslog: true})
+	}
+	return d
+}
+
+// A prefix that holds, or lies within, a prefix of another customer is
+// found on both sides, IPv4-mapped IPv6 read as IPv4; nesting inside one
+// customer is no overlap.
+func TestCrossCustomerOverlaps(t *testing.T) {
+	tests := []struct {
+		name        string
+		victim, own []string // customer 1's and customer 2's prefixes
+		want1       []string // customer 1's sources found
+		want2       []string // customer 2's sources found
+	}{
+		{"a /32 inside a /24", []string{"127.0.1.0/24"}, []string{"127.0.1.10/32"}, []string{"127.0.1.0/24"}, []string{"127.0.1.10/32"}},
+		{"a /24 around a /32", []string{"127.0.1.10/32"}, []string{"127.0.1.0/24"}, []string{"127.0.1.10/32"}, []string{"127.0.1.0/24"}},
+		{"a /8 around a /24", []string{"127.0.1.0/24"}, []string{"127.0.0.0/8"}, []string{"127.0.1.0/24"}, []string{"127.0.0.0/8"}},
+		{"everything", []string{"127.0.1.0/24", "10.0.0.0/8"}, []string{"0.0.0.0/0"}, []string{"127.0.1.0/24", "10.0.0.0/8"}, []string{"0.0.0.0/0"}},
+		{"IPv4-mapped", []string{"127.0.1.0/24"}, []string{"::ffff:127.0.1.10/128"}, []string{"127.0.1.0/24"}, []string{"::ffff:127.0.1.10/128"}},
+		{"IPv4-mapped around", []string{"127.0.1.10"}, []string{"::ffff:127.0.0.0/104"}, []string{"127.0.1.10"}, []string{"::ffff:127.0.0.0/104"}},
+		{"the same prefix", []string{"10.1.0.0/16"}, []string{"10.1.255.255/16"}, []string{"10.1.0.0/16"}, []string{"10.1.255.255/16"}},
+		{"IPv6 inside", []string{"2001:db8::/32"}, []string{"2001:db8:1::5"}, []string{"2001:db8::/32"}, []string{"2001:db8:1::5"}},
+		{"a deeper holder after a sibling", []string{"10.0.0.0/8"}, []string{"10.1.0.0/16", "10.2.0.0/16"}, []string{"10.0.0.0/8"}, []string{"10.1.0.0/16", "10.2.0.0/16"}},
+		{"neighbours", []string{"127.0.1.0/24", "10.0.0.0/9"}, []string{"127.0.2.0/24", "10.128.0.0/9", "::/96"}, nil, nil},
+		{"IPv6 all and IPv4", []string{"127.0.1.0/24"}, []string{"::/0"}, nil, nil},
+		{"nested inside one customer", []string{"10.0.0.0/8", "10.1.0.0/16", "10.1.2.3"}, []string{"192.168.0.0/16", "192.168.1.0/24"}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := crossCustomerOverlaps(map[int64]*wnms.DataSources{1: sources(tt.victim...), 2: sources(tt.own...)})
+			names := func(m map[string]bool) []string {
+				var out []string
+				for _, c := range append(append([]string{}, tt.victim...), tt.own...) {
+					if m[c] {
+						out = append(out, c)
+					}
+				}
+				return out
+			}
+			if diff := cmp.Diff(tt.want1, names(got[1])); diff != "" {
+				t.Errorf("customer 1 (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want2, names(got[2])); diff != "" {
+				t.Errorf("customer 2 (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Inside one customer the most specific prefix holds an address; a
+// source that overlaps another customer's is put in force for neither
+// (a configuration stored before overlaps were refused).
+func TestCompileMostSpecificAndOverlapsLeftOut(t *testing.T) {
+	one := sources("10.0.0.0/8", "10.1.0.0/16", "10.1.2.3", "::ffff:192.168.0.0/112")
+	one.Sources[0].Syslog = false
+	two := sources("172.16.0.0/12", "192.168.0.7")
+	tab, _, err := compile(map[int64]*wnms.DataSources{1: one, 2: two})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		addr, want string // "" for none
+	}{
+		{"10.9.9.9", "1/10.0.0.0/8"},
+		{"10.1.9.9", "1/10.1.0.0/16"},
+		{"10.1.2.3", "1/10.1.2.3"},
+		{"::ffff:10.1.2.3", "1/10.1.2.3"},
+		{"172.16.5.5", "2/172.16.0.0/12"},
+		{"192.168.0.7", ""}, // both sides left out
+		{"192.168.0.8", ""},
+	} {
+		got := ""
+		if e, ok := tab.lookup(netip.MustParseAddr(tc.addr)); ok {
+			got = key(e.customer, e.src.Name)
+		}
+		if got != tc.want {
+			t.Errorf("lookup(%s) = %q, want %q", tc.addr, got, tc.want)
+		}
+	}
+	if _, ok := tab.byName[key(1, "::ffff:192.168.0.0/112")]; ok {
+		t.Error("an overlapping source is in force")
+	}
+}
