@@ -99,7 +99,7 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 		d.acct = radius.NewAccounting(d.bridge.Radius, d.bridge, radius.AccountingOptions{Logger: log})
 	}
 	if s.syslogConn != nil {
-		d.assembler = &syslog.Assembler{Sink: syslog.SinkFunc(d.bridge.EmitSyslog)}
+		d.assembler = &syslog.Assembler{Sink: syslog.SinkFunc(d.bridge.EmitSyslog), Owner: d.bridge.SyslogOwner}
 		d.receiver = &syslog.Receiver{Handle: d.assembler.Observe, Accept: d.bridge.AcceptSyslog}
 	}
 	d.instrument(reg)

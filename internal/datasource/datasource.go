@@ -326,6 +326,17 @@ func (b *Bridge) AcceptSyslog(a netip.Addr) bool {
 	return ok && e.src.Syslog
 }
 
+// SyslogOwner is the customer whose source holds a (-1 for none): the
+// syslog assembler's Owner, so that a DHCP line joins only clients of its
+// source's customer.
+func (b *Bridge) SyslogOwner(a netip.Addr) int64 {
+	b.init()
+	if e, ok := b.table.Load().lookup(a); ok {
+		return e.customer
+	}
+	return -1
+}
+
 // Emit is the RADIUS listeners' Sink.
 //
 // One connection seen by both listeners (an AP that authenticates

@@ -95,3 +95,20 @@ func TestCompileMostSpecificAndOverlapsLeftOut(t *testing.T) {
 		t.Error("an overlapping source is in force")
 	}
 }
+
+// The syslog assembler's owner of an address is the customer of the
+// source that holds it.
+func TestSyslogOwner(t *testing.T) {
+	tab, _, err := compile(map[int64]*wnms.DataSources{1: sources("10.0.0.0/8"), 2: sources("192.168.1.0/24")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Bridge{}
+	b.init()
+	b.table.Store(tab)
+	for addr, want := range map[string]int64{"10.1.1.1": 1, "192.168.1.9": 2, "::ffff:192.168.1.9": 2, "172.16.0.1": -1} {
+		if got := b.SyslogOwner(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("SyslogOwner(%s) = %d, want %d", addr, got, want)
+		}
+	}
+}

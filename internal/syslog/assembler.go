@@ -126,14 +126,20 @@ type Assembler struct {
 	// MaxSkew: a line whose timestamp is missing or further than that from
 	// the receive time takes the receive time (DefaultMaxSkew if 0).
 	MaxSkew time.Duration
+	// Owner, if set, says whose a source is (a customer): a DHCP line
+	// joins only a client's association seen at a source of the same
+	// owner, so one owner's DHCP server never touches another's clients
+	// that share a MAC. Nil: every source is one owner's. It is called
+	// with the assembler's lock held: it must be quick.
+	Owner func(source netip.Addr) int64
 
 	once     sync.Once
 	queue    chan flush // full batches, for Run
 	mu       sync.Mutex
 	clients  map[clientKey]*client
-	pending  list.List // of *client whose attempt has no outcome, least recently seen first
-	ended    list.List // of the other *client, least recently touched first
-	latest   map[string]netip.Addr
+	pending  list.List               // of *client whose attempt has no outcome, least recently seen first
+	ended    list.List               // of the other *client, least recently touched first
+	latest   map[ownedMAC]netip.Addr // the source of each client's latest association
 	batches  map[netip.Addr]*batch
 	buffered int
 	stats    AssemblerStats
@@ -169,6 +175,12 @@ type clientKey struct {
 	mac string
 }
 
+// ownedMAC is a client MAC as one owner's sources see it.
+type ownedMAC struct {
+	owner int64
+	mac   string
+}
+
 // obsRef is what names an observation in an eventId.
 type obsRef struct {
 	src     netip.Addr
@@ -181,6 +193,7 @@ type obsRef struct {
 // late line from a new attempt.
 type client struct {
 	key        clientKey
+	owner      int64         // of key.src, when its association was seen
 	elem       *list.Element // in list
 	list       *list.List    // a.pending or a.ended
 	iface      string
@@ -221,11 +234,18 @@ func (a *Assembler) init() {
 	a.once.Do(func() {
 		a.queue = make(chan flush, orDefault(a.QueueLen, DefaultQueueLen))
 		a.clients = map[clientKey]*client{}
-		a.latest = map[string]netip.Addr{}
+		a.latest = map[ownedMAC]netip.Addr{}
 		a.batches = map[netip.Addr]*batch{}
 		a.stats.Lines = map[string]LineStats{}
 		a.stats.Events = map[string]uint64{}
 	})
+}
+
+func (a *Assembler) owner(src netip.Addr) int64 {
+	if a.Owner != nil {
+		return a.Owner(src)
+	}
+	return 0
 }
 
 func (a *Assembler) now() time.Time {
@@ -571,7 +591,7 @@ func (a *Assembler) get(src netip.Addr, mac string, create bool, now time.Time) 
 		a.forget(oldest.Value.(*client))
 		a.stats.Evicted++
 	}
-	c := &client{key: k, touched: now, list: &a.pending}
+	c := &client{key: k, owner: a.owner(src), touched: now, list: &a.pending}
 	c.elem = a.pending.PushBack(c)
 	a.clients[k] = c
 	return c
@@ -580,8 +600,8 @@ func (a *Assembler) get(src netip.Addr, mac string, create bool, now time.Time) 
 func (a *Assembler) forget(c *client) {
 	c.list.Remove(c.elem)
 	delete(a.clients, c.key)
-	if a.latest[c.key.mac] == c.key.src {
-		delete(a.latest, c.key.mac)
+	if k := (ownedMAC{c.owner, c.key.mac}); a.latest[k] == c.key.src {
+		delete(a.latest, k)
 	}
 }
 
@@ -608,10 +628,11 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 	switch o.Kind {
 	case DHCPExchange, DHCPAck, DHCPNak, DHCPNoLease:
 		// The DHCP server is often another box than the AP: a client's
-		// DHCP lines belong to its latest association, wherever it is.
+		// DHCP lines belong to its latest association at any source of
+		// the same owner.
 		c = a.get(ref.src, o.MAC, false, now)
 		if c == nil || !c.associated {
-			if src, ok := a.latest[o.MAC]; ok && src != ref.src {
+			if src, ok := a.latest[ownedMAC{a.owner(ref.src), o.MAC}]; ok && src != ref.src {
 				c = cmp.Or(a.get(src, o.MAC, false, now), c)
 			}
 		}
@@ -631,9 +652,12 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		if c.associated && !c.outcome {
 			a.endAttempt(c)
 		}
-		*c = client{key: c.key, elem: c.elem, list: c.list, associated: true, assocAt: ref.at, assocSeen: now,
-			iface: o.Interface, bssid: o.BSSID}
-		a.latest[o.MAC] = ref.src
+		if k := (ownedMAC{c.owner, o.MAC}); a.latest[k] == ref.src {
+			delete(a.latest, k) // the owner may have changed since
+		}
+		*c = client{key: c.key, owner: a.owner(ref.src), elem: c.elem, list: c.list, associated: true, assocAt: ref.at,
+			assocSeen: now, iface: o.Interface, bssid: o.BSSID}
+		a.latest[ownedMAC{c.owner, o.MAC}] = ref.src
 		a.add(c, intermediate(ref, o.MAC, 1, 1, 0, "associated"))
 		a.touch(c, now)
 		return

@@ -48,8 +48,9 @@
 // An attempt makes each Failure cause once, however many lines repeat it,
 // and hostapd's two lines of one disconnection make one event. The DHCP
 // server may be another box than the AP: a DHCP line joins the client's
-// latest association at any source, and the events go out under the AP's
-// address.
+// latest association at any source of the same owner (Assembler.Owner: a
+// customer, so that one customer's DHCP server never touches another's
+// client of the same MAC), and the events go out under the AP's address.
 //
 // An attempt "ends" when the client disconnects, associates again, or is
 // silent for PendingTimeout (60 s). If it has no outcome by then: keys

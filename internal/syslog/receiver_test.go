@@ -22,8 +22,16 @@ type received struct {
 // does for --syslog-listen.
 func listen(t *testing.T) (net.PacketConn, net.Listener) {
 	t.Helper()
+	return listenOn(t, "127.0.0.1")
+}
+
+// listenOn is listen on another address (host as in host:port): a
+// client that sends to ::1 sends from it, so tests have senders of two
+// addresses.
+func listenOn(t *testing.T, host string) (net.PacketConn, net.Listener) {
+	t.Helper()
 	for range 20 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := net.Listen("tcp", host+":0")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,9 +49,16 @@ func listen(t *testing.T) (net.PacketConn, net.Listener) {
 // the address and the channel of what it handled.
 func startReceiver(t *testing.T, r *Receiver) (string, <-chan received) {
 	t.Helper()
-	pc, ln := listen(t)
 	ch := make(chan received, 1000)
 	r.Handle = func(_ context.Context, src netip.Addr, m Message) { ch <- received{src, m} }
+	return serveOn(t, r, "127.0.0.1"), ch
+}
+
+// serveOn serves r, its Handle set, on a fresh port of host until the
+// test ends, and returns the address.
+func serveOn(t *testing.T, r *Receiver, host string) string {
+	t.Helper()
+	pc, ln := listenOn(t, host)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Serve(ctx, pc, ln) }()
@@ -61,7 +76,7 @@ func startReceiver(t *testing.T, r *Receiver) (string, <-chan received) {
 			t.Errorf("%d connections open after Serve returned", n)
 		}
 	})
-	return ln.Addr().String(), ch
+	return ln.Addr().String()
 }
 
 // next waits for the next handled message.
