@@ -177,7 +177,7 @@ func (d *dataSources) instrument(reg *metrics.Registry) {
 	})
 	reg.CounterVecFunc("wnms_syslog_messages_total", "Syslog messages received, by outcome (parsed, or the reason dropped).", "outcome", func() map[string]float64 {
 		m := map[string]float64{"received": 0, "parsed": 0}
-		for _, r := range []string{syslog.DropOversize, syslog.DropNotSyslog, syslog.DropSource, syslog.DropConnLimit, syslog.DropFraming} {
+		for _, r := range []string{syslog.DropOversize, syslog.DropNotSyslog, syslog.DropSource, syslog.DropConnLimit, syslog.DropConnPer, syslog.DropFraming} {
 			m["dropped_"+r] = 0
 		}
 		if d.receiver == nil {
@@ -188,6 +188,21 @@ func (d *dataSources) instrument(reg *metrics.Registry) {
 		for r, n := range st.Dropped {
 			m["dropped_"+r] = float64(n)
 		}
+		return m
+	})
+	reg.CounterVecFunc("wnms_syslog_connections_total", "Syslog TCP connections: accepted, refused (from an address that is no source, over the "+
+		"limit of all, over the limit of one address: 16) and closed after 5 minutes of silence.", "outcome", func() map[string]float64 {
+		m := map[string]float64{"accepted": 0, "refused_source": 0, "refused_limit": 0, "refused_per_address": 0, "closed_idle": 0}
+		if d.receiver == nil {
+			return m
+		}
+		st := d.receiver.Stats()
+		refused := st.ConnsRefused[syslog.DropSource] + st.ConnsRefused[syslog.DropConnLimit] + st.ConnsRefused[syslog.DropConnPer]
+		m["accepted"] = float64(st.Connections - refused)
+		m["refused_source"] = float64(st.ConnsRefused[syslog.DropSource])
+		m["refused_limit"] = float64(st.ConnsRefused[syslog.DropConnLimit])
+		m["refused_per_address"] = float64(st.ConnsRefused[syslog.DropConnPer])
+		m["closed_idle"] = float64(st.IdleClosed)
 		return m
 	})
 	reg.CounterVecFunc("wnms_syslog_lines_total", "Syslog lines by program and whether a parser read them.", "program", func() map[string]float64 {

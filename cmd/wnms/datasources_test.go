@@ -200,6 +200,8 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 		`wnms_radius_packets_total{packet="accounting_response"} 3`,
 		`wnms_datasource_unmatched_total{source="radius",kind="clientevents"} 1`,
 		`wnms_syslog_messages_total{outcome="parsed"} 6`,
+		`wnms_syslog_connections_total{outcome="accepted"} 6`,
+		`wnms_syslog_connections_total{outcome="refused_per_address"} 0`,
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %s", want)
