@@ -181,11 +181,14 @@ type ownedMAC struct {
 	mac   string
 }
 
-// obsRef is what names an observation in an eventId.
+// obsRef is what names an observation in an eventId, with when wnms
+// received it.
 type obsRef struct {
 	src     netip.Addr
 	program string
-	at      int64 // ms
+	at      int64 // ms, the line's own time
+	rx      int64 // ms, when wnms received the line (not part of the eventId)
+	whole   bool  // at has whole seconds only (see Message.WholeSeconds)
 }
 
 // client is what is known of one client at one source: its current
@@ -200,6 +203,7 @@ type client struct {
 	bssid      string
 	associated bool // an association started this attempt
 	assocAt    int64
+	assocWhole bool  // assocAt has whole seconds only
 	keyAt      int64 // keys done, or the port authorized
 	eapAt      int64 // 802.1X success
 	auth       obsRef
@@ -314,7 +318,10 @@ func (a *Assembler) Observe(ctx context.Context, source netip.Addr, m Message) {
 		ls := a.stats.Lines[program]
 		ls.Parsed++
 		a.stats.Lines[program] = ls
-		a.observe(obsRef{src: source, program: program, at: at.UnixMilli()}, o, now)
+		// A line's own time in whole seconds (RFC 3164) cannot measure a
+		// latency: the receive time does (see succeed).
+		whole := m.WholeSeconds && at.Equal(m.Time)
+		a.observe(obsRef{src: source, program: program, at: at.UnixMilli(), rx: now.UnixMilli(), whole: whole}, o, now)
 	}
 	ready := a.takeFull()
 	a.mu.Unlock()
@@ -540,6 +547,16 @@ func (a *Assembler) succeed(c *client, ack obsRef) {
 		e = newEvent(ack, c.key.mac, telemetry.Success, "success")
 		e.NetworkTimestamp = ack.at
 		e.DHCPLatency = max(0, ack.at-auth)
+		// With whole seconds at either end (RFC 3164), the lines' own
+		// times would give whole seconds: wnms's receive times measure it
+		// to the millisecond instead.
+		authRx, authWhole := c.auth.rx, c.auth.whole
+		if c.authAt() == 0 {
+			authRx, authWhole = c.assocSeen.UnixMilli(), c.assocWhole
+		}
+		if ack.whole || authWhole {
+			e.DHCPLatency = max(0, ack.rx-authRx)
+		}
 	} else {
 		e = newEvent(c.auth, c.key.mac, telemetry.Success, "success_without_dhcp")
 	}
@@ -656,7 +673,7 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 			delete(a.latest, k) // the owner may have changed since
 		}
 		*c = client{key: c.key, owner: a.owner(ref.src), elem: c.elem, list: c.list, associated: true, assocAt: ref.at,
-			assocSeen: now, iface: o.Interface, bssid: o.BSSID}
+			assocWhole: ref.whole, assocSeen: now, iface: o.Interface, bssid: o.BSSID}
 		a.latest[ownedMAC{c.owner, o.MAC}] = ref.src
 		a.add(c, intermediate(ref, o.MAC, 1, 1, 0, "associated"))
 		a.touch(c, now)

@@ -741,3 +741,54 @@ func TestAssemblerEmitters(t *testing.T) {
 		})
 	}
 }
+
+// Lines whose own time has whole seconds (RFC 3164) measure dhcpLatency
+// on wnms's receive clock, to the millisecond; lines with fractions keep
+// their own times.
+func TestAssemblerLatencyWholeSeconds(t *testing.T) {
+	type obs struct {
+		rx    int64 // received, ms after t0
+		at    int64 // the line's own time, ms after t0
+		whole bool
+		text  string
+	}
+	const mac = "02:00:00:00:01:00"
+	assoc := "wlan0: STA " + mac + " IEEE 802.11: associated"
+	keys := "wlan0: STA " + mac + " WPA: pairwise key handshake completed (RSN)"
+	ack := "DHCPACK(br-lan) 10.0.0.60 " + mac + " phone"
+	tests := []struct {
+		name  string
+		lines []obs
+		want  int64
+	}{
+		{"RFC 3164 in one second", []obs{{0, 0, true, assoc}, {120, 0, true, keys}, {470, 0, true, ack}}, 350},
+		{"RFC 3164 across a second", []obs{{900, 0, true, assoc}, {950, 0, true, keys}, {1210, 1000, true, ack}}, 260},
+		{"open network, RFC 3164", []obs{{100, 0, true, assoc}, {340, 0, true, ack}}, 240},
+		{"DHCP server in whole seconds, AP in ms", []obs{{10, 5, false, assoc}, {60, 55, false, keys}, {300, 0, true, ack}}, 240},
+		{"fractions on both ends: the lines' own times", []obs{{10, 0, false, assoc}, {60, 40, false, keys}, {300, 380, false, ack}}, 340},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, rec, clk := newAssembler()
+			for _, l := range tt.lines {
+				clk.set(t0.Add(time.Duration(l.rx) * time.Millisecond))
+				program := "hostapd"
+				if strings.HasPrefix(l.text, "DHCP") {
+					program = "dnsmasq-dhcp"
+				}
+				a.Observe(context.Background(), ap, Message{Program: program, Text: l.text,
+					Time: t0.Add(time.Duration(l.at) * time.Millisecond), WholeSeconds: l.whole})
+			}
+			a.Flush(context.Background())
+			var got []int64
+			for _, e := range rec.events(ap) {
+				if e.EventType == "Success" {
+					got = append(got, e.DHCPLatency)
+				}
+			}
+			if len(got) != 1 || got[0] != tt.want {
+				t.Errorf("dhcpLatency %v, want [%d]", got, tt.want)
+			}
+		})
+	}
+}

@@ -68,7 +68,12 @@
 // timestamp, client, kind of event), so a line received twice is a
 // duplicate for ingest. Its timestamp is the line's, or the receive time
 // when the line has none or is more than a day off. RFC 3164 timestamps
-// carry no zone: Receiver.Location says which (UTC by default).
+// carry no zone: Receiver.Location says which (UTC by default). A
+// dhcpLatency is the difference of the lines' own times when both carry
+// fractions of a second; when either has whole seconds only (RFC 3164, as
+// most APs send), it is the difference of the times wnms received them, to
+// the millisecond: whole-second stamps would make every latency 0 or a
+// whole second.
 //
 // The assembler cannot know the radio's channel, nor its BSSID unless the
 // line names one ("bssid=..."), both of which ingest requires; events

@@ -198,3 +198,49 @@ func TestLoggerOwnersApart(t *testing.T) {
 		t.Errorf("customer 2's client's DHCPNAK: %+v", nak)
 	}
 }
+
+// An association, its key handshake and its DHCP ACK sent by logger in
+// RFC 3164 format, whose timestamps have whole seconds, received 120 ms
+// and 470 ms apart on wnms's clock: dhcpLatency is 350 ms, not a whole
+// number of seconds.
+func TestLoggerRFC3164LatencySubSecond(t *testing.T) {
+	logger := needLogger(t)
+	const mac = "02:00:00:00:0c:01"
+	rec := &recorder{}
+	// The receive clock: real time when the test starts, moved by the
+	// test, so the receive times are known exactly.
+	clk := &clock{t: time.Now()}
+	start := clk.Now()
+	a := &Assembler{Sink: rec, Now: clk.Now}
+	addr, ch := startReceiver(t, &Receiver{})
+	host, port, _ := net.SplitHostPort(addr)
+	for _, l := range []struct {
+		rx        time.Duration
+		tag, text string
+	}{
+		{0, "hostapd", "wlan0: STA " + mac + " IEEE 802.11: associated"},
+		{120 * time.Millisecond, "hostapd", "wlan0: STA " + mac + " WPA: pairwise key handshake completed (RSN)"},
+		{470 * time.Millisecond, "dnsmasq-dhcp", "DHCPACK(br-lan) 10.0.0.60 " + mac + " phone"},
+	} {
+		args := []string{"-T", "--rfc3164", "-n", host, "-P", port, "-t", l.tag, "--", l.text}
+		if out, err := exec.Command(logger, args...).CombinedOutput(); err != nil {
+			t.Fatalf("logger %v: %v\n%s", args, err, out)
+		}
+		got := next(t, ch)
+		if got.m.RFC5424 || !got.m.WholeSeconds {
+			t.Fatalf("logger --rfc3164 sent %+v", got.m)
+		}
+		clk.set(start.Add(l.rx))
+		a.Observe(context.Background(), got.src, got.m)
+	}
+	a.Flush(context.Background())
+	var success []ClientEvent
+	for _, e := range rec.events(netip.MustParseAddr("127.0.0.1")) {
+		if e.EventType == "Success" {
+			success = append(success, e)
+		}
+	}
+	if len(success) != 1 || success[0].DHCPLatency != 350 {
+		t.Fatalf("Successes %+v, want one with dhcpLatency 350", success)
+	}
+}
