@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -220,6 +221,7 @@ type sourcesServer struct {
 	t      *testing.T
 	l      listening
 	stderr *syncBuf
+	data   string
 	base   string
 	ck     *http.Cookie
 	floor  int64
@@ -240,7 +242,7 @@ func startSourcesServer(t *testing.T, host string, args ...string) *sourcesServe
 	if err != nil || json.Unmarshal(b, &key) != nil {
 		t.Fatalf("bootstrap key: %v %s", err, b)
 	}
-	s := &sourcesServer{t: t, l: l, stderr: stderr, base: "http://" + l.API + "/new/webservice",
+	s := &sourcesServer{t: t, l: l, stderr: stderr, data: data, base: "http://" + l.API + "/new/webservice",
 		ck: login(t, "http://"+l.API, key.KeyID, key.KeyValue)}
 	var floor struct {
 		ID struct{ ID int64 } `json:"id"`
@@ -487,5 +489,100 @@ func TestDataSourcesReconnectionEachTheirAccept(t *testing.T) {
 	// Both accepts were taken by a Success: none waits any more.
 	if m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body; !strings.Contains(m, "\nwnms_datasource_held_accepts 0\n") {
 		t.Errorf("accepts still held:\n%s", m)
+	}
+}
+
+// Two customers' syslog sources, a client MAC in both: customer 1's AP
+// logs the client's association and keys from 127.0.0.1, customer 2's
+// DHCP server a DHCPNAK for the same MAC from ::1, each sent by logger to
+// the running server. The NAK is customer 2's client's Failure 3/302;
+// customer 1's client gets none.
+func TestDataSourcesSyslogCustomersApart(t *testing.T) {
+	t.Parallel()
+	radiustest.NeedTool(t, "logger")
+	// The listeners on every address, so that lines come from 127.0.0.1
+	// and from ::1 (Linux sends to any 127/8 address from 127.0.0.1).
+	srv := startSourcesServer(t, "[::]")
+	srv.addAP("aa:bb:cc:dd:ee:00", "ap-of-1", "127.0.0.1", "aa:bb:cc:dd:ee:ff", "corp")
+	srv.must("customer 1's sources", "PUT", "/V5/datasources", map[string]any{
+		"radius": map[string]any{"upstreams": []any{}, "accountingUpstreams": []any{}},
+		"sources": []any{map[string]any{"name": "APs", "cidr": "127.0.0.1/32", "radiusSecret": "", "syslog": true,
+			"locationId": map[string]any{"type": "locallocationid", "id": srv.floor}}},
+	})
+	// Customer 2: a SUPERUSER made by the CLI beside the running server.
+	code, out, errs := runCLI([]string{"apikey", "create", "--data", srv.data, "--login", "tenant-2", "--role", "SUPERUSER", "--customer", "2"}, nil)
+	var key struct{ KeyID, KeyValue string }
+	if code != 0 || json.Unmarshal([]byte(out), &key) != nil {
+		t.Fatalf("apikey create: %d %s %s", code, out, errs)
+	}
+	ck2 := login(t, "http://"+srv.l.API, key.KeyID, key.KeyValue)
+	as2 := func(what, method, path string, body any) string {
+		t.Helper()
+		var b []byte
+		if body != nil {
+			b = jsonBody(body)
+		}
+		r := do(t, method, srv.base+path, ck2, "application/json", b)
+		if r.status != 200 {
+			t.Fatalf("customer 2's %s: %d %s", what, r.status, r.body)
+		}
+		return r.body
+	}
+	var floor2 struct {
+		ID struct{ ID int64 } `json:"id"`
+	}
+	json.Unmarshal([]byte(as2("floor", "PUT", "/V2/locations", map[string]any{
+		"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
+		"location":       map[string]any{"type": "floorlocation", "name": "Floor of 2", "timezoneId": "UTC"}})), &floor2)
+	as2("sources", "PUT", "/V5/datasources", map[string]any{
+		"radius": map[string]any{"upstreams": []any{}, "accountingUpstreams": []any{}},
+		"sources": []any{map[string]any{"name": "DHCP server", "cidr": "::1", "radiusSecret": "", "syslog": true,
+			"locationId": map[string]any{"type": "locallocationid", "id": floor2.ID.ID}}},
+	})
+
+	_, port, _ := net.SplitHostPort(srv.l.Syslog)
+	const mac = "02:00:00:00:0d:01"
+	for i, l := range []struct{ to, tag, text string }{
+		{"127.0.0.1", "hostapd", "wlan0: STA " + mac + " IEEE 802.11: associated"},
+		{"127.0.0.1", "hostapd", "wlan0: STA " + mac + " WPA: pairwise key handshake completed (RSN)"},
+		{"::1", "dnsmasq-dhcp", "DHCPREQUEST(eth0) 10.0.0.9 " + mac},
+		{"::1", "dnsmasq-dhcp", "DHCPNAK(eth0) 10.0.0.9 " + mac + " wrong network"},
+	} {
+		args := []string{"-T", "--rfc5424", "--octet-count", "-n", l.to, "-P", port, "-t", l.tag, "--", l.text}
+		if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
+			t.Fatalf("logger %v: %v\n%s", args, err, out)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body
+			if strings.Contains(m, fmt.Sprintf(`wnms_syslog_messages_total{outcome="parsed"} %d`, i+1)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("line %q not read in 10 s", l.text)
+			}
+		}
+	}
+	events2 := func() []map[string]any {
+		var page struct {
+			ClientEvents []map[string]any `json:"clientEvents"`
+		}
+		json.Unmarshal([]byte(as2("events", "GET", "/V5/devices/clientevents/"+mac+"/0/50", nil)), &page)
+		return page.ClientEvents
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if slices.ContainsFunc(events2(), failure(302)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("customer 2's client has no DHCPNAK Failure: %v\nserver log:\n%s", events2(), radiustest.Tail(srv.stderr.String(), 30))
+		}
+	}
+	// Customer 1's events of the client are in (its association), and
+	// its batch went out before customer 2's: no Failure among them.
+	srv.find(mac, func(e map[string]any) bool { return e["eventType"] == "Intermediate" })
+	for _, e := range srv.events(mac) {
+		if e["eventType"] == "Failure" {
+			t.Errorf("customer 1's client has a Failure from customer 2's DHCP server: %v", e)
+		}
 	}
 }
