@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wnms/wnms/internal/radius"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -68,8 +69,17 @@ func TestCompileMostSpecificAndOverlapsLeftOut(t *testing.T) {
 	one := sources("10.0.0.0/8", "10.1.0.0/16", "10.1.2.3", "::ffff:192.168.0.0/112")
 	one.Sources[0].Syslog = false
 	two := sources("172.16.0.0/12", "192.168.0.7")
-	tab, _, err := compile(map[int64]*wnms.DataSources{1: one, 2: two})
+	for _, d := range []*wnms.DataSources{one, two} {
+		for i := range d.Sources {
+			d.Sources[i].RadiusSecret = "s"
+		}
+	}
+	tab, groups, err := compile(map[int64]*wnms.DataSources{1: one, 2: two})
 	if err != nil {
+		t.Fatal(err)
+	}
+	var rs radius.Settings
+	if err := rs.SetGroups(groups); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -89,6 +99,14 @@ func TestCompileMostSpecificAndOverlapsLeftOut(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("lookup(%s) = %q, want %q", tc.addr, got, tc.want)
+		}
+		// The RADIUS listeners hold the same sources.
+		got = ""
+		if src, ok := rs.Lookup(netip.MustParseAddr(tc.addr)); ok {
+			got = key(src.Group, src.Name)
+		}
+		if got != tc.want {
+			t.Errorf("RADIUS Lookup(%s) = %q, want %q", tc.addr, got, tc.want)
 		}
 	}
 	if _, ok := tab.byName[key(1, "::ffff:192.168.0.0/112")]; ok {
