@@ -269,7 +269,11 @@ func crossCustomerOverlaps(all map[int64]*wnms.DataSources) map[int64]map[string
 		name     string
 		prefix   netip.Prefix
 	}
-	var items []item
+	n := 0
+	for _, d := range all {
+		n += len(d.Sources)
+	}
+	items := make([]item, 0, n)
 	for customer, d := range all {
 		for _, src := range d.Sources {
 			if p := src.Prefix(); p.IsValid() {
@@ -279,11 +283,11 @@ func crossCustomerOverlaps(all map[int64]*wnms.DataSources) map[int64]map[string
 	}
 	// By first address (IPv4 before IPv6), the shorter of two prefixes
 	// starting there first: so each comes after every prefix holding it.
-	sort.Slice(items, func(i, j int) bool {
-		if c := items[i].prefix.Addr().Compare(items[j].prefix.Addr()); c != 0 {
-			return c < 0
+	slices.SortFunc(items, func(x, y item) int {
+		if c := x.prefix.Addr().Compare(y.prefix.Addr()); c != 0 {
+			return c
 		}
-		return items[i].prefix.Bits() < items[j].prefix.Bits()
+		return x.prefix.Bits() - y.prefix.Bits()
 	})
 	out := map[int64]map[string]bool{}
 	mark := func(x item) {

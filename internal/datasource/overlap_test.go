@@ -1,7 +1,9 @@
 package datasource
 
 import (
+	"fmt"
 	"net/netip"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,6 +129,26 @@ func TestSyslogOwner(t *testing.T) {
 	for addr, want := range map[string]int64{"10.1.1.1": 1, "192.168.1.9": 2, "::ffff:192.168.1.9": 2, "172.16.0.1": -1} {
 		if got := b.SyslogOwner(netip.MustParseAddr(addr)); got != want {
 			t.Errorf("SyslogOwner(%s) = %d, want %d", addr, got, want)
+		}
+	}
+}
+
+// BenchmarkCrossCustomerOverlaps checks 100 customers of 1,000 sources
+// each (a /24 and its /32s), what every PUT checks against.
+func BenchmarkCrossCustomerOverlaps(b *testing.B) {
+	all := map[int64]*wnms.DataSources{}
+	for c := range 100 {
+		d := wnms.EmptyDataSources()
+		d.Sources = append(d.Sources, wnms.DataSource{Name: "net", CIDR: fmt.Sprintf("10.%d.0.0/16", c)})
+		for i := range 999 {
+			d.Sources = append(d.Sources, wnms.DataSource{Name: strconv.Itoa(i), CIDR: fmt.Sprintf("10.%d.%d.%d", c, i/250, i%250+1)})
+		}
+		all[int64(c)] = d
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if n := len(crossCustomerOverlaps(all)); n != 0 {
+			b.Fatalf("%d customers overlap", n)
 		}
 	}
 }
