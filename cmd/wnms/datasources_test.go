@@ -585,4 +585,35 @@ func TestDataSourcesSyslogCustomersApart(t *testing.T) {
 			t.Errorf("customer 1's client has a Failure from customer 2's DHCP server: %v", e)
 		}
 	}
+
+	// One source holding idle TCP connections shuts no one else out: its
+	// seventeenth is refused and counted, and customer 2's line still
+	// comes in.
+	metric := func(series string) bool {
+		return strings.Contains(do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body, "\n"+series+"\n")
+	}
+	for range 17 {
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	for deadline := time.Now().Add(10 * time.Second); !metric(`wnms_syslog_connections_total{outcome="refused_per_address"} 1`); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the seventeenth connection of one address was not refused")
+		}
+	}
+	args := []string{"-T", "--rfc5424", "--octet-count", "-n", "::1", "-P", port, "-t", "dnsmasq-dhcp", "--", "DHCPNAK(eth0) 10.0.0.9 02:00:00:00:0d:02 wrong network"}
+	if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
+		t.Fatalf("logger %v: %v\n%s", args, err, out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !metric(`wnms_syslog_messages_total{outcome="parsed"} 5`); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("another source's line was not read beside one source's 16 idle connections")
+		}
+	}
+	if !metric(`wnms_syslog_connections_total{outcome="accepted"} 21`) {
+		t.Errorf("accepted connections: want 21 (5 from logger, 16 held)")
+	}
 }
