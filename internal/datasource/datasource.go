@@ -23,6 +23,7 @@ package datasource
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -70,6 +71,7 @@ type Bridge struct {
 	unmatched *metrics.CounterVec
 	once      sync.Once
 	mu        sync.Mutex // serializes Reload
+	problems  string     // what the last Reload could not put in force, as logged (mu)
 
 	// accepts holds the RADIUS Successes of sources that also send
 	// syslog, until the syslog Success of the same connection takes
@@ -161,15 +163,20 @@ func (b *Bridge) Reload(ctx context.Context) error {
 		return err
 	}
 	t, groups, problems := compile(all)
-	for _, p := range problems {
-		b.Log.Error("data sources: a customer's configuration is not in force", "err", p)
-	}
 	if b.Radius != nil {
 		if err := b.Radius.SetGroups(groups); err != nil {
-			b.Log.Warn("data sources: RADIUS configuration in force with problems", "err", err)
+			problems = append(problems, err)
 		}
 	}
 	b.table.Store(t)
+	// Said when they change, not at every reload.
+	if text := errors.Join(problems...); text == nil && b.problems != "" {
+		b.problems = ""
+		b.Log.Info("data sources: every customer's configuration is in force")
+	} else if text != nil && text.Error() != b.problems {
+		b.problems = text.Error()
+		b.Log.Error("data sources: in force, each customer's on its own, with problems", "err", text)
+	}
 	return nil
 }
 
