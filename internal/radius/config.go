@@ -114,7 +114,7 @@ func (c Config) Validate() error {
 // compile compiles c as group 0, strictly: any problem is an error.
 func compile(c Config, g *guard) (*settings, error) {
 	s := &settings{}
-	if err := s.add(0, c, g, true); err != nil {
+	if err := s.add(0, c, g, true, resolve); err != nil {
 		return nil, err
 	}
 	s.sort()
@@ -137,10 +137,11 @@ func compileGroups(gs map[int64]Config, g *guard) (*settings, []error) {
 		groups = append(groups, n)
 	}
 	slices.Sort(groups)
+	res := resolveAll(gs)
 	var problems []error
 	for _, n := range groups {
 		one := &settings{}
-		if err := one.add(n, gs[n], g, false); err != nil {
+		if err := one.add(n, gs[n], g, false, res); err != nil {
 			problems = append(problems, fmt.Errorf("configuration %d not in force: %w", n, err))
 			continue
 		}
@@ -184,15 +185,15 @@ func (s *settings) upstreamsDown() []*upstream {
 	return out
 }
 
-// add compiles the configuration of group n into s. When strict, an
-// upstream that does not resolve or is refused is an error; else it is
-// kept down.
-func (s *settings) add(n int64, c Config, g *guard, strict bool) error {
-	ups, err := compileUpstreams(n, "upstreams", c.Upstreams, g, strict)
+// add compiles the configuration of group n into s, resolving host names
+// with res. When strict, an upstream that does not resolve or is refused
+// is an error; else it is kept down.
+func (s *settings) add(n int64, c Config, g *guard, strict bool, res resolver) error {
+	ups, err := compileUpstreams(n, "upstreams", c.Upstreams, g, strict, res)
 	if err != nil {
 		return err
 	}
-	acct, err := compileUpstreams(n, "accountingUpstreams", c.AccountingUpstreams, g, strict)
+	acct, err := compileUpstreams(n, "accountingUpstreams", c.AccountingUpstreams, g, strict, res)
 	if err != nil {
 		return err
 	}
@@ -218,7 +219,7 @@ func (s *settings) add(n int64, c Config, g *guard, strict bool) error {
 // resolveTimeout bounds the resolution of one upstream's host name.
 const resolveTimeout = 2 * time.Second
 
-func compileUpstreams(n int64, field string, us []Upstream, g *guard, strict bool) ([]*upstream, error) {
+func compileUpstreams(n int64, field string, us []Upstream, g *guard, strict bool, res resolver) ([]*upstream, error) {
 	var out []*upstream
 	for i, u := range us {
 		if u.Secret == "" {
@@ -229,7 +230,7 @@ func compileUpstreams(n int64, field string, us []Upstream, g *guard, strict boo
 		}
 		host, port, err := net.SplitHostPort(u.Address)
 		if err != nil {
-			return nil, fmt.Errorf("%s[%d] %q: %v", field, i, u.Address, errors.Unwrap(err))
+			return nil, fmt.Errorf("%s[%d] %q: host:port required", field, i, u.Address)
 		}
 		pn, err := strconv.ParseUint(port, 10, 16)
 		if err != nil || pn == 0 {
@@ -237,7 +238,7 @@ func compileUpstreams(n int64, field string, us []Upstream, g *guard, strict boo
 		}
 		up := &upstream{secret: []byte(u.Secret), timeout: u.timeout(), text: u.Address,
 			key: strconv.FormatInt(n, 10) + "/" + u.Address}
-		a, err := resolve(host)
+		a, err := res(host)
 		if err == nil {
 			err = g.check(netip.AddrPortFrom(a, uint16(pn)))
 		}
@@ -254,6 +255,50 @@ func compileUpstreams(n int64, field string, us []Upstream, g *guard, strict boo
 		out = append(out, up)
 	}
 	return out, nil
+}
+
+// A resolver returns a host's address (see resolve).
+type resolver func(host string) (netip.Addr, error)
+
+// resolvers bounds the names resolveAll resolves at once.
+const resolvers = 32
+
+// resolveAll resolves every host name of gs's upstreams at once (at most
+// resolvers at a time), each once, so that names that time out delay a
+// reload of many customers by a few resolveTimeouts, not one each; and
+// returns a resolver that answers from what it found.
+func resolveAll(gs map[int64]Config) resolver {
+	type result struct {
+		a   netip.Addr
+		err error
+	}
+	found := map[string]*result{}
+	for _, c := range gs {
+		for _, u := range append(slices.Clip(c.Upstreams), c.AccountingUpstreams...) {
+			if host, _, err := net.SplitHostPort(u.Address); err == nil {
+				if _, err := netip.ParseAddr(host); err != nil {
+					found[host] = &result{}
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, resolvers)
+	for host, r := range found {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r.a, r.err = resolve(host)
+		}()
+	}
+	wg.Wait()
+	return func(host string) (netip.Addr, error) {
+		if r, ok := found[host]; ok {
+			return r.a, r.err
+		}
+		return resolve(host)
+	}
 }
 
 // resolve returns host's address (IPv4 unmapped), the first the

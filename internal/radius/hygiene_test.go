@@ -280,6 +280,7 @@ func TestProxyCustomerFloodIsolation(t *testing.T) {
 	type tally struct{ sent, answered int }
 	stopB := make(chan struct{})
 	bDone := make(chan tally, 1)
+	var batches atomic.Int64
 	bStart := time.Now()
 	go func() {
 		var n tally
@@ -292,6 +293,7 @@ func TestProxyCustomerFloodIsolation(t *testing.T) {
 			}
 			n.answered += radclientBatch(addr.String(), sourceSecret, "3", i*20%60000, 20, []string{"Message-Authenticator = 0x00"})
 			n.sent += 20
+			batches.Add(1)
 		}
 	}()
 
@@ -329,8 +331,10 @@ func TestProxyCustomerFloodIsolation(t *testing.T) {
 	tick.Stop()
 	floodTook := time.Since(floodStart)
 	waitFor(t, "customer A's requests to reach its upstream", func() bool { return len(silent.requests()) >= 1024 })
-	// B goes on a while with A's requests still waiting for their upstream.
-	time.Sleep(2 * time.Second)
+	// B goes on, five batches more, with A's requests still waiting for
+	// their upstream.
+	after := batches.Load() + 5
+	waitFor(t, "customer B's batches after the flood", func() bool { return batches.Load() >= after })
 	close(stopB)
 	b := <-bDone
 	bTook := time.Since(bStart)
