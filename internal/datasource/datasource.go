@@ -23,6 +23,7 @@ package datasource
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -70,6 +71,7 @@ type Bridge struct {
 	unmatched *metrics.CounterVec
 	once      sync.Once
 	mu        sync.Mutex // serializes Reload
+	problems  string     // what the last Reload could not put in force, as logged (mu)
 
 	// accepts holds the RADIUS Successes of sources that also send
 	// syslog, until the syslog Success of the same connection takes
@@ -148,7 +150,10 @@ func (b *Bridge) init() {
 	})
 }
 
-// Reload reads every customer's configuration and puts it in force.
+// Reload reads every customer's configuration and puts it in force, each
+// customer's on its own: one that cannot be put in force (see compile),
+// or an upstream whose name does not resolve now (kept down, its
+// requests failing over), is logged and leaves the others in force.
 func (b *Bridge) Reload(ctx context.Context) error {
 	b.init()
 	b.mu.Lock()
@@ -157,16 +162,21 @@ func (b *Bridge) Reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t, groups, err := compile(all)
-	if err != nil {
-		return err
-	}
+	t, groups, problems := compile(all)
 	if b.Radius != nil {
 		if err := b.Radius.SetGroups(groups); err != nil {
-			return err
+			problems = append(problems, err)
 		}
 	}
 	b.table.Store(t)
+	// Said when they change, not at every reload.
+	if text := errors.Join(problems...); text == nil && b.problems != "" {
+		b.problems = ""
+		b.Log.Info("data sources: every customer's configuration is in force")
+	} else if text != nil && text.Error() != b.problems {
+		b.problems = text.Error()
+		b.Log.Error("data sources: in force, each customer's on its own, with problems", "err", text)
+	}
 	return nil
 }
 
@@ -183,44 +193,87 @@ func (b *Bridge) Run(ctx context.Context, period time.Duration) {
 	})
 }
 
-// Check reports whether customer's configuration d can be put in force
-// beside the others: no prefix another customer claims, and upstreams
-// that resolve. Error texts hold no secret.
+// Check reports whether customer's configuration d can be put in force:
+// d on its own (its upstreams resolve now to addresses an upstream may
+// have, see radius.Settings.Check), and no prefix of d another customer
+// claims. Other customers' configurations are not compiled: one of them
+// that cannot be put in force is no concern of this customer's. Error
+// texts hold no secret.
 func (b *Bridge) Check(ctx context.Context, customer int64, d *wnms.DataSources) error {
+	own, cfg, err := compileOne(customer, d)
+	if err != nil {
+		return wnms.Invalid("sources", "%s", err)
+	}
+	rs := b.Radius
+	if rs == nil {
+		rs = &radius.Settings{}
+	}
+	if err := rs.Check(cfg); err != nil {
+		field := "sources"
+		msg := err.Error()
+		if i := strings.IndexByte(msg, ' '); i > 0 && (strings.HasPrefix(msg, "upstreams[") || strings.HasPrefix(msg, "accountingUpstreams[")) {
+			field = "radius." + msg[:i] + ".address"
+		}
+		return wnms.Invalid(field, "%s", err)
+	}
 	all, err := b.Store.AllDataSources(ctx)
 	if err != nil {
 		return err
 	}
-	all[customer] = d
-	if _, _, err := compile(all); err != nil {
-		field := "sources"
-		if msg := err.Error(); strings.HasPrefix(msg, "upstreams") || strings.HasPrefix(msg, "accountingUpstreams") {
-			field = "radius." + msg[:strings.IndexAny(msg, "[ ")]
+	delete(all, customer)
+	var others []entry
+	for c, od := range all {
+		if e, _, err := compileOne(c, od); err == nil {
+			others = append(others, e...)
 		}
-		return wnms.Invalid(field, "%s", err)
+	}
+	for _, e := range own {
+		for _, o := range others {
+			if claims(o.prefix, e.prefix) {
+				return wnms.Invalid("sources", "source %q: cidr %s is another customer's", e.src.Name, e.prefix)
+			}
+		}
 	}
 	return nil
 }
 
-func compile(all map[int64]*wnms.DataSources) (*table, map[int64]radius.Config, error) {
+// claims reports whether a source of another customer with prefix
+// other keeps a source from having prefix p.
+func claims(other, p netip.Prefix) bool { return other == p }
+
+// compile compiles every customer's configuration, each on its own, in
+// the order of their ids: a customer whose configuration cannot be put
+// in force (a bad field, or a source whose prefix a customer of a lower
+// id claims) is left out, and its problem returned; the others are not
+// touched by it.
+func compile(all map[int64]*wnms.DataSources) (*table, map[int64]radius.Config, []error) {
 	t := &table{byName: map[string]*entry{}}
 	groups := map[int64]radius.Config{}
-	for customer, d := range all {
-		cfg := radius.Config{Upstreams: upstreams(d.Radius.Upstreams), AccountingUpstreams: upstreams(d.Radius.AccountingUpstreams)}
-		for _, src := range d.Sources {
-			p := src.Prefix()
-			if !p.IsValid() {
-				return nil, nil, fmt.Errorf("source %q: cidr %q is not a prefix", src.Name, src.CIDR)
-			}
-			t.entries = append(t.entries, entry{customer: customer, src: src, prefix: p})
-			if src.RadiusSecret != "" {
-				cfg.Sources = append(cfg.Sources, radius.SourceConfig{Name: src.Name, CIDR: p, RadiusSecret: src.RadiusSecret})
+	customers := make([]int64, 0, len(all))
+	for c := range all {
+		customers = append(customers, c)
+	}
+	slices.Sort(customers)
+	var problems []error
+next:
+	for _, customer := range customers {
+		es, cfg, err := compileOne(customer, all[customer])
+		if err != nil {
+			problems = append(problems, fmt.Errorf("customer %d: %w", customer, err))
+			continue
+		}
+		for _, e := range es {
+			for _, o := range t.entries {
+				if claims(o.prefix, e.prefix) {
+					problems = append(problems, fmt.Errorf("customer %d: source %q: cidr %s is another customer's", customer, e.src.Name, e.prefix))
+					continue next
+				}
 			}
 		}
+		t.entries = append(t.entries, es...)
 		groups[customer] = cfg
 	}
-	// The RADIUS settings refuse a prefix two customers claim; syslog
-	// sources are checked the same way here.
+	// Longest prefix first; inside one customer the most specific wins.
 	sort.SliceStable(t.entries, func(i, j int) bool {
 		if a, b := t.entries[i].prefix.Bits(), t.entries[j].prefix.Bits(); a != b {
 			return a > b
@@ -229,15 +282,28 @@ func compile(all map[int64]*wnms.DataSources) (*table, map[int64]radius.Config, 
 	})
 	for i := range t.entries {
 		e := &t.entries[i]
-		if i > 0 && t.entries[i-1].prefix == e.prefix && t.entries[i-1].customer != e.customer {
-			return nil, nil, fmt.Errorf("source %q: cidr %s is another customer's", e.src.Name, e.prefix)
-		}
 		t.byName[key(e.customer, e.src.Name)] = e
 	}
-	if err := (&radius.Settings{}).SetGroups(groups); err != nil {
-		return nil, nil, err
+	return t, groups, problems
+}
+
+// compileOne compiles one customer's configuration: its sources, and its
+// RADIUS configuration (not checked here: see radius.Settings).
+func compileOne(customer int64, d *wnms.DataSources) ([]entry, radius.Config, error) {
+	cfg := radius.Config{Upstreams: upstreams(d.Radius.Upstreams), AccountingUpstreams: upstreams(d.Radius.AccountingUpstreams)}
+	var es []entry
+	for _, src := range d.Sources {
+		p := src.Prefix()
+		if !p.IsValid() {
+			return nil, radius.Config{}, fmt.Errorf("source %q: cidr %q is not a prefix", src.Name, src.CIDR)
+		}
+		es = append(es, entry{customer: customer, src: src, prefix: p})
+		if src.RadiusSecret != "" {
+			cfg.Sources = append(cfg.Sources, radius.SourceConfig{Name: src.Name, CIDR: p, RadiusSecret: src.RadiusSecret,
+				MessageAuthenticatorOptional: !src.RequiresMessageAuthenticator()})
+		}
 	}
-	return t, groups, nil
+	return es, cfg, nil
 }
 
 func upstreams(us []wnms.RadiusUpstream) []radius.Upstream {
