@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -78,9 +79,18 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 	log := s.log
 	d := &dataSources{bridge: &datasource.Bridge{Store: s.st, Ingest: s.api.Telemetry, Radius: &radius.Settings{},
 		Log: log, Registry: reg}}
-	// A configuration that cannot be put in force now (an upstream's
-	// name that does not resolve yet) does not stop the server: the
-	// listeners drop what they get until a reload succeeds.
+	// No upstream may be one of these listeners: a request sent there
+	// would come back to be sent there again.
+	var own []netip.AddrPort
+	for _, pc := range []net.PacketConn{s.radiusAuthConn, s.radiusAcctConn} {
+		if pc != nil {
+			own = append(own, pc.LocalAddr().(*net.UDPAddr).AddrPort())
+		}
+	}
+	d.bridge.Radius.SetListeners(own...)
+	// Each customer's configuration is put in force on its own: one that
+	// cannot be (an upstream's name that does not resolve now is only
+	// kept down) stops neither the server nor another customer's intake.
 	if err := d.bridge.Reload(ctx); err != nil {
 		log.Error("data sources: the stored configuration is not in force yet", "err", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/radius/radiustest"
+	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // TestDataSourcesEndToEnd runs the server with its RADIUS and syslog
@@ -52,9 +55,12 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 
 	// PAP through the proxy: the right password is accepted by FreeRADIUS,
 	// a wrong one rejected; a NAS with the wrong secret gets nothing.
+	// Each request is signed: radclient computes the Message-Authenticator
+	// of a request that names one with value 0x00.
 	nas := func(mac, user, pw string) []string {
 		return []string{"User-Name = " + user, "User-Password = " + pw, "Calling-Station-Id = " + mac,
-			"Called-Station-Id = AA-BB-CC-DD-EE-FF:corp", "NAS-Identifier = lab-ap-1", "NAS-IP-Address = 127.0.0.1"}
+			"Called-Station-Id = AA-BB-CC-DD-EE-FF:corp", "NAS-Identifier = lab-ap-1", "NAS-IP-Address = 127.0.0.1",
+			"Message-Authenticator = 0x00"}
 	}
 	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", nasSecret, nas("02-00-00-00-00-01", "alice", "alice-pw")...); !ok ||
 		!strings.Contains(out, "Access-Accept") {
@@ -68,13 +74,12 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 	// client's Failure is placed at the source's location, channel 0.
 	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", nasSecret, "User-Name = bob", "User-Password = wrong",
 		"Calling-Station-Id = 02-00-00-00-00-04", "Called-Station-Id = 02-99-00-00-00-01:corp", "NAS-Identifier = unknown-ap",
-		"NAS-IP-Address = 127.0.0.9"); !ok || !strings.Contains(out, "Access-Reject") {
+		"NAS-IP-Address = 127.0.0.9", "Message-Authenticator = 0x00"); !ok || !strings.Contains(out, "Access-Reject") {
 		t.Fatalf("wrong password from an unknown AP through wnms:\n%s", out)
 	}
 	// (An Access-Request's authenticator is random: only its
 	// Message-Authenticator shows a wrong secret, RFC 3579.)
-	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", "not-the-secret",
-		append(nas("02-00-00-00-00-03", "alice", "alice-pw"), "Message-Authenticator = 0x00")...); ok {
+	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", "not-the-secret", nas("02-00-00-00-00-03", "alice", "alice-pw")...); ok {
 		t.Fatalf("a bad authenticator was answered:\n%s", out)
 	}
 	// Accounting: answered only after commit, and passed on to FreeRADIUS.
@@ -231,8 +236,15 @@ type sourcesServer struct {
 // listen on host (free ports), with args added.
 func startSourcesServer(t *testing.T, host string, args ...string) *sourcesServer {
 	t.Helper()
-	data := t.TempDir()
-	l, _, stderr, _ := bootServe(t, nil, append([]string{"--data", data, "--radius-auth-listen", host + ":0",
+	s, _ := startSourcesServerIn(t, t.TempDir(), 0, host, args...)
+	return s
+}
+
+// startSourcesServerIn is startSourcesServer on the data directory data,
+// whose floor is floor (0: made now); it returns the server's stop too.
+func startSourcesServerIn(t *testing.T, data string, floor int64, host string, args ...string) (*sourcesServer, func() error) {
+	t.Helper()
+	l, _, stderr, stop := bootServe(t, nil, append([]string{"--data", data, "--radius-auth-listen", host + ":0",
 		"--radius-acct-listen", host + ":0", "--syslog-listen", host + ":0"}, args...)...)
 	if l.RadiusAuth == "" || l.RadiusAcct == "" || l.Syslog == "" {
 		t.Fatalf("listeners: %+v", l)
@@ -244,14 +256,17 @@ func startSourcesServer(t *testing.T, host string, args ...string) *sourcesServe
 	}
 	s := &sourcesServer{t: t, l: l, stderr: stderr, data: data, base: "http://" + l.API + "/new/webservice",
 		ck: login(t, "http://"+l.API, key.KeyID, key.KeyValue)}
-	var floor struct {
-		ID struct{ ID int64 } `json:"id"`
+	s.floor = floor
+	if s.floor == 0 {
+		var made struct {
+			ID struct{ ID int64 } `json:"id"`
+		}
+		json.Unmarshal([]byte(s.must("floor", "PUT", "/V2/locations", map[string]any{
+			"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
+			"location":       map[string]any{"type": "floorlocation", "name": "Lab floor", "timezoneId": "UTC"}}).body), &made)
+		s.floor = made.ID.ID
 	}
-	json.Unmarshal([]byte(s.must("floor", "PUT", "/V2/locations", map[string]any{
-		"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
-		"location":       map[string]any{"type": "floorlocation", "name": "Lab floor", "timezoneId": "UTC"}}).body), &floor)
-	s.floor = floor.ID.ID
-	return s
+	return s, stop
 }
 
 // must makes a call (path below /new/webservice) that must answer 200.
@@ -421,7 +436,7 @@ func TestDataSourcesReconnectionEachTheirAccept(t *testing.T) {
 		t.Helper()
 		if out, ok := radiustest.Radclient(t, srv.l.RadiusAuth, "auth", nasSecret, "User-Name = alice", "User-Password = alice-pw",
 			"Calling-Station-Id = 02-00-00-00-00-07", "Called-Station-Id = AA-BB-CC-DD-EE-FF:corp", "NAS-Identifier = lab-ap-1",
-			"NAS-IP-Address = 127.0.0.1"); !ok || !strings.Contains(out, "Access-Accept") {
+			"NAS-IP-Address = 127.0.0.1", "Message-Authenticator = 0x00"); !ok || !strings.Contains(out, "Access-Accept") {
 			t.Fatalf("through wnms:\n%s", out)
 		}
 	}
@@ -615,5 +630,81 @@ func TestDataSourcesSyslogCustomersApart(t *testing.T) {
 	}
 	if !metric(`wnms_syslog_connections_total{outcome="accepted"} 21`) {
 		t.Errorf("accepted connections: want 21 (5 from logger, 16 held)")
+	}
+}
+
+// TestDataSourcesEachCustomerOnItsOwn: another customer's upstream
+// whose host name stopped resolving (stored when it did) neither fails
+// this customer's save nor, after a restart, its intake; and through the
+// whole server, an unsigned Access-Request is dropped and counted by
+// reason, and an upstream that is the server's own RADIUS listener is
+// refused.
+func TestDataSourcesEachCustomerOnItsOwn(t *testing.T) {
+	t.Parallel()
+	radiustest.NeedTool(t, "radclient")
+	fr := radiustest.Start(t)
+	data := t.TempDir()
+	// Customer 2, stored before the server starts: its upstream's name
+	// does not resolve (.invalid never does, RFC 6761).
+	st, err := store.Open(context.Background(), store.Config{DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := st.EnsureCustomer(ctx, 2, "customer 2"); err != nil {
+		t.Fatal(err)
+	}
+	const gone = "no-such-host.invalid:1812"
+	if _, err := st.UpdateDataSources(ctx, 2, func(*wnms.DataSources) (*wnms.DataSources, error) {
+		return &wnms.DataSources{Radius: wnms.RadiusUpstreams{Upstreams: []wnms.RadiusUpstream{{Address: gone, Secret: "s2"}},
+			AccountingUpstreams: []wnms.RadiusUpstream{}},
+			Sources: []wnms.DataSource{{Name: "c2", CIDR: "127.0.0.5/32", RadiusSecret: "c2-secret", LocationID: wnms.LocalID(1)}}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	srv, stop := startSourcesServerIn(t, data, 0, "127.0.0.1")
+	const nasSecret = "nas-secret-own"
+	config := func(upstream string) map[string]any {
+		return map[string]any{
+			"radius": map[string]any{"upstreams": []any{map[string]any{"address": upstream, "secret": radiustest.UpstreamSecret, "timeoutMs": 2000}}},
+			"sources": []any{map[string]any{"name": "lab", "cidr": "127.0.0.1/32", "radiusSecret": nasSecret,
+				"locationId": map[string]any{"type": "locallocationid", "id": srv.floor}}},
+		}
+	}
+	srv.must("a save beside customer 2's upstream that does not resolve", "PUT", "/V5/datasources", config(fr.Auth))
+	// The server's own RADIUS listeners are no upstream.
+	for _, own := range []string{srv.l.RadiusAuth, srv.l.RadiusAcct} {
+		r := do(t, "PUT", srv.base+"/V5/datasources", srv.ck, "application/json", jsonBody(config(own)))
+		if r.status != 400 || !strings.Contains(r.body, "radius.upstreams[0].address") {
+			t.Errorf("upstream %s, the server's own listener: %d %s", own, r.status, r.body)
+		}
+	}
+	pap := []string{"User-Name = alice", "User-Password = alice-pw", "Calling-Station-Id = 02-00-00-00-00-21"}
+	accepted := func(when string) {
+		t.Helper()
+		if out, ok := radiustest.Radclient(t, srv.l.RadiusAuth, "auth", nasSecret, append(pap, "Message-Authenticator = 0x00")...); !ok ||
+			!strings.Contains(out, "Access-Accept") || !strings.Contains(out, "Message-Authenticator = 0x") {
+			t.Fatalf("%s: want a signed Access-Accept through wnms:\n%s", when, out)
+		}
+	}
+	accepted("after the save")
+	if out, ok := radiustest.Radclient(t, srv.l.RadiusAuth, "auth", nasSecret, pap...); ok {
+		t.Fatalf("an unsigned Access-Request was answered:\n%s", out)
+	}
+	if m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body; !strings.Contains(m, `wnms_radius_dropped_total{reason="no_message_authenticator"} 1`) {
+		t.Errorf("/metrics does not count the unsigned request:\n%s", m)
+	}
+
+	// Restarted, the server puts this customer's configuration in force
+	// beside customer 2's.
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	srv, _ = startSourcesServerIn(t, data, srv.floor, "127.0.0.1")
+	accepted("after a restart")
+	if !strings.Contains(srv.stderr.String(), "no-such-host.invalid") {
+		t.Errorf("the server log does not name customer 2's upstream that does not resolve:\n%s", radiustest.Tail(srv.stderr.String(), 20))
 	}
 }

@@ -3,7 +3,9 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/wnms/wnms/internal/apitest"
 	"github.com/wnms/wnms/internal/datasource"
+	"github.com/wnms/wnms/internal/radius"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -69,6 +72,21 @@ func TestDataSources(t *testing.T) {
 			got.Sources[1].RadiusSecret != "" || got.Sources[0].CIDR != "10.1.0.0/16" || len(got.Radius.AccountingUpstreams) != 1 {
 			t.Fatalf("GET: %+v", got)
 		}
+		// requireMessageAuthenticator, absent from the PUT, is true, and
+		// shown.
+		for i, s := range got.Sources {
+			if s.RequireMessageAuthenticator == nil || !*s.RequireMessageAuthenticator {
+				t.Errorf("GET: sources[%d].requireMessageAuthenticator = %v, want true", i, s.RequireMessageAuthenticator)
+			}
+		}
+		off := dataSourcesBody(f.Floor.ID.ID)
+		src(off, 0)["requireMessageAuthenticator"] = false
+		e.Admin.Expect(http.StatusOK, "PUT", dataSourcesPath, off).Decode(t, &got)
+		if s := got.Sources[0]; s.RequireMessageAuthenticator == nil || *s.RequireMessageAuthenticator {
+			t.Errorf("PUT false: requireMessageAuthenticator = %v", s.RequireMessageAuthenticator)
+		}
+		e.Admin.Expect(http.StatusOK, "PUT", dataSourcesPath, dataSourcesBody(f.Floor.ID.ID))
+		e.Admin.Expect(http.StatusOK, "GET", dataSourcesPath, nil).Decode(t, &got)
 
 		// The masked answer sent back keeps every secret; a changed one
 		// replaces it.
@@ -107,13 +125,14 @@ func TestDataSources(t *testing.T) {
 				up(m, 0)["address"], up(m, 0)["secret"] = "192.0.2.99:1812", wnms.SecretMask
 			}},
 			{"secret too long", "sources[0].radiusSecret", func(m map[string]any) { src(m, 0)["radiusSecret"] = strings.Repeat("s", 129) }},
+			{"requireMessageAuthenticator not a boolean", "", func(m map[string]any) { src(m, 0)["requireMessageAuthenticator"] = "no" }},
 		}
 		before, _ := json.Marshal(stored)
 		for _, tc := range bad {
 			m := dataSourcesBody(f.Floor.ID.ID)
 			tc.change(m)
 			r := e.Admin.Do("PUT", dataSourcesPath, m)
-			if r.Status != http.StatusBadRequest || r.MoreInfo() != tc.field {
+			if r.Status != http.StatusBadRequest || (tc.field != "" && r.MoreInfo() != tc.field) {
 				t.Errorf("%s: status %d moreInfo %q, want 400 %q; %s", tc.name, r.Status, r.MoreInfo(), tc.field, r.Body)
 			}
 			noSecrets(t, tc.name, r.Body)
@@ -205,6 +224,100 @@ func TestAuthzDataSources(t *testing.T) {
 		{name: "PUT datasources", request: func(_ *testing.T, _ *authzFixture, target authzTarget) (string, string, any) {
 			return "PUT", dataSourcesPath, dataSourcesBody(target.Floor.ID.ID)
 		}, allowed: adUp, ok: http.StatusOK, location: true, foreign: http.StatusNotFound, foreignCode: wnms.ResourceNotFound},
+	})
+}
+
+// Upstream addresses that are wnms's own RADIUS listeners (a loop),
+// link-local or cloud metadata addresses are refused (400 naming the
+// address); a FreeRADIUS on loopback, on another port, is not.
+func TestDataSourcesUpstreamAddresses(t *testing.T) {
+	var local []string // this host's addresses, besides loopback
+	if as, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range as {
+			if p, err := netip.ParsePrefix(a.String()); err == nil && !p.Addr().IsLoopback() && !p.Addr().IsLinkLocalUnicast() {
+				local = append(local, netip.AddrPortFrom(p.Addr(), 1812).String())
+			}
+		}
+	}
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		e := f.E
+		rs := &radius.Settings{}
+		// As `--radius-auth-listen 0.0.0.0:1812 --radius-acct-listen 127.0.0.1:1813`.
+		rs.SetListeners(netip.MustParseAddrPort("0.0.0.0:1812"), netip.MustParseAddrPort("127.0.0.1:1813"))
+		e.API.CheckDataSources = (&datasource.Bridge{Store: e.Store, Radius: rs}).Check
+		for _, tc := range []struct {
+			list, address string
+			ok            bool
+		}{
+			{"upstreams", "127.0.0.1:1812", false},
+			{"upstreams", "127.0.0.2:1812", false},
+			{"upstreams", "localhost:1812", false},
+			{"upstreams", "[::1]:1812", false},
+			{"upstreams", "[::ffff:127.0.0.1]:1812", false},
+			{"upstreams", "0.0.0.0:1812", false},
+			{"accountingUpstreams", "127.0.0.1:1813", false},
+			{"upstreams", "127.0.0.1:1813", false},
+			{"upstreams", "169.254.169.254:1812", false},
+			{"upstreams", "169.254.10.1:1812", false},
+			{"upstreams", "[fe80::1]:1812", false},
+			{"upstreams", "[fd00:ec2::254]:1812", false},
+			{"upstreams", "100.100.100.200:1812", false},
+			{"accountingUpstreams", "[::ffff:169.254.169.254]:1813", false},
+			{"upstreams", "127.0.0.1:18120", true},
+			{"accountingUpstreams", "127.0.0.2:1813", true},
+			{"upstreams", "localhost:18121", true},
+			{"upstreams", "192.0.2.10:1812", true},
+		} {
+			m := dataSourcesBody(f.Floor.ID.ID)
+			m["radius"].(map[string]any)[tc.list] = []any{map[string]any{"address": tc.address, "secret": "s", "timeoutMs": 0}}
+			r := e.Admin.Do("PUT", dataSourcesPath, m)
+			if tc.ok {
+				if r.Status != http.StatusOK {
+					t.Errorf("%s %s: status %d, want 200; %s", tc.list, tc.address, r.Status, r.Body)
+				}
+				continue
+			}
+			if field := "radius." + tc.list + "[0].address"; r.Status != http.StatusBadRequest || r.MoreInfo() != field {
+				t.Errorf("%s %s: status %d moreInfo %q, want 400 %q; %s", tc.list, tc.address, r.Status, r.MoreInfo(), field, r.Body)
+			}
+		}
+		for _, a := range local {
+			m := dataSourcesBody(f.Floor.ID.ID)
+			up(m, 0)["address"] = a
+			if r := e.Admin.Do("PUT", dataSourcesPath, m); r.Status != http.StatusBadRequest {
+				t.Errorf("this host's %s, on the port of a listener on 0.0.0.0: status %d; %s", a, r.Status, r.Body)
+			}
+		}
+	})
+}
+
+// One customer's upstream whose host name stopped resolving (stored
+// when it did) does not fail another customer's save.
+func TestDataSourcesOtherCustomersUpstreamDoesNotResolve(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		e := f.E
+		e.API.CheckDataSources = (&datasource.Bridge{Store: e.Store}).Check
+		ctx := context.Background()
+		const gone = "no-such-host.invalid:1812" // .invalid never resolves (RFC 6761)
+		if _, err := e.Store.UpdateDataSources(ctx, 2, func(*wnms.DataSources) (*wnms.DataSources, error) {
+			return &wnms.DataSources{Radius: wnms.RadiusUpstreams{Upstreams: []wnms.RadiusUpstream{{Address: gone, Secret: "s"}},
+				AccountingUpstreams: []wnms.RadiusUpstream{}},
+				Sources: []wnms.DataSource{{Name: "b", CIDR: "10.2.0.0/16", RadiusSecret: "t", LocationID: wnms.LocalID(f.ForeignFloor.ID.ID)}}}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		r := e.Admin.Do("PUT", dataSourcesPath, dataSourcesBody(f.Floor.ID.ID))
+		if r.Status != http.StatusOK || strings.Contains(string(r.Body), "invalid") {
+			t.Fatalf("customer 1's save beside customer 2's upstream that does not resolve: %d %s", r.Status, r.Body)
+		}
+		// Its own name that does not resolve is refused, named.
+		m := dataSourcesBody(f.Floor.ID.ID)
+		up(m, 1)["address"] = gone
+		if r := e.Admin.Do("PUT", dataSourcesPath, m); r.Status != http.StatusBadRequest || r.MoreInfo() != "radius.upstreams[1].address" {
+			t.Errorf("its own name that does not resolve: %d %q; %s", r.Status, r.MoreInfo(), r.Body)
+		}
 	})
 }
 
@@ -422,6 +535,7 @@ func TestDataSourcesScoped(t *testing.T) {
 		if got := stored().Radius.Upstreams[0]; got.TimeoutMs != 2502 || got.Secret != "upstream-secret-1" {
 			t.Errorf("upstream after the root's PUTs: %+v", got)
 		}
+		kept = stored()
 
 		// OPERATOR and VIEWER may not PUT; another customer's ADMINISTRATOR
 		// finds no location of customer 1.

@@ -23,6 +23,7 @@ package datasource
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -70,6 +71,7 @@ type Bridge struct {
 	unmatched *metrics.CounterVec
 	once      sync.Once
 	mu        sync.Mutex // serializes Reload
+	problems  string     // what the last Reload could not put in force, as logged (mu)
 
 	// accepts holds the RADIUS Successes of sources that also send
 	// syslog, until the syslog Success of the same connection takes
@@ -148,7 +150,10 @@ func (b *Bridge) init() {
 	})
 }
 
-// Reload reads every customer's configuration and puts it in force.
+// Reload reads every customer's configuration and puts it in force, each
+// customer's on its own: one that cannot be put in force (see compile),
+// or an upstream whose name does not resolve now (kept down, its
+// requests failing over), is logged and leaves the others in force.
 func (b *Bridge) Reload(ctx context.Context) error {
 	b.init()
 	b.mu.Lock()
@@ -157,16 +162,21 @@ func (b *Bridge) Reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t, groups, err := compile(all)
-	if err != nil {
-		return err
-	}
+	t, groups, problems := compile(all)
 	if b.Radius != nil {
 		if err := b.Radius.SetGroups(groups); err != nil {
-			return err
+			problems = append(problems, err)
 		}
 	}
 	b.table.Store(t)
+	// Said when they change, not at every reload.
+	if text := errors.Join(problems...); text == nil && b.problems != "" {
+		b.problems = ""
+		b.Log.Info("data sources: every customer's configuration is in force")
+	} else if text != nil && text.Error() != b.problems {
+		b.problems = text.Error()
+		b.Log.Error("data sources: in force, each customer's on its own, with problems", "err", text)
+	}
 	return nil
 }
 
@@ -183,59 +193,91 @@ func (b *Bridge) Run(ctx context.Context, period time.Duration) {
 	})
 }
 
-// Check reports whether customer's configuration d can be put in force
-// beside the others: no source whose prefix overlaps, either way, a
-// source of another customer (CONFLICT, naming neither), and upstreams
-// that resolve. Error texts hold no secret.
+// Check reports whether customer's configuration d can be put in force:
+// d on its own (its upstreams resolve now to addresses an upstream may
+// have, see radius.Settings.Check), and no source of d whose prefix
+// overlaps, either way, a source of another customer (CONFLICT, naming
+// neither). Other customers' configurations are not compiled: one of them
+// that cannot be put in force is no concern of this customer's. Error
+// texts hold no secret.
 func (b *Bridge) Check(ctx context.Context, customer int64, d *wnms.DataSources) error {
+	_, cfg, err := compileOne(customer, d)
+	if err != nil {
+		return wnms.Invalid("sources", "%s", err)
+	}
+	rs := b.Radius
+	if rs == nil {
+		rs = &radius.Settings{}
+	}
+	if err := rs.Check(cfg); err != nil {
+		field := "sources"
+		msg := err.Error()
+		if i := strings.IndexByte(msg, ' '); i > 0 && (strings.HasPrefix(msg, "upstreams[") || strings.HasPrefix(msg, "accountingUpstreams[")) {
+			field = "radius." + msg[:i] + ".address"
+		}
+		return wnms.Invalid(field, "%s", err)
+	}
 	all, err := b.Store.AllDataSources(ctx)
 	if err != nil {
 		return err
 	}
 	all[customer] = d
-	crossed := crossCustomerOverlaps(all)
+	mine := map[string]bool{}
+	for _, o := range crossCustomerOverlaps(all) {
+		for _, side := range o {
+			if side.customer == customer {
+				mine[side.name] = true
+			}
+		}
+	}
 	for i, src := range d.Sources {
-		if crossed[customer][src.Name] {
+		if mine[src.Name] {
 			// Naming neither the other customer nor its source.
 			field := fmt.Sprintf("sources[%d].cidr", i)
 			return &wnms.Error{Code: wnms.Conflict, Message: fmt.Sprintf("%s: %s overlaps a source of another customer", field, src.Prefix()),
 				MoreInfo: field}
 		}
 	}
-	if _, _, err := compile(all); err != nil {
-		field := "sources"
-		if msg := err.Error(); strings.HasPrefix(msg, "upstreams") || strings.HasPrefix(msg, "accountingUpstreams") {
-			field = "radius." + msg[:strings.IndexAny(msg, "[ ")]
-		}
-		return wnms.Invalid(field, "%s", err)
-	}
 	return nil
 }
 
-// compile builds the table and the RADIUS groups of every customer's
-// configuration. A source whose prefix overlaps a source of another
-// customer (stored before such overlaps were refused, or by a race between
-// two customers' saves) is left out, on both sides: a packet from it could
-// belong to either, and neither may have the other's.
-func compile(all map[int64]*wnms.DataSources) (*table, map[int64]radius.Config, error) {
+// compile compiles every customer's configuration, each on its own, in
+// the order of their ids: a customer whose configuration cannot be put
+// in force (a bad field, or a source whose prefix overlaps, either way, a
+// source of a customer of a lower id put in force: stored before such
+// overlaps were refused) is left out, and its problem returned; the
+// others are not touched by it.
+func compile(all map[int64]*wnms.DataSources) (*table, map[int64]radius.Config, []error) {
 	t := &table{byName: map[string]*entry{}}
 	groups := map[int64]radius.Config{}
-	crossed := crossCustomerOverlaps(all)
-	for customer, d := range all {
-		cfg := radius.Config{Upstreams: upstreams(d.Radius.Upstreams), AccountingUpstreams: upstreams(d.Radius.AccountingUpstreams)}
-		for _, src := range d.Sources {
-			p := src.Prefix()
-			if !p.IsValid() {
-				return nil, nil, fmt.Errorf("source %q: cidr %q is not a prefix", src.Name, src.CIDR)
-			}
-			if crossed[customer][src.Name] {
-				continue
-			}
-			t.entries = append(t.entries, entry{customer: customer, src: src, prefix: p})
-			if src.RadiusSecret != "" {
-				cfg.Sources = append(cfg.Sources, radius.SourceConfig{Name: src.Name, CIDR: p, RadiusSecret: src.RadiusSecret})
+	customers := make([]int64, 0, len(all))
+	for c := range all {
+		customers = append(customers, c)
+	}
+	slices.Sort(customers)
+	// Each customer's sources that overlap another's, with that other.
+	against := map[int64][]overlapSide{}
+	for _, o := range crossCustomerOverlaps(all) {
+		against[o[0].customer] = append(against[o[0].customer], overlapSide{customer: o[1].customer, name: o[0].name, prefix: o[0].prefix})
+		against[o[1].customer] = append(against[o[1].customer], overlapSide{customer: o[0].customer, name: o[1].name, prefix: o[1].prefix})
+	}
+	in := map[int64]bool{}
+	var problems []error
+next:
+	for _, customer := range customers {
+		es, cfg, err := compileOne(customer, all[customer])
+		if err != nil {
+			problems = append(problems, fmt.Errorf("customer %d: %w", customer, err))
+			continue
+		}
+		for _, x := range against[customer] {
+			if in[x.customer] {
+				problems = append(problems, fmt.Errorf("customer %d: source %q: cidr %s overlaps another customer's source", customer, x.name, x.prefix))
+				continue next
 			}
 		}
+		in[customer] = true
+		t.entries = append(t.entries, es...)
 		groups[customer] = cfg
 	}
 	// Longest prefix first: inside a customer, whose prefixes may nest,
@@ -250,61 +292,73 @@ func compile(all map[int64]*wnms.DataSources) (*table, map[int64]radius.Config, 
 		e := &t.entries[i]
 		t.byName[key(e.customer, e.src.Name)] = e
 	}
-	if err := (&radius.Settings{}).SetGroups(groups); err != nil {
-		return nil, nil, err
-	}
-	return t, groups, nil
+	return t, groups, problems
 }
 
-// crossCustomerOverlaps returns, by customer, the names of the sources
-// whose prefix overlaps a source of another customer: holds it or lies
-// within it (IPv4-mapped IPv6 prefixes count as IPv4, as Prefix reads
-// them). Two prefixes overlap only by nesting, so a sweep in address order
-// with the stack of prefixes that hold the current one finds every pair:
-// O(n log n) for n sources, plus the stack's depth (at most 129 for
-// distinct prefixes) for each.
-func crossCustomerOverlaps(all map[int64]*wnms.DataSources) map[int64]map[string]bool {
-	type item struct {
-		customer int64
-		name     string
-		prefix   netip.Prefix
+// compileOne compiles one customer's configuration: its sources, and its
+// RADIUS configuration (not checked here: see radius.Settings).
+func compileOne(customer int64, d *wnms.DataSources) ([]entry, radius.Config, error) {
+	cfg := radius.Config{Upstreams: upstreams(d.Radius.Upstreams), AccountingUpstreams: upstreams(d.Radius.AccountingUpstreams)}
+	var es []entry
+	for _, src := range d.Sources {
+		p := src.Prefix()
+		if !p.IsValid() {
+			return nil, radius.Config{}, fmt.Errorf("source %q: cidr %q is not a prefix", src.Name, src.CIDR)
+		}
+		es = append(es, entry{customer: customer, src: src, prefix: p})
+		if src.RadiusSecret != "" {
+			cfg.Sources = append(cfg.Sources, radius.SourceConfig{Name: src.Name, CIDR: p, RadiusSecret: src.RadiusSecret,
+				MessageAuthenticatorOptional: !src.RequiresMessageAuthenticator()})
+		}
 	}
+	return es, cfg, nil
+}
+
+// overlapSide is one source of a pair that overlaps across customers:
+// its customer, name and prefix.
+type overlapSide struct {
+	customer int64
+	name     string
+	prefix   netip.Prefix
+}
+
+// crossCustomerOverlaps returns the pairs of sources of two customers
+// whose prefixes overlap: one holds the other (or they are the same;
+// IPv4-mapped IPv6 prefixes count as IPv4, as Prefix reads them). Two
+// prefixes overlap only by nesting, so a sweep in address order with the
+// stack of prefixes that hold the current one finds every pair: O(n log n)
+// for n sources, plus the stack's depth (at most 129 for distinct
+// prefixes) for each.
+func crossCustomerOverlaps(all map[int64]*wnms.DataSources) [][2]overlapSide {
 	n := 0
 	for _, d := range all {
 		n += len(d.Sources)
 	}
-	items := make([]item, 0, n)
+	items := make([]overlapSide, 0, n)
 	for customer, d := range all {
 		for _, src := range d.Sources {
 			if p := src.Prefix(); p.IsValid() {
-				items = append(items, item{customer, src.Name, p})
+				items = append(items, overlapSide{customer, src.Name, p})
 			}
 		}
 	}
 	// By first address (IPv4 before IPv6), the shorter of two prefixes
 	// starting there first: so each comes after every prefix holding it.
-	slices.SortFunc(items, func(x, y item) int {
+	slices.SortFunc(items, func(x, y overlapSide) int {
 		if c := x.prefix.Addr().Compare(y.prefix.Addr()); c != 0 {
 			return c
 		}
 		return x.prefix.Bits() - y.prefix.Bits()
 	})
-	out := map[int64]map[string]bool{}
-	mark := func(x item) {
-		if out[x.customer] == nil {
-			out[x.customer] = map[string]bool{}
-		}
-		out[x.customer][x.name] = true
-	}
-	var stack []item
+	var out [][2]overlapSide
+	var stack []overlapSide
 	for _, x := range items {
 		for len(stack) > 0 && !stack[len(stack)-1].prefix.Overlaps(x.prefix) {
 			stack = stack[:len(stack)-1]
 		}
 		for _, y := range stack {
 			if y.customer != x.customer {
-				mark(x)
-				mark(y)
+				out = append(out, [2]overlapSide{y, x})
 			}
 		}
 		stack = append(stack, x)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,7 +45,15 @@ func TestCrossCustomerOverlaps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := crossCustomerOverlaps(map[int64]*wnms.DataSources{1: sources(tt.victim...), 2: sources(tt.own...)})
+			got := map[int64]map[string]bool{1: {}, 2: {}}
+			for _, o := range crossCustomerOverlaps(map[int64]*wnms.DataSources{1: sources(tt.victim...), 2: sources(tt.own...)}) {
+				if o[0].customer == o[1].customer {
+					t.Errorf("a pair of one customer: %+v", o)
+				}
+				for _, side := range o {
+					got[side.customer][side.name] = true
+				}
+			}
 			names := func(m map[string]bool) []string {
 				var out []string
 				for _, c := range append(append([]string{}, tt.victim...), tt.own...) {
@@ -64,9 +73,10 @@ func TestCrossCustomerOverlaps(t *testing.T) {
 	}
 }
 
-// Inside one customer the most specific prefix holds an address; a
-// source that overlaps another customer's is put in force for neither
-// (a configuration stored before overlaps were refused).
+// Inside one customer the most specific prefix holds an address, on the
+// syslog table and the RADIUS listeners alike; a customer with a source
+// that overlaps a source of a customer of a lower id (a configuration
+// stored before overlaps were refused) is left out and named.
 func TestCompileMostSpecificAndOverlapsLeftOut(t *testing.T) {
 	one := sources("10.0.0.0/8", "10.1.0.0/16", "10.1.2.3", "::ffff:192.168.0.0/112")
 	one.Sources[0].Syslog = false
@@ -76,9 +86,9 @@ func TestCompileMostSpecificAndOverlapsLeftOut(t *testing.T) {
 			d.Sources[i].RadiusSecret = "s"
 		}
 	}
-	tab, groups, err := compile(map[int64]*wnms.DataSources{1: one, 2: two})
-	if err != nil {
-		t.Fatal(err)
+	tab, groups, problems := compile(map[int64]*wnms.DataSources{1: one, 2: two})
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "customer 2") || !strings.Contains(problems[0].Error(), "192.168.0.7") {
+		t.Errorf("problems %v, want customer 2's source 192.168.0.7", problems)
 	}
 	var rs radius.Settings
 	if err := rs.SetGroups(groups); err != nil {
@@ -91,9 +101,10 @@ func TestCompileMostSpecificAndOverlapsLeftOut(t *testing.T) {
 		{"10.1.9.9", "1/10.1.0.0/16"},
 		{"10.1.2.3", "1/10.1.2.3"},
 		{"::ffff:10.1.2.3", "1/10.1.2.3"},
-		{"172.16.5.5", "2/172.16.0.0/12"},
-		{"192.168.0.7", ""}, // both sides left out
-		{"192.168.0.8", ""},
+		{"172.16.5.5", ""}, // customer 2 is left out
+		{"192.168.0.7", "1/::ffff:192.168.0.0/112"},
+		{"::ffff:192.168.0.8", "1/::ffff:192.168.0.0/112"},
+		{"192.169.0.1", ""},
 	} {
 		got := ""
 		if e, ok := tab.lookup(netip.MustParseAddr(tc.addr)); ok {
@@ -111,17 +122,17 @@ func TestCompileMostSpecificAndOverlapsLeftOut(t *testing.T) {
 			t.Errorf("RADIUS Lookup(%s) = %q, want %q", tc.addr, got, tc.want)
 		}
 	}
-	if _, ok := tab.byName[key(1, "::ffff:192.168.0.0/112")]; ok {
-		t.Error("an overlapping source is in force")
+	if _, ok := tab.byName[key(2, "192.168.0.7")]; ok {
+		t.Error("an overlapping source of the customer left out is in force")
 	}
 }
 
 // The syslog assembler's owner of an address is the customer of the
 // source that holds it.
 func TestSyslogOwner(t *testing.T) {
-	tab, _, err := compile(map[int64]*wnms.DataSources{1: sources("10.0.0.0/8"), 2: sources("192.168.1.0/24")})
-	if err != nil {
-		t.Fatal(err)
+	tab, _, problems := compile(map[int64]*wnms.DataSources{1: sources("10.0.0.0/8"), 2: sources("192.168.1.0/24")})
+	if problems != nil {
+		t.Fatal(problems)
 	}
 	b := &Bridge{}
 	b.init()

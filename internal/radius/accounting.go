@@ -28,6 +28,8 @@ type AccountingOptions struct {
 	MaxSessions  int          // sessions whose counters are kept for deltas; 65,536
 	MaxRecent    int          // packets remembered to recognise retransmissions; 65,536
 	MaxInFlight  int          // packets being committed at once; 4,096
+	MaxPerSource int          // of them, from one source; 256
+	MaxPerGroup  int          // of them, from the sources of one group (a customer); 1,024
 	ForwardQueue int          // packets waiting to be passed on to accountingUpstreams; 4,096
 	Retries      int          // tries of each accounting upstream for one packet; 3
 	Logger       *slog.Logger // for Sink errors; never given a secret
@@ -47,7 +49,7 @@ type Accounting struct {
 	opts     AccountingOptions
 	counters Counters
 	pool     pool
-	sem      chan struct{}
+	inflight *inflight
 	forwards chan forward
 
 	mu       sync.Mutex
@@ -86,9 +88,6 @@ func NewAccounting(s *Settings, sink Sink, opts AccountingOptions) *Accounting {
 	if opts.MaxRecent <= 0 {
 		opts.MaxRecent = 1 << 16
 	}
-	if opts.MaxInFlight <= 0 {
-		opts.MaxInFlight = 4096
-	}
 	if opts.ForwardQueue <= 0 {
 		opts.ForwardQueue = 4096
 	}
@@ -98,7 +97,7 @@ func NewAccounting(s *Settings, sink Sink, opts AccountingOptions) *Accounting {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &Accounting{settings: s, sink: sink, opts: opts, sem: make(chan struct{}, opts.MaxInFlight),
+	a := &Accounting{settings: s, sink: sink, opts: opts, inflight: newInflight(opts.MaxInFlight, opts.MaxPerSource, opts.MaxPerGroup),
 		forwards: make(chan forward, opts.ForwardQueue), sessions: map[string]*session{}, lru: list.New(),
 		recent: map[string]*observation{}, recentQ: list.New()}
 	a.pool.counters = &a.counters
@@ -131,20 +130,22 @@ func (a *Accounting) Serve(ctx context.Context, pc net.PacketConn) error {
 			a.counters.drop(DropUnknownSource)
 			return
 		}
-		req, _, reason, ok := decodeRequest(b, src.secret, rad.CodeAccountingRequest)
+		req, _, reason, ok := decodeRequest(b, src.secret, rad.CodeAccountingRequest, false)
 		if !ok {
 			a.counters.drop(reason)
 			return
 		}
-		select {
-		case a.sem <- struct{}{}:
-		default:
-			a.counters.drop(DropBusy)
+		if carriesOwnProxyState(req) {
+			a.counters.drop(DropLoop)
+			return
+		}
+		if reason, ok := a.inflight.acquire(src.Source); !ok {
+			a.counters.drop(reason)
 			return
 		}
 		wg.Add(1)
 		go func() {
-			defer func() { <-a.sem; wg.Done() }()
+			defer func() { a.inflight.release(src.Source); wg.Done() }()
 			a.handle(ctx, pc, from, st, src, req)
 		}()
 	})
@@ -344,6 +345,9 @@ func (a *Accounting) passOn(ctx context.Context) {
 
 func (a *Accounting) sendOn(ctx context.Context, f forward) bool {
 	for _, up := range f.ups {
+		if up.addr == nil { // down for good: its name does not resolve
+			continue
+		}
 		for range a.opts.Retries {
 			c := &call{up: up, answer: make(chan []byte, 1)}
 			ps := randomAuthenticator()

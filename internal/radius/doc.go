@@ -18,6 +18,7 @@
 //	go acct.Serve(ctx, acctConn)
 //	...
 //	err = settings.Set(newCfg) // on PUT; the old one stays on error
+//	err = settings.SetGroups(m) // one configuration a customer, each in force on its own
 //	proxy.Counters()           // and acct.Counters(), for /metrics
 //	radius.DropReasons()       // the drop reasons, to show zeros too
 //
@@ -40,7 +41,9 @@
 //     Accounting-Request's zeroed one (RFC 5080), and for responses the
 //     Request Authenticator of the request answered, before the Response
 //     Authenticator is computed; it puts it first in what it sends, and
-//     requires it beside EAP-Message.
+//     requires it on every Access-Request unless the source says its NAS
+//     cannot sign (against BlastRADIUS, CVE-2024-3596), and always beside
+//     EAP-Message.
 //   - Its PacketServer takes the secret from a SecretSource given the
 //     source address, but logs every unknown source and bad packet with
 //     the standard logger, counts nothing, and suppresses duplicates only

@@ -33,6 +33,19 @@ func seedPackets(t testing.TB) map[string][]byte {
 		t.Fatal(err)
 	}
 	seeds["pap"] = w
+	// The same without Message-Authenticator, and one that carries this
+	// process's own Proxy-State (a loop).
+	unsigned := rad.New(rad.CodeAccessRequest, secret)
+	unsigned.Attributes = cloneAttributes(req.Attributes)
+	if seeds["pap-unsigned"], err = unsigned.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	looped := rad.New(rad.CodeAccessRequest, secret)
+	looped.Attributes = cloneAttributes(req.Attributes)
+	looped.Add(attrProxyState, rad.Attribute(ownProxyState([16]byte{7})))
+	if seeds["looped"], err = encodeAccessRequest(looped, secret); err != nil {
+		t.Fatal(err)
+	}
 	eap := rad.New(rad.CodeAccessRequest, secret)
 	eap.Add(attrEAPMessage, rad.Attribute{2, 7, 0, 6, eapTLS, 0})
 	eap.Add(attrState, rad.Attribute("state"))
@@ -89,11 +102,19 @@ func FuzzDecodeRequest(f *testing.F) {
 	}
 	secret := []byte(fuzzSecret)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, code := range []rad.Code{rad.CodeAccessRequest, rad.CodeAccountingRequest} {
-			p, wire, _, ok := decodeRequest(b, secret, code)
+		for _, tc := range []struct {
+			code      rad.Code
+			requireMA bool
+		}{{rad.CodeAccessRequest, false}, {rad.CodeAccessRequest, true}, {rad.CodeAccountingRequest, false}} {
+			code := tc.code
+			p, wire, _, ok := decodeRequest(b, secret, code, tc.requireMA)
 			if !ok {
 				continue
 			}
+			if present, ok := checkMessageAuthenticator(wire, p.Authenticator, secret); tc.requireMA && (!present || !ok) {
+				t.Fatal("accepted an access request without a valid Message-Authenticator")
+			}
+			carriesOwnProxyState(p)
 			if len(wire) > rad.MaxPacketLength || len(wire) < 20 {
 				t.Fatalf("accepted %d octets", len(wire))
 			}

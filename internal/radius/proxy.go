@@ -24,6 +24,8 @@ type ProxyOptions struct {
 	DeadTime         time.Duration // an upstream that timed out is skipped this long; 30 s
 	MaxConversations int           // conversations waiting for the NAS after a Challenge; 65,536
 	MaxInFlight      int           // requests being forwarded at once; 4,096
+	MaxPerSource     int           // of them, from one source; 256
+	MaxPerGroup      int           // of them, from the sources of one group (a customer); 1,024
 	Logger           *slog.Logger  // for upstream state changes and Sink errors; never given a secret
 }
 
@@ -38,7 +40,7 @@ type Proxy struct {
 	opts     ProxyOptions
 	counters Counters
 	pool     pool
-	sem      chan struct{}
+	inflight *inflight
 	events   chan event
 
 	mu       sync.Mutex
@@ -46,7 +48,7 @@ type Proxy struct {
 	answered *list.List           // of reqKey, oldest answer first
 	convs    map[string]*conversation
 	waiting  *list.List           // of *conversation, oldest Challenge first
-	dead     map[string]time.Time // upstream address -> skipped until
+	dead     map[string]time.Time // upstream key (its group and address) -> skipped until
 }
 
 // dupWindow is how long an answer is kept to answer a NAS's
@@ -97,13 +99,10 @@ func NewProxy(s *Settings, sink Sink, opts ProxyOptions) *Proxy {
 	if opts.MaxConversations <= 0 {
 		opts.MaxConversations = 1 << 16
 	}
-	if opts.MaxInFlight <= 0 {
-		opts.MaxInFlight = 4096
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Proxy{settings: s, sink: sink, opts: opts, sem: make(chan struct{}, opts.MaxInFlight),
+	p := &Proxy{settings: s, sink: sink, opts: opts, inflight: newInflight(opts.MaxInFlight, opts.MaxPerSource, opts.MaxPerGroup),
 		events: make(chan event, 8192), recent: map[reqKey]*exchange{}, answered: list.New(),
 		convs: map[string]*conversation{}, waiting: list.New(), dead: map[string]time.Time{}}
 	p.pool.counters = &p.counters
@@ -134,20 +133,22 @@ func (p *Proxy) Serve(ctx context.Context, pc net.PacketConn) error {
 			p.counters.drop(DropUnknownSource)
 			return
 		}
-		req, _, reason, ok := decodeRequest(b, src.secret, rad.CodeAccessRequest)
+		req, _, reason, ok := decodeRequest(b, src.secret, rad.CodeAccessRequest, !src.optionalMA)
 		if !ok {
 			p.counters.drop(reason)
 			return
 		}
-		select {
-		case p.sem <- struct{}{}:
-		default:
-			p.counters.drop(DropBusy)
+		if carriesOwnProxyState(req) {
+			p.counters.drop(DropLoop)
+			return
+		}
+		if reason, ok := p.inflight.acquire(src.Source); !ok {
+			p.counters.drop(reason)
 			return
 		}
 		wg.Add(1)
 		go func() {
-			defer func() { <-p.sem; wg.Done() }()
+			defer func() { p.inflight.release(src.Source); wg.Done() }()
 			p.handle(ctx, pc, from, st, src, req)
 		}()
 	})
@@ -316,7 +317,8 @@ func (s *subject) merge(t subject) {
 }
 
 // forward sends req to the first live upstream, and on to the next when
-// one does not answer in its time; with none live it tries them all. It
+// one does not answer in its time; with none live it tries them all
+// (but those down for good: a name that does not resolve). It
 // returns the answer, the Request Authenticator it was sent with, and
 // the upstream that answered; a nil answer when none did, and
 // errUnrelayable when req cannot be sent on at all (too large with the
@@ -361,12 +363,39 @@ func (p *Proxy) forward(ctx context.Context, ups []*upstream, req *rad.Packet) (
 var errUnrelayable = errors.New("radius: request cannot be relayed")
 
 // ownProxyState is the Proxy-State wnms adds: a prefix that says it is
-// ours and a random part.
+// this process's (proxyStatePrefix and instance) and a random part.
 func ownProxyState(r [16]byte) []byte {
-	return append([]byte(proxyStatePrefix), r[:8]...)
+	return append(append([]byte(proxyStatePrefix), instance[:]...), r[:4]...)
 }
 
 const proxyStatePrefix = "wnms"
+
+// instance tells this process's Proxy-States from another wnms's (a
+// replica, or another wnms a request passes through on its way).
+var instance = func() (b [4]byte) {
+	r := randomAuthenticator()
+	copy(b[:], r[:])
+	return b
+}()
+
+// isOwnProxyState reports whether v is a Proxy-State this process added.
+func isOwnProxyState(v []byte) bool {
+	const n = len(proxyStatePrefix)
+	return len(v) == n+8 && string(v[:n]) == proxyStatePrefix && [4]byte(v[n:n+4]) == instance
+}
+
+// carriesOwnProxyState reports whether a request received carries a
+// Proxy-State this process added to a request it passed on: it came
+// back, round a loop (an upstream that leads to wnms itself), and is
+// dropped, or each pass would send it round again.
+func carriesOwnProxyState(p *rad.Packet) bool {
+	for _, a := range p.Attributes {
+		if a.Type == attrProxyState && isOwnProxyState(a.Attribute) {
+			return true
+		}
+	}
+	return false
+}
 
 // stripProxyState removes the last Proxy-State, the one wnms added
 // (upstreams echo them in order, RFC 2865 §5.33), when it is ours.
@@ -376,7 +405,7 @@ func stripProxyState(p *rad.Packet) {
 		if a.Type != attrProxyState {
 			continue
 		}
-		if len(a.Attribute) == len(proxyStatePrefix)+8 && string(a.Attribute[:len(proxyStatePrefix)]) == proxyStatePrefix {
+		if isOwnProxyState(a.Attribute) {
 			p.Attributes = append(p.Attributes[:i:i], p.Attributes[i+1:]...)
 		}
 		return
@@ -395,27 +424,32 @@ func cloneAttributes(a rad.Attributes) rad.Attributes {
 }
 
 // order lists the live upstreams in their configured order, or all of
-// them when none is live.
+// them when none is live; never one that is down for good (see
+// upstream.down).
 func (p *Proxy) order(ups []*upstream) []*upstream {
 	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var live []*upstream
+	var live, usable []*upstream
 	for _, u := range ups {
-		if until, ok := p.dead[u.text]; !ok || now.After(until) {
+		if u.addr == nil {
+			continue
+		}
+		usable = append(usable, u)
+		if until, ok := p.dead[u.key]; !ok || now.After(until) {
 			live = append(live, u)
 		}
 	}
 	if len(live) == 0 {
-		return ups
+		return usable
 	}
 	return live
 }
 
 func (p *Proxy) setDead(u *upstream) {
 	p.mu.Lock()
-	_, was := p.dead[u.text]
-	p.dead[u.text] = time.Now().Add(p.opts.DeadTime)
+	_, was := p.dead[u.key]
+	p.dead[u.key] = time.Now().Add(p.opts.DeadTime)
 	p.mu.Unlock()
 	if !was {
 		p.opts.Logger.Warn("radius: upstream marked dead", "upstream", u.text, "retryAfter", p.opts.DeadTime)
@@ -424,8 +458,8 @@ func (p *Proxy) setDead(u *upstream) {
 
 func (p *Proxy) setAlive(u *upstream) {
 	p.mu.Lock()
-	_, was := p.dead[u.text]
-	delete(p.dead, u.text)
+	_, was := p.dead[u.key]
+	delete(p.dead, u.key)
 	p.mu.Unlock()
 	if was {
 		p.opts.Logger.Info("radius: upstream alive again", "upstream", u.text)

@@ -168,25 +168,34 @@ func checkAnswer(t *testing.T, answer []byte, req *rad.Packet) *rad.Packet {
 	return p
 }
 
-func TestProxyPAPWithLibraryClient(t *testing.T) {
+// signedPAP is a PAP Access-Request of client mac with password pw,
+// signed with a Message-Authenticator under the source's secret.
+func signedPAP(t *testing.T, pw, mac string) (*rad.Packet, []byte) {
+	t.Helper()
+	p := rad.New(rad.CodeAccessRequest, []byte(sourceSecret))
+	rfc2865.UserName_SetString(p, "bob")
+	rfc2865.UserPassword_SetString(p, pw)
+	if mac != "" {
+		rfc2865.CallingStationID_SetString(p, mac)
+	}
+	wire, err := encodeAccessRequest(p, []byte(sourceSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, wire
+}
+
+func TestProxyPAP(t *testing.T) {
 	up := newUpstream(t, acceptPAP)
 	_, addr, sink := startProxy(t, Config{Sources: []SourceConfig{localSource()}, Upstreams: []Upstream{up.config(1000)}},
 		ProxyOptions{})
+	n := newNAS(t, addr)
 	for _, tc := range []struct {
 		pw   string
 		want rad.Code
 	}{{"pw", rad.CodeAccessAccept}, {"nope", rad.CodeAccessReject}} {
-		p := rad.New(rad.CodeAccessRequest, []byte(sourceSecret))
-		rfc2865.UserName_SetString(p, "bob")
-		rfc2865.UserPassword_SetString(p, tc.pw)
-		rfc2865.CallingStationID_SetString(p, "02:00:00:00:00:02")
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		resp, err := rad.Exchange(ctx, p, addr)
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp.Code != tc.want {
+		req, wire := signedPAP(t, tc.pw, "02:00:00:00:00:02")
+		if resp := checkAnswer(t, n.send(wire, 3*time.Second), req); resp.Code != tc.want {
 			t.Errorf("password %q: %v, want %v", tc.pw, resp.Code, tc.want)
 		}
 	}
@@ -201,6 +210,28 @@ func TestProxyPAPWithLibraryClient(t *testing.T) {
 	up.mu.Unlock()
 	sink.waitRecord(t, KindClientEvents, isType("Success"))
 	sink.waitRecord(t, KindClientEvents, failure(failRejected))
+}
+
+// A NAS that cannot sign its requests (here the library's own client,
+// which adds no Message-Authenticator) is served only from a source
+// that says so; its answers are signed all the same.
+func TestProxyMessageAuthenticatorOptional(t *testing.T) {
+	up := newUpstream(t, acceptPAP)
+	src := localSource()
+	src.MessageAuthenticatorOptional = true
+	_, addr, _ := startProxy(t, Config{Sources: []SourceConfig{src}, Upstreams: []Upstream{up.config(1000)}}, ProxyOptions{})
+	p := rad.New(rad.CodeAccessRequest, []byte(sourceSecret))
+	rfc2865.UserName_SetString(p, "bob")
+	rfc2865.UserPassword_SetString(p, "pw")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	resp, err := rad.Exchange(ctx, p, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Code != rad.CodeAccessAccept || !hasAttr(resp, attrMessageAuthenticator) {
+		t.Errorf("answer %v, Message-Authenticator %v; want a signed Access-Accept", resp.Code, hasAttr(resp, attrMessageAuthenticator))
+	}
 }
 
 // holdingSink takes Successes through HoldSuccess and keeps every Emit
@@ -258,17 +289,11 @@ func TestProxyHoldsSuccess(t *testing.T) {
 	_, addr := startProxyWith(t, Config{Sources: []SourceConfig{localSource()}, Upstreams: []Upstream{up.config(1000)}},
 		ProxyOptions{}, sink)
 	emits := func() int { sink.mu.Lock(); defer sink.mu.Unlock(); return sink.emits }
+	n := newNAS(t, addr)
 	ask := func(pw string) {
 		t.Helper()
-		p := rad.New(rad.CodeAccessRequest, []byte(sourceSecret))
-		rfc2865.UserName_SetString(p, "bob")
-		rfc2865.UserPassword_SetString(p, pw)
-		rfc2865.CallingStationID_SetString(p, "02:00:00:00:00:02")
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		if _, err := rad.Exchange(ctx, p, addr); err != nil {
-			t.Fatal(err)
-		}
+		req, wire := signedPAP(t, pw, "02:00:00:00:00:02")
+		checkAnswer(t, n.send(wire, 3*time.Second), req)
 	}
 	ask("nope") // a Reject: its Failure emitted, and stuck
 	waitFor(t, "the Failure's Emit", func() bool { return emits() == 1 })
@@ -316,6 +341,15 @@ func TestProxyDrops(t *testing.T) {
 	eapWire, _ := eapNoMA.Encode()
 	pap := rad.New(rad.CodeAccessRequest, []byte(sourceSecret))
 	pw(pap)
+	papWire, _ := pap.Encode()
+	_, looped := accessRequest(t, sourceSecret, &rad.AVP{Type: attrProxyState, Attribute: ownProxyState(randomAuthenticator())})
+	// Another wnms's Proxy-State (a replica, or a wnms further along) is
+	// not a loop.
+	otherWnms := append([]byte(proxyStatePrefix), 0, 0, 0, 0, 1, 2, 3, 4)
+	if [4]byte(otherWnms[4:8]) == instance {
+		otherWnms[4]++
+	}
+	_, throughOther := accessRequest(t, sourceSecret, &rad.AVP{Type: attrProxyState, Attribute: otherWnms})
 	oversize := make([]byte, 4097)
 	copy(oversize, good)
 	malformed := bytes.Clone(good)
@@ -351,7 +385,9 @@ func TestProxyDrops(t *testing.T) {
 		{"too large to relay", bigWire, DropMalformed},
 		{"bad Message-Authenticator", badMA, DropBadMessageAuthenticator},
 		{"wrong secret", wrongSecret, DropBadMessageAuthenticator},
-		{"EAP without Message-Authenticator", eapWire, DropBadMessageAuthenticator},
+		{"EAP without Message-Authenticator", eapWire, DropNoMessageAuthenticator},
+		{"PAP without Message-Authenticator", papWire, DropNoMessageAuthenticator},
+		{"carries this wnms's own Proxy-State", looped, DropLoop},
 		{"oversize", oversize, DropOversize},
 		{"malformed attribute", malformed, DropMalformed},
 		{"length below 20", shortLen, DropMalformed},
@@ -373,11 +409,8 @@ func TestProxyDrops(t *testing.T) {
 		t.Errorf("dropped packets made events: %v", ev)
 	}
 
-	// A PAP request without Message-Authenticator is fine (RFC 3579 does
-	// not require it there).
-	papWire, _ := pap.Encode()
-	if a := n.send(papWire, 2*time.Second); a == nil {
-		t.Error("PAP without Message-Authenticator: no answer")
+	if a := n.send(throughOther, 2*time.Second); a == nil {
+		t.Error("a request through another wnms: no answer")
 	}
 }
 
@@ -429,10 +462,7 @@ func TestProxyRetransmission(t *testing.T) {
 	p, addr, sink := startProxy(t, Config{Sources: []SourceConfig{localSource()}, Upstreams: []Upstream{up.config(2000)}},
 		ProxyOptions{})
 	n := newNAS(t, addr)
-	pk := rad.New(rad.CodeAccessRequest, []byte(sourceSecret))
-	rfc2865.UserPassword_SetString(pk, "pw")
-	rfc2865.CallingStationID_SetString(pk, "02-00-00-00-00-03")
-	wire, _ := pk.Encode()
+	pk, wire := signedPAP(t, "pw", "02-00-00-00-00-03")
 	// Sent three times while the upstream thinks: one conversation.
 	n.pc.WriteToUDP(wire, n.to)
 	n.pc.WriteToUDP(wire, n.to)
@@ -467,10 +497,7 @@ func TestProxyFailover(t *testing.T) {
 		Upstreams: []Upstream{silent.config(200), up.config(1000)}}, ProxyOptions{DeadTime: time.Hour})
 	n := newNAS(t, addr)
 	for i := range 2 {
-		pk := rad.New(rad.CodeAccessRequest, []byte(sourceSecret))
-		rfc2865.UserPassword_SetString(pk, "pw")
-		rfc2865.CallingStationID_SetString(pk, "02-00-00-00-00-04")
-		wire, _ := pk.Encode()
+		pk, wire := signedPAP(t, "pw", "02-00-00-00-00-04")
 		start := time.Now()
 		a := checkAnswer(t, n.send(wire, 3*time.Second), pk)
 		took := time.Since(start)
@@ -618,9 +645,7 @@ func TestProxyDeadUpstreamRetriedLater(t *testing.T) {
 	n := newNAS(t, addr)
 	auth := func() {
 		t.Helper()
-		pk := rad.New(rad.CodeAccessRequest, []byte(sourceSecret))
-		rfc2865.UserPassword_SetString(pk, "pw")
-		wire, _ := pk.Encode()
+		pk, wire := signedPAP(t, "pw", "")
 		if checkAnswer(t, n.send(wire, 2*time.Second), pk).Code != rad.CodeAccessAccept {
 			t.Fatal("not accepted")
 		}

@@ -58,17 +58,21 @@ const (
 	DropMalformed                                  // not a RADIUS packet: short, bad lengths or attributes
 	DropUnexpectedCode                             // a code this listener does not take
 	DropBadAuthenticator                           // the Request Authenticator does not verify (accounting)
-	DropBadMessageAuthenticator                    // Message-Authenticator wrong, or missing beside EAP-Message
+	DropBadMessageAuthenticator                    // Message-Authenticator wrong
 	DropDuplicate                                  // a retransmission of a request still being answered
-	DropBusy                                       // too many requests in flight
+	DropBusy                                       // too many requests in flight in all
 	DropUpstreamUnexpected                         // an upstream answer that matches no request
 	DropUpstreamBadAuthenticator                   // an upstream answer whose authenticators do not verify
+	DropNoMessageAuthenticator                     // an Access-Request without Message-Authenticator, from a source that requires one (or with EAP-Message)
+	DropLoop                                       // a request carrying this wnms's own Proxy-State: it went round a loop
+	DropBusySource                                 // too many requests of its source in flight
+	DropBusyCustomer                               // too many requests of its source's customer (group) in flight
 	dropReasons
 )
 
 var dropNames = [dropReasons]string{"unknown_source", "oversize", "malformed", "unexpected_code",
 	"bad_authenticator", "bad_message_authenticator", "duplicate", "busy", "upstream_unexpected",
-	"upstream_bad_authenticator"}
+	"upstream_bad_authenticator", "no_message_authenticator", "loop", "busy_source", "busy_customer"}
 
 // String is the reason as /metrics labels it.
 func (r DropReason) String() string {
@@ -91,9 +95,9 @@ func DropReasons() []DropReason {
 // source's secret and decodes it. want is the only code accepted. For an
 // Accounting-Request the Request Authenticator is verified (RFC 2866);
 // for an Access-Request the Message-Authenticator is verified when
-// present and required beside EAP-Message (RFC 3579 §3.2). It never
-// panics, whatever b holds.
-func decodeRequest(b, secret []byte, want rad.Code) (*rad.Packet, []byte, DropReason, bool) {
+// present, and required when requireMA or beside EAP-Message (RFC 3579
+// §3.2). It never panics, whatever b holds.
+func decodeRequest(b, secret []byte, want rad.Code, requireMA bool) (*rad.Packet, []byte, DropReason, bool) {
 	if len(b) > rad.MaxPacketLength {
 		return nil, nil, DropOversize, false
 	}
@@ -134,8 +138,11 @@ func decodeRequest(b, secret []byte, want rad.Code) (*rad.Packet, []byte, DropRe
 		auth = [16]byte{}
 	}
 	present, ok := checkMessageAuthenticator(wire, auth, secret)
-	if !ok || (!present && want == rad.CodeAccessRequest && hasAttr(p, attrEAPMessage)) {
+	if !ok {
 		return nil, nil, DropBadMessageAuthenticator, false
+	}
+	if !present && want == rad.CodeAccessRequest && (requireMA || hasAttr(p, attrEAPMessage)) {
+		return nil, nil, DropNoMessageAuthenticator, false
 	}
 	return p, wire, 0, true
 }

@@ -49,14 +49,24 @@ type RadiusUpstream struct {
 
 // DataSource is an AP, controller or DHCP server by address. RADIUS
 // packets from it are checked with RadiusSecret (none: it sends no
-// RADIUS); Syslog says its syslog lines are taken. What it reports is
-// placed at its APs, which must lie at or below LocationID.
+// RADIUS), and its Access-Requests must carry a Message-Authenticator
+// unless RequireMessageAuthenticator is false (absent: true); Syslog
+// says its syslog lines are taken. What it reports is placed at its APs,
+// which must lie at or below LocationID.
 type DataSource struct {
-	Name         string     `json:"name"`
-	CIDR         string     `json:"cidr"`
-	RadiusSecret string     `json:"radiusSecret"`
-	LocationID   LocationID `json:"locationId"`
-	Syslog       bool       `json:"syslog"`
+	Name                        string     `json:"name"`
+	CIDR                        string     `json:"cidr"`
+	RadiusSecret                string     `json:"radiusSecret"`
+	RequireMessageAuthenticator *bool      `json:"requireMessageAuthenticator"`
+	LocationID                  LocationID `json:"locationId"`
+	Syslog                      bool       `json:"syslog"`
+}
+
+// RequiresMessageAuthenticator reports whether the source's
+// Access-Requests must carry a Message-Authenticator: unless it was
+// turned off (decisions §21, against BlastRADIUS).
+func (s DataSource) RequiresMessageAuthenticator() bool {
+	return s.RequireMessageAuthenticator == nil || *s.RequireMessageAuthenticator
 }
 
 // EmptyDataSources is the configuration of a customer that has stored
@@ -106,6 +116,9 @@ func (d *DataSources) Masked() *DataSources {
 	}
 	for i := range out.Sources {
 		mask(&out.Sources[i].RadiusSecret)
+		// Shown as it is in force, also when it was never set.
+		v := out.Sources[i].RequiresMessageAuthenticator()
+		out.Sources[i].RequireMessageAuthenticator = &v
 	}
 	return out
 }
