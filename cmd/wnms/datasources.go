@@ -76,8 +76,11 @@ func (s *server) listenDataSources() error {
 // configuration and registers the listeners' counters.
 func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 	log := s.log
+	// Traffic is an AP's heartbeat: written at most every 5 s, and a few
+	// times within the AP timeout however short.
 	d := &dataSources{bridge: &datasource.Bridge{Store: s.st, Ingest: s.api.Telemetry, Radius: &radius.Settings{},
-		Log: log, Registry: reg}}
+		Log: log, Registry: reg, Heartbeat: s.api.Telemetry,
+		HeartbeatEvery: min(datasource.DefaultHeartbeatEvery, s.c.apTimeout/5)}}
 	// A configuration that cannot be put in force now (an upstream's
 	// name that does not resolve yet) does not stop the server: the
 	// listeners drop what they get until a reload succeeds.

@@ -21,6 +21,7 @@
 package datasource
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -56,14 +57,30 @@ type Ingester interface {
 	IngestSource(ctx context.Context, c *wnms.Caller, kind string, body []byte, at int64) (*telemetry.Result, error)
 }
 
+// Heartbeater records that APs were heard from
+// (telemetry.Service.HeartbeatAPs).
+type Heartbeater interface {
+	HeartbeatAPs(ctx context.Context, customerID int64, boxIDs []int64) error
+}
+
+// DefaultHeartbeatEvery is how often at most one AP's heartbeat is
+// written for the records attributed to it.
+const DefaultHeartbeatEvery = 5 * time.Second
+
 // Bridge holds the configuration in force and is the Sink of both
 // listeners.
 type Bridge struct {
-	Store    Store
-	Ingest   Ingester
-	Radius   *radius.Settings // the listeners' settings, swapped on Reload
-	Log      *slog.Logger
-	Registry *metrics.Registry // optional: records by source and outcome
+	Store  Store
+	Ingest Ingester
+	// Heartbeat, if set, is told of the APs each stored record was placed
+	// at: traffic attributed to an AP is its heartbeat (decisions §21), at
+	// most one write per AP per HeartbeatEvery (DefaultHeartbeatEvery if
+	// 0; keep it well under the AP timeout).
+	Heartbeat      Heartbeater
+	HeartbeatEvery time.Duration
+	Radius         *radius.Settings // the listeners' settings, swapped on Reload
+	Log            *slog.Logger
+	Registry       *metrics.Registry // optional: records by source and outcome
 
 	table     atomic.Pointer[table]
 	records   *metrics.CounterVec
@@ -78,6 +95,84 @@ type Bridge struct {
 
 	groupsMu sync.Mutex
 	groups   map[string]*group // by source and kind: see emitGrouped
+
+	beatsMu sync.Mutex
+	beats   map[int64]time.Time // AP boxId → when its last heartbeat was written
+
+	heardMu sync.Mutex
+	heard   map[heardAt]struct{} // where held accepts were seen since the last release
+}
+
+// heardAt is where a held RADIUS accept was seen: its AP's heartbeat is
+// written by the next release (holding must not wait on the store).
+type heardAt struct {
+	e                   *entry
+	bssid, nasID, nasIP string
+}
+
+// maxHeard bounds the places of held accepts waiting for their AP's
+// heartbeat; past it (65,536 APs heard within a second) the rest wait
+// for their next packet.
+const maxHeard = 1 << 16
+
+// maxBeats bounds the APs whose last heartbeat the bridge remembers; past
+// it those older than HeartbeatEvery, which it no longer needs, are
+// forgotten.
+const maxBeats = 1 << 16
+
+// dueBeats returns those of boxIDs whose heartbeat is due at now, and
+// marks them written.
+func (b *Bridge) dueBeats(boxIDs []int64, now time.Time) []int64 {
+	every := cmp.Or(b.HeartbeatEvery, DefaultHeartbeatEvery)
+	b.beatsMu.Lock()
+	defer b.beatsMu.Unlock()
+	if b.beats == nil {
+		b.beats = map[int64]time.Time{}
+	}
+	if len(b.beats) >= maxBeats {
+		for id, at := range b.beats {
+			if now.Sub(at) >= every {
+				delete(b.beats, id)
+			}
+		}
+	}
+	var due []int64
+	for _, id := range boxIDs {
+		if at, ok := b.beats[id]; ok && now.Sub(at) < every {
+			continue
+		}
+		b.beats[id] = now
+		due = append(due, id)
+	}
+	return due
+}
+
+// forgetBeats lets the next record of boxIDs write their heartbeat again
+// (this one was not written).
+func (b *Bridge) forgetBeats(boxIDs []int64) {
+	b.beatsMu.Lock()
+	defer b.beatsMu.Unlock()
+	for _, id := range boxIDs {
+		delete(b.beats, id)
+	}
+}
+
+// heartbeat writes the due heartbeats of the customer's APs boxIDs.
+// A failure is logged: the next record tries again.
+func (b *Bridge) heartbeat(ctx context.Context, customer int64, boxIDs []int64) {
+	if b.Heartbeat == nil || len(boxIDs) == 0 {
+		return
+	}
+	due := b.dueBeats(boxIDs, time.Now())
+	if len(due) == 0 {
+		return
+	}
+	if err := b.Heartbeat.HeartbeatAPs(ctx, customer, due); err != nil {
+		b.forgetBeats(due)
+		if ctx.Err() == nil {
+			b.Log.Warn("data source: AP heartbeats not written", "aps", len(due), "err", err)
+		}
+	}
 }
 
 // group gathers the records of concurrent Emit calls of one source and
@@ -312,7 +407,86 @@ func (b *Bridge) holdAccept(e *entry, m map[string]any) bool {
 		return false
 	}
 	b.accepts.holdOrLetGo(e, m, time.Now())
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	at := heardAt{e: e, bssid: str("bssid"), nasID: str("nasIdentifier"), nasIP: str("nasIpAddress")}
+	b.heardMu.Lock()
+	if b.heard == nil {
+		b.heard = map[heardAt]struct{}{}
+	}
+	if len(b.heard) < maxHeard {
+		b.heard[at] = struct{}{}
+	}
+	b.heardMu.Unlock()
 	return true
+}
+
+// heartbeatHeld writes the heartbeats of the APs where accepts were held
+// since the last call: an AP at or below the source's location, matched
+// as place matches a record.
+func (b *Bridge) heartbeatHeld(ctx context.Context) {
+	b.heardMu.Lock()
+	heard := b.heard
+	b.heard = nil
+	b.heardMu.Unlock()
+	if b.Heartbeat == nil || len(heard) == 0 {
+		return
+	}
+	bySource := map[*entry][]heardAt{}
+	for h := range heard {
+		bySource[h.e] = append(bySource[h.e], h)
+	}
+	for e, hs := range bySource {
+		var bssids, names, ips []string
+		for _, h := range hs {
+			for _, v := range []struct {
+				l *[]string
+				v string
+			}{{&bssids, h.bssid}, {&names, h.nasID}, {&ips, h.nasIP}} {
+				if v.v != "" && !slices.Contains(*v.l, v.v) {
+					*v.l = append(*v.l, v.v)
+				}
+			}
+		}
+		aps, err := b.Store.APsForSources(ctx, e.customer, bssids, names, ips)
+		if err != nil || len(aps) == 0 {
+			continue
+		}
+		ids := []int64{e.src.LocationID.ID}
+		for _, ap := range aps {
+			ids = append(ids, ap.LocationID)
+		}
+		paths, err := b.Store.LocationPaths(ctx, ids)
+		if err != nil {
+			continue
+		}
+		var boxes []int64
+		for _, h := range hs {
+			var found *wnms.SourceAP
+			for _, match := range []func(*wnms.SourceAP) bool{
+				func(ap *wnms.SourceAP) bool {
+					return h.bssid != "" && slices.ContainsFunc(ap.Radios, func(r wnms.SourceRadio) bool { return r.BSSID == h.bssid })
+				},
+				func(ap *wnms.SourceAP) bool { return h.nasID != "" && ap.Name == h.nasID },
+				func(ap *wnms.SourceAP) bool { return h.nasIP != "" && ap.IPAddress == h.nasIP },
+			} {
+				for i := range aps {
+					if match(&aps[i]) {
+						found = &aps[i]
+						break
+					}
+				}
+				if found != nil {
+					break
+				}
+			}
+			within := found != nil && paths[found.LocationID] != "" &&
+				strings.HasPrefix(paths[found.LocationID], paths[e.src.LocationID.ID])
+			if within && !slices.Contains(boxes, found.BoxID) {
+				boxes = append(boxes, found.BoxID)
+			}
+		}
+		b.heartbeat(ctx, e.customer, boxes)
+	}
 }
 
 // emitGrouped stores recs with the records of the other Emit calls of
@@ -607,6 +781,7 @@ func (b *Bridge) releaseHeld(ctx context.Context) {
 	hs, dropped := b.accepts.expired(time.Now().Add(-AcceptHold))
 	b.records.With("radius", telemetry.KindEvents, OutcomeDropped).Add(dropped)
 	b.ingestHeld(ctx, hs)
+	b.heartbeatHeld(ctx)
 }
 
 // EmitSyslog is the syslog assembler's Sink.
@@ -698,6 +873,7 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 		}
 	}
 	var placed []map[string]any
+	var boxes []int64 // the AP of each placed record, 0 for none
 	unmatched := 0
 	for _, r := range recs {
 		ap := byBSSID[str(r, "bssid")]
@@ -717,6 +893,7 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 			unmatched++
 			r["channel"] = 0
 			placed = append(placed, r)
+			boxes = append(boxes, boxOf(ap))
 			continue
 		}
 		radio := ap.Radios[0]
@@ -734,6 +911,7 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 			r["associatedAPName"] = ap.Name
 		}
 		placed = append(placed, r)
+		boxes = append(boxes, ap.BoxID)
 	}
 	if unmatched > 0 {
 		b.unmatched.With(via, kind).Add(uint64(unmatched))
@@ -754,6 +932,19 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 	if err != nil {
 		return err
 	}
+	// The APs of the records stored (or stored before: a retransmission
+	// is traffic too) were heard from.
+	refused := map[int]bool{}
+	for _, x := range res.Rejected {
+		refused[x.Index] = true
+	}
+	var heard []int64
+	for i, box := range boxes {
+		if box != 0 && !refused[i] && !slices.Contains(heard, box) {
+			heard = append(heard, box)
+		}
+	}
+	b.heartbeat(ctx, e.customer, heard)
 	b.records.With(via, kind, OutcomeAccepted).Add(uint64(res.Accepted))
 	b.records.With(via, kind, OutcomeDuplicate).Add(uint64(res.Duplicates))
 	if n := len(res.Rejected); n > 0 {
@@ -762,6 +953,13 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 			"first", res.Rejected[0].Message)
 	}
 	return nil
+}
+
+func boxOf(ap *wnms.SourceAP) int64 {
+	if ap == nil {
+		return 0
+	}
+	return ap.BoxID
 }
 
 // caller is who a source's records are ingested as: an administrator of
