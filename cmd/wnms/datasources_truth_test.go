@@ -135,3 +135,84 @@ func TestDataSourcesTrafficIsHeartbeat(t *testing.T) {
 		}
 	}
 }
+
+// client is a client's record, from the client list.
+func (s *truthServer) client(mac string) map[string]any {
+	s.t.Helper()
+	var page struct {
+		ClientList []map[string]any `json:"clientList"`
+	}
+	json.Unmarshal([]byte(s.must("clients", "GET", "/V5/devices/clients/0/100", nil).body), &page)
+	for _, c := range page.ClientList {
+		if c["macAddress"] == mac {
+			return c
+		}
+	}
+	return nil
+}
+
+// What a connection's records say is what was observed, and nothing
+// else: a connection seen by RADIUS and syslog keeps the accepted
+// request's User-Name, and takes the DHCP ACK's address and host name
+// (the client's record too); a RADIUS-only Success has the address the
+// RADIUS server gave and no association, DHCP or network time (null, not
+// 0); an accounting Stop's Acct-Terminate-Cause is a terminate cause, not
+// an 802.11 reason code.
+func TestDataSourcesConnectionTruth(t *testing.T) {
+	t.Parallel()
+	s := startTruthServer(t)
+
+	// carol connects; the AP logs her association, keys and DHCP.
+	const mac = "02:00:00:00:02:01"
+	if out := s.auth("02-00-00-00-02-01", "carol", "carol-pw"); !strings.Contains(out, "Access-Accept") {
+		t.Fatalf("carol:\n%s", out)
+	}
+	s.log("hostapd", "wlan0: STA "+mac+" IEEE 802.11: associated")
+	s.log("hostapd", "wlan0: STA "+mac+" WPA: pairwise key handshake completed (RSN)")
+	s.log("dnsmasq-dhcp", "DHCPACK(br-lan) 10.0.0.61 "+mac+" carols-laptop")
+	ok := s.find(mac, eventType("Success"))
+	if ok["username"] != "carol" || ok["ip"] != "10.0.0.61" || ok["hostName"] != "carols-laptop" || ok["dhcpLatency"] == nil ||
+		ok["aaaLatency"] == nil || ok["associationTimestamp"] == nil || ok["networkTimestamp"] == nil {
+		t.Errorf("Success seen by RADIUS and syslog: %v", ok)
+	}
+	if c := s.client(mac); c == nil || c["username"] != "carol" || c["name"] != "carols-laptop" {
+		t.Errorf("carol's client: %v", c)
+	}
+
+	// The same source without syslog: the RADIUS Success is stored alone,
+	// with what RADIUS saw only.
+	s.must("data sources", "PUT", "/V5/datasources", map[string]any{
+		"radius": map[string]any{
+			"upstreams":           []any{map[string]any{"address": s.fr.Auth, "secret": radiustest.UpstreamSecret, "timeoutMs": 2000}},
+			"accountingUpstreams": []any{map[string]any{"address": s.fr.Acct, "secret": radiustest.UpstreamSecret, "timeoutMs": 2000}},
+		},
+		"sources": []any{map[string]any{"name": "lab", "cidr": "127.0.0.1/32", "radiusSecret": s.nasSecret, "syslog": false,
+			"locationId": map[string]any{"type": "locallocationid", "id": s.floor}}},
+	})
+	const alone = "02:00:00:00:02:02"
+	if out := s.auth("02-00-00-00-02-02", "carol", "carol-pw"); !strings.Contains(out, "Access-Accept") {
+		t.Fatalf("carol again:\n%s", out)
+	}
+	ok = s.find(alone, eventType("Success"))
+	for _, f := range []string{"dhcpLatency", "associationTimestamp", "networkTimestamp", "hostName", "dnsLatency"} {
+		if v, present := ok[f]; !present || v != nil {
+			t.Errorf("RADIUS-only Success: %s = %v (present %v), want null", f, v, present)
+		}
+	}
+	if ok["username"] != "carol" || ok["ip"] != "10.0.0.77" || ok["aaaLatency"] == nil || ok["authenticationTimestamp"] == nil {
+		t.Errorf("RADIUS-only Success: %v", ok)
+	}
+	if c := s.client(alone); c == nil || c["username"] != "carol" {
+		t.Errorf("carol's second client: %v", c)
+	}
+
+	// Accounting Stop with a terminate cause.
+	s.acct("Acct-Status-Type = Stop", "Acct-Session-Id = truth-1", "User-Name = carol", "Calling-Station-Id = 02-00-00-00-02-02",
+		"Called-Station-Id = AA-BB-CC-DD-EE-FF:corp", "NAS-IP-Address = 127.0.0.1", "Acct-Terminate-Cause = User-Request",
+		"Acct-Session-Time = 60")
+	stop := s.find(alone, func(e map[string]any) bool { return e["eventType"] == "Intermediate" })
+	if stop["categoryCode"] != float64(1) || stop["typeCode"] != float64(4) || stop["subTypeCode"] != float64(1) ||
+		stop["eventDescription"] != "Session ended (RADIUS accounting)" || stop["subEventDescription"] != "User Request" {
+		t.Errorf("accounting Stop: %v", stop)
+	}
+}

@@ -360,7 +360,9 @@ func (b *Bridge) AcceptSyslog(a netip.Addr) bool {
 // source that also sends syslog waits up to AcceptHold for the syslog
 // Success of the same client, which then carries its aaaLatency and
 // radiusPrimaryIP beside its own dhcpLatency; when none comes in time it
-// is stored as it is.
+// is stored as it is. The merged Success keeps the accept's username
+// (the accepted request's User-Name) and, when no DHCP ACK gave one, its
+// Framed-IP-Address.
 func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, records []json.RawMessage) error {
 	b.init()
 	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
@@ -822,10 +824,16 @@ func (b *Bridge) withAccepts(e *entry, events []syslog.ClientEvent, all []map[st
 		if r["eventType"] == telemetry.Success {
 			mac, _ := r["macAddress"].(string)
 			if h := b.accepts.take(e, mac, events[i].AssocSeen, events[i].AuthSeen); h != nil {
-				for _, f := range []string{"aaaLatency", "radiusPrimaryIP"} {
+				// The accepted request's User-Name is the client's 802.1X
+				// identity, which syslog does not tell.
+				for _, f := range []string{"aaaLatency", "radiusPrimaryIP", "username"} {
 					if v, ok := h.rec[f]; ok {
 						r[f] = v
 					}
+				}
+				// The DHCP ACK's address, else the one the RADIUS server gave.
+				if _, ok := r["ip"]; !ok && h.rec["ip"] != nil {
+					r["ip"] = h.rec["ip"]
 				}
 				if _, ok := r["authenticationTimestamp"]; !ok {
 					r["authenticationTimestamp"] = h.rec["authenticationTimestamp"]

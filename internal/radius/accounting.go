@@ -33,11 +33,16 @@ type AccountingOptions struct {
 	Logger       *slog.Logger // for Sink errors; never given a secret
 }
 
+// typeSessionEnded is the typeCode (category 1, Association) of the
+// Intermediate event a Stop makes: "Session ended (RADIUS accounting)",
+// whose subTypeCode is the Acct-Terminate-Cause.
+const typeSessionEnded = 4
+
 // Accounting is the RADIUS accounting server (RFC 2866; decisions §21).
 // Start becomes an Intermediate event 1/1 Associated, Interim-Update a
 // client sample with the byte deltas since the session's previous
-// counters, Stop an Intermediate event 1/3 Disassociated (subTypeCode =
-// Acct-Terminate-Cause) and a last sample. The Accounting-Response is
+// counters, Stop an Intermediate event 1/4 Session ended (subTypeCode =
+// Acct-Terminate-Cause, not an 802.11 reason code) and a last sample. The Accounting-Response is
 // sent only once the Sink has committed the records; a retransmission
 // gets the same records again (duplicates downstream) and its answer.
 // With accountingUpstreams each packet is also passed on.
@@ -256,8 +261,10 @@ func (a *Accounting) observe(src *source, req *rad.Packet, now time.Time) (*obse
 			a.touch(sessKey, in, out)
 		}
 	case acctStop:
+		// A terminate cause is no 802.11 reason code: the session ended
+		// is an event of its own, with the cause as its subtype.
 		r := subj.record(eventID(key, "stop"), ts)
-		r.EventType, r.CategoryCode, r.TypeCode = "Intermediate", ptr(1), ptr(3)
+		r.EventType, r.CategoryCode, r.TypeCode = "Intermediate", ptr(1), ptr(typeSessionEnded)
 		if c, err := rad.Integer(req.Get(attrAcctTerminateCause)); err == nil && c < 1<<31 {
 			r.SubTypeCode = int(c)
 		}

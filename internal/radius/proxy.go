@@ -270,6 +270,9 @@ func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPo
 		r.AuthenticationTimestamp = at.UnixMilli()
 		r.AAALatency = ptr(at.Sub(conv.start).Milliseconds())
 		r.RadiusPrimaryIP = ptr(up.addr.IP.String())
+		if ip, err := rad.IPAddr(resp.Get(attrFramedIPAddress)); err == nil {
+			r.IP = ptr(ip.String()) // the address the server gave the client
+		}
 		p.emit(conv.src, r)
 	}
 	p.finish(key, ex, wire)
