@@ -14,8 +14,10 @@
 // of the record's SSID, else the AP's first. The AP must lie at or below
 // the source's location. A record no AP of the customer matches (or whose
 // AP has no radio) is placed at the source's location, with the BSSID it
-// names (or none) and channel 0, not known: it has no band, and counts in
-// the baselines of any band only. Such records are counted apart
+// names (or none) and no radio: its channel and band are not known (the
+// ingest takes channel 0 for that, and the reads answer null), so band
+// filters leave it out and it counts in the baselines of any band (the
+// location's totals) only. Such records are counted apart
 // (wnms_datasource_unmatched_total): register the APs (POST
 // /V5/ingest/aps with their radios and ipAddress) to place them.
 package datasource

@@ -33,7 +33,7 @@ type eventCommon struct {
 	LocationID       wnms.LocationID `json:"locationId"`
 	EventType        string          `json:"eventType"`
 	BSSID            string          `json:"bssid"`
-	Channel          int             `json:"channel"`
+	Channel          *int            `json:"channel"` // null: not known (a data source's record at no AP's radio)
 	SSID             string          `json:"ssid"`
 	Timestamp        int64           `json:"timestamp"`
 	AssociatedAPName string          `json:"associatedAPName"`
@@ -134,6 +134,7 @@ type eventInput struct {
 	MacAddress *string `json:"macAddress"`
 	EventType  *string `json:"eventType"`
 	BSSID      *string `json:"bssid"`
+	Channel    int     `json:"channel"`
 	Timestamp  *int64  `json:"timestamp"`
 	ClientName string  `json:"clientName"`
 	Username   string  `json:"username"`
@@ -221,8 +222,12 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 	e.MacAddress, e.BSSID, e.Timestamp, e.Type, e.SSID, e.Protocol = mac, bssid, ts, typ, in.SSID, protocol
 	e.Channel, e.APName = in.Channel, in.AssociatedAPName
 	e.ClientName, e.Username = in.ClientName, in.Username
+	var channel *int // 0 is a data source's "not known"
+	if in.Channel != 0 {
+		channel = &in.Channel
+	}
 	common := eventCommon{EventID: e.EventID, MacAddress: mac, Protocol: protocol, EventType: typ, BSSID: bssid,
-		Channel: in.Channel, SSID: in.SSID, Timestamp: e.Timestamp, AssociatedAPName: in.AssociatedAPName}
+		Channel: channel, SSID: in.SSID, Timestamp: e.Timestamp, AssociatedAPName: in.AssociatedAPName}
 	var conn connection
 	if typ != Intermediate {
 		c := in.connectionInput
