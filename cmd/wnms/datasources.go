@@ -78,9 +78,22 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 	log := s.log
 	// Traffic is an AP's heartbeat: written at most every 5 s, and a few
 	// times within the AP timeout however short.
+	// An upstream that stops answering or answers again raises
+	// upstreamDown or upstreamUp (event stream, webhooks, SNMP trap), off
+	// the RADIUS path.
+	hub := s.api.Hub
+	health := &radius.Health{OnChange: func(u radius.UpstreamStatus) {
+		log.Info("RADIUS upstream state", "customer_id", u.Group, "upstream", u.Address, "kind", u.Kind, "up", u.Up)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			hub.UpstreamChange(ctx, u.Group, u.Address, u.Kind, u.Up)
+		}()
+	}}
 	d := &dataSources{bridge: &datasource.Bridge{Store: s.st, Ingest: s.api.Telemetry, Radius: &radius.Settings{},
 		Log: log, Registry: reg, Heartbeat: s.api.Telemetry,
-		HeartbeatEvery: min(datasource.DefaultHeartbeatEvery, s.c.apTimeout/5)}}
+		HeartbeatEvery: min(datasource.DefaultHeartbeatEvery, s.c.apTimeout/5),
+		Health:         health, RadiusOn: s.radiusAuthConn != nil || s.radiusAcctConn != nil, SyslogOn: s.syslogConn != nil}}
 	// A configuration that cannot be put in force now (an upstream's
 	// name that does not resolve yet) does not stop the server: the
 	// listeners drop what they get until a reload succeeds.
@@ -88,6 +101,7 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 		log.Error("data sources: the stored configuration is not in force yet", "err", err)
 	}
 	s.api.CheckDataSources = d.bridge.Check
+	s.api.DataSourceStatus = d.bridge.Status
 	s.api.OnDataSourcesChange = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -96,10 +110,10 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 		}
 	}
 	if s.radiusAuthConn != nil {
-		d.proxy = radius.NewProxy(d.bridge.Radius, d.bridge, radius.ProxyOptions{Logger: log})
+		d.proxy = radius.NewProxy(d.bridge.Radius, d.bridge, radius.ProxyOptions{Logger: log, Health: health})
 	}
 	if s.radiusAcctConn != nil {
-		d.acct = radius.NewAccounting(d.bridge.Radius, d.bridge, radius.AccountingOptions{Logger: log})
+		d.acct = radius.NewAccounting(d.bridge.Radius, d.bridge, radius.AccountingOptions{Logger: log, Health: health})
 	}
 	if s.syslogConn != nil {
 		d.assembler = &syslog.Assembler{Sink: syslog.SinkFunc(d.bridge.EmitSyslog)}

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"net"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wnms/wnms/internal/radius/radiustest"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // truthServer is a server with its data source listeners on, one AP
@@ -214,5 +218,135 @@ func TestDataSourcesConnectionTruth(t *testing.T) {
 	if stop["categoryCode"] != float64(1) || stop["typeCode"] != float64(4) || stop["subTypeCode"] != float64(1) ||
 		stop["eventDescription"] != "Session ended (RADIUS accounting)" || stop["subEventDescription"] != "User Request" {
 		t.Errorf("accounting Stop: %v", stop)
+	}
+}
+
+// streamKinds reads the event stream from its start, of the given kinds,
+// in the background: each event's kind and data.
+func (s *truthServer) streamKinds(kinds string) <-chan map[string]any {
+	s.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.base+"/V5/events/stream?lastEventId=0&kinds="+kinds, nil)
+	req.AddCookie(s.ck)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		s.t.Fatalf("event stream: %v %v", err, resp)
+	}
+	out := make(chan map[string]any, 100)
+	go func() {
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var ev map[string]any
+				if json.Unmarshal([]byte(data), &ev) == nil {
+					out <- ev
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// An upstream that stops answering raises upstreamDown, and upstreamUp
+// when it answers again (the event stream here; webhooks and the SNMP
+// trap come from the same place); GET /V5/datasources/status tells the
+// upstream's state and exchanges, and the source's state, last packet,
+// records by outcome and the BSSID, NAS-Identifier and address of a NAS
+// no AP matches.
+func TestDataSourcesStatusAndUpstreamEvents(t *testing.T) {
+	t.Parallel()
+	s := startTruthServer(t)
+	events := s.streamKinds("upstreamDown,upstreamUp")
+	status := func() wnms.DataSourceStatus {
+		t.Helper()
+		var st wnms.DataSourceStatus
+		json.Unmarshal([]byte(s.must("status", "GET", "/V5/datasources/status", nil).body), &st)
+		return st
+	}
+	st := status()
+	if len(st.Sources) != 1 || st.Sources[0].State != "idle" || st.Sources[0].LastPacket != nil ||
+		len(st.Upstreams) != 2 || st.Upstreams[0].State != "idle" || st.Upstreams[0].Address != s.fr.Auth {
+		t.Fatalf("before any packet: %+v", st)
+	}
+
+	if out := s.auth("02-00-00-00-03-01", "carol", "carol-pw"); !strings.Contains(out, "Access-Accept") {
+		t.Fatalf("carol:\n%s", out)
+	}
+	// A NAS wnms knows no AP of.
+	if out, ok := radiustest.Radclient(t, s.l.RadiusAuth, "auth", s.nasSecret, "User-Name = bob", "User-Password = wrong",
+		"Calling-Station-Id = 02-00-00-00-03-02", "Called-Station-Id = 02-99-00-00-00-01:corp", "NAS-Identifier = unknown-ap",
+		"NAS-IP-Address = 127.0.0.9", "Message-Authenticator = 0x00"); !ok || !strings.Contains(out, "Access-Reject") {
+		t.Fatalf("bob at an unknown AP:\n%s", out)
+	}
+	s.find("02:00:00:00:03:02", eventType("Failure"))
+
+	// FreeRADIUS stops: a request times out (2 s) and the upstream is
+	// down; it starts again on the same port, and the next request it
+	// answers brings the upstream up.
+	s.fr.Stop()
+	if out, ok := radiustest.Radclient(t, s.l.RadiusAuth, "auth", s.nasSecret, "User-Name = carol", "User-Password = carol-pw",
+		"Calling-Station-Id = 02-00-00-00-03-03", "Called-Station-Id = AA-BB-CC-DD-EE-FF:corp", "NAS-Identifier = lab-ap-1",
+		"Message-Authenticator = 0x00"); ok {
+		t.Fatalf("answered with FreeRADIUS stopped:\n%s", out)
+	}
+	next := func(kind string) map[string]any {
+		t.Helper()
+		select {
+		case ev := <-events:
+			data, _ := ev["data"].(map[string]any)
+			if ev["kind"] != kind || data["address"] != s.fr.Auth || data["kind"] != "auth" {
+				t.Fatalf("event %v, want %s of %s", ev, kind, s.fr.Auth)
+			}
+			return ev
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no %s event in 20 s\nserver log:\n%s", kind, radiustest.Tail(s.stderr.String(), 20))
+		}
+		return nil
+	}
+	next("upstreamDown")
+	if st := status(); st.Upstreams[0].State != "down" || st.Upstreams[0].Counts["failed"] < 1 {
+		t.Errorf("upstream after the timeout: %+v", st.Upstreams[0])
+	}
+	again := exec.Command("freeradius", "-f", "-d", s.fr.Dir, "-X")
+	if err := again.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.Process.Kill(); again.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		out, _ := radiustest.Radclient(t, s.l.RadiusAuth, "auth", s.nasSecret, "User-Name = carol", "User-Password = carol-pw",
+			"Calling-Station-Id = 02-00-00-00-03-04", "Called-Station-Id = AA-BB-CC-DD-EE-FF:corp", "NAS-Identifier = lab-ap-1",
+			"Message-Authenticator = 0x00")
+		if strings.Contains(out, "Access-Accept") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("FreeRADIUS did not come back in 30 s:\n%s", out)
+		}
+	}
+	next("upstreamUp")
+
+	st = status()
+	up := st.Upstreams[0]
+	if up.State != "up" || up.LastAnswer == nil || up.Counts["answered"] < 3 || up.Counts["failed"] < 1 ||
+		st.Upstreams[1].Kind != "accounting" || st.Upstreams[1].State != "idle" {
+		t.Errorf("upstreams: %+v", st.Upstreams)
+	}
+	src := st.Sources[0]
+	if src.State != "up" || src.LastPacket == nil || src.Counts["accepted"] < 1 || src.Counts["unmatched"] != 1 {
+		t.Errorf("source: %+v", src)
+	}
+	seen := map[wnms.UnmatchedID]bool{}
+	for _, u := range src.Unmatched {
+		if u.Records != 1 || u.LastSeen == 0 {
+			t.Errorf("unmatched %+v", u)
+		}
+		u.LastSeen, u.Records = 0, 0
+		seen[u] = true
+	}
+	if len(src.Unmatched) != 3 || !seen[wnms.UnmatchedID{BSSID: "02:99:00:00:00:01"}] || !seen[wnms.UnmatchedID{NASIdentifier: "unknown-ap"}] ||
+		!seen[wnms.UnmatchedID{Address: "127.0.0.9"}] {
+		t.Errorf("unmatched: %+v", src.Unmatched)
 	}
 }

@@ -23,7 +23,6 @@
 package datasource
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -72,17 +71,23 @@ const DefaultHeartbeatEvery = 5 * time.Second
 // Bridge holds the configuration in force and is the Sink of both
 // listeners.
 type Bridge struct {
-	Store  Store
-	Ingest Ingester
+	Store    Store
+	Ingest   Ingester
+	Radius   *radius.Settings // the listeners' settings, swapped on Reload
+	Log      *slog.Logger
+	Registry *metrics.Registry // optional: records by source and outcome
+
 	// Heartbeat, if set, is told of the APs each stored record was placed
 	// at: traffic attributed to an AP is its heartbeat (decisions §21), at
 	// most one write per AP per HeartbeatEvery (DefaultHeartbeatEvery if
 	// 0; keep it well under the AP timeout).
 	Heartbeat      Heartbeater
 	HeartbeatEvery time.Duration
-	Radius         *radius.Settings // the listeners' settings, swapped on Reload
-	Log            *slog.Logger
-	Registry       *metrics.Registry // optional: records by source and outcome
+	// Health follows the RADIUS upstreams' answers (given to the proxy
+	// and the accounting server too), for Status; RadiusOn and SyslogOn
+	// say which listeners this server runs.
+	Health             *radius.Health
+	RadiusOn, SyslogOn bool
 
 	table     atomic.Pointer[table]
 	records   *metrics.CounterVec
@@ -103,78 +108,10 @@ type Bridge struct {
 
 	heardMu sync.Mutex
 	heard   map[heardAt]struct{} // where held accepts were seen since the last release
-}
 
-// heardAt is where a held RADIUS accept was seen: its AP's heartbeat is
-// written by the next release (holding must not wait on the store).
-type heardAt struct {
-	e                   *entry
-	bssid, nasID, nasIP string
-}
-
-// maxHeard bounds the places of held accepts waiting for their AP's
-// heartbeat; past it (65,536 APs heard within a second) the rest wait
-// for their next packet.
-const maxHeard = 1 << 16
-
-// maxBeats bounds the APs whose last heartbeat the bridge remembers; past
-// it those older than HeartbeatEvery, which it no longer needs, are
-// forgotten.
-const maxBeats = 1 << 16
-
-// dueBeats returns those of boxIDs whose heartbeat is due at now, and
-// marks them written.
-func (b *Bridge) dueBeats(boxIDs []int64, now time.Time) []int64 {
-	every := cmp.Or(b.HeartbeatEvery, DefaultHeartbeatEvery)
-	b.beatsMu.Lock()
-	defer b.beatsMu.Unlock()
-	if b.beats == nil {
-		b.beats = map[int64]time.Time{}
-	}
-	if len(b.beats) >= maxBeats {
-		for id, at := range b.beats {
-			if now.Sub(at) >= every {
-				delete(b.beats, id)
-			}
-		}
-	}
-	var due []int64
-	for _, id := range boxIDs {
-		if at, ok := b.beats[id]; ok && now.Sub(at) < every {
-			continue
-		}
-		b.beats[id] = now
-		due = append(due, id)
-	}
-	return due
-}
-
-// forgetBeats lets the next record of boxIDs write their heartbeat again
-// (this one was not written).
-func (b *Bridge) forgetBeats(boxIDs []int64) {
-	b.beatsMu.Lock()
-	defer b.beatsMu.Unlock()
-	for _, id := range boxIDs {
-		delete(b.beats, id)
-	}
-}
-
-// heartbeat writes the due heartbeats of the customer's APs boxIDs.
-// A failure is logged: the next record tries again.
-func (b *Bridge) heartbeat(ctx context.Context, customer int64, boxIDs []int64) {
-	if b.Heartbeat == nil || len(boxIDs) == 0 {
-		return
-	}
-	due := b.dueBeats(boxIDs, time.Now())
-	if len(due) == 0 {
-		return
-	}
-	if err := b.Heartbeat.HeartbeatAPs(ctx, customer, due); err != nil {
-		b.forgetBeats(due)
-		if ctx.Err() == nil {
-			b.Log.Warn("data source: AP heartbeats not written", "aps", len(due), "err", err)
-		}
-	}
+	statsMu     sync.Mutex
+	sourceStats map[string]*sourceStats // by "customer/name": see Status
+	upstreams   map[int64][][2]string   // each customer's upstreams in force, kind and address (mu)
 }
 
 // group gathers the records of concurrent Emit calls of one source and
@@ -223,6 +160,9 @@ const (
 	OutcomeRejected  = "rejected" // refused by ingest (a bad field, an AP outside the source's location)
 	OutcomeUnplaced  = "unplaced" // no source to place it at (removed meanwhile, or not a syslog source)
 	OutcomeDropped   = "dropped"  // a held RADIUS Success let go past every cap between two releases
+	// OutcomeUnmatched counts, in a source's status only, its records no
+	// AP matched (each also counted by one of the outcomes above).
+	OutcomeUnmatched = "unmatched"
 )
 
 func (b *Bridge) init() {
@@ -264,6 +204,16 @@ func (b *Bridge) Reload(ctx context.Context) error {
 		}
 	}
 	b.table.Store(t)
+	b.forgetStats(t)
+	b.upstreams = map[int64][][2]string{}
+	for customer, d := range all {
+		for _, u := range d.Radius.Upstreams {
+			b.upstreams[customer] = append(b.upstreams[customer], [2]string{radius.UpstreamAuth, u.Address})
+		}
+		for _, u := range d.Radius.AccountingUpstreams {
+			b.upstreams[customer] = append(b.upstreams[customer], [2]string{radius.UpstreamAccounting, u.Address})
+		}
+	}
 	return nil
 }
 
@@ -373,6 +323,7 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 		b.records.With("radius", kind, OutcomeUnplaced).Add(uint64(len(records)))
 		return nil
 	}
+	b.heardFrom(e, time.Now())
 	recs := make([]map[string]any, 0, len(records))
 	for _, raw := range records {
 		var m map[string]any
@@ -399,6 +350,9 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 func (b *Bridge) HoldSuccess(src radius.Source, rec json.RawMessage) bool {
 	b.init()
 	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
+	if ok {
+		b.heardFrom(e, time.Now())
+	}
 	var m map[string]any
 	return ok && e.src.Syslog && json.Unmarshal(rec, &m) == nil && b.holdAccept(e, m)
 }
@@ -411,86 +365,8 @@ func (b *Bridge) holdAccept(e *entry, m map[string]any) bool {
 		return false
 	}
 	b.accepts.holdOrLetGo(e, m, time.Now())
-	str := func(k string) string { s, _ := m[k].(string); return s }
-	at := heardAt{e: e, bssid: str("bssid"), nasID: str("nasIdentifier"), nasIP: str("nasIpAddress")}
-	b.heardMu.Lock()
-	if b.heard == nil {
-		b.heard = map[heardAt]struct{}{}
-	}
-	if len(b.heard) < maxHeard {
-		b.heard[at] = struct{}{}
-	}
-	b.heardMu.Unlock()
+	b.heardAccept(e, m)
 	return true
-}
-
-// heartbeatHeld writes the heartbeats of the APs where accepts were held
-// since the last call: an AP at or below the source's location, matched
-// as place matches a record.
-func (b *Bridge) heartbeatHeld(ctx context.Context) {
-	b.heardMu.Lock()
-	heard := b.heard
-	b.heard = nil
-	b.heardMu.Unlock()
-	if b.Heartbeat == nil || len(heard) == 0 {
-		return
-	}
-	bySource := map[*entry][]heardAt{}
-	for h := range heard {
-		bySource[h.e] = append(bySource[h.e], h)
-	}
-	for e, hs := range bySource {
-		var bssids, names, ips []string
-		for _, h := range hs {
-			for _, v := range []struct {
-				l *[]string
-				v string
-			}{{&bssids, h.bssid}, {&names, h.nasID}, {&ips, h.nasIP}} {
-				if v.v != "" && !slices.Contains(*v.l, v.v) {
-					*v.l = append(*v.l, v.v)
-				}
-			}
-		}
-		aps, err := b.Store.APsForSources(ctx, e.customer, bssids, names, ips)
-		if err != nil || len(aps) == 0 {
-			continue
-		}
-		ids := []int64{e.src.LocationID.ID}
-		for _, ap := range aps {
-			ids = append(ids, ap.LocationID)
-		}
-		paths, err := b.Store.LocationPaths(ctx, ids)
-		if err != nil {
-			continue
-		}
-		var boxes []int64
-		for _, h := range hs {
-			var found *wnms.SourceAP
-			for _, match := range []func(*wnms.SourceAP) bool{
-				func(ap *wnms.SourceAP) bool {
-					return h.bssid != "" && slices.ContainsFunc(ap.Radios, func(r wnms.SourceRadio) bool { return r.BSSID == h.bssid })
-				},
-				func(ap *wnms.SourceAP) bool { return h.nasID != "" && ap.Name == h.nasID },
-				func(ap *wnms.SourceAP) bool { return h.nasIP != "" && ap.IPAddress == h.nasIP },
-			} {
-				for i := range aps {
-					if match(&aps[i]) {
-						found = &aps[i]
-						break
-					}
-				}
-				if found != nil {
-					break
-				}
-			}
-			within := found != nil && paths[found.LocationID] != "" &&
-				strings.HasPrefix(paths[found.LocationID], paths[e.src.LocationID.ID])
-			if within && !slices.Contains(boxes, found.BoxID) {
-				boxes = append(boxes, found.BoxID)
-			}
-		}
-		b.heartbeat(ctx, e.customer, boxes)
-	}
 }
 
 // emitGrouped stores recs with the records of the other Emit calls of
@@ -796,6 +672,7 @@ func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslo
 		b.records.With("syslog", telemetry.KindEvents, OutcomeUnplaced).Add(uint64(len(events)))
 		return nil
 	}
+	b.heardFrom(e, time.Now())
 	raw, err := syslog.MarshalBatch(events)
 	if err != nil {
 		return err
@@ -896,6 +773,14 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 		if ap == nil && from.IsValid() {
 			ap = byIP[from.String()]
 		}
+		if ap == nil {
+			// Listed in the source's status, to be registered.
+			addr := str(r, "nasIpAddress")
+			if addr == "" && from.IsValid() {
+				addr = from.String()
+			}
+			b.noAP(e, str(r, "bssid"), str(r, "nasIdentifier"), addr, time.Now())
+		}
 		delete(r, "nasIdentifier")
 		delete(r, "nasIpAddress")
 		if ap == nil || len(ap.Radios) == 0 {
@@ -955,6 +840,10 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 		}
 	}
 	b.heartbeat(ctx, e.customer, heard)
+	b.count(e, OutcomeAccepted, res.Accepted)
+	b.count(e, OutcomeDuplicate, res.Duplicates)
+	b.count(e, OutcomeRejected, len(res.Rejected))
+	b.count(e, OutcomeUnmatched, unmatched)
 	b.records.With(via, kind, OutcomeAccepted).Add(uint64(res.Accepted))
 	b.records.With(via, kind, OutcomeDuplicate).Add(uint64(res.Duplicates))
 	if n := len(res.Rejected); n > 0 {
@@ -963,13 +852,6 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 			"first", res.Rejected[0].Message)
 	}
 	return nil
-}
-
-func boxOf(ap *wnms.SourceAP) int64 {
-	if ap == nil {
-		return 0
-	}
-	return ap.BoxID
 }
 
 // caller is who a source's records are ingested as: an administrator of

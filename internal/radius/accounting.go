@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -31,6 +32,7 @@ type AccountingOptions struct {
 	ForwardQueue int          // packets waiting to be passed on to accountingUpstreams; 4,096
 	Retries      int          // tries of each accounting upstream for one packet; 3
 	Logger       *slog.Logger // for Sink errors; never given a secret
+	Health       *Health      // told of every accounting upstream's answers and silences (optional)
 }
 
 // typeSessionEnded is the typeCode (category 1, Association) of the
@@ -365,10 +367,14 @@ func (a *Accounting) sendOn(ctx context.Context, f forward) bool {
 				return out.Encode()
 			})
 			if err == nil {
+				a.opts.Health.observe(up, UpstreamAccounting, true, time.Now())
 				return true
 			}
 			if ctx.Err() != nil {
 				return false
+			}
+			if !errors.Is(err, errPoolFull) {
+				a.opts.Health.observe(up, UpstreamAccounting, false, time.Now())
 			}
 		}
 	}

@@ -84,6 +84,7 @@ type upstream struct {
 	secret  []byte
 	timeout time.Duration
 	text    string // the address as configured, for events and logs
+	group   int64  // the group (customer) whose configuration names it
 }
 
 // settings is the validated configuration, swapped whole.
@@ -139,6 +140,9 @@ func (s *settings) add(g int64, c Config) error {
 	acct, err := compileUpstreams("accountingUpstreams", c.AccountingUpstreams)
 	if err != nil {
 		return err
+	}
+	for _, u := range append(slices.Clip(ups), acct...) {
+		u.group = g
 	}
 	for i, sc := range c.Sources {
 		if sc.Name == "" {

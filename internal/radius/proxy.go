@@ -25,6 +25,7 @@ type ProxyOptions struct {
 	MaxConversations int           // conversations waiting for the NAS after a Challenge; 65,536
 	MaxInFlight      int           // requests being forwarded at once; 4,096
 	Logger           *slog.Logger  // for upstream state changes and Sink errors; never given a secret
+	Health           *Health       // told of every upstream's answers and silences (optional)
 }
 
 // Proxy is the RADIUS authentication proxy (RFC 2865, 3579; decisions
@@ -416,6 +417,7 @@ func (p *Proxy) order(ups []*upstream) []*upstream {
 }
 
 func (p *Proxy) setDead(u *upstream) {
+	p.opts.Health.observe(u, UpstreamAuth, false, time.Now())
 	p.mu.Lock()
 	_, was := p.dead[u.text]
 	p.dead[u.text] = time.Now().Add(p.opts.DeadTime)
@@ -426,6 +428,7 @@ func (p *Proxy) setDead(u *upstream) {
 }
 
 func (p *Proxy) setAlive(u *upstream) {
+	p.opts.Health.observe(u, UpstreamAuth, true, time.Now())
 	p.mu.Lock()
 	_, was := p.dead[u.text]
 	delete(p.dead, u.text)
