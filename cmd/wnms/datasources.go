@@ -77,8 +77,24 @@ func (s *server) listenDataSources() error {
 // configuration and registers the listeners' counters.
 func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 	log := s.log
+	// Traffic is an AP's heartbeat: written at most every 5 s, and a few
+	// times within the AP timeout however short.
+	// An upstream that stops answering or answers again raises
+	// upstreamDown or upstreamUp (event stream, webhooks, SNMP trap), off
+	// the RADIUS path.
+	hub := s.api.Hub
+	health := &radius.Health{OnChange: func(u radius.UpstreamStatus) {
+		log.Info("RADIUS upstream state", "customer_id", u.Group, "upstream", u.Address, "kind", u.Kind, "up", u.Up)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			hub.UpstreamChange(ctx, u.Group, u.Address, u.Kind, u.Up)
+		}()
+	}}
 	d := &dataSources{bridge: &datasource.Bridge{Store: s.st, Ingest: s.api.Telemetry, Radius: &radius.Settings{},
-		Log: log, Registry: reg}}
+		Log: log, Registry: reg, Heartbeat: s.api.Telemetry,
+		HeartbeatEvery: min(datasource.DefaultHeartbeatEvery, s.c.apTimeout/5),
+		Health:         health, RadiusOn: s.radiusAuthConn != nil || s.radiusAcctConn != nil, SyslogOn: s.syslogConn != nil}}
 	// No upstream may be one of these listeners: a request sent there
 	// would come back to be sent there again.
 	var own []netip.AddrPort
@@ -95,6 +111,7 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 		log.Error("data sources: the stored configuration is not in force yet", "err", err)
 	}
 	s.api.CheckDataSources = d.bridge.Check
+	s.api.DataSourceStatus = d.bridge.Status
 	s.api.OnDataSourcesChange = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -103,10 +120,10 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 		}
 	}
 	if s.radiusAuthConn != nil {
-		d.proxy = radius.NewProxy(d.bridge.Radius, d.bridge, radius.ProxyOptions{Logger: log})
+		d.proxy = radius.NewProxy(d.bridge.Radius, d.bridge, radius.ProxyOptions{Logger: log, Health: health})
 	}
 	if s.radiusAcctConn != nil {
-		d.acct = radius.NewAccounting(d.bridge.Radius, d.bridge, radius.AccountingOptions{Logger: log})
+		d.acct = radius.NewAccounting(d.bridge.Radius, d.bridge, radius.AccountingOptions{Logger: log, Health: health})
 	}
 	if s.syslogConn != nil {
 		d.assembler = &syslog.Assembler{Sink: syslog.SinkFunc(d.bridge.EmitSyslog), Owner: d.bridge.SyslogOwner}

@@ -14,8 +14,10 @@
 // of the record's SSID, else the AP's first. The AP must lie at or below
 // the source's location. A record no AP of the customer matches (or whose
 // AP has no radio) is placed at the source's location, with the BSSID it
-// names (or none) and channel 0, not known: it has no band, and counts in
-// the baselines of any band only. Such records are counted apart
+// names (or none) and no radio: its channel and band are not known (the
+// ingest takes channel 0 for that, and the reads answer null), so band
+// filters leave it out and it counts in the baselines of any band (the
+// location's totals) only. Such records are counted apart
 // (wnms_datasource_unmatched_total): register the APs (POST
 // /V5/ingest/aps with their radios and ipAddress) to place them.
 package datasource
@@ -57,6 +59,16 @@ type Ingester interface {
 	IngestSource(ctx context.Context, c *wnms.Caller, kind string, body []byte, at int64) (*telemetry.Result, error)
 }
 
+// Heartbeater records that APs were heard from
+// (telemetry.Service.HeartbeatAPs).
+type Heartbeater interface {
+	HeartbeatAPs(ctx context.Context, customerID int64, boxIDs []int64) error
+}
+
+// DefaultHeartbeatEvery is how often at most one AP's heartbeat is
+// written for the records attributed to it.
+const DefaultHeartbeatEvery = 5 * time.Second
+
 // Bridge holds the configuration in force and is the Sink of both
 // listeners.
 type Bridge struct {
@@ -65,6 +77,18 @@ type Bridge struct {
 	Radius   *radius.Settings // the listeners' settings, swapped on Reload
 	Log      *slog.Logger
 	Registry *metrics.Registry // optional: records by source and outcome
+
+	// Heartbeat, if set, is told of the APs each stored record was placed
+	// at: traffic attributed to an AP is its heartbeat (decisions §21), at
+	// most one write per AP per HeartbeatEvery (DefaultHeartbeatEvery if
+	// 0; keep it well under the AP timeout).
+	Heartbeat      Heartbeater
+	HeartbeatEvery time.Duration
+	// Health follows the RADIUS upstreams' answers (given to the proxy
+	// and the accounting server too), for Status; RadiusOn and SyslogOn
+	// say which listeners this server runs.
+	Health             *radius.Health
+	RadiusOn, SyslogOn bool
 
 	table     atomic.Pointer[table]
 	records   *metrics.CounterVec
@@ -80,6 +104,16 @@ type Bridge struct {
 
 	groupsMu sync.Mutex
 	groups   map[string]*group // by source and kind: see emitGrouped
+
+	beatsMu sync.Mutex
+	beats   map[int64]time.Time // AP boxId → when its last heartbeat was written
+
+	heardMu sync.Mutex
+	heard   map[heardAt]struct{} // where held accepts were seen since the last release
+
+	statsMu     sync.Mutex
+	sourceStats map[string]*sourceStats // by "customer/name": see Status
+	upstreams   map[int64][][2]string   // each customer's upstreams in force, kind and address (mu)
 }
 
 // group gathers the records of concurrent Emit calls of one source and
@@ -128,6 +162,9 @@ const (
 	OutcomeRejected  = "rejected" // refused by ingest (a bad field, an AP outside the source's location)
 	OutcomeUnplaced  = "unplaced" // no source to place it at (removed meanwhile, or not a syslog source)
 	OutcomeDropped   = "dropped"  // a held RADIUS Success let go past every cap between two releases
+	// OutcomeUnmatched counts, in a source's status only, its records no
+	// AP matched (each also counted by one of the outcomes above).
+	OutcomeUnmatched = "unmatched"
 )
 
 func (b *Bridge) init() {
@@ -169,6 +206,16 @@ func (b *Bridge) Reload(ctx context.Context) error {
 		}
 	}
 	b.table.Store(t)
+	b.forgetStats(t)
+	b.upstreams = map[int64][][2]string{}
+	for customer, d := range all {
+		for _, u := range d.Radius.Upstreams {
+			b.upstreams[customer] = append(b.upstreams[customer], [2]string{radius.UpstreamAuth, u.Address})
+		}
+		for _, u := range d.Radius.AccountingUpstreams {
+			b.upstreams[customer] = append(b.upstreams[customer], [2]string{radius.UpstreamAccounting, u.Address})
+		}
+	}
 	// Said when they change, not at every reload.
 	if text := errors.Join(problems...); text == nil && b.problems != "" {
 		b.problems = ""
@@ -402,7 +449,9 @@ func (b *Bridge) SyslogOwner(a netip.Addr) int64 {
 // source that also sends syslog waits up to AcceptHold for the syslog
 // Success of the same client, which then carries its aaaLatency and
 // radiusPrimaryIP beside its own dhcpLatency; when none comes in time it
-// is stored as it is.
+// is stored as it is. The merged Success keeps the accept's username
+// (the accepted request's User-Name) and, when no DHCP ACK gave one, its
+// Framed-IP-Address.
 func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, records []json.RawMessage) error {
 	b.init()
 	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
@@ -411,6 +460,7 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 		b.records.With("radius", kind, OutcomeUnplaced).Add(uint64(len(records)))
 		return nil
 	}
+	b.heardFrom(e, time.Now())
 	recs := make([]map[string]any, 0, len(records))
 	for _, raw := range records {
 		var m map[string]any
@@ -437,6 +487,9 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 func (b *Bridge) HoldSuccess(src radius.Source, rec json.RawMessage) bool {
 	b.init()
 	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
+	if ok {
+		b.heardFrom(e, time.Now())
+	}
 	var m map[string]any
 	return ok && e.src.Syslog && json.Unmarshal(rec, &m) == nil && b.holdAccept(e, m)
 }
@@ -449,6 +502,7 @@ func (b *Bridge) holdAccept(e *entry, m map[string]any) bool {
 		return false
 	}
 	b.accepts.holdOrLetGo(e, m, time.Now())
+	b.heardAccept(e, m)
 	return true
 }
 
@@ -744,6 +798,7 @@ func (b *Bridge) releaseHeld(ctx context.Context) {
 	hs, dropped := b.accepts.expired(time.Now().Add(-AcceptHold))
 	b.records.With("radius", telemetry.KindEvents, OutcomeDropped).Add(dropped)
 	b.ingestHeld(ctx, hs)
+	b.heartbeatHeld(ctx)
 }
 
 // EmitSyslog is the syslog assembler's Sink.
@@ -754,6 +809,7 @@ func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslo
 		b.records.With("syslog", telemetry.KindEvents, OutcomeUnplaced).Add(uint64(len(events)))
 		return nil
 	}
+	b.heardFrom(e, time.Now())
 	raw, err := syslog.MarshalBatch(events)
 	if err != nil {
 		return err
@@ -784,10 +840,16 @@ func (b *Bridge) withAccepts(e *entry, events []syslog.ClientEvent, all []map[st
 		if r["eventType"] == telemetry.Success {
 			mac, _ := r["macAddress"].(string)
 			if h := b.accepts.take(e, mac, events[i].AssocSeen, events[i].AuthSeen); h != nil {
-				for _, f := range []string{"aaaLatency", "radiusPrimaryIP"} {
+				// The accepted request's User-Name is the client's 802.1X
+				// identity, which syslog does not tell.
+				for _, f := range []string{"aaaLatency", "radiusPrimaryIP", "username"} {
 					if v, ok := h.rec[f]; ok {
 						r[f] = v
 					}
+				}
+				// The DHCP ACK's address, else the one the RADIUS server gave.
+				if _, ok := r["ip"]; !ok && h.rec["ip"] != nil {
+					r["ip"] = h.rec["ip"]
 				}
 				if _, ok := r["authenticationTimestamp"]; !ok {
 					r["authenticationTimestamp"] = h.rec["authenticationTimestamp"]
@@ -835,6 +897,7 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 		}
 	}
 	var placed []map[string]any
+	var boxes []int64 // the AP of each placed record, 0 for none
 	unmatched := 0
 	for _, r := range recs {
 		ap := byBSSID[str(r, "bssid")]
@@ -847,6 +910,14 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 		if ap == nil && from.IsValid() {
 			ap = byIP[from.String()]
 		}
+		if ap == nil {
+			// Listed in the source's status, to be registered.
+			addr := str(r, "nasIpAddress")
+			if addr == "" && from.IsValid() {
+				addr = from.String()
+			}
+			b.noAP(e, str(r, "bssid"), str(r, "nasIdentifier"), addr, time.Now())
+		}
 		delete(r, "nasIdentifier")
 		delete(r, "nasIpAddress")
 		if ap == nil || len(ap.Radios) == 0 {
@@ -854,6 +925,7 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 			unmatched++
 			r["channel"] = 0
 			placed = append(placed, r)
+			boxes = append(boxes, boxOf(ap))
 			continue
 		}
 		radio := ap.Radios[0]
@@ -871,6 +943,7 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 			r["associatedAPName"] = ap.Name
 		}
 		placed = append(placed, r)
+		boxes = append(boxes, ap.BoxID)
 	}
 	if unmatched > 0 {
 		b.unmatched.With(via, kind).Add(uint64(unmatched))
@@ -891,6 +964,23 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 	if err != nil {
 		return err
 	}
+	// The APs of the records stored (or stored before: a retransmission
+	// is traffic too) were heard from.
+	refused := map[int]bool{}
+	for _, x := range res.Rejected {
+		refused[x.Index] = true
+	}
+	var heard []int64
+	for i, box := range boxes {
+		if box != 0 && !refused[i] && !slices.Contains(heard, box) {
+			heard = append(heard, box)
+		}
+	}
+	b.heartbeat(ctx, e.customer, heard)
+	b.count(e, OutcomeAccepted, res.Accepted)
+	b.count(e, OutcomeDuplicate, res.Duplicates)
+	b.count(e, OutcomeRejected, len(res.Rejected))
+	b.count(e, OutcomeUnmatched, unmatched)
 	b.records.With(via, kind, OutcomeAccepted).Add(uint64(res.Accepted))
 	b.records.With(via, kind, OutcomeDuplicate).Add(uint64(res.Duplicates))
 	if n := len(res.Rejected); n > 0 {

@@ -32,13 +32,17 @@ type ClientEvent struct {
 	AssociationTimestamp    int64   `json:"associationTimestamp,omitempty"`
 	AuthenticationTimestamp int64   `json:"authenticationTimestamp,omitempty"`
 	NetworkTimestamp        int64   `json:"networkTimestamp,omitempty"`
-	DHCPLatency             int64   `json:"dhcpLatency,omitempty"`
+	DHCPLatency             *int64  `json:"dhcpLatency,omitempty"` // absent without a DHCP ACK; 0 is measured
 	FailureCode             int     `json:"failureCode,omitempty"`
 	SubFailureCode          int     `json:"subFailureCode,omitempty"`
 	CategoryCode            int     `json:"categoryCode,omitempty"`
 	TypeCode                int     `json:"typeCode,omitempty"`
 	SubTypeCode             int     `json:"subTypeCode,omitempty"`
 	IP                      *string `json:"ip,omitempty"`
+	// HostName and ClientName are, on a Success with a DHCP ACK, the host
+	// name the ACK gave the client: the client takes it as its name.
+	HostName   string `json:"hostName,omitempty"`
+	ClientName string `json:"clientName,omitempty"`
 
 	// Interface is the hostapd interface (or, for an event only a DHCP
 	// server saw, the server's interface) the connection was seen on.
@@ -211,9 +215,11 @@ type client struct {
 	authSeen   time.Time // when auth's line was received
 	keyTimeout obsRef    // the first EAPOL-Key timeout of the attempt
 	dhcp       obsRef    // the first DHCP exchange of the attempt
-	outcome    bool      // Success or Failure made: the attempt is over
-	gone       bool      // disconnected
-	failures   []int     // the failure causes made this attempt, each made once
+	ackIP      string    // the address and host name of the attempt's DHCP ACK
+	ackName    string
+	outcome    bool  // Success or Failure made: the attempt is over
+	gone       bool  // disconnected
+	failures   []int // the failure causes made this attempt, each made once
 	touched    time.Time
 }
 
@@ -546,7 +552,7 @@ func (a *Assembler) succeed(c *client, ack obsRef) {
 	if ack.program != "" {
 		e = newEvent(ack, c.key.mac, telemetry.Success, "success")
 		e.NetworkTimestamp = ack.at
-		e.DHCPLatency = max(0, ack.at-auth)
+		latency := max(0, ack.at-auth)
 		// With whole seconds at either end (RFC 3164), the lines' own
 		// times would give whole seconds: wnms's receive times measure it
 		// to the millisecond instead.
@@ -555,8 +561,14 @@ func (a *Assembler) succeed(c *client, ack obsRef) {
 			authRx, authWhole = c.assocSeen.UnixMilli(), c.assocWhole
 		}
 		if ack.whole || authWhole {
-			e.DHCPLatency = max(0, ack.rx-authRx)
+			latency = max(0, ack.rx-authRx)
 		}
+		e.DHCPLatency = &latency
+		if c.ackIP != "" {
+			ip := c.ackIP
+			e.IP = &ip
+		}
+		e.HostName, e.ClientName = c.ackName, c.ackName
 	} else {
 		e = newEvent(c.auth, c.key.mac, telemetry.Success, "success_without_dhcp")
 	}
@@ -741,6 +753,7 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		}
 		a.add(c, e)
 		if !c.outcome && c.associated {
+			c.ackIP, c.ackName = ip, o.HostName
 			a.succeed(c, ref)
 		}
 	case DHCPNak:

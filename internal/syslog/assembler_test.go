@@ -172,6 +172,8 @@ func ms(n int64) int64 { return t0.UnixMilli() + n }
 
 func ipp(s string) *string { return &s }
 
+func ptr[T any](v T) *T { return &v }
+
 // checkIngest proves the records are what ingest takes: each, with the
 // BSSID and channel the caller fills, passes telemetry.ParseEvent.
 func checkIngest(t *testing.T, events []ClientEvent) {
@@ -219,7 +221,7 @@ func TestAssemblerSuccess(t *testing.T) {
 		{MacAddress: sta, EventType: "Intermediate", Timestamp: ms(0), CategoryCode: 1, TypeCode: 1, Interface: "wlan0"},
 		{MacAddress: sta, EventType: "Intermediate", Timestamp: ms(940), CategoryCode: 3, TypeCode: 30, IP: ipp("10.66.0.5"), Interface: "wlan0"},
 		{MacAddress: sta, EventType: "Success", Timestamp: ms(940), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(40),
-			NetworkTimestamp: ms(940), DHCPLatency: 900, Interface: "wlan0"},
+			NetworkTimestamp: ms(940), DHCPLatency: ptr(int64(900)), IP: ipp("10.66.0.5"), HostName: "phone", ClientName: "phone", Interface: "wlan0"},
 		{MacAddress: sta, EventType: "Intermediate", Timestamp: ms(60000), CategoryCode: 3, TypeCode: 30, IP: ipp("10.66.0.5"), Interface: "wlan0"},
 	}
 	if diff := cmp.Diff(want, summary(got)); diff != "" {
@@ -251,7 +253,7 @@ func TestAssemblerDHCPElsewhere(t *testing.T) {
 		{MacAddress: sta, EventType: "Intermediate", Timestamp: ms(0), CategoryCode: 1, TypeCode: 1, BSSID: "02:AA:00:00:00:09", Interface: "wlan0"},
 		{MacAddress: sta, EventType: "Intermediate", Timestamp: ms(500), CategoryCode: 3, TypeCode: 30, IP: ipp("10.1.2.3"), BSSID: "02:AA:00:00:00:09", Interface: "wlan0"},
 		{MacAddress: sta, EventType: "Success", Timestamp: ms(500), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(60),
-			NetworkTimestamp: ms(500), DHCPLatency: 440, BSSID: "02:AA:00:00:00:09", Interface: "wlan0"},
+			NetworkTimestamp: ms(500), DHCPLatency: ptr(int64(440)), IP: ipp("10.1.2.3"), HostName: "pc", ClientName: "pc", BSSID: "02:AA:00:00:00:09", Interface: "wlan0"},
 	}
 	if diff := cmp.Diff(want, summary(got)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
@@ -300,7 +302,7 @@ func TestAssemblerFailures(t *testing.T) {
 			dnsmasq(1500, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00"),
 		},
 		want: []ClientEvent{{EventType: "Success", Timestamp: ms(1500), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(1100),
-			NetworkTimestamp: ms(1500), DHCPLatency: 400}},
+			NetworkTimestamp: ms(1500), DHCPLatency: ptr(int64(400)), IP: ipp("10.66.0.5")}},
 	}, {
 		name:  "802.1X rejected",
 		lines: []line{assoc, hostapd(800, "STA 02:00:00:00:01:00 IEEE 802.1X: authentication failed - EAP type: 25 (PEAP)")},
@@ -315,7 +317,7 @@ func TestAssemblerFailures(t *testing.T) {
 		},
 		want: []ClientEvent{
 			{EventType: "Failure", Timestamp: ms(201), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(30), FailureCode: 3, SubFailureCode: 302},
-			{EventType: "Success", Timestamp: ms(900), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(30), NetworkTimestamp: ms(900), DHCPLatency: 870},
+			{EventType: "Success", Timestamp: ms(900), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(30), NetworkTimestamp: ms(900), DHCPLatency: ptr(int64(870)), IP: ipp("10.66.0.5")},
 		},
 	}, {
 		name: "dnsmasq has no address",
@@ -685,9 +687,9 @@ func TestAssemblerWiredPort(t *testing.T) {
 	}
 	want := []ClientEvent{
 		{MacAddress: sta, EventType: "Success", Timestamp: ms(900), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(180),
-			NetworkTimestamp: ms(900), DHCPLatency: 720, Interface: "wlan0"},
+			NetworkTimestamp: ms(900), DHCPLatency: ptr(int64(720)), IP: ipp("10.66.0.5"), Interface: "wlan0"},
 		{MacAddress: "02:00:00:00:02:00", EventType: "Success", Timestamp: ms(2500), AssociationTimestamp: ms(2000),
-			AuthenticationTimestamp: ms(2100), NetworkTimestamp: ms(2500), DHCPLatency: 400, Interface: "wlan0"},
+			AuthenticationTimestamp: ms(2100), NetworkTimestamp: ms(2500), DHCPLatency: ptr(int64(400)), IP: ipp("10.66.0.6"), Interface: "wlan0"},
 	}
 	if diff := cmp.Diff(want, summary(successes)); diff != "" {
 		t.Errorf("successes (-want +got):\n%s", diff)
@@ -782,8 +784,8 @@ func TestAssemblerLatencyWholeSeconds(t *testing.T) {
 			a.Flush(context.Background())
 			var got []int64
 			for _, e := range rec.events(ap) {
-				if e.EventType == "Success" {
-					got = append(got, e.DHCPLatency)
+				if e.EventType == "Success" && e.DHCPLatency != nil {
+					got = append(got, *e.DHCPLatency)
 				}
 			}
 			if len(got) != 1 || got[0] != tt.want {

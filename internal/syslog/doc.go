@@ -29,7 +29,8 @@
 //	                                    (AP-STA-CONNECTED or the key handshake; 802.1X success
 //	                                    if no key line), networkTimestamp, dhcpLatency (ms,
 //	                                    from authentication, or association on an open network;
-//	                                    never negative, as the DHCP server's clock may differ)
+//	                                    never negative, as the DHCP server's clock may differ),
+//	                                    ip and hostName (and clientName) from the ACK
 //	DHCP ACK                            Intermediate 3/30 DHCP lease obtained, with ip
 //	PSK mismatch, invalid MIC in 2/4,   Failure 2/201 Wrong pre-shared key
 //	  key retry limit, or EAPOL-Key

@@ -114,7 +114,7 @@ func TestLoggerToEvents(t *testing.T) {
 	e := success[0]
 	if e.MacAddress != "02:00:00:00:0A:01" || e.Interface != "veth0" || e.AssociationTimestamp == 0 ||
 		e.AuthenticationTimestamp < e.AssociationTimestamp || e.NetworkTimestamp < e.AuthenticationTimestamp ||
-		e.DHCPLatency != e.NetworkTimestamp-e.AuthenticationTimestamp {
+		e.DHCPLatency == nil || *e.DHCPLatency != e.NetworkTimestamp-e.AuthenticationTimestamp {
 		t.Errorf("Success %+v", e)
 	}
 	if d := time.Since(time.UnixMilli(e.Timestamp)); d < 0 || d > time.Minute {
@@ -240,7 +240,7 @@ func TestLoggerRFC3164LatencySubSecond(t *testing.T) {
 			success = append(success, e)
 		}
 	}
-	if len(success) != 1 || success[0].DHCPLatency != 350 {
+	if len(success) != 1 || success[0].DHCPLatency == nil || *success[0].DHCPLatency != 350 {
 		t.Fatalf("Successes %+v, want one with dhcpLatency 350", success)
 	}
 }

@@ -299,6 +299,7 @@ func checkHostPort(v string) error {
 // radio's BSSID, by its name (a RADIUS NAS-Identifier) or by its address
 // (the packet's or line's source).
 type SourceAP struct {
+	BoxID      int64
 	Name       string
 	IPAddress  string
 	LocationID int64
