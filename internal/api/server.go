@@ -106,6 +106,9 @@ type Server struct {
 	Hub *notify.Hub
 	// Webhooks delivers the outbox's events to the webhooks.
 	Webhooks *notify.Dispatcher
+	// StreamRecheck is how often an open event stream checks its
+	// session (DefaultStreamRecheck when 0).
+	StreamRecheck time.Duration
 }
 
 // New builds the server and its routes. m holds the HTTP series both
