@@ -52,6 +52,7 @@ type serveConfig struct {
 	shutdownTimeout time.Duration
 	bootstrapKeyID  string
 	bootstrapValue  string
+	bootstrapParent bool // --bootstrap-key-cluster-parent
 	maxConnsPerAddr int
 	maxConns        int
 	apTimeout       time.Duration
@@ -121,6 +122,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for requests to drain")
 	fs.StringVar(&c.bootstrapKeyID, "bootstrap-key-id", "", "key id of the first admin key (with --bootstrap-key-value)")
 	fs.StringVar(&c.bootstrapValue, "bootstrap-key-value", "", "key value of the first admin key")
+	fs.BoolVar(&c.bootstrapParent, "bootstrap-key-cluster-parent", false, "make the first admin key from --bootstrap-key-id and --bootstrap-key-value a cluster parent's key (as wnms apikey create --cluster-parent does), for a child server whose parent uses it")
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-addr", 256, "open connections one source address may hold on each listener (0: no limit)")
 	fs.IntVar(&c.maxConns, "max-conns", 0, "open connections each listener holds in all (0: each listener takes half of three quarters of the raised open-file limit)")
 	fs.DurationVar(&c.apTimeout, "ap-timeout", telemetry.DefaultAPTimeout, "how long an AP may be silent before it counts as down")
@@ -567,7 +569,7 @@ func bootstrap(ctx context.Context, st *store.Store, a *auth.Service, c serveCon
 		return errors.New("set both WNMS_BOOTSTRAP_KEY_ID and WNMS_BOOTSTRAP_KEY_VALUE, or neither")
 	}
 	if c.bootstrapKeyID != "" {
-		if err := a.CreateKeyWithValue(ctx, u, c.bootstrapKeyID, c.bootstrapValue); err != nil {
+		if err := a.CreateKeyWithValue(ctx, u, c.bootstrapKeyID, c.bootstrapValue, c.bootstrapParent); err != nil {
 			return err
 		}
 		log.Info("bootstrap admin key installed from the environment", "key_id", c.bootstrapKeyID)
@@ -631,6 +633,8 @@ func (c *serveConfig) validate(cmd *command) error {
 		return bad("baseline-min-samples", c.baselineMin, "must be at least 1")
 	case (c.bootstrapKeyID == "") != (c.bootstrapValue == ""):
 		return usagef("--bootstrap-key-id and --bootstrap-key-value go together")
+	case c.bootstrapParent && c.bootstrapKeyID == "":
+		return usagef("%s needs --bootstrap-key-id and --bootstrap-key-value", cmd.origin("bootstrap-key-cluster-parent"))
 	case c.databaseURL != "" && !strings.HasPrefix(c.databaseURL, "postgres://") && !strings.HasPrefix(c.databaseURL, "postgresql://"):
 		return usagef("%s must start with postgres://", cmd.origin("database-url"))
 	}
