@@ -274,3 +274,43 @@ func TestAuditCoversEveryWriteRoute(t *testing.T) {
 		}
 	})
 }
+
+// The value of every credential-like query parameter is *** in the audit
+// log and in the configChanged event the event stream sends, whatever its
+// case: before, keyValue and auth were stored as sent, and streamed to
+// every caller allowed at the root.
+func TestAuditMasksCredentialParameters(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		e := f.E
+		startHub(t, e)
+		_, viewer := e.NewUser(t, apitest.UserSpec{Role: wnms.Viewer})
+		stream := openStream(t, e, viewer, -1, "?kinds=configChanged")
+		secrets := map[string]string{
+			"keyValue": "sekrit-kv-1", "KEYVALUE": "sekrit-kv-2", "auth": "sekrit-auth-3", "X-Auth-Token": "sekrit-4",
+			"credential": "sekrit-cred-5", "Credentials": "sekrit-cred-6", "cookie": "sekrit-cookie-7", "SetCookie": "sekrit-8",
+			"password": "sekrit-pw-9", "key": "sekrit-key-10",
+		}
+		q := "?locationid=0"
+		for name, v := range secrets {
+			q += "&" + name + "=" + v
+		}
+		r := e.Admin.Expect(http.StatusOK, "PUT", "/V5/templates"+q, profilesBody("masked-query"))
+		recs := findAudit(readAudit(t, e.Admin, "?resourcetype=templates"), r)
+		if len(recs) != 1 {
+			t.Fatalf("%d records of the call, want 1", len(recs))
+		}
+		ev := stream.next(t, 1)[0]
+		for name, v := range secrets {
+			if strings.Contains(recs[0].Path, v) || !strings.Contains(recs[0].Path, name+"=***") {
+				t.Errorf("audit path %q: %s not masked", recs[0].Path, name)
+			}
+			if strings.Contains(string(ev.Event.Data), v) {
+				t.Errorf("the event stream shows %s's value: %s", name, ev.Event.Data)
+			}
+		}
+		if !strings.Contains(recs[0].Path, "locationid=0") {
+			t.Errorf("audit path %q lost an ordinary parameter", recs[0].Path)
+		}
+	})
+}

@@ -176,11 +176,15 @@ func AuditFrom(ctx context.Context) *AuditEntry {
 	return e
 }
 
-// secretWords mark a query parameter whose value is a secret.
-var secretWords = []string{"pass", "secret", "token", "community", "apikey", "authkey", "privkey", "jsessionid"}
+// secretWords mark a query parameter whose value is a secret, matched
+// anywhere in its name whatever the case (keyValue, X-Auth-Token,
+// credentials, cookie: decisions §23).
+var secretWords = []string{"pass", "secret", "token", "community", "apikey", "authkey", "privkey", "jsessionid",
+	"keyvalue", "auth", "credential", "cookie"}
 
 // IsSecretName reports whether a parameter or field of this name holds a
-// secret (a password, key, token, community or passphrase).
+// secret (a password, key, token, credential, cookie, community or
+// passphrase).
 func IsSecretName(name string) bool {
 	n := strings.ToLower(name)
 	if n == "key" {
