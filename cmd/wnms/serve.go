@@ -64,6 +64,7 @@ type serveConfig struct {
 	syslogListen    string // --syslog-listen (UDP and TCP)
 	clusterConfig   string
 	baselineK       float64
+	webhookPrivate  bool // --webhook-allow-private
 	baselineMin     int
 	demo            bool
 
@@ -135,6 +136,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.StringVar(&c.syslogListen, "syslog-listen", "off", "address of the syslog receiver, UDP and TCP (e.g. :514), or off")
 	fs.DurationVar(&c.retention, "retention", telemetry.DefaultRetention, "how long client events and samples are kept (purged hourly)")
 	fs.DurationVar(&c.auditRetention, "audit-retention", 400*24*time.Hour, "how long audit log records are kept (purged hourly)")
+	fs.BoolVar(&c.webhookPrivate, "webhook-allow-private", false, "let webhooks reach loopback, private (RFC 1918, fc00::/7) and this server's own addresses; only a SUPERUSER may set such a target")
 	fs.BoolVar(&c.demo, "demo", false, "fill an empty store with a simulated network (7 days of history, then live) and print a key to explore it; refused on a store with other data")
 	if err := cmd.parse(args, getenv, 0); err != nil {
 		return nil, err
@@ -286,6 +288,7 @@ func (s *server) wireServices(ctx context.Context) error {
 	s.api.Telemetry.APTimeout = c.apTimeout
 	s.api.Telemetry.Retention = c.retention
 	s.api.Baselines.K, s.api.Baselines.MinSamples = c.baselineK, c.baselineMin
+	s.api.Webhooks.Targets.AllowPrivate = c.webhookPrivate
 	// SNMP: this start's engine boots, the trap sender and the agent.
 	boots, err := st.CountUp(ctx, "snmp_engine_boots")
 	if err != nil {
