@@ -630,7 +630,7 @@ func (c *serveConfig) validate(cmd *command) error {
 		return bad("radius-acct-listen", strconv.Quote(c.radiusAcct), "must be off or host:port")
 	case !listenAddr(c.syslogListen):
 		return bad("syslog-listen", strconv.Quote(c.syslogListen), "must be off or host:port")
-	case c.baselineK <= 0 || c.baselineK > 10:
+	case !(c.baselineK > 0 && c.baselineK <= 10): // NaN too (finite refused it already)
 		return bad("baseline-k", c.baselineK, "must be above 0 and at most 10")
 	case c.baselineMin < 1:
 		return bad("baseline-min-samples", c.baselineMin, "must be at least 1")
