@@ -263,6 +263,7 @@ func TestServeBadFlagsChangeNothing(t *testing.T) {
 		{"baseline-k above 10", []string{"--baseline-k", "10.5"}, nil, "--baseline-k 10.5: must be above 0 and at most 10"},
 		{"baseline-k NaN from the environment", nil, map[string]string{"WNMS_BASELINE_K": "NaN"}, "WNMS_BASELINE_K"},
 		{"baseline-min-samples", []string{"--baseline-min-samples", "0"}, nil, "--baseline-min-samples"},
+		{"allowed-hosts with a scheme", []string{"--allowed-hosts", "https://wnms.example.com"}, nil, "--allowed-hosts"},
 		{"sqlite-cache-mib", []string{"--sqlite-cache-mib", "-1"}, nil, "--sqlite-cache-mib"},
 		{"tls-cert alone", []string{"--tls-cert", "x.pem"}, nil, "--tls-key"},
 		{"bootstrap key id alone", []string{"--bootstrap-key-id", "k"}, nil, "--bootstrap-key-value"},

@@ -65,6 +65,7 @@ type serveConfig struct {
 	clusterConfig   string
 	baselineK       float64
 	webhookPrivate  bool // --webhook-allow-private
+	allowedHosts    string
 	baselineMin     int
 	demo            bool
 
@@ -119,11 +120,12 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug (logs every request), info, warn or error")
 	fs.IntVar(&c.serverID, "server-id", 1, "serverID of this server (system info, analytics server_id)")
-	fs.StringVar(&c.serverURL, "server-url", "", "public URL of this server, shown in system info")
+	fs.StringVar(&c.serverURL, "server-url", "", "public URL of this server, shown in system info (its host name is one the listeners answer to)")
+	fs.StringVar(&c.allowedHosts, "allowed-hosts", "", "host names the listeners answer to besides IP addresses and localhost, comma-separated (.example.com: every name below; *: any). Empty: any name, except on a loopback listener, which answers only to IP addresses and localhost (against DNS rebinding)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for requests to drain")
 	fs.StringVar(&c.bootstrapKeyID, "bootstrap-key-id", "", "key id of the first admin key (with --bootstrap-key-value)")
 	fs.StringVar(&c.bootstrapValue, "bootstrap-key-value", "", "key value of the first admin key")
-	fs.BoolVar(&c.bootstrapParent, "bootstrap-key-cluster-parent", false, "make the first admin key from --bootstrap-key-id and --bootstrap-key-value a cluster parent's key (as wnms apikey create --cluster-parent does), for a child server whose parent uses it")
+	fs.BoolVar(&c.bootstrapParent, "bootstrap-key-cluster-parent", false, "make the first admin key from --bootstrap-key-id and --bootstrap-key-value a cluster parent's key, for a child server whose parent logs in with it")
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-addr", 256, "open connections one source address may hold on each listener (0: no limit)")
 	fs.IntVar(&c.maxConns, "max-conns", 0, "open connections each listener holds in all (0: each listener takes half of three quarters of the raised open-file limit)")
 	fs.DurationVar(&c.apTimeout, "ap-timeout", telemetry.DefaultAPTimeout, "how long an AP may be silent before it counts as down")
@@ -333,7 +335,33 @@ func (s *server) wireServices(ctx context.Context) error {
 		s.api.Router.Intercept = s.cluster.Intercept
 		s.an.Router.Intercept = s.cluster.InterceptAnalytics
 	}
+	s.api.Router.Hosts = c.hosts(s.apiLn.Addr())
+	s.an.Router.Hosts = c.hosts(s.anLn.Addr())
 	return nil
+}
+
+// hosts is the Host header check of the listener at addr: the names of
+// --allowed-hosts and the host of --server-url.
+func (c *serveConfig) hosts(addr net.Addr) *httpkit.Hosts {
+	h := &httpkit.Hosts{Names: hostNames(c.allowedHosts)}
+	if u, err := url.Parse(c.serverURL); err == nil && u.Hostname() != "" {
+		h.Names = append(h.Names, u.Hostname())
+	}
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		h.Loopback = ta.IP.IsLoopback()
+	}
+	return h
+}
+
+// hostNames splits --allowed-hosts.
+func hostNames(list string) []string {
+	var out []string
+	for n := range strings.SplitSeq(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // run serves both listeners, tells ready where they are, starts the
@@ -632,6 +660,8 @@ func (c *serveConfig) validate(cmd *command) error {
 		return bad("syslog-listen", strconv.Quote(c.syslogListen), "must be off or host:port")
 	case !(c.baselineK > 0 && c.baselineK <= 10): // NaN too (finite refused it already)
 		return bad("baseline-k", c.baselineK, "must be above 0 and at most 10")
+	case strings.ContainsAny(c.allowedHosts, "/:@"):
+		return bad("allowed-hosts", strconv.Quote(c.allowedHosts), "must be host names separated by commas, without scheme or port")
 	case c.baselineMin < 1:
 		return bad("baseline-min-samples", c.baselineMin, "must be at least 1")
 	case (c.bootstrapKeyID == "") != (c.bootstrapValue == ""):
