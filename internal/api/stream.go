@@ -84,7 +84,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) error {
 	_ = rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
+	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	out := &sseWriter{w: bufio.NewWriterSize(w, 8<<10), rc: rc, customer: c.CustomerID(), scope: scope, kinds: p.Kinds}
