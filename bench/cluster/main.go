@@ -48,8 +48,9 @@ func main() {
 	child := open()
 	parent := open()
 
-	// The real child gets a key for the parent; the fake ones accept any.
-	childKey, childValue, err := child.Key(ctx)
+	// The real child gets a cluster parent's key for the parent; the fake
+	// ones accept any.
+	childKey, childValue, err := child.ParentKey(ctx)
 	check(err)
 	cfg := &cluster.Config{Children: []cluster.ChildConfig{{ChildID: 1, Name: "real", URL: strings.TrimSuffix(child.Base, "/new/webservice"),
 		KeyID: childKey, KeyValue: childValue}}}

@@ -16,8 +16,10 @@ import (
 const apikeyUsage = `usage: wnms apikey <action> [flags]
 
 actions:
-  create --login NAME --role ROLE [--customer ID]
-            create the API user if needed and a new key for it; prints {"keyId","keyValue",...} once
+  create --login NAME --role ROLE [--customer ID] [--cluster-parent]
+            create the API user if needed and a new key for it; prints {"keyId","keyValue",...} once;
+            --cluster-parent makes the key a cluster parent's, the only kind whose calls may act
+            for the parent's users
   list      list the keys of every customer (never their values)
   revoke KEYID
             revoke a key and end its sessions
@@ -37,6 +39,7 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 		cmd              *command
 		login, role      string
 		customer         int64
+		clusterParent    bool
 		keyID            string
 		maxArgs          int
 		action, restArgs = args[0], args[1:]
@@ -50,6 +53,7 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 		cmd.fs.StringVar(&login, "login", "", "login id of the API user (created if it does not exist)")
 		cmd.fs.StringVar(&role, "role", "", "role of a new API user: VIEWER, OPERATOR, POWERUSER, ADMINISTRATOR or SUPERUSER")
 		cmd.fs.Int64Var(&customer, "customer", wnms.OnPremCustomer, "customer id of a new API user (cloud accounts)")
+		cmd.fs.BoolVar(&clusterParent, "cluster-parent", false, "make the key for a cluster parent: put it in the parent's --cluster-config; only its sessions may send X-Wnms-Acting-For and X-Wnms-Role-Cap, which forward calls for the parent's users")
 	case "list":
 		cmd = newCommand("apikey list", "", "Lists the API keys of every customer as JSON: key id, user, customer, created and last used. Never their values.", stdout, stderr)
 	case "revoke":
@@ -83,16 +87,25 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 	enc := json.NewEncoder(stdout)
 	switch action {
 	case "create":
-		ctx := cliAudit(ctx, getenv, customer, "apikeys", "", "wnms apikey create --login "+login)
+		command := "wnms apikey create --login " + login
+		if clusterParent {
+			command += " --cluster-parent"
+		}
+		ctx := cliAudit(ctx, getenv, customer, "apikeys", "", command)
 		u, err := auth.EnsureAPIUser(ctx, st, login, role, customer)
 		if err != nil {
 			return err
 		}
-		k, value, err := a.NewKey(ctx, u)
+		newKey := a.NewKey
+		if clusterParent {
+			newKey = a.NewClusterParentKey
+		}
+		k, value, err := newKey(ctx, u)
 		if err != nil {
 			return err
 		}
-		return enc.Encode(map[string]any{"keyId": k.KeyID, "keyValue": value, "userId": u.UserID, "loginId": u.LoginID})
+		return enc.Encode(map[string]any{"keyId": k.KeyID, "keyValue": value, "userId": u.UserID, "loginId": u.LoginID,
+			"clusterParent": k.ClusterParent})
 	case "list":
 		ks, err := st.APIKeys(ctx, 0)
 		if err != nil {

@@ -31,7 +31,7 @@ func TestAuditAndWebhooksSurviveKills(t *testing.T) {
 			cfg := storetest.StoreConfig(t, b)
 			dir := t.TempDir()
 			args := []string{"--data", filepath.Join(dir, "data"), "--bootstrap-key-id", "kill-key",
-				"--bootstrap-key-value", "kill-value-0123456789"}
+				"--bootstrap-key-value", "kill-value-0123456789", "--webhook-allow-private"}
 			if cfg.DatabaseURL != "" {
 				args = append(args, "--database-url", cfg.DatabaseURL)
 			}

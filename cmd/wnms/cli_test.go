@@ -254,7 +254,16 @@ func TestServeBadFlagsChangeNothing(t *testing.T) {
 		{"shutdown-timeout", []string{"--shutdown-timeout", "-1s"}, nil, "--shutdown-timeout"},
 		{"ap-timeout", []string{"--ap-timeout", "10ms"}, nil, "--ap-timeout"},
 		{"baseline-k", []string{"--baseline-k", "0"}, nil, "--baseline-k"},
+		// Before, NaN passed the range check (every comparison with it is
+		// false) and the connectivity baseline then answered 500.
+		{"baseline-k NaN", []string{"--baseline-k", "NaN"}, nil, "--baseline-k NaN: expected a finite number"},
+		{"baseline-k nan", []string{"--baseline-k", "nan"}, nil, "--baseline-k"},
+		{"baseline-k +Inf", []string{"--baseline-k", "+Inf"}, nil, "--baseline-k +Inf: expected a finite number"},
+		{"baseline-k -infinity", []string{"--baseline-k=-infinity"}, nil, "--baseline-k"},
+		{"baseline-k above 10", []string{"--baseline-k", "10.5"}, nil, "--baseline-k 10.5: must be above 0 and at most 10"},
+		{"baseline-k NaN from the environment", nil, map[string]string{"WNMS_BASELINE_K": "NaN"}, "WNMS_BASELINE_K"},
 		{"baseline-min-samples", []string{"--baseline-min-samples", "0"}, nil, "--baseline-min-samples"},
+		{"allowed-hosts with a scheme", []string{"--allowed-hosts", "https://wnms.example.com"}, nil, "--allowed-hosts"},
 		{"sqlite-cache-mib", []string{"--sqlite-cache-mib", "-1"}, nil, "--sqlite-cache-mib"},
 		{"tls-cert alone", []string{"--tls-cert", "x.pem"}, nil, "--tls-key"},
 		{"bootstrap key id alone", []string{"--bootstrap-key-id", "k"}, nil, "--bootstrap-key-value"},

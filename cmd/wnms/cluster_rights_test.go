@@ -44,9 +44,20 @@ func TestClusterForwardKeepsCallerRights(t *testing.T) {
 	childKey := [2]string{"rights-child-key", "rights-child-value-0123456789"}
 	child := startProc(t, freeTCPPort(t), "--data", filepath.Join(dir, "child"), "--server-id", "2",
 		"--bootstrap-key-id", childKey[0], "--bootstrap-key-value", childKey[1])
+	// The parent's key on the child is made for a cluster parent, beside
+	// the running child, as the README says to.
+	code, out, stderr := runCLI([]string{"apikey", "create", "--data", filepath.Join(dir, "child"), "--login", "parent",
+		"--role", "SUPERUSER", "--cluster-parent"}, nil)
+	var parentKey struct {
+		KeyID, KeyValue string
+		ClusterParent   bool
+	}
+	if err := json.Unmarshal([]byte(out), &parentKey); code != 0 || err != nil || !parentKey.ClusterParent {
+		t.Fatalf("apikey create --cluster-parent: exit %d, %s %s", code, out, stderr)
+	}
 	file := filepath.Join(dir, "cluster.json")
 	cfg := map[string]any{"children": []any{map[string]any{"childId": 2, "name": "Campus", "url": "http://" + child.api,
-		"keyId": childKey[0], "keyValue": childKey[1], "timeoutSeconds": 10}}}
+		"keyId": parentKey.KeyID, "keyValue": parentKey.KeyValue, "timeoutSeconds": 10}}}
 	if err := os.WriteFile(file, jsonBody(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -167,22 +178,30 @@ func TestClusterForwardKeepsCallerRights(t *testing.T) {
 	if signed := do(t, "GET", "http://"+parent.api+"/readyz", vw, "", nil); !strings.Contains(signed.body, child.api) {
 		t.Errorf("/readyz with a session: %d %s", signed.status, signed.body)
 	}
-	// A client's own cap lowers its rights on any server, and never raises them.
+	// Only the cluster parent's key may send the forwarding headers: a
+	// client of the child's own sending them is refused, and on the
+	// parent's key a cap lowers its rights and never raises them.
+	parentOnChild := session(t, child.api, parentKey.KeyID, parentKey.KeyValue)
 	for _, c := range []struct {
-		ck   *http.Cookie
-		cap  string
-		want int
-	}{{childSU, "VIEWER", 403}, {childSU, "SUPERUSER", 200}, {childSU, "nonsense", 403}} {
+		ck          *http.Cookie
+		header, cap string
+		want        int
+	}{
+		{parentOnChild, "X-Wnms-Role-Cap", "VIEWER", 403}, {parentOnChild, "X-Wnms-Role-Cap", "SUPERUSER", 200},
+		{parentOnChild, "X-Wnms-Role-Cap", "nonsense", 403},
+		{childSU, "X-Wnms-Role-Cap", "VIEWER", 400}, {childSU, "X-Wnms-Role-Cap", "SUPERUSER", 400},
+		{childSU, "X-Wnms-Acting-For", "someone@1", 400},
+	} {
 		req, _ := http.NewRequest("GET", directBase+"/V5/apikeys", nil)
 		req.AddCookie(c.ck)
-		req.Header.Set("X-Wnms-Role-Cap", c.cap)
+		req.Header.Set(c.header, c.cap)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		if resp.StatusCode != c.want {
-			t.Errorf("cap %s: %d, want %d", c.cap, resp.StatusCode, c.want)
+			t.Errorf("%s %s: %d, want %d", c.header, c.cap, resp.StatusCode, c.want)
 		}
 	}
 }

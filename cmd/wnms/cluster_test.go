@@ -154,7 +154,7 @@ func TestClusterForwarding(t *testing.T) {
 			childAddr[n] = freeTCPPort(t)
 		}
 		return startProc(t, childAddr[n], "--data", data, "--bootstrap-key-id", keys[n][0], "--bootstrap-key-value", keys[n][1],
-			"--server-id", strconv.Itoa(n))
+			"--bootstrap-key-cluster-parent", "--server-id", strconv.Itoa(n))
 	}
 	for n := 1; n <= 2; n++ {
 		children[n] = startChild(n, filepath.Join(dir, fmt.Sprintf("child%d", n)))
@@ -374,7 +374,8 @@ func TestClusterConfigAtStartAndOnSIGHUP(t *testing.T) {
 	}
 
 	childAddr := freeTCPPort(t)
-	startProc(t, childAddr, "--data", filepath.Join(dir, "child"), "--bootstrap-key-id", "ck", "--bootstrap-key-value", "child-value-0123456789")
+	startProc(t, childAddr, "--data", filepath.Join(dir, "child"), "--bootstrap-key-id", "ck", "--bootstrap-key-value", "child-value-0123456789",
+		"--bootstrap-key-cluster-parent")
 	write := func(children ...map[string]any) {
 		if err := os.WriteFile(file, jsonBody(map[string]any{"children": children}), 0o600); err != nil {
 			t.Fatal(err)
@@ -425,7 +426,8 @@ func TestClusterFanOut(t *testing.T) {
 	for n := 1; n <= 2; n++ {
 		addr := freeTCPPort(t)
 		kid, kv := fmt.Sprintf("c%d-key", n), fmt.Sprintf("c%d-value-0123456789", n)
-		children[n] = startProc(t, addr, "--data", filepath.Join(dir, fmt.Sprintf("c%d", n)), "--bootstrap-key-id", kid, "--bootstrap-key-value", kv)
+		children[n] = startProc(t, addr, "--data", filepath.Join(dir, fmt.Sprintf("c%d", n)), "--bootstrap-key-id", kid, "--bootstrap-key-value", kv,
+			"--bootstrap-key-cluster-parent")
 		entries = append(entries, map[string]any{"childId": n, "name": fmt.Sprintf("Campus %d", n), "url": "http://" + addr, "keyId": kid, "keyValue": kv})
 		ck := session(t, addr, kid, kv)
 		base := "http://" + addr + "/new/webservice"
@@ -527,7 +529,7 @@ func TestClusterChildrenAsPostgresReplicas(t *testing.T) {
 	for n := 1; n <= 2; n++ {
 		addr := freeTCPPort(t)
 		startProc(t, addr, "--database-url", cfg.DatabaseURL, "--data", filepath.Join(dir, fmt.Sprintf("r%d", n)),
-			"--bootstrap-key-id", "replica-key", "--bootstrap-key-value", "replica-value-0123456789")
+			"--bootstrap-key-id", "replica-key", "--bootstrap-key-value", "replica-value-0123456789", "--bootstrap-key-cluster-parent")
 		entries = append(entries, map[string]any{"childId": n, "name": fmt.Sprintf("Replica %d", n), "url": "http://" + addr,
 			"keyId": "replica-key", "keyValue": "replica-value-0123456789"})
 	}

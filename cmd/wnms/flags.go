@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -119,10 +120,30 @@ func (c *command) parse(args []string, getenv func(string) string, maxArgs int) 
 	if err != nil {
 		return err
 	}
+	if err := c.finite(); err != nil {
+		return err
+	}
 	if c.fs.NArg() > maxArgs {
 		return usagef("%s: unexpected argument %q (wnms %s -h shows the usage)", c.name, c.fs.Arg(maxArgs), c.name)
 	}
 	return nil
+}
+
+// finite refuses a number flag set to NaN or an infinity, which Go's flag
+// parsing accepts ("NaN", "Inf", "-infinity") and every range check then
+// lets through, since any comparison with NaN is false.
+func (c *command) finite() error {
+	var err error
+	c.fs.VisitAll(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || err != nil {
+			return
+		}
+		if v, ok := g.Get().(float64); ok && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			err = usagef("%s %s: expected a finite number (%s)", c.origin(f.Name), f.Value.String(), f.Usage)
+		}
+	})
+	return err
 }
 
 // basicFlag says whether f holds a plain value (text, number, switch or

@@ -38,7 +38,7 @@ const usage = `usage: wnms <command> [flags]
 
 commands:
   serve                     run the server (API on --listen, analytics on --analytics-listen)
-  apikey create --login NAME --role ROLE [--customer ID]
+  apikey create --login NAME --role ROLE [--customer ID] [--cluster-parent]
                             create an API user if needed and a key for it; prints {"keyId","keyValue"}
   apikey list               list keys (never their values)
   apikey revoke KEYID       revoke a key and end its sessions

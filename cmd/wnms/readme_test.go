@@ -70,7 +70,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	l, _, stderr, _ := bootServe(t, map[string]string{}, "--data", filepath.Join(dir, "wnms-data"))
+	l, _, stderr, _ := bootServe(t, map[string]string{}, "--data", filepath.Join(dir, "wnms-data"), "--webhook-allow-private")
 	// The SNMP section runs from the repository's directory (mibs/), and
 	// its trap receiver gets a free port.
 	if err := os.Symlink(filepath.Join(filepath.Dir(filepath.Dir(must(os.Getwd()))), "mibs"), filepath.Join(dir, "mibs")); err != nil {

@@ -52,6 +52,7 @@ type serveConfig struct {
 	shutdownTimeout time.Duration
 	bootstrapKeyID  string
 	bootstrapValue  string
+	bootstrapParent bool // --bootstrap-key-cluster-parent
 	maxConnsPerAddr int
 	maxConns        int
 	apTimeout       time.Duration
@@ -63,6 +64,8 @@ type serveConfig struct {
 	syslogListen    string // --syslog-listen (UDP and TCP)
 	clusterConfig   string
 	baselineK       float64
+	webhookPrivate  bool // --webhook-allow-private
+	allowedHosts    string
 	baselineMin     int
 	demo            bool
 
@@ -117,10 +120,12 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug (logs every request), info, warn or error")
 	fs.IntVar(&c.serverID, "server-id", 1, "serverID of this server (system info, analytics server_id)")
-	fs.StringVar(&c.serverURL, "server-url", "", "public URL of this server, shown in system info")
+	fs.StringVar(&c.serverURL, "server-url", "", "public URL of this server, shown in system info (its host name is one the listeners answer to)")
+	fs.StringVar(&c.allowedHosts, "allowed-hosts", "", "host names the listeners answer to besides IP addresses and localhost, comma-separated (.example.com: every name below; *: any). Empty: any name, except on a loopback listener, which answers only to IP addresses and localhost (against DNS rebinding)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for requests to drain")
 	fs.StringVar(&c.bootstrapKeyID, "bootstrap-key-id", "", "key id of the first admin key (with --bootstrap-key-value)")
 	fs.StringVar(&c.bootstrapValue, "bootstrap-key-value", "", "key value of the first admin key")
+	fs.BoolVar(&c.bootstrapParent, "bootstrap-key-cluster-parent", false, "make the first admin key from --bootstrap-key-id and --bootstrap-key-value a cluster parent's key, for a child server whose parent logs in with it")
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-addr", 256, "open connections one source address may hold on each listener (0: no limit)")
 	fs.IntVar(&c.maxConns, "max-conns", 0, "open connections each listener holds in all (0: each listener takes half of three quarters of the raised open-file limit)")
 	fs.DurationVar(&c.apTimeout, "ap-timeout", telemetry.DefaultAPTimeout, "how long an AP may be silent before it counts as down")
@@ -133,6 +138,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.StringVar(&c.syslogListen, "syslog-listen", "off", "address of the syslog receiver, UDP and TCP (e.g. :514), or off")
 	fs.DurationVar(&c.retention, "retention", telemetry.DefaultRetention, "how long client events and samples are kept (purged hourly)")
 	fs.DurationVar(&c.auditRetention, "audit-retention", 400*24*time.Hour, "how long audit log records are kept (purged hourly)")
+	fs.BoolVar(&c.webhookPrivate, "webhook-allow-private", false, "let webhooks reach loopback, private (RFC 1918, fc00::/7) and this server's own addresses; only a SUPERUSER may set such a target")
 	fs.BoolVar(&c.demo, "demo", false, "fill an empty store with a simulated network (7 days of history, then live) and print a key to explore it; refused on a store with other data")
 	if err := cmd.parse(args, getenv, 0); err != nil {
 		return nil, err
@@ -284,6 +290,7 @@ func (s *server) wireServices(ctx context.Context) error {
 	s.api.Telemetry.APTimeout = c.apTimeout
 	s.api.Telemetry.Retention = c.retention
 	s.api.Baselines.K, s.api.Baselines.MinSamples = c.baselineK, c.baselineMin
+	s.api.Webhooks.Targets.AllowPrivate = c.webhookPrivate
 	// SNMP: this start's engine boots, the trap sender and the agent.
 	boots, err := st.CountUp(ctx, "snmp_engine_boots")
 	if err != nil {
@@ -328,7 +335,33 @@ func (s *server) wireServices(ctx context.Context) error {
 		s.api.Router.Intercept = s.cluster.Intercept
 		s.an.Router.Intercept = s.cluster.InterceptAnalytics
 	}
+	s.api.Router.Hosts = c.hosts(s.apiLn.Addr())
+	s.an.Router.Hosts = c.hosts(s.anLn.Addr())
 	return nil
+}
+
+// hosts is the Host header check of the listener at addr: the names of
+// --allowed-hosts and the host of --server-url.
+func (c *serveConfig) hosts(addr net.Addr) *httpkit.Hosts {
+	h := &httpkit.Hosts{Names: hostNames(c.allowedHosts)}
+	if u, err := url.Parse(c.serverURL); err == nil && u.Hostname() != "" {
+		h.Names = append(h.Names, u.Hostname())
+	}
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		h.Loopback = ta.IP.IsLoopback()
+	}
+	return h
+}
+
+// hostNames splits --allowed-hosts.
+func hostNames(list string) []string {
+	var out []string
+	for n := range strings.SplitSeq(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // run serves both listeners, tells ready where they are, starts the
@@ -567,7 +600,7 @@ func bootstrap(ctx context.Context, st *store.Store, a *auth.Service, c serveCon
 		return errors.New("set both WNMS_BOOTSTRAP_KEY_ID and WNMS_BOOTSTRAP_KEY_VALUE, or neither")
 	}
 	if c.bootstrapKeyID != "" {
-		if err := a.CreateKeyWithValue(ctx, u, c.bootstrapKeyID, c.bootstrapValue); err != nil {
+		if err := a.CreateKeyWithValue(ctx, u, c.bootstrapKeyID, c.bootstrapValue, c.bootstrapParent); err != nil {
 			return err
 		}
 		log.Info("bootstrap admin key installed from the environment", "key_id", c.bootstrapKeyID)
@@ -625,12 +658,16 @@ func (c *serveConfig) validate(cmd *command) error {
 		return bad("radius-acct-listen", strconv.Quote(c.radiusAcct), "must be off or host:port")
 	case !listenAddr(c.syslogListen):
 		return bad("syslog-listen", strconv.Quote(c.syslogListen), "must be off or host:port")
-	case c.baselineK <= 0 || c.baselineK > 10:
+	case !(c.baselineK > 0 && c.baselineK <= 10): // NaN too (finite refused it already)
 		return bad("baseline-k", c.baselineK, "must be above 0 and at most 10")
+	case strings.ContainsAny(c.allowedHosts, "/:@"):
+		return bad("allowed-hosts", strconv.Quote(c.allowedHosts), "must be host names separated by commas, without scheme or port")
 	case c.baselineMin < 1:
 		return bad("baseline-min-samples", c.baselineMin, "must be at least 1")
 	case (c.bootstrapKeyID == "") != (c.bootstrapValue == ""):
 		return usagef("--bootstrap-key-id and --bootstrap-key-value go together")
+	case c.bootstrapParent && c.bootstrapKeyID == "":
+		return usagef("%s needs --bootstrap-key-id and --bootstrap-key-value", cmd.origin("bootstrap-key-cluster-parent"))
 	case c.databaseURL != "" && !strings.HasPrefix(c.databaseURL, "postgres://") && !strings.HasPrefix(c.databaseURL, "postgresql://"):
 		return usagef("%s must start with postgres://", cmd.origin("database-url"))
 	}

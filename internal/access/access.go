@@ -108,6 +108,11 @@ func LocationFor(ctx context.Context, st Locations, c *wnms.Caller, id int64) (*
 	if !sameCustomer(c, l) {
 		return nil, wnms.NotFound("no location %d", id)
 	}
+	// The call's audit record is placed at the location, refused or not:
+	// those who see the location see who tried to reach it.
+	if e := wnms.AuditFrom(ctx); e != nil {
+		e.AddLocation(l.Path)
+	}
 	ok, err := Sees(ctx, c, l)
 	if err != nil {
 		return nil, err

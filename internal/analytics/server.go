@@ -72,8 +72,12 @@ func (s *Server) routes() {
 	s.handle("GET /session", anyRole, s.session)
 }
 
-// ServeHTTP serves the analytics listener (httpkit.Router.ServeHTTP).
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.Router.ServeHTTP(w, r) }
+// ServeHTTP serves the analytics listener (httpkit.Router.ServeHTTP), every
+// answer Cache-Control: no-store, as the main listener's.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	s.Router.ServeHTTP(w, r)
+}
 
 // isVersion reports whether seg is v1.N.
 func isVersion(seg string) bool {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -42,15 +43,26 @@ type auditPage struct {
 }
 
 // auditLog is GET /auditlog: the caller's customer's audit records, newest
-// first, paged by offset and limit.
+// first, paged by offset and limit. A caller allowed at the root reads
+// them all; one scoped to locations reads the records of calls at or
+// below its locations (wnms.AuditRecord.LocationPath) and of its own
+// calls, never those that concern the whole customer.
 func (s *Server) auditLog(w http.ResponseWriter, r *http.Request) error {
 	var p auditParams
 	if err := s.bind(r, &p); err != nil {
 		return err
 	}
 	c := wnms.CallerFrom(r.Context())
-	recs, total, err := s.Store.AuditRecords(r.Context(), wnms.AuditQuery{CustomerID: c.CustomerID(),
-		From: p.From, To: p.To, LoginID: p.LoginID, ResourceType: p.ResourceType, Offset: int(p.Offset), Limit: int(p.Limit)})
+	q := wnms.AuditQuery{CustomerID: c.CustomerID(),
+		From: p.From, To: p.To, LoginID: p.LoginID, ResourceType: p.ResourceType, Offset: int(p.Offset), Limit: int(p.Limit)}
+	scope, err := c.ScopePaths(r.Context())
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(scope, wnms.RootPath) {
+		q.Scope, q.Self = append([]string{}, scope...), c.User.UserID
+	}
+	recs, total, err := s.Store.AuditRecords(r.Context(), q)
 	if err != nil {
 		return err
 	}

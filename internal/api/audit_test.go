@@ -274,3 +274,105 @@ func TestAuditCoversEveryWriteRoute(t *testing.T) {
 		}
 	})
 }
+
+// The value of every credential-like query parameter is *** in the audit
+// log and in the configChanged event the event stream sends, whatever its
+// case: before, keyValue and auth were stored as sent, and streamed to
+// every caller allowed at the root.
+func TestAuditMasksCredentialParameters(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		e := f.E
+		startHub(t, e)
+		_, viewer := e.NewUser(t, apitest.UserSpec{Role: wnms.Viewer})
+		stream := openStream(t, e, viewer, -1, "?kinds=configChanged")
+		secrets := map[string]string{
+			"keyValue": "sekrit-kv-1", "KEYVALUE": "sekrit-kv-2", "auth": "sekrit-auth-3", "X-Auth-Token": "sekrit-4",
+			"credential": "sekrit-cred-5", "Credentials": "sekrit-cred-6", "cookie": "sekrit-cookie-7", "SetCookie": "sekrit-8",
+			"password": "sekrit-pw-9", "key": "sekrit-key-10",
+		}
+		q := "?locationid=0"
+		for name, v := range secrets {
+			q += "&" + name + "=" + v
+		}
+		r := e.Admin.Expect(http.StatusOK, "PUT", "/V5/templates"+q, profilesBody("masked-query"))
+		recs := findAudit(readAudit(t, e.Admin, "?resourcetype=templates"), r)
+		if len(recs) != 1 {
+			t.Fatalf("%d records of the call, want 1", len(recs))
+		}
+		ev := stream.next(t, 1)[0]
+		for name, v := range secrets {
+			if strings.Contains(recs[0].Path, v) || !strings.Contains(recs[0].Path, name+"=***") {
+				t.Errorf("audit path %q: %s not masked", recs[0].Path, name)
+			}
+			if strings.Contains(string(ev.Event.Data), v) {
+				t.Errorf("the event stream shows %s's value: %s", name, ev.Event.Data)
+			}
+		}
+		if !strings.Contains(recs[0].Path, "locationid=0") {
+			t.Errorf("audit path %q lost an ordinary parameter", recs[0].Path)
+		}
+	})
+}
+
+// A location-scoped ADMINISTRATOR reads only the audit records of calls
+// at or below its locations, and of its own calls: not the calls at other
+// sites, nor those that concern the whole customer. Before, a site's
+// ADMINISTRATOR read the whole customer's audit log.
+func TestAuditLogScopedToLocations(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		e := f.E
+		_, site := e.NewUser(t, apitest.UserSpec{Role: wnms.Administrator, Locations: []int64{f.Site.ID.ID}})
+		at := func(c *apitest.Client, want int, loc int64, name string) *apitest.Response {
+			return c.Expect(want, "PUT", fmt.Sprintf("/V5/templates?locationid=%d", loc), profilesBody(name))
+		}
+		inside := at(e.Admin, http.StatusOK, f.Floor.ID.ID, "on the site's floor")
+		elsewhere := at(e.Admin, http.StatusOK, f.OtherFloor.ID.ID, "on another site's floor")
+		root := at(e.Admin, http.StatusOK, wnms.RootLocation, "at the root")
+		// A user granted the other site only: its record is at that site.
+		otherUser := e.Admin.Expect(http.StatusOK, "PUT", "/V5/users", map[string]any{"user": map[string]any{
+			"loginId": "other-site-viewer", "role": "VIEWER", "userType": "API",
+			"allowedLocations": []any{map[string]any{"type": "locallocationid", "id": f.Other.ID.ID}}}})
+		// A user granted both sites: its record is at the root.
+		bothUser := e.Admin.Expect(http.StatusOK, "PUT", "/V5/users", map[string]any{"user": map[string]any{
+			"loginId": "both-sites-viewer", "role": "VIEWER", "userType": "API",
+			"allowedLocations": []any{map[string]any{"type": "locallocationid", "id": f.Floor.ID.ID},
+				map[string]any{"type": "locallocationid", "id": f.OtherFloor.ID.ID}}}})
+		own := at(site, http.StatusOK, f.Site.ID.ID, "the site admin's own")
+		refused := at(site, http.StatusForbidden, f.OtherFloor.ID.ID, "the site admin tries elsewhere")
+
+		all := readAudit(t, e.Admin, "?limit=1000")
+		mine := readAudit(t, site, "?limit=1000")
+		for _, c := range []struct {
+			name       string
+			r          *apitest.Response
+			rootSees   bool
+			scopedSees bool
+		}{
+			{"a call on the site's floor", inside, true, true},
+			{"a call on another site", elsewhere, true, false},
+			{"a call at the root", root, true, false},
+			{"a user of another site", otherUser, true, false},
+			{"a user of both sites", bothUser, true, false},
+			{"the site admin's own call", own, true, true},
+			{"the site admin's own refused call", refused, true, true},
+		} {
+			if got := len(findAudit(all, c.r)) == 1; got != c.rootSees {
+				t.Errorf("%s: the root's ADMINISTRATOR sees it %v, want %v", c.name, got, c.rootSees)
+			}
+			if got := len(findAudit(mine, c.r)) == 1; got != c.scopedSees {
+				t.Errorf("%s: the site's ADMINISTRATOR sees it %v, want %v", c.name, got, c.scopedSees)
+			}
+		}
+		if mine.TotalCount != len(mine.AuditRecords) || mine.TotalCount >= all.TotalCount {
+			t.Errorf("the site's ADMINISTRATOR: totalCount %d of %d records; the root's %d", mine.TotalCount,
+				len(mine.AuditRecords), all.TotalCount)
+		}
+		for _, rec := range mine.AuditRecords {
+			if rec.Actor.UserID != site.User.UserID && rec.ResourceType != "templates" {
+				t.Errorf("the site's ADMINISTRATOR reads %+v", rec)
+			}
+		}
+	})
+}

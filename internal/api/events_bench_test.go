@@ -100,6 +100,7 @@ func BenchmarkEventFanout(b *testing.B) {
 	for _, backend := range apitest.Backends(b) {
 		b.Run(string(backend), func(b *testing.B) {
 			e := apitest.New(b, backend)
+			allowLocalReceivers(e)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			go e.API.Hub.Run(ctx)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -168,5 +169,40 @@ func TestEmptyLocationIDIsMissing(t *testing.T) {
 				t.Errorf("status %d %s, want 400 MISSING_PARAMETER naming locationid", r.Status, r.Body)
 			}
 		})
+	}
+}
+
+// API answers are Cache-Control: no-store (successes, errors and the event
+// stream, on both listeners), so no browser cache or proxy keeps a user's
+// data; the console's page and files stay cacheable with revalidation.
+// Before, API answers carried no Cache-Control at all.
+func TestAPIAnswersAreNotStored(t *testing.T) {
+	e := apitest.New(t, apitest.SQLite)
+	for _, c := range []struct {
+		url, want string
+		cookie    bool
+	}{
+		{e.HTTP.URL + "/new/webservice/V5/users/current", "no-store", true},
+		{e.HTTP.URL + "/new/webservice/V5/users/current", "no-store", false}, // 401
+		{e.HTTP.URL + "/new/webservice/users/current", "no-store", true},     // 404: no version
+		{e.HTTP.URL + "/new/webservice/V5/events/stream?kinds=nope", "no-store", true},
+		{e.HTTP.URL + "/healthz", "no-store", false},
+		{e.Analytics.URL + "/api/v1.1/zones?locationid=0", "no-store", true},
+		{e.Analytics.URL + "/healthz", "no-store", false},
+		{e.HTTP.URL + "/", "no-cache", false},
+		{e.HTTP.URL + "/console/app.js", "no-cache", false},
+	} {
+		req, _ := http.NewRequest("GET", c.url, nil)
+		if c.cookie {
+			req.Header.Set("Cookie", httpkit.SessionCookie+"="+e.Admin.Session())
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Cache-Control"); got != c.want {
+			t.Errorf("GET %s (%d): Cache-Control %q, want %q", c.url, resp.StatusCode, got, c.want)
+		}
 	}
 }

@@ -111,6 +111,9 @@ type Server struct {
 	Hub *notify.Hub
 	// Webhooks delivers the outbox's events to the webhooks.
 	Webhooks *notify.Dispatcher
+	// StreamRecheck is how often an open event stream checks its
+	// session (DefaultStreamRecheck when 0).
+	StreamRecheck time.Duration
 }
 
 // New builds the server and its routes. m holds the HTTP series both
@@ -173,8 +176,15 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 	return s
 }
 
-// ServeHTTP serves the main listener (httpkit.Router.ServeHTTP).
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.Router.ServeHTTP(w, r) }
+// ServeHTTP serves the main listener (httpkit.Router.ServeHTTP). Every
+// answer but the console's page and files is Cache-Control: no-store: it
+// holds a user's data, which no browser cache or proxy may keep.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Path; p != "/" && !strings.HasPrefix(p, "/console/") {
+		w.Header().Set("Cache-Control", "no-store")
+	}
+	s.Router.ServeHTTP(w, r)
+}
 
 // RequestID returns the id of the request in ctx.
 func RequestID(ctx context.Context) string { return httpkit.RequestID(ctx) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -16,6 +17,9 @@ import (
 const (
 	streamHeartbeat     = 15 * time.Second
 	streamWriteDeadline = 30 * time.Second
+	// DefaultStreamRecheck is how often an open stream checks that its
+	// session still stands as it was (decisions §23: at least every 5 s).
+	DefaultStreamRecheck = 5 * time.Second
 )
 
 // streamParams are the event stream's parameters: where to resume
@@ -80,7 +84,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) error {
 	_ = rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
+	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	out := &sseWriter{w: bufio.NewWriterSize(w, 8<<10), rc: rc, customer: c.CustomerID(), scope: scope, kinds: p.Kinds}
@@ -97,10 +101,24 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) error {
 	}
 	beat := time.NewTicker(streamHeartbeat)
 	defer beat.Stop()
+	every := s.StreamRecheck
+	if every <= 0 {
+		every = DefaultStreamRecheck
+	}
+	recheck := time.NewTicker(every)
+	defer recheck.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-recheck.C:
+			if !s.sessionStands(r, c) {
+				// The session ended (logout, expiry, revoked key, user
+				// deleted or locked) or no longer grants what the stream
+				// was opened with: the stream ends with it, and a client
+				// that reconnects is authorized anew.
+				return nil
+			}
 		case <-beat.C:
 			if out.comment("") != nil {
 				return nil
@@ -126,6 +144,24 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
+}
+
+// sessionStands reports whether the request's session is still alive and
+// its user still has the role and allowed locations that opened the
+// stream (c): a changed role or scope ends the stream rather than let it
+// go on with rights the user no longer has, or without the new ones.
+func (s *Server) sessionStands(r *http.Request, c *wnms.Caller) bool {
+	now, err := httpkit.Authorize(s.Auth, r, anyRole)
+	if err != nil || now.Role() != c.Role() || now.CustomerID() != c.CustomerID() ||
+		len(now.User.AllowedLocations) != len(c.User.AllowedLocations) {
+		return false
+	}
+	for i, l := range now.User.AllowedLocations {
+		if was := c.User.AllowedLocations[i]; l.ID != was.ID || l.Type != was.Type {
+			return false
+		}
+	}
+	return true
 }
 
 // catchUp sends the outbox's events after last, page by page, and returns

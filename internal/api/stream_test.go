@@ -258,3 +258,80 @@ func TestEventStreamReplicas(t *testing.T) {
 		})
 	}
 }
+
+// ended waits for the stream to end (its events may still arrive first),
+// failing after a deadline.
+func (s *sseStream) ended(t *testing.T, what string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-s.events:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("%s: the event stream is still open after 10 s", what)
+		}
+	}
+}
+
+// An open event stream ends when its session does, or when the session's
+// user no longer has the role or locations that opened it: before, a
+// stream opened before a logout, or before its user was deleted, kept
+// receiving events.
+func TestEventStreamEndsWithItsSession(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		e := f.E
+		e.API.StreamRecheck = 20 * time.Millisecond
+		clock := apitest.NewClock(time.Now())
+		e.UseClock(clock)
+		startHub(t, e)
+		user := func(role wnms.Role) (*wnms.User, *apitest.Client) {
+			return e.NewUser(t, apitest.UserSpec{Role: role, Locations: []int64{f.Site.ID.ID}})
+		}
+		modify := func(u *wnms.User, fields map[string]any) {
+			fields["userId"] = u.UserID
+			e.Admin.Expect(http.StatusOK, "POST", "/V5/users", map[string]any{"user": fields})
+		}
+		for _, tc := range []struct {
+			name string
+			end  func(u *wnms.User, c *apitest.Client)
+		}{
+			{"logout", func(_ *wnms.User, c *apitest.Client) { c.Expect(http.StatusOK, "POST", "/logout", nil) }},
+			{"user deleted", func(u *wnms.User, _ *apitest.Client) {
+				e.Admin.Expect(http.StatusNoContent, "DELETE", fmt.Sprintf("/V5/users/%d", u.UserID), nil)
+			}},
+			{"user locked", func(u *wnms.User, _ *apitest.Client) { modify(u, map[string]any{"userLockedState": "USER_LOCKED"}) }},
+			{"role changed", func(u *wnms.User, _ *apitest.Client) { modify(u, map[string]any{"role": "OPERATOR"}) }},
+			{"locations changed", func(u *wnms.User, _ *apitest.Client) {
+				modify(u, map[string]any{"allowedLocations": []any{map[string]any{"type": "locallocationid", "id": f.Other.ID.ID}}})
+			}},
+		} {
+			u, c := user(wnms.Viewer)
+			s := openStream(t, e, c, -1, "")
+			if s.status != http.StatusOK {
+				t.Fatalf("%s: stream status %d", tc.name, s.status)
+			}
+			// The stream works until the change.
+			e.API.Hub.APChange(context.Background(), notify.AP{CustomerID: 1, BoxID: 1, LocationID: f.Floor.ID.ID}, false)
+			s.next(t, 1)
+			tc.end(u, c)
+			s.ended(t, tc.name)
+		}
+
+		// A user's other changes leave the stream open.
+		u, c := user(wnms.Viewer)
+		s := openStream(t, e, c, -1, "")
+		modify(u, map[string]any{"firstName": "Renamed"})
+		e.API.Hub.APChange(context.Background(), notify.AP{CustomerID: 1, BoxID: 2, LocationID: f.Floor.ID.ID}, true)
+		s.next(t, 1)
+
+		// Expiry: the session's time runs out with no keep-alive.
+		_, c = user(wnms.Viewer)
+		s = openStream(t, e, c, -1, "")
+		clock.Advance(time.Hour + time.Second)
+		s.ended(t, "expiry")
+	})
+}

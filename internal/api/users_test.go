@@ -364,3 +364,31 @@ func TestNoSecretsInResponsesOrLogs(t *testing.T) {
 }
 
 var _ = http.StatusOK
+
+// A deleted user's id is never given to another user, even when it was the
+// highest: records that name a user id (the audit log, a webhook's data)
+// never come to name someone else. Before, SQLite gave the next user the
+// id of the last one deleted.
+func TestDeletedUserIDsAreNotReused(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		create := func(login string) int64 {
+			var u wnms.User
+			e.Admin.Expect(http.StatusOK, "PUT", "/V5/users", map[string]any{"user": map[string]any{
+				"loginId": login, "role": "VIEWER", "userType": "API",
+				"allowedLocations": []any{map[string]any{"type": "locallocationid", "id": 0}}}}).Decode(t, &u)
+			return u.UserID
+		}
+		seen := map[int64]string{}
+		last := int64(0)
+		for i := range 3 {
+			login := fmt.Sprintf("short-lived-%d", i)
+			id := create(login)
+			if was, ok := seen[id]; ok || id <= last {
+				t.Fatalf("%s got id %d, after %d (held by %q)", login, id, last, was)
+			}
+			seen[id], last = login, id
+			e.Admin.Expect(http.StatusNoContent, "DELETE", fmt.Sprintf("/V5/users/%d", id), nil)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wnms/wnms/internal/access"
@@ -37,6 +38,21 @@ func (s *Server) placeWebhook(ctx context.Context, c *wnms.Caller, w *wnms.Webho
 		return err
 	}
 	w.LocationPath = l.Path
+	return nil
+}
+
+// checkTarget checks the addresses a webhook's URL reaches now
+// (notify.Targets.Check): a loopback, private or this server's own address
+// is refused unless the server runs with --webhook-allow-private, and even
+// then only a SUPERUSER may set one (ACCESS_DENIED).
+func (s *Server) checkTarget(ctx context.Context, c *wnms.Caller, url string) error {
+	private, err := s.Webhooks.Targets.Check(ctx, url)
+	if err != nil {
+		return err
+	}
+	if private && c.Role() != wnms.SuperUser {
+		return wnms.Errorf(wnms.AccessDenied, "only a SUPERUSER may point a webhook at a loopback, private or this server's own address")
+	}
 	return nil
 }
 
@@ -85,6 +101,9 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Apply(in); err != nil {
 		return err
 	}
+	if err := s.checkTarget(r.Context(), c, h.URL); err != nil {
+		return err
+	}
 	if err := s.placeWebhook(r.Context(), c, h); err != nil {
 		return err
 	}
@@ -109,6 +128,13 @@ func (s *Server) modifyWebhook(w http.ResponseWriter, r *http.Request) error {
 	c := wnms.CallerFrom(r.Context())
 	if _, err := s.webhookFor(r.Context(), c, id); err != nil {
 		return err
+	}
+	// A new URL is checked before the store's transaction: resolving its
+	// name may take a while.
+	if in.URL != nil {
+		if err := s.checkTarget(r.Context(), c, strings.TrimSpace(*in.URL)); err != nil {
+			return err
+		}
 	}
 	h, err := s.Store.UpdateWebhook(r.Context(), c.CustomerID(), id, func(h *wnms.Webhook) error {
 		if err := h.Apply(in); err != nil {
@@ -184,12 +210,15 @@ func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// testResult is the answer of POST /webhooks/{id}/test.
+// testResult is the answer of POST /webhooks/{id}/test: the status and
+// the class of a failure (wnms.DeliveryError*), never the receiver's own
+// words.
 type testResult struct {
-	Delivered bool   `json:"delivered"`
-	Status    int    `json:"status"`
-	LatencyMS int64  `json:"latencyMs"`
-	Error     string `json:"error"`
+	Delivered  bool   `json:"delivered"`
+	Status     int    `json:"status"`
+	LatencyMS  int64  `json:"latencyMs"`
+	ErrorClass string `json:"errorClass"`
+	Error      string `json:"error"`
 }
 
 // testWebhook is POST /webhooks/{id}/test: sends a test event now, signed
@@ -218,6 +247,6 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	res := s.Webhooks.Send(r.Context(), url, secret, 0, body)
 	httpkit.WriteJSON(w, http.StatusOK, testResult{Delivered: res.Status >= 200 && res.Status < 300, Status: res.Status,
-		LatencyMS: res.LatencyMS, Error: res.Error})
+		LatencyMS: res.LatencyMS, ErrorClass: res.Error, Error: wnms.DeliveryErrorText(res.Error, res.Status)})
 	return nil
 }

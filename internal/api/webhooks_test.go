@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +37,14 @@ type receiver struct {
 	hits   atomic.Int64
 	answer func(n int64) int // status for the n-th request (1-based); nil: 200
 	hold   chan struct{}     // when set, every request waits for it to close
+}
+
+// allowLocalReceivers lets e's webhooks reach the tests' receivers, which
+// listen on loopback, as --webhook-allow-private does.
+func allowLocalReceivers(envs ...*apitest.Env) {
+	for _, e := range envs {
+		e.API.Webhooks.Targets.AllowPrivate = true
+	}
 }
 
 func newReceiver(t *testing.T) *receiver {
@@ -155,6 +165,7 @@ func TestWebhookConfig(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
 		f := newAuthzFixture(t, b)
 		e := f.E
+		allowLocalReceivers(e)
 		rcv := newReceiver(t)
 		h := createHook(t, e.Admin, rcv.srv.URL, map[string]any{"kinds": []string{"apdown", "anomaly"},
 			"locationId": map[string]any{"type": "locallocationid", "id": f.Site.ID.ID}})
@@ -243,6 +254,7 @@ func TestWebhookDelivery(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
 		f := newAuthzFixture(t, b)
 		e := f.E
+		allowLocalReceivers(e)
 		startDispatcher(t, e, 0) // before the hub, whose first event wakes (and sets up) the dispatcher
 		startHub(t, e)
 		all := newReceiver(t)
@@ -304,7 +316,8 @@ func TestWebhookDelivery(t *testing.T) {
 func TestWebhookDeadReceiver(t *testing.T) {
 	f := newAuthzFixture(t, apitest.SQLite)
 	e := f.E
-	e.API.Webhooks.Client = notify.NewWebhookClient(30 * time.Second)
+	allowLocalReceivers(e)
+	e.API.Webhooks.Client = notify.NewWebhookClient(30*time.Second, e.API.Webhooks.Targets)
 	startDispatcher(t, e, 0)
 	startHub(t, e)
 	dead := newReceiver(t)
@@ -339,6 +352,7 @@ func TestWebhookReplicas(t *testing.T) {
 		f := newAuthzFixture(t, b)
 		a := f.E
 		bEnv := apitest.NewAt(t, b, a.Config)
+		allowLocalReceivers(a, bEnv)
 		rcv := newReceiver(t)
 		createHook(t, a.Admin, rcv.srv.URL, map[string]any{"kinds": []string{"apDown", "apUp"}})
 		// The dispatchers are set up before the hubs, whose first events
@@ -385,4 +399,161 @@ func TestWebhookReplicas(t *testing.T) {
 			t.Errorf("%d of 10 events delivered after a replica stopped", len(got))
 		}
 	})
+}
+
+// Webhook targets (decisions §23): loopback, private and the server's own
+// addresses are refused unless the server allows them, and then only a
+// SUPERUSER sets one; the address is checked again at each connection; a
+// delivery and the test call keep the status and an error class, never
+// the receiver's own text. Before, any public-looking target was taken,
+// and the test call echoed the receiver's status text and "connection
+// refused" for a closed port: a port scanner.
+func TestWebhookTargets(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		e := f.E
+		rcv := newReceiver(t)
+		closed := newReceiver(t)
+		closed.srv.Close() // a port nothing listens on
+		refused := map[string]string{
+			"loopback v4": "http://127.0.0.1:9/hook", "loopback v6": "http://[::1]:9/hook",
+			"RFC 1918 10/8": "http://10.1.2.3/hook", "RFC 1918 172.16/12": "http://172.16.0.1/hook",
+			"RFC 1918 192.168/16": "http://192.168.1.1/hook", "unique local fc00::/7": "http://[fd12::1]/hook",
+			"a name of loopback": "http://localhost:9/hook", "the local receiver": rcv.srv.URL,
+			"IPv4-mapped loopback": "http://[::ffff:127.0.0.1]/hook", "metadata": "http://169.254.169.254/",
+			"a name that does not resolve": "http://no-such-host.invalid/hook",
+		}
+		if own := ownPublicAddr(); own != "" {
+			refused["this server's own address"] = "http://" + own + "/hook"
+		}
+		for name, url := range refused {
+			r := e.Admin.Do("PUT", "/V5/webhooks", map[string]any{"url": url, "secret": hookSecret})
+			if r.Status != http.StatusBadRequest || r.ErrorCode() != wnms.ValidationFailed {
+				t.Errorf("%s (%s): %d %s, want 400 VALIDATION_FAILED", name, url, r.Status, r.Body)
+			}
+		}
+		// A public address is taken (nothing is sent on saving).
+		pub := createHook(t, e.Admin, "http://203.0.113.7:8080/hook", nil)
+		if r := e.Admin.Do("POST", fmt.Sprintf("/V5/webhooks/%d", pub.ID), map[string]any{"url": "http://10.0.0.1/"}); r.Status != http.StatusBadRequest {
+			t.Errorf("re-pointed at a private address: %d %s", r.Status, r.Body)
+		}
+
+		// With --webhook-allow-private, a SUPERUSER may set one; an
+		// ADMINISTRATOR may not.
+		allowLocalReceivers(e)
+		_, admin := e.NewUser(t, apitest.UserSpec{Role: wnms.Administrator})
+		if r := admin.Do("PUT", "/V5/webhooks", map[string]any{"url": rcv.srv.URL, "secret": hookSecret}); r.Status != http.StatusForbidden || r.ErrorCode() != wnms.AccessDenied {
+			t.Errorf("an ADMINISTRATOR sets a loopback target: %d %s", r.Status, r.Body)
+		}
+		if r := admin.Do("PUT", "/V5/webhooks", map[string]any{"url": "http://169.254.169.254/", "secret": hookSecret}); r.Status != http.StatusBadRequest {
+			t.Errorf("metadata with private targets allowed: %d %s", r.Status, r.Body)
+		}
+		ok := createHook(t, e.Admin, rcv.srv.URL, nil)
+		teapot := newReceiver(t)
+		teapot.answer = func(int64) int { return http.StatusTeapot }
+		tea := createHook(t, e.Admin, teapot.srv.URL, nil)
+		dead := createHook(t, e.Admin, closed.srv.URL, nil)
+		tlsRcv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+		t.Cleanup(tlsRcv.Close)
+		tlsHook := createHook(t, e.Admin, tlsRcv.URL, nil)
+		slow := newReceiver(t)
+		slow.hold = make(chan struct{})
+		slowHook := createHook(t, e.Admin, slow.srv.URL, nil)
+
+		type result struct {
+			Delivered  bool
+			Status     int
+			ErrorClass string
+			Error      string
+		}
+		test := func(id int64) (result, string) {
+			var res result
+			r := e.Admin.Expect(http.StatusOK, "POST", fmt.Sprintf("/V5/webhooks/%d/test", id), nil)
+			r.Decode(t, &res)
+			return res, string(r.Body)
+		}
+		for _, c := range []struct {
+			name   string
+			id     int64
+			status int
+			class  string
+		}{
+			{"a receiver that acknowledges", ok.ID, 200, ""},
+			{"a receiver that answers 418", tea.ID, 418, wnms.DeliveryErrorStatus},
+			{"a closed port", dead.ID, 0, wnms.DeliveryErrorConnect},
+			{"a certificate nobody signed", tlsHook.ID, 0, wnms.DeliveryErrorTLS},
+		} {
+			res, body := test(c.id)
+			if res.Status != c.status || res.ErrorClass != c.class || res.Delivered != (c.class == "") {
+				t.Errorf("%s: %s", c.name, body)
+			}
+			for _, leak := range []string{"teapot", "Teapot", "refused", "dial", "x509", "certificate", "127.0.0.1"} {
+				if strings.Contains(body, leak) {
+					t.Errorf("%s: the answer shows %q: %s", c.name, leak, body)
+				}
+			}
+		}
+		e.API.Webhooks.Client = notify.NewWebhookClient(300*time.Millisecond, e.API.Webhooks.Targets)
+		if res, body := test(slowHook.ID); res.ErrorClass != wnms.DeliveryErrorTimeout || res.Status != 0 {
+			t.Errorf("a receiver that never answers: %s", body)
+		}
+		close(slow.hold)
+
+		// The server restarted without --webhook-allow-private: a stored
+		// loopback target is refused at the connection, whatever was
+		// allowed when it was saved (as a name that resolves elsewhere
+		// later is).
+		e.API.Webhooks.Targets.AllowPrivate = false
+		e.API.Webhooks.Client = notify.NewWebhookClient(10*time.Second, e.API.Webhooks.Targets)
+		before := rcv.hits.Load()
+		if res, body := test(ok.ID); res.ErrorClass != wnms.DeliveryErrorConnect || res.Delivered {
+			t.Errorf("a loopback target without the allow flag: %s", body)
+		}
+		if rcv.hits.Load() != before {
+			t.Error("the loopback receiver was reached without the allow flag")
+		}
+
+		// A delivery record keeps the status and the class.
+		e.API.Webhooks.Targets.AllowPrivate = true
+		e.API.Webhooks.Client = notify.NewWebhookClient(10*time.Second, e.API.Webhooks.Targets)
+		startDispatcher(t, e, 0)
+		startHub(t, e)
+		raiseAPs(e, f.Floor, 1)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			var page struct{ Deliveries []wnms.Delivery }
+			r := e.Admin.Expect(http.StatusOK, "GET", fmt.Sprintf("/V5/webhooks/%d/deliveries", tea.ID), nil)
+			r.Decode(t, &page)
+			if len(page.Deliveries) > 0 && page.Deliveries[0].Attempts > 0 {
+				d := page.Deliveries[0]
+				if d.LastStatus != 418 || d.LastErrorClass != wnms.DeliveryErrorStatus || d.LastError != "the receiver answered 418" ||
+					strings.Contains(string(r.Body), "eapot") {
+					t.Errorf("delivery record %s", r.Body)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no attempt recorded: %s", r.Body)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+// ownPublicAddr is an address of this host's interfaces that is neither
+// loopback, private nor link-local ("" when it has none).
+func ownPublicAddr() string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, _ := netip.AddrFromSlice(n.IP)
+		ip = ip.Unmap()
+		if ip.IsValid() && ip.Is4() && !ip.IsLoopback() && !ip.IsPrivate() && !ip.IsLinkLocalUnicast() {
+			return ip.String()
+		}
+	}
+	return ""
 }

@@ -326,6 +326,14 @@ func (c *Client) check(method, path string, r *Response, reqBody []byte, ct stri
 	if err := v.CheckResponseOn(c.listener, method, path, r.Status, r.Header, r.Body); err != nil {
 		c.t.Errorf("%v", err)
 	}
+	// Every answer but the console's page and files, and the layout files
+	// of sfiles (named by their content, privately cacheable), is not to
+	// be kept by a browser or a proxy (components.headers.CacheControl).
+	if path != "/" && !strings.HasPrefix(path, "/console/") && !strings.HasSuffix(path, "/sfiles") {
+		if cc := r.Header.Get("Cache-Control"); cc != "no-store" {
+			c.t.Errorf("%s %s %d: Cache-Control %q, want no-store", method, path, r.Status, cc)
+		}
+	}
 	if r.Status < 300 && reqBody != nil && strings.HasPrefix(ct, "application/json") {
 		if err := v.CheckRequestOn(c.listener, method, path, reqBody); err != nil {
 			c.t.Errorf("%v", err)

@@ -402,10 +402,21 @@ func (a *Service) Logout(ctx context.Context, c *wnms.Caller) error {
 // NewKey creates an API key for a user of userType API and returns it with
 // its value, which is never stored.
 func (a *Service) NewKey(ctx context.Context, u *wnms.User) (*wnms.APIKey, string, error) {
+	return a.newKey(ctx, u, false)
+}
+
+// NewClusterParentKey is NewKey for a cluster parent: the key's sessions
+// may forward calls for the parent's users (X-Wnms-Acting-For and
+// X-Wnms-Role-Cap), which every other session is refused.
+func (a *Service) NewClusterParentKey(ctx context.Context, u *wnms.User) (*wnms.APIKey, string, error) {
+	return a.newKey(ctx, u, true)
+}
+
+func (a *Service) newKey(ctx context.Context, u *wnms.User, clusterParent bool) (*wnms.APIKey, string, error) {
 	if u.UserType != wnms.UserTypeAPI {
 		return nil, "", wnms.Invalid("userId", "user %d is of userType %s; keys belong to API users", u.UserID, u.UserType)
 	}
-	k := &wnms.APIKey{KeyID: NewKeyID(), UserID: u.UserID, LoginID: u.LoginID, CustomerID: u.CustomerID}
+	k := &wnms.APIKey{KeyID: NewKeyID(), UserID: u.UserID, LoginID: u.LoginID, CustomerID: u.CustomerID, ClusterParent: clusterParent}
 	value := NewKeyValue()
 	k.Hash = KeyHash(a.Secret, k.KeyID, value)
 	if err := a.Store.CreateAPIKey(ctx, k); err != nil {
@@ -415,12 +426,13 @@ func (a *Service) NewKey(ctx context.Context, u *wnms.User) (*wnms.APIKey, strin
 }
 
 // CreateKeyWithValue stores a key whose id and value are given (the
-// bootstrap pair from the environment).
-func (a *Service) CreateKeyWithValue(ctx context.Context, u *wnms.User, keyID, value string) error {
+// bootstrap pair from the environment), made for a cluster parent when
+// clusterParent is set (NewClusterParentKey).
+func (a *Service) CreateKeyWithValue(ctx context.Context, u *wnms.User, keyID, value string, clusterParent bool) error {
 	if keyID == "" || value == "" {
 		return errors.New("key id and value must both be set")
 	}
-	k := &wnms.APIKey{KeyID: keyID, UserID: u.UserID, Hash: KeyHash(a.Secret, keyID, value)}
+	k := &wnms.APIKey{KeyID: keyID, UserID: u.UserID, Hash: KeyHash(a.Secret, keyID, value), ClusterParent: clusterParent}
 	return a.Store.CreateAPIKey(ctx, k)
 }
 

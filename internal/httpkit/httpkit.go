@@ -49,19 +49,35 @@ func Authorize(a *auth.Service, r *http.Request, rule access.Rule) (*wnms.Caller
 	if err != nil {
 		return nil, err
 	}
-	c = applyRoleCap(c, r)
+	capped, err := applyRoleCap(c, r)
+	if err != nil {
+		return c, err // the audit record names who sent the headers
+	}
+	c = capped
 	return c, access.Check(c, rule)
 }
 
 // applyRoleCap lowers the caller's role to the request's X-Wnms-Role-Cap,
-// when it names a lower role, and records X-Wnms-Acting-For. A cap that
-// names no role caps at the lowest role, VIEWER: a garbled header never
-// leaves a call with more rights than a well-formed one could.
-func applyRoleCap(c *wnms.Caller, r *http.Request) *wnms.Caller {
+// when it names a lower role, and records X-Wnms-Acting-For. Only the
+// session of a key made for a cluster parent may send either header
+// (decisions §23): from anyone else they are INVALID_PARAMETER, since
+// X-Wnms-Acting-For would otherwise put any name in the audit log in the
+// caller's place. A cap that names no role caps at the lowest role,
+// VIEWER: a garbled header never leaves a call with more rights than a
+// well-formed one could.
+func applyRoleCap(c *wnms.Caller, r *http.Request) (*wnms.Caller, error) {
 	v, capped := r.Header[wnms.RoleCapHeader]
+	_, acts := r.Header[wnms.ActingForHeader]
 	acting := r.Header.Get(wnms.ActingForHeader)
-	if !capped && acting == "" {
-		return c
+	if !capped && !acts {
+		return c, nil
+	}
+	if c.Session == nil || !c.Session.ClusterParent {
+		name := wnms.ActingForHeader
+		if capped {
+			name = wnms.RoleCapHeader
+		}
+		return nil, wnms.ParamError(name, "%s is sent only by a cluster parent, on the session of a key made with wnms apikey create --cluster-parent", name)
 	}
 	var role wnms.Role
 	if capped {
@@ -73,7 +89,7 @@ func applyRoleCap(c *wnms.Caller, r *http.Request) *wnms.Caller {
 	if len(acting) > 256 {
 		acting = acting[:256]
 	}
-	return c.Forwarded(role, acting)
+	return c.Forwarded(role, acting), nil
 }
 
 // RequireJSON refuses a body declared as something other than JSON

@@ -73,6 +73,9 @@ type Router struct {
 	Intercept Interceptor
 	// Audit, if set, records every state-changing call in the audit log.
 	Audit *Auditor
+	// Hosts, if set, refuses requests whose Host header names the server
+	// by a name it was not told it has (DNS rebinding).
+	Hosts *Hosts
 
 	// Root serves the listener's own paths (operational endpoints, and the
 	// prefix under which Calls dispatches); Calls is the route table.
@@ -108,7 +111,8 @@ func RequestID(ctx context.Context) string {
 }
 
 // ServeHTTP gives every request an id (X-Request-Id, kept from the client
-// when it sends a short one), recovers panics, reads repeated slashes as
+// when it sends a short one), refuses a Host the server does not answer
+// to (Hosts), recovers panics, reads repeated slashes as
 // one, refuses dot segments with the listener's 404 rather than a
 // redirect, bounds the time the body may take, refuses a browser's
 // state-changing request sent from another origin, and serves Root.
@@ -118,6 +122,11 @@ func (k *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = k.boot + "-" + strconv.FormatUint(k.reqID.Add(1), 10)
 	}
 	w.Header()["X-Request-Id"] = []string{id}
+	if k.Hosts != nil && !k.Hosts.Allow(r.Host) {
+		k.WriteError(w, r, wnms.ParamError("Host", "this server does not answer to the host name in the Host header; "+
+			"use its address, or start it with that name in --allowed-hosts"))
+		return
+	}
 	// One copy of the request carries the id and room for the caller.
 	r = r.WithContext(wnms.WithCallerSlot(context.WithValue(r.Context(), requestIDKey{}, id)))
 	CollapseSlashes(r)

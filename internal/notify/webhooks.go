@@ -7,12 +7,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -53,8 +53,13 @@ type DeliveryStore interface {
 type Dispatcher struct {
 	Store DeliveryStore
 	Log   *slog.Logger
-	// Client sends the deliveries; NewWebhookClient's by default.
+	// Client sends the deliveries; NewWebhookClient's with Targets by
+	// default.
 	Client *http.Client
+	// Targets says which addresses webhooks may reach; the API checks a
+	// webhook's URL against it when it is saved, and the default Client
+	// at each connection.
+	Targets Targets
 	// Lease is how long a claimed delivery is this server's (30 s), and
 	// a webhook's lease on its events (that, or ReadLease if shorter); a
 	// server that dies leaves them to another after that.
@@ -110,7 +115,7 @@ func (d *Dispatcher) init() {
 		d.queues = map[int64]*hookQueue{}
 		d.waiting = map[int64]bool{}
 		if d.Client == nil {
-			d.Client = NewWebhookClient(10 * time.Second)
+			d.Client = NewWebhookClient(10*time.Second, d.Targets)
 		}
 		if d.Lease == 0 {
 			d.Lease = 30 * time.Second
@@ -606,35 +611,32 @@ func (d *Dispatcher) Send(ctx context.Context, url, secret string, eventID int64
 			resp.Body.Close()
 			r.Status = resp.StatusCode
 			if r.Status < 200 || r.Status >= 300 {
-				r.Error = "answered " + resp.Status
+				r.Error = wnms.DeliveryErrorStatus
 			}
 		}
 	}
 	if err != nil {
-		r.Error = err.Error()
-		if len(r.Error) > 512 {
-			r.Error = r.Error[:512]
-		}
+		// Only the class: the error's text may carry the receiver's own
+		// words or tell a closed port from a refused address.
+		r.Error = errorClass(err)
 	}
 	end := d.Now()
 	r.At, r.LatencyMS = end.UnixMilli(), end.Sub(start).Milliseconds()
 	return r
 }
 
-// errForbidden is the dial error for a link-local address.
-var errForbidden = errors.New("webhook address is link-local (refused)")
-
-// NewWebhookClient is an HTTP client for webhooks: it never connects to a
-// link-local address (cloud metadata), whatever a name resolves to at the
-// time, never follows redirects, and gives each attempt timeout.
-func NewWebhookClient(timeout time.Duration) *http.Client {
+// NewWebhookClient is an HTTP client for webhooks: it connects only to
+// addresses targets allows, checked against the address dialled whatever a
+// name resolves to at the time, never follows redirects, and gives each
+// attempt timeout.
+func NewWebhookClient(timeout time.Duration, targets Targets) *http.Client {
 	dialer := &net.Dialer{Timeout: timeout, Control: func(network, address string, _ syscall.RawConn) error {
-		host, _, err := net.SplitHostPort(address)
+		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", address, errRefused)
 		}
-		if ip := net.ParseIP(host); ip == nil || wnms.ForbiddenWebhookIP(ip) {
-			return fmt.Errorf("%s: %w", host, errForbidden)
+		if why := targets.Refused(ap.Addr()); why != "" {
+			return fmt.Errorf("%s is %s: %w", ap.Addr(), why, errRefused)
 		}
 		return nil
 	}}

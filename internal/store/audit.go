@@ -18,8 +18,8 @@ type execQuerier interface {
 }
 
 const insertAudit = `INSERT INTO audit_log (customer_id, ts, user_id, login_id, key_id, role, via,
-	source_address, request_id, method, path, resource_type, resource_id, status, changed_fields)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`
+	source_address, request_id, method, path, resource_type, resource_id, status, changed_fields, location_path)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id`
 
 // auditArgs are r's values for insertAudit.
 func (s *Store) auditArgs(r *wnms.AuditRecord) ([]any, error) {
@@ -35,7 +35,7 @@ func (s *Store) auditArgs(r *wnms.AuditRecord) ([]any, error) {
 		return nil, err
 	}
 	return []any{r.CustomerID, r.Timestamp, r.Actor.UserID, r.Actor.LoginID, r.Actor.KeyID, string(r.Actor.Role), r.Actor.Via,
-		r.SourceAddress, r.RequestID, r.Method, r.Path, r.ResourceType, r.ResourceID, r.Status, string(fj)}, nil
+		r.SourceAddress, r.RequestID, r.Method, r.Path, r.ResourceType, r.ResourceID, r.Status, string(fj), r.LocationPath}, nil
 }
 
 // insertOutbox stores an event in the outbox; on SQLite the one writer
@@ -45,10 +45,10 @@ const insertOutbox = `INSERT INTO event_outbox (customer_id, kind, ts, location_
 // insertAuditEvent is insertAudit and, in the same statement, the
 // configChanged event of the record into the inbox (PostgreSQL): one round
 // trip, and no lock on the outbox's order in the change's transaction.
-// The event's data is $17, the record's id and $18 joined.
+// The event's data is $18, the record's id and $19 joined.
 const insertAuditEvent = `WITH a AS (` + insertAudit + `)
 	INSERT INTO event_inbox (customer_id, kind, ts, location_path, data)
-	SELECT $1, $16, $2, '', $17::text || a.id::text || $18::text FROM a RETURNING (SELECT id FROM a)`
+	SELECT $1, $17, $2, '', $18::text || a.id::text || $19::text FROM a RETURNING (SELECT id FROM a)`
 
 // auditStmts are insertAudit and insertOutbox prepared on the SQLite
 // writer: parsing them again in every change's transaction, which holds
@@ -286,6 +286,16 @@ func (s *Store) AuditRecords(ctx context.Context, q wnms.AuditQuery) ([]wnms.Aud
 	}
 	if q.ResourceType != "" {
 		add("resource_type = ?", q.ResourceType)
+	}
+	if q.Scope != nil {
+		args = append(args, q.Self)
+		in := []string{"user_id = $" + strconv.Itoa(len(args))}
+		for _, p := range q.Scope {
+			lo, hi := subtreeBounds(p)
+			args = append(args, lo, hi)
+			in = append(in, subtreeMatch(s.dialect, "location_path", "$"+strconv.Itoa(len(args)-1), "$"+strconv.Itoa(len(args))))
+		}
+		where = append(where, "("+strings.Join(in, " OR ")+")")
 	}
 	cond := strings.Join(where, " AND ")
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})

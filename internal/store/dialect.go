@@ -45,6 +45,20 @@ func (b *bulkTx) LockKey(ctx context.Context, key string) error {
 	return err
 }
 
+// newUserID is the id column's value of a new user: one never given
+// before, so that a deleted user's id never comes to name another. On
+// PostgreSQL the column's sequence (DEFAULT) never hands an id out twice;
+// SQLite would give the highest id plus one, the id of the user deleted
+// last, so the id is taken above the highest ever given (id_high_water,
+// which a trigger keeps; the one writer makes the read and the insert one
+// step).
+func newUserID(d Dialect) string {
+	if d == Postgres {
+		return "DEFAULT"
+	}
+	return "(SELECT id + 1 FROM id_high_water WHERE name = 'users')"
+}
+
 // eventChannel is the channel of a client event, which only its stored
 // body carries: json_extract on SQLite, the json operator on PostgreSQL.
 func eventChannel(d Dialect) string {

@@ -61,9 +61,10 @@ func (s *Store) SessionUser(ctx context.Context, tokenHash string) (*wnms.Sessio
 	var se wnms.Session
 	var keyID sql.NullString
 	u, err := scanUser(s.r.QueryRowContext(ctx, `SELECT `+userColumns+`, se.key_id, se.client_identifier, se.timeout_s,
-		se.created_at, se.expires_at, se.cluster_children, se.password_change`+userFrom+
-		` JOIN sessions se ON se.user_id = u.id WHERE se.token_hash = $1`, tokenHash),
-		&keyID, &se.ClientIdentifier, &se.Timeout, &se.CreatedAt, &se.ExpiresAt, &se.ClusterChildren, &se.PasswordChange)
+		se.created_at, se.expires_at, se.cluster_children, se.password_change, coalesce(k.cluster_parent, FALSE)`+userFrom+
+		` JOIN sessions se ON se.user_id = u.id LEFT JOIN api_keys k ON k.key_id = se.key_id WHERE se.token_hash = $1`, tokenHash),
+		&keyID, &se.ClientIdentifier, &se.Timeout, &se.CreatedAt, &se.ExpiresAt, &se.ClusterChildren, &se.PasswordChange,
+		&se.ClusterParent)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, wnms.Errorf(wnms.SessionExpired, "session expired or ended")
 	}
@@ -255,17 +256,17 @@ func (s *Store) releaseAttempts(ctx context.Context, q execQuerier, ids []int64)
 // CreateAPIKey stores a key (its hash only).
 func (s *Store) CreateAPIKey(ctx context.Context, k *wnms.APIKey) error {
 	k.CreatedAt = s.nowMS()
-	_, err := s.exec(ctx, `INSERT INTO api_keys (key_id, user_id, hash, created_at) VALUES ($1, $2, $3, $4)`,
-		k.KeyID, k.UserID, k.Hash, k.CreatedAt)
+	_, err := s.exec(ctx, `INSERT INTO api_keys (key_id, user_id, hash, created_at, cluster_parent) VALUES ($1, $2, $3, $4, $5)`,
+		k.KeyID, k.UserID, k.Hash, k.CreatedAt, k.ClusterParent)
 	return err
 }
 
-const keyColumns = `k.key_id, k.user_id, u.login_id, u.customer_id, k.created_at, k.last_used_at, k.hash
+const keyColumns = `k.key_id, k.user_id, u.login_id, u.customer_id, k.created_at, k.last_used_at, k.cluster_parent, k.hash
 	FROM api_keys k JOIN users u ON u.id = k.user_id`
 
 func scanKey(sc scanner) (*wnms.APIKey, error) {
 	var k wnms.APIKey
-	err := sc.Scan(&k.KeyID, &k.UserID, &k.LoginID, &k.CustomerID, &k.CreatedAt, &k.LastUsedAt, &k.Hash)
+	err := sc.Scan(&k.KeyID, &k.UserID, &k.LoginID, &k.CustomerID, &k.CreatedAt, &k.LastUsedAt, &k.ClusterParent, &k.Hash)
 	return &k, err
 }
 

@@ -149,11 +149,11 @@ func (s *Store) CreateUser(ctx context.Context, u *wnms.User, passwordHash strin
 				auditCreated(ctx, u.UserID)
 			}
 		}()
-		return tx.QueryRowContext(ctx, `INSERT INTO users (login_id, first_name, last_name, email, role, user_type,
+		return tx.QueryRowContext(ctx, `INSERT INTO users (id, login_id, first_name, last_name, email, role, user_type,
 		time_zone, tz_offset, font_pref, passwd_settings, logout_interval, allowed_locations,
 		allow_access_mgmt, allow_security_mgmt, service_user, default_password, password_change_enforced,
 		user_defined_fields, manual_lock, locked_until, customer_id, password_hash, password_set_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
+		VALUES (`+newUserID(s.dialect)+`, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
 		RETURNING id`, args...).Scan(&u.UserID)
 	})
 	if isUnique(err) {

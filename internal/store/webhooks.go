@@ -150,6 +150,9 @@ func scanDelivery(sc scanner, body *jsonText) (*wnms.Delivery, error) {
 	if err := sc.Scan(dest...); err != nil {
 		return nil, err
 	}
+	// last_error holds the failure's class only (wnms.DeliveryErrorText).
+	d.LastErrorClass = d.LastError
+	d.LastError = wnms.DeliveryErrorText(d.LastErrorClass, d.LastStatus)
 	if body != nil {
 		d.Body = *body
 	}

@@ -39,11 +39,23 @@ type AuditRecord struct {
 	ResourceID    string     `json:"resourceId"`
 	Status        int        `json:"status"`
 	ChangedFields []string   `json:"changedFields"`
+	// LocationPath is where the call was: the materialized path of the
+	// location it was checked against (every call that takes a location
+	// is), or of the deepest location holding all of them when it was
+	// checked against several; "" for a call that named no location,
+	// which concerns the whole customer. A location-scoped caller reads
+	// only the records inside its scope (AuditQuery.Scope).
+	LocationPath string `json:"-"`
 }
 
 // AuditQuery selects audit records of one customer, newest first.
 type AuditQuery struct {
-	CustomerID   int64
+	CustomerID int64
+	// Scope, when not nil, keeps only the records at or below one of
+	// these location paths (a location-scoped caller's subtrees), and
+	// those of user Self's own calls.
+	Scope        []string
+	Self         int64
 	From, To     int64  // ms, inclusive; -1: unbounded
 	LoginID      string // "" any
 	ResourceType string // "" any
@@ -76,6 +88,7 @@ type AuditEntry struct {
 	rec     AuditRecord
 	written int64 // the stored record's id, once a transaction wrote it
 	claimed bool
+	located bool // rec.LocationPath was set by AddLocation
 }
 
 // NewAuditEntry starts the record of a call.
@@ -105,6 +118,31 @@ func (e *AuditEntry) SetResource(typ, id string) {
 	if id != "" {
 		e.rec.ResourceID = id
 	}
+}
+
+// AddLocation says the call was checked against the location at path:
+// the record's location is the deepest one holding every location the
+// call was checked against.
+func (e *AuditEntry) AddLocation(path string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.located {
+		e.rec.LocationPath, e.located = path, true
+		return
+	}
+	e.rec.LocationPath = CommonPath(e.rec.LocationPath, path)
+}
+
+// CommonPath is the materialized path of the deepest location holding
+// both a and b (both materialized paths, "/0/5/7/").
+func CommonPath(a, b string) string {
+	n := 0
+	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
+		if a[i] == '/' {
+			n = i + 1
+		}
+	}
+	return a[:n]
 }
 
 // SetChangedFields records the names of the fields the call sent.
@@ -176,11 +214,15 @@ func AuditFrom(ctx context.Context) *AuditEntry {
 	return e
 }
 
-// secretWords mark a query parameter whose value is a secret.
-var secretWords = []string{"pass", "secret", "token", "community", "apikey", "authkey", "privkey", "jsessionid"}
+// secretWords mark a query parameter whose value is a secret, matched
+// anywhere in its name whatever the case (keyValue, X-Auth-Token,
+// credentials, cookie: decisions §23).
+var secretWords = []string{"pass", "secret", "token", "community", "apikey", "authkey", "privkey", "jsessionid",
+	"keyvalue", "auth", "credential", "cookie"}
 
 // IsSecretName reports whether a parameter or field of this name holds a
-// secret (a password, key, token, community or passphrase).
+// secret (a password, key, token, credential, cookie, community or
+// passphrase).
 func IsSecretName(name string) bool {
 	n := strings.ToLower(name)
 	if n == "key" {

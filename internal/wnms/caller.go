@@ -32,10 +32,11 @@ func NewCaller(u *User, s *Session, paths func(ctx context.Context, ids []int64)
 // The headers of a call a cluster parent forwards to a child.
 const (
 	// RoleCapHeader caps the role of the session for one request: the
-	// request runs with the lower of the session's role and this one. It
-	// can only lower rights, so every server honours it from anyone; a
+	// request runs with the lower of the session's role and this one. A
 	// parent sends the role of the user it forwards for, so a call keeps
-	// that user's rights rather than the parent key's.
+	// that user's rights rather than the parent key's. It and
+	// ActingForHeader are honoured only on the sessions of a key made for
+	// a cluster parent; anyone else sending them is refused.
 	RoleCapHeader = "X-Wnms-Role-Cap"
 	// ActingForHeader names the user a parent forwards for, as
 	// loginId@serverID of the parent.

@@ -15,6 +15,10 @@ type Session struct {
 	ExpiresAt        int64 // ms
 	ClusterChildren  bool  // getClusterChildrenData
 	PasswordChange   bool  // password expired: only ownpassword, logout, users/current
+	// ClusterParent: the session was opened with a key made for a cluster
+	// parent, the only sessions whose calls may carry X-Wnms-Acting-For
+	// and X-Wnms-Role-Cap.
+	ClusterParent bool
 }
 
 // Expired reports whether the session has expired at now.
@@ -28,7 +32,11 @@ type APIKey struct {
 	CustomerID int64  `json:"customerId"`
 	CreatedAt  int64  `json:"createdAt"`
 	LastUsedAt int64  `json:"lastUsedAt"`
-	Hash       []byte `json:"-"`
+	// ClusterParent: the key was made for a cluster parent
+	// (wnms apikey create --cluster-parent); its sessions may forward
+	// calls for the parent's users.
+	ClusterParent bool   `json:"clusterParent"`
+	Hash          []byte `json:"-"`
 }
 
 // AuthEvent says what a committed change did to sessions: ended or altered

@@ -2,10 +2,10 @@ package wnms
 
 import (
 	"context"
-	"net"
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -120,33 +120,41 @@ func CheckWebhookURL(raw string) error {
 	return nil
 }
 
-// ForbiddenWebhookAddr reports whether a webhook may not be delivered to
-// ip: link-local addresses (169.254.0.0/16, fe80::/10), where cloud
-// metadata services answer, and the unspecified address.
+// ForbiddenWebhookAddr reports whether a webhook may never be delivered
+// to ip: link-local addresses (169.254.0.0/16, fe80::/10), where cloud
+// metadata services answer, the unspecified address and multicast.
 func ForbiddenWebhookAddr(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	return ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() ||
+	return ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() ||
 		ip == netip.MustParseAddr("fd00:ec2::254")
 }
 
-// ForbiddenWebhookIP is ForbiddenWebhookAddr for a net.IP.
-func ForbiddenWebhookIP(ip net.IP) bool {
-	a, ok := netip.AddrFromSlice(ip)
-	return !ok || ForbiddenWebhookAddr(a)
+// PrivateWebhookAddr reports whether ip is a loopback or private address
+// (127.0.0.0/8, ::1, RFC 1918, fc00::/7): a webhook reaches one only when
+// the server runs with --webhook-allow-private, and only a SUPERUSER sets
+// one (decisions §23).
+func PrivateWebhookAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip.IsLoopback() || ip.IsPrivate()
 }
 
 // Delivery is one event's delivery to one webhook, as its log shows it.
 type Delivery struct {
-	ID            int64  `json:"id"`
-	EventID       int64  `json:"eventId"`
-	Kind          string `json:"kind"`
-	State         string `json:"state"` // pending, delivered, failed
-	Attempts      int    `json:"attempts"`
-	LastStatus    int    `json:"lastStatus"`
-	LastError     string `json:"lastError"`
-	LastLatencyMS int64  `json:"lastLatencyMs"`
-	NextAttemptAt int64  `json:"nextAttemptAt"`
-	UpdatedAt     int64  `json:"updatedAt"`
+	ID         int64  `json:"id"`
+	EventID    int64  `json:"eventId"`
+	Kind       string `json:"kind"`
+	State      string `json:"state"` // pending, delivered, failed
+	Attempts   int    `json:"attempts"`
+	LastStatus int    `json:"lastStatus"`
+	// LastErrorClass is how the last attempt failed, never the
+	// receiver's own words: dns, connect, tls, timeout or status (a
+	// status other than 2xx); "" when it did not fail. LastError says the
+	// same in a sentence (DeliveryErrorText).
+	LastErrorClass string `json:"lastErrorClass"`
+	LastError      string `json:"lastError"`
+	LastLatencyMS  int64  `json:"lastLatencyMs"`
+	NextAttemptAt  int64  `json:"nextAttemptAt"`
+	UpdatedAt      int64  `json:"updatedAt"`
 
 	WebhookID int64  `json:"-"`
 	Body      []byte `json:"-"`
@@ -201,11 +209,42 @@ type Cursor struct {
 	WebhookID, EventID int64
 }
 
+// The classes of a failed delivery attempt: what a delivery record and
+// the test call say of a failure. Never the receiver's own text, so that
+// a webhook cannot serve to read what another server answers.
+const (
+	DeliveryErrorDNS     = "dns"     // the receiver's name did not resolve
+	DeliveryErrorConnect = "connect" // no connection (refused, unreachable, an address webhooks may not reach)
+	DeliveryErrorTLS     = "tls"     // the TLS handshake failed
+	DeliveryErrorTimeout = "timeout" // no answer in time
+	DeliveryErrorStatus  = "status"  // an answer other than 2xx
+)
+
+// DeliveryErrorText says what a failure class means, with the status the
+// receiver answered for class status; "" for no failure.
+func DeliveryErrorText(class string, status int) string {
+	switch class {
+	case "":
+		return ""
+	case DeliveryErrorDNS:
+		return "the receiver's host name did not resolve"
+	case DeliveryErrorConnect:
+		return "no connection to the receiver could be made"
+	case DeliveryErrorTLS:
+		return "the TLS handshake with the receiver failed"
+	case DeliveryErrorTimeout:
+		return "the receiver did not answer in time"
+	case DeliveryErrorStatus:
+		return "the receiver answered " + strconv.Itoa(status)
+	}
+	return "the attempt failed"
+}
+
 // DeliveryResult is how an attempt ended.
 type DeliveryResult struct {
 	Delivery  *Delivery
 	Status    int    // the HTTP status, 0 when none came
-	Error     string // why it failed ("" when a 2xx came)
+	Error     string // its failure class, DeliveryErrorDNS ... ("" when a 2xx came)
 	LatencyMS int64
 	At        int64 // ms
 	// Unsent: the delivery was claimed but not sent (its webhook failed

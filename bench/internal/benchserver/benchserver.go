@@ -137,6 +137,20 @@ func (s *Server) Key(ctx context.Context) (id, value string, err error) {
 	return k.KeyID, v, nil
 }
 
+// ParentKey makes a new cluster parent's key (wnms apikey create
+// --cluster-parent) of the SUPERUSER "bench" and returns its id and value.
+func (s *Server) ParentKey(ctx context.Context) (id, value string, err error) {
+	u, err := auth.EnsureAPIUser(ctx, s.Store, "bench", "SUPERUSER", wnms.OnPremCustomer)
+	if err != nil {
+		return "", "", err
+	}
+	k, v, err := s.Auth.NewClusterParentKey(ctx, u)
+	if err != nil {
+		return "", "", err
+	}
+	return k.KeyID, v, nil
+}
+
 // Session logs in with a new key of the SUPERUSER "bench" and returns the
 // session cookie's value.
 func (s *Server) Session(ctx context.Context, c *http.Client) (string, error) {
