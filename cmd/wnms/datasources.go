@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/wnms/wnms/internal/datasource"
@@ -62,14 +64,34 @@ func (s *server) listenDataSources() error {
 		s.closers = append(s.closers, func() { pc.Close() })
 	}
 	if s.syslogConn != nil {
-		// TCP on the port UDP got (the flag may have asked for port 0).
-		addr := s.syslogConn.LocalAddr().(*net.UDPAddr)
-		if s.syslogLn, err = net.Listen("tcp", net.JoinHostPort(addr.IP.String(), strconv.Itoa(addr.Port))); err != nil {
+		if s.syslogLn, err = s.listenSyslogTCP(); err != nil {
 			return fmt.Errorf("--syslog-listen %s (TCP): %w", c.syslogListen, unwrapListenError(err))
 		}
 		s.closers = append(s.closers, func() { s.syslogLn.Close() })
 	}
 	return nil
+}
+
+// listenSyslogTCP listens on TCP at the port the syslog UDP socket got.
+// When the flag asked for port 0 and that port is taken on TCP, the UDP
+// socket moves to another free port, a few times, so that both are on
+// one port.
+func (s *server) listenSyslogTCP() (net.Listener, error) {
+	_, port, _ := net.SplitHostPort(s.c.syslogListen)
+	for try := 0; ; try++ {
+		addr := s.syslogConn.LocalAddr().(*net.UDPAddr)
+		ln, err := net.Listen("tcp", net.JoinHostPort(addr.IP.String(), strconv.Itoa(addr.Port)))
+		if err == nil || port != "0" || try == 16 || !errors.Is(err, syscall.EADDRINUSE) {
+			return ln, err
+		}
+		pc, perr := net.ListenPacket("udp", s.c.syslogListen)
+		if perr != nil {
+			return nil, err
+		}
+		s.syslogConn.Close()
+		s.syslogConn = pc
+		s.closers = append(s.closers, func() { pc.Close() })
+	}
 }
 
 // wireDataSources builds the bridge (always: PUT /V5/datasources checks
