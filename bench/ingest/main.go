@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,6 +61,8 @@ func measure(n int, tag string) {
 	client := &http.Client{Timeout: 30 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 	cookie, err := srv.Session(ctx, client)
 	check(err)
+	wal := newWALWatch(st.Path)
+	defer wal.stop()
 	total := max(*batches, n)
 	bodies := make([][]byte, total)
 	for i := range bodies {
@@ -100,6 +104,60 @@ func measure(n int, tag string) {
 	fmt.Printf("%s, %2d senders, turns %d: %d events in %s = %.0f events/s; batch p50 %s, p99 %s; at most %d batches at once\n",
 		engine, n, *turns, total*10_000, wall.Round(time.Millisecond), float64(total*10_000)/wall.Seconds(), pct(0.5), pct(0.99),
 		srv.API.Telemetry.PeakIngestInFlight())
+	if wal != nil {
+		peak := wal.peak.Load()
+		// The server goes on idling: how far its WAL shrinks in 10 s.
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) && walSize(wal.path) > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		fmt.Printf("  telemetry WAL: peak %.1f MiB during the run, %.1f MiB after idling up to 10 s\n",
+			float64(peak)/(1<<20), float64(walSize(wal.path))/(1<<20))
+	}
+}
+
+// walWatch samples the size of the SQLite telemetry file's WAL every 20 ms
+// and keeps its peak; nil on PostgreSQL.
+type walWatch struct {
+	path string
+	peak atomic.Int64
+	done chan struct{}
+}
+
+func newWALWatch(dbPath string) *walWatch {
+	if dbPath == "" {
+		return nil
+	}
+	w := &walWatch{path: filepath.Join(filepath.Dir(dbPath), "wnms-telemetry.db-wal"), done: make(chan struct{})}
+	go func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-t.C:
+				if n := walSize(w.path); n > w.peak.Load() {
+					w.peak.Store(n)
+				}
+			}
+		}
+	}()
+	return w
+}
+
+func (w *walWatch) stop() {
+	if w != nil {
+		close(w.done)
+	}
+}
+
+func walSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // batch is 10,000 events of 500 clients over the last hours, 20 each.
