@@ -106,7 +106,7 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 		d.proxy = radius.NewProxy(d.bridge.Radius, d.bridge, radius.ProxyOptions{Logger: log})
 	}
 	if s.radiusAcctConn != nil {
-		d.acct = radius.NewAccounting(d.bridge.Radius, d.bridge, radius.AccountingOptions{Logger: log})
+		d.acct = radius.NewAccounting(d.bridge.Radius, d.bridge, radius.AccountingOptions{Logger: log, Sessions: s.st})
 	}
 	if s.syslogConn != nil {
 		d.assembler = &syslog.Assembler{Sink: syslog.SinkFunc(d.bridge.EmitSyslog)}
