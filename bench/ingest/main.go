@@ -10,6 +10,7 @@
 //
 //	go run ./bench/ingest -senders 1,2,50
 //	go run ./bench/ingest -senders 50 -turns 1000   # without turns, to compare
+//	go run ./bench/ingest -senders 8 -readers 4     # with reads meanwhile: the WAL's peak
 package main
 
 import (
@@ -36,6 +37,7 @@ var (
 	senders = flag.String("senders", "1,2,50", "sender counts to run, one run each")
 	batches = flag.Int("batches", 40, "batches of 10,000 events in a run (at least one a sender)")
 	turns   = flag.Int("turns", 0, "batches the server works on at once (0: its default)")
+	readers = flag.Int("readers", 0, "clients reading client events in a loop during each run")
 )
 
 func main() {
@@ -72,6 +74,25 @@ func measure(n int, tag string) {
 	var mu sync.Mutex
 	var lat []time.Duration
 	var wg sync.WaitGroup
+	done := make(chan struct{})
+	var reads sync.WaitGroup
+	for r := range *readers {
+		reads.Add(1)
+		go func() {
+			defer reads.Done()
+			for k := 0; ; k++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				c := (r*7919 + k) % 25_000
+				_, err := benchserver.Get(client, fmt.Sprintf("%s/V5/devices/clientevents/aa:bb:%02x:%02x:%02x:%02x/0/50",
+					srv.Base, c>>24&0xff, c>>16&0xff, c>>8&0xff, c&0xff), cookie)
+				check(err)
+			}
+		}()
+	}
 	start := time.Now()
 	for s := 0; s < n; s++ {
 		wg.Add(1)
@@ -93,6 +114,8 @@ func measure(n int, tag string) {
 	}
 	wg.Wait()
 	wall := time.Since(start)
+	close(done)
+	reads.Wait()
 	slices.Sort(lat)
 	pct := func(p float64) time.Duration {
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(time.Millisecond)
