@@ -77,8 +77,24 @@ func (s *server) listenDataSources() error {
 // configuration and registers the listeners' counters.
 func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 	log := s.log
+	// Traffic is an AP's heartbeat: written at most every 5 s, and a few
+	// times within the AP timeout however short.
+	// An upstream that stops answering or answers again raises
+	// upstreamDown or upstreamUp (event stream, webhooks, SNMP trap), off
+	// the RADIUS path.
+	hub := s.api.Hub
+	health := &radius.Health{OnChange: func(u radius.UpstreamStatus) {
+		log.Info("RADIUS upstream state", "customer_id", u.Group, "upstream", u.Address, "kind", u.Kind, "up", u.Up)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			hub.UpstreamChange(ctx, u.Group, u.Address, u.Kind, u.Up)
+		}()
+	}}
 	d := &dataSources{bridge: &datasource.Bridge{Store: s.st, Ingest: s.api.Telemetry, Radius: &radius.Settings{},
-		Log: log, Registry: reg}}
+		Log: log, Registry: reg, Heartbeat: s.api.Telemetry,
+		HeartbeatEvery: min(datasource.DefaultHeartbeatEvery, s.c.apTimeout/5),
+		Health:         health, RadiusOn: s.radiusAuthConn != nil || s.radiusAcctConn != nil, SyslogOn: s.syslogConn != nil}}
 	// No upstream may be one of these listeners: a request sent there
 	// would come back to be sent there again.
 	var own []netip.AddrPort
@@ -95,6 +111,7 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 		log.Error("data sources: the stored configuration is not in force yet", "err", err)
 	}
 	s.api.CheckDataSources = d.bridge.Check
+	s.api.DataSourceStatus = d.bridge.Status
 	s.api.OnDataSourcesChange = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -103,13 +120,13 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 		}
 	}
 	if s.radiusAuthConn != nil {
-		d.proxy = radius.NewProxy(d.bridge.Radius, d.bridge, radius.ProxyOptions{Logger: log})
+		d.proxy = radius.NewProxy(d.bridge.Radius, d.bridge, radius.ProxyOptions{Logger: log, Health: health})
 	}
 	if s.radiusAcctConn != nil {
-		d.acct = radius.NewAccounting(d.bridge.Radius, d.bridge, radius.AccountingOptions{Logger: log, Sessions: s.st})
+		d.acct = radius.NewAccounting(d.bridge.Radius, d.bridge, radius.AccountingOptions{Logger: log, Health: health, Sessions: s.st})
 	}
 	if s.syslogConn != nil {
-		d.assembler = &syslog.Assembler{Sink: syslog.SinkFunc(d.bridge.EmitSyslog)}
+		d.assembler = &syslog.Assembler{Sink: syslog.SinkFunc(d.bridge.EmitSyslog), Owner: d.bridge.SyslogOwner}
 		d.receiver = &syslog.Receiver{Handle: d.assembler.Observe, Accept: d.bridge.AcceptSyslog}
 	}
 	d.instrument(reg)
@@ -187,7 +204,7 @@ func (d *dataSources) instrument(reg *metrics.Registry) {
 	})
 	reg.CounterVecFunc("wnms_syslog_messages_total", "Syslog messages received, by outcome (parsed, or the reason dropped).", "outcome", func() map[string]float64 {
 		m := map[string]float64{"received": 0, "parsed": 0}
-		for _, r := range []string{syslog.DropOversize, syslog.DropNotSyslog, syslog.DropSource, syslog.DropConnLimit, syslog.DropFraming} {
+		for _, r := range []string{syslog.DropOversize, syslog.DropNotSyslog, syslog.DropSource, syslog.DropConnLimit, syslog.DropConnPer, syslog.DropFraming} {
 			m["dropped_"+r] = 0
 		}
 		if d.receiver == nil {
@@ -198,6 +215,21 @@ func (d *dataSources) instrument(reg *metrics.Registry) {
 		for r, n := range st.Dropped {
 			m["dropped_"+r] = float64(n)
 		}
+		return m
+	})
+	reg.CounterVecFunc("wnms_syslog_connections_total", "Syslog TCP connections: accepted, refused (from an address that is no source, over the "+
+		"limit of all, over the limit of one address: 16) and closed after 5 minutes of silence.", "outcome", func() map[string]float64 {
+		m := map[string]float64{"accepted": 0, "refused_source": 0, "refused_limit": 0, "refused_per_address": 0, "closed_idle": 0}
+		if d.receiver == nil {
+			return m
+		}
+		st := d.receiver.Stats()
+		refused := st.ConnsRefused[syslog.DropSource] + st.ConnsRefused[syslog.DropConnLimit] + st.ConnsRefused[syslog.DropConnPer]
+		m["accepted"] = float64(st.Connections - refused)
+		m["refused_source"] = float64(st.ConnsRefused[syslog.DropSource])
+		m["refused_limit"] = float64(st.ConnsRefused[syslog.DropConnLimit])
+		m["refused_per_address"] = float64(st.ConnsRefused[syslog.DropConnPer])
+		m["closed_idle"] = float64(st.IdleClosed)
 		return m
 	})
 	reg.CounterVecFunc("wnms_syslog_lines_total", "Syslog lines by program and whether a parser read them.", "program", func() map[string]float64 {

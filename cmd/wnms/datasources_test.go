@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,25 +53,21 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 			"locationId": map[string]any{"type": "locallocationid", "id": srv.floor}}},
 	})), 200)
 
-	// PAP through the proxy: the right password is accepted by FreeRADIUS,
-	// a wrong one rejected; a NAS with the wrong secret gets nothing.
-	// Each request is signed: radclient computes the Message-Authenticator
-	// of a request that names one with value 0x00.
+	// PAP through the proxy: a wrong password is rejected; a NAS with the
+	// wrong secret gets nothing. Each request is signed: radclient computes
+	// the Message-Authenticator of a request that names one with value 0x00.
 	nas := func(mac, user, pw string) []string {
 		return []string{"User-Name = " + user, "User-Password = " + pw, "Calling-Station-Id = " + mac,
 			"Called-Station-Id = AA-BB-CC-DD-EE-FF:corp", "NAS-Identifier = lab-ap-1", "NAS-IP-Address = 127.0.0.1",
 			"Message-Authenticator = 0x00"}
-	}
-	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", nasSecret, nas("02-00-00-00-00-01", "alice", "alice-pw")...); !ok ||
-		!strings.Contains(out, "Access-Accept") {
-		t.Fatalf("right password through wnms:\n%s", out)
 	}
 	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", nasSecret, nas("02-00-00-00-00-02", "alice", "wrong")...); !ok ||
 		!strings.Contains(out, "Access-Reject") {
 		t.Fatalf("wrong password through wnms:\n%s", out)
 	}
 	// A NAS wnms knows no AP of (unknown BSSID, name and address): its
-	// client's Failure is placed at the source's location, channel 0.
+	// client's Failure is placed at the source's location, with no radio
+	// (channel null).
 	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", nasSecret, "User-Name = bob", "User-Password = wrong",
 		"Calling-Station-Id = 02-00-00-00-00-04", "Called-Station-Id = 02-99-00-00-00-01:corp", "NAS-Identifier = unknown-ap",
 		"NAS-IP-Address = 127.0.0.9", "Message-Authenticator = 0x00"); !ok || !strings.Contains(out, "Access-Reject") {
@@ -111,6 +108,13 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 			}
 		}
 		return n
+	}
+	// The first client authenticates (the right password is accepted by
+	// FreeRADIUS) just before the AP logs its association: an accept more
+	// than 5 s before the association line is another attempt's.
+	if out, ok := radiustest.Radclient(t, l.RadiusAuth, "auth", nasSecret, nas("02-00-00-00-00-01", "alice", "alice-pw")...); !ok ||
+		!strings.Contains(out, "Access-Accept") {
+		t.Fatalf("right password through wnms:\n%s", out)
 	}
 	for i, line := range []struct{ tag, text string }{
 		{"hostapd", "wlan0: STA 02:00:00:00:00:01 IEEE 802.11: associated"},
@@ -153,7 +157,7 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 		t.Errorf("RADIUS Reject: %v", rej)
 	}
 	unknown := find("02:00:00:00:00:04", is("Failure"))
-	if unknown["subFailureCode"] != float64(202) || unknown["channel"] != float64(0) || unknown["bssid"] != "02:99:00:00:00:01" ||
+	if unknown["subFailureCode"] != float64(202) || unknown["channel"] != nil || unknown["bssid"] != "02:99:00:00:00:01" ||
 		unknown["associatedAPName"] != "" || unknown["protocol"] != "UNKNOWN" || unknown["locationId"].(map[string]any)["id"] != float64(srv.floor) {
 		t.Errorf("Failure at an unknown AP: %v", unknown)
 	}
@@ -205,6 +209,8 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 		`wnms_radius_packets_total{packet="accounting_response"} 3`,
 		`wnms_datasource_unmatched_total{source="radius",kind="clientevents"} 1`,
 		`wnms_syslog_messages_total{outcome="parsed"} 6`,
+		`wnms_syslog_connections_total{outcome="accepted"} 6`,
+		`wnms_syslog_connections_total{outcome="refused_per_address"} 0`,
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %s", want)
@@ -223,6 +229,7 @@ type sourcesServer struct {
 	t      *testing.T
 	l      listening
 	stderr *syncBuf
+	data   string
 	base   string
 	ck     *http.Cookie
 	floor  int64
@@ -250,7 +257,7 @@ func startSourcesServerIn(t *testing.T, data string, floor int64, host string, a
 	if err != nil || json.Unmarshal(b, &key) != nil {
 		t.Fatalf("bootstrap key: %v %s", err, b)
 	}
-	s := &sourcesServer{t: t, l: l, stderr: stderr, base: "http://" + l.API + "/new/webservice",
+	s := &sourcesServer{t: t, l: l, stderr: stderr, data: data, base: "http://" + l.API + "/new/webservice",
 		ck: login(t, "http://"+l.API, key.KeyID, key.KeyValue)}
 	s.floor = floor
 	if s.floor == 0 {
@@ -490,8 +497,7 @@ func TestDataSourcesReconnectionEachTheirAccept(t *testing.T) {
 	if len(successes) != 2 {
 		t.Fatalf("%d Successes for two connections: %v", len(successes), successes)
 	}
-	// (A merged Success keeps its syslog eventId; the API shows a missing
-	// aaaLatency as 0, as it shows a fast upstream's.)
+	// (A merged Success keeps its syslog eventId.)
 	for _, s := range successes {
 		if id, _ := s["eventId"].(string); !strings.HasPrefix(id, "syslog-") {
 			t.Errorf("a RADIUS accept stored as a Success of its own: %v", s)
@@ -500,6 +506,132 @@ func TestDataSourcesReconnectionEachTheirAccept(t *testing.T) {
 	// Both accepts were taken by a Success: none waits any more.
 	if m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body; !strings.Contains(m, "\nwnms_datasource_held_accepts 0\n") {
 		t.Errorf("accepts still held:\n%s", m)
+	}
+}
+
+// Two customers' syslog sources, a client MAC in both: customer 1's AP
+// logs the client's association and keys from 127.0.0.1, customer 2's
+// DHCP server a DHCPNAK for the same MAC from ::1, each sent by logger to
+// the running server. The NAK is customer 2's client's Failure 3/302;
+// customer 1's client gets none.
+func TestDataSourcesSyslogCustomersApart(t *testing.T) {
+	t.Parallel()
+	radiustest.NeedTool(t, "logger")
+	// The listeners on every address, so that lines come from 127.0.0.1
+	// and from ::1 (Linux sends to any 127/8 address from 127.0.0.1).
+	srv := startSourcesServer(t, "[::]")
+	srv.addAP("aa:bb:cc:dd:ee:00", "ap-of-1", "127.0.0.1", "aa:bb:cc:dd:ee:ff", "corp")
+	srv.must("customer 1's sources", "PUT", "/V5/datasources", map[string]any{
+		"radius": map[string]any{"upstreams": []any{}, "accountingUpstreams": []any{}},
+		"sources": []any{map[string]any{"name": "APs", "cidr": "127.0.0.1/32", "radiusSecret": "", "syslog": true,
+			"locationId": map[string]any{"type": "locallocationid", "id": srv.floor}}},
+	})
+	// Customer 2: a SUPERUSER made by the CLI beside the running server.
+	code, out, errs := runCLI([]string{"apikey", "create", "--data", srv.data, "--login", "tenant-2", "--role", "SUPERUSER", "--customer", "2"}, nil)
+	var key struct{ KeyID, KeyValue string }
+	if code != 0 || json.Unmarshal([]byte(out), &key) != nil {
+		t.Fatalf("apikey create: %d %s %s", code, out, errs)
+	}
+	ck2 := login(t, "http://"+srv.l.API, key.KeyID, key.KeyValue)
+	as2 := func(what, method, path string, body any) string {
+		t.Helper()
+		var b []byte
+		if body != nil {
+			b = jsonBody(body)
+		}
+		r := do(t, method, srv.base+path, ck2, "application/json", b)
+		if r.status != 200 {
+			t.Fatalf("customer 2's %s: %d %s", what, r.status, r.body)
+		}
+		return r.body
+	}
+	var floor2 struct {
+		ID struct{ ID int64 } `json:"id"`
+	}
+	json.Unmarshal([]byte(as2("floor", "PUT", "/V2/locations", map[string]any{
+		"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
+		"location":       map[string]any{"type": "floorlocation", "name": "Floor of 2", "timezoneId": "UTC"}})), &floor2)
+	as2("sources", "PUT", "/V5/datasources", map[string]any{
+		"radius": map[string]any{"upstreams": []any{}, "accountingUpstreams": []any{}},
+		"sources": []any{map[string]any{"name": "DHCP server", "cidr": "::1", "radiusSecret": "", "syslog": true,
+			"locationId": map[string]any{"type": "locallocationid", "id": floor2.ID.ID}}},
+	})
+
+	_, port, _ := net.SplitHostPort(srv.l.Syslog)
+	const mac = "02:00:00:00:0d:01"
+	for i, l := range []struct{ to, tag, text string }{
+		{"127.0.0.1", "hostapd", "wlan0: STA " + mac + " IEEE 802.11: associated"},
+		{"127.0.0.1", "hostapd", "wlan0: STA " + mac + " WPA: pairwise key handshake completed (RSN)"},
+		{"::1", "dnsmasq-dhcp", "DHCPREQUEST(eth0) 10.0.0.9 " + mac},
+		{"::1", "dnsmasq-dhcp", "DHCPNAK(eth0) 10.0.0.9 " + mac + " wrong network"},
+	} {
+		args := []string{"-T", "--rfc5424", "--octet-count", "-n", l.to, "-P", port, "-t", l.tag, "--", l.text}
+		if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
+			t.Fatalf("logger %v: %v\n%s", args, err, out)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body
+			if strings.Contains(m, fmt.Sprintf(`wnms_syslog_messages_total{outcome="parsed"} %d`, i+1)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("line %q not read in 10 s", l.text)
+			}
+		}
+	}
+	events2 := func() []map[string]any {
+		var page struct {
+			ClientEvents []map[string]any `json:"clientEvents"`
+		}
+		json.Unmarshal([]byte(as2("events", "GET", "/V5/devices/clientevents/"+mac+"/0/50", nil)), &page)
+		return page.ClientEvents
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if slices.ContainsFunc(events2(), failure(302)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("customer 2's client has no DHCPNAK Failure: %v\nserver log:\n%s", events2(), radiustest.Tail(srv.stderr.String(), 30))
+		}
+	}
+	// Customer 1's events of the client are in (its association), and
+	// its batch went out before customer 2's: no Failure among them.
+	srv.find(mac, func(e map[string]any) bool { return e["eventType"] == "Intermediate" })
+	for _, e := range srv.events(mac) {
+		if e["eventType"] == "Failure" {
+			t.Errorf("customer 1's client has a Failure from customer 2's DHCP server: %v", e)
+		}
+	}
+
+	// One source holding idle TCP connections shuts no one else out: its
+	// seventeenth is refused and counted, and customer 2's line still
+	// comes in.
+	metric := func(series string) bool {
+		return strings.Contains(do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body, "\n"+series+"\n")
+	}
+	for range 17 {
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	for deadline := time.Now().Add(10 * time.Second); !metric(`wnms_syslog_connections_total{outcome="refused_per_address"} 1`); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the seventeenth connection of one address was not refused")
+		}
+	}
+	args := []string{"-T", "--rfc5424", "--octet-count", "-n", "::1", "-P", port, "-t", "dnsmasq-dhcp", "--", "DHCPNAK(eth0) 10.0.0.9 02:00:00:00:0d:02 wrong network"}
+	if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
+		t.Fatalf("logger %v: %v\n%s", args, err, out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !metric(`wnms_syslog_messages_total{outcome="parsed"} 5`); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("another source's line was not read beside one source's 16 idle connections")
+		}
+	}
+	if !metric(`wnms_syslog_connections_total{outcome="accepted"} 21`) {
+		t.Errorf("accepted connections: want 21 (5 from logger, 16 held)")
 	}
 }
 

@@ -224,6 +224,56 @@ func SetLock(c *wnms.Caller, target *wnms.User, lock bool) error {
 	return nil
 }
 
+// AtRoot reports whether the caller is allowed the root location: it
+// sees every location of its customer.
+func AtRoot(c *wnms.Caller) bool {
+	for _, l := range c.User.AllowedLocations {
+		if l.ID == wnms.RootLocation {
+			return true
+		}
+	}
+	return false
+}
+
+// SeenLocations answers, for many locations of the caller's customer at
+// once, whether the caller sees each: it lies at or below one of the
+// caller's allowed locations. A caller allowed the root sees them all,
+// even one deleted since it was named; others see no deleted location.
+// It reads the paths of all of them in one query.
+func SeenLocations(ctx context.Context, st Locations, c *wnms.Caller, ids []int64) (map[int64]bool, error) {
+	out := make(map[int64]bool, len(ids))
+	if AtRoot(c) {
+		for _, id := range ids {
+			out[id] = true
+		}
+		return out, nil
+	}
+	paths, err := st.LocationPaths(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	scope, err := c.ScopePaths(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		p, ok := paths[id]
+		out[id] = ok && wnms.UnderAny(p, scope)
+	}
+	return out, nil
+}
+
+// ChangeUpstreams checks that the caller may change its customer's RADIUS
+// upstreams (the radius block of the data sources), which serve every
+// location and receive users' passwords: a SUPERUSER, or a caller allowed
+// the root location (LOCATION_ACCESS_DENIED otherwise).
+func ChangeUpstreams(c *wnms.Caller) error {
+	if c.Role() == wnms.SuperUser || AtRoot(c) {
+		return nil
+	}
+	return wnms.Errorf(wnms.LocationAccessDenied, "only a SUPERUSER or a user allowed the root location may change the RADIUS upstreams")
+}
+
 // ReachChildren reports whether the caller may address the cluster's
 // child servers. A child sees only the parent's key, so it cannot narrow
 // a call to the caller's locations: only callers of the server's own

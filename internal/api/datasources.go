@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/wnms/wnms/internal/access"
@@ -13,37 +14,65 @@ import (
 // servers that may send it RADIUS packets and syslog lines. One
 // configuration per customer, stored, so every replica's listeners serve
 // it; secrets leave only masked.
+//
+// A caller sees and changes only the sources at locations it sees (a
+// location-scoped ADMINISTRATOR, its sites'); the others are neither shown
+// to it nor removed by its PUT. The radius block serves every location:
+// every caller of the call sees it (masked), only a SUPERUSER or a caller
+// allowed the root changes it.
 
 // getDataSources is GET /datasources: the caller's customer's
-// configuration, secrets masked.
+// configuration as the caller sees it, secrets masked.
 func (s *Server) getDataSources(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.Store.DataSources(r.Context(), wnms.CallerFrom(r.Context()).CustomerID())
+	c := wnms.CallerFrom(r.Context())
+	d, err := s.Store.DataSources(r.Context(), c.CustomerID())
 	if err != nil {
 		return err
 	}
-	httpkit.WriteJSON(w, http.StatusOK, d.Masked())
+	view, _, err := s.dataSourcesView(r.Context(), c, d)
+	if err != nil {
+		return err
+	}
+	httpkit.WriteJSON(w, http.StatusOK, view.Masked())
 	return nil
 }
 
-// putDataSources is PUT /datasources: replaces the configuration; a
-// secret sent back masked keeps the stored one. Each source's location
-// must be one the caller sees. The listeners take the new configuration
-// at once (replicas within their reload interval). Answers it, masked.
+// putDataSources is PUT /datasources: replaces the sources the caller
+// sees and, for a SUPERUSER or a caller allowed the root, the radius
+// block (anyone else must send it back as it is: LOCATION_ACCESS_DENIED
+// otherwise); a secret sent back masked keeps the stored one. Each
+// source's location must be one the caller sees. The listeners take the
+// new configuration at once (replicas within their reload interval).
+// Answers it as the caller sees it, masked.
 func (s *Server) putDataSources(w http.ResponseWriter, r *http.Request) error {
 	body, err := policyBody(w, r)
 	if err != nil {
 		return err
 	}
 	c := wnms.CallerFrom(r.Context())
-	d, err := s.Store.UpdateDataSources(r.Context(), c.CustomerID(), func(cur *wnms.DataSources) (*wnms.DataSources, error) {
-		next, err := wnms.ParseDataSources(body, cur)
+	var view *wnms.DataSources
+	_, err = s.Store.UpdateDataSources(r.Context(), c.CustomerID(), func(cur *wnms.DataSources) (*wnms.DataSources, error) {
+		seen, hidden, err := s.dataSourcesView(r.Context(), c, cur)
 		if err != nil {
 			return nil, err
+		}
+		next, err := wnms.ParseDataSources(body, seen)
+		if err != nil {
+			return nil, err
+		}
+		if !next.SameUpstreams(cur) {
+			if err := access.ChangeUpstreams(c); err != nil {
+				return nil, err
+			}
 		}
 		for _, src := range next.Sources {
 			if _, err := access.LocationFor(r.Context(), s.Store, c, src.LocationID.ID); err != nil {
 				return nil, err
 			}
+		}
+		view = next.Masked()
+		if err := next.Keep(hidden); err != nil {
+			return nil, err
 		}
 		if s.CheckDataSources != nil {
 			if err := s.CheckDataSources(r.Context(), c.CustomerID(), next); err != nil {
@@ -58,6 +87,21 @@ func (s *Server) putDataSources(w http.ResponseWriter, r *http.Request) error {
 	if s.OnDataSourcesChange != nil {
 		s.OnDataSourcesChange()
 	}
-	httpkit.WriteJSON(w, http.StatusOK, d.Masked())
+	httpkit.WriteJSON(w, http.StatusOK, view)
 	return nil
+}
+
+// dataSourcesView splits d into what the caller sees (the radius block and
+// the sources at its locations) and the sources it does not.
+func (s *Server) dataSourcesView(ctx context.Context, c *wnms.Caller, d *wnms.DataSources) (*wnms.DataSources, []wnms.DataSource, error) {
+	ids := make([]int64, len(d.Sources))
+	for i, src := range d.Sources {
+		ids[i] = src.LocationID.ID
+	}
+	seen, err := access.SeenLocations(ctx, s.Store, c, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	view, hidden := d.Split(func(src wnms.DataSource) bool { return seen[src.LocationID.ID] })
+	return view, hidden, nil
 }

@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/wnms/wnms/internal/apitest"
 	"github.com/wnms/wnms/internal/datasource"
 	"github.com/wnms/wnms/internal/radius"
@@ -154,18 +156,44 @@ func TestDataSources(t *testing.T) {
 			t.Errorf("refused PUTs changed the configuration:\n%s\n%s", before, a)
 		}
 
-		// Another customer may not claim the same prefix; its own is its.
-		_, foreign := e.NewUser(t, apitest.UserSpec{Role: wnms.SuperUser, Customer: 2})
-		fm := dataSourcesBody(f.ForeignFloor.ID.ID)
-		if r := foreign.Do("PUT", dataSourcesPath, fm); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "another customer") {
-			t.Errorf("a prefix of customer 1 claimed by customer 2: status %d; %s", r.Status, r.Body)
+		// Another customer may claim no prefix that overlaps one of
+		// customer 1's (10.1.0.0/16 and 10.9.0.5), either way: 409, naming
+		// neither customer 1 nor its source. Its own prefixes are its.
+		_, foreign := e.NewUser(t, apitest.UserSpec{Role: wnms.Administrator, Customer: 2})
+		for _, cidr := range []string{"10.1.0.0/16", "10.1.255.255/16", "10.1.2.10/32", "10.1.2.10", "10.0.0.0/8", "0.0.0.0/0",
+			"::ffff:10.1.2.10/128", "::ffff:10.9.0.5", "::ffff:10.0.0.0/104", "10.9.0.0/24"} {
+			fm := dataSourcesBody(f.ForeignFloor.ID.ID)
+			src(fm, 0)["cidr"], src(fm, 1)["cidr"] = "10.2.0.0/16", cidr
+			r := foreign.Do("PUT", dataSourcesPath, fm)
+			if r.Status != http.StatusConflict || r.ErrorCode() != wnms.Conflict || !strings.Contains(string(r.Body), "sources[1].cidr") {
+				t.Errorf("customer 2 claims %s: status %d %s; %s", cidr, r.Status, r.ErrorCode(), r.Body)
+			}
+			for _, leak := range []string{"floor 1 APs", "dhcp server", "customer 1", "customer 2"} {
+				if strings.Contains(string(r.Body), leak) {
+					t.Errorf("customer 2 claims %s: the refusal names %q: %s", cidr, leak, r.Body)
+				}
+			}
 		}
+		fm := dataSourcesBody(f.ForeignFloor.ID.ID)
 		src(fm, 0)["cidr"], src(fm, 1)["cidr"] = "10.2.0.0/16", "10.9.0.6"
 		foreign.Expect(http.StatusOK, "PUT", dataSourcesPath, fm)
 		r = foreign.Expect(http.StatusOK, "GET", dataSourcesPath, nil)
 		if strings.Contains(string(r.Body), "10.1.0.0/16") {
 			t.Errorf("customer 2 sees customer 1's sources: %s", r.Body)
 		}
+		// The reverse: customer 1 may not take a prefix around customer 2's.
+		for _, cidr := range []string{"10.0.0.0/8", "10.2.3.4", "::ffff:10.9.0.6", "0.0.0.0/0"} {
+			m := dataSourcesBody(f.Floor.ID.ID)
+			src(m, 1)["cidr"] = cidr
+			if r := e.Admin.Do("PUT", dataSourcesPath, m); r.Status != http.StatusConflict || r.ErrorCode() != wnms.Conflict ||
+				strings.Contains(string(r.Body), "10.2.0.0/16") {
+				t.Errorf("customer 1 claims %s around customer 2's: status %d %s; %s", cidr, r.Status, r.ErrorCode(), r.Body)
+			}
+		}
+		// Nesting inside one customer is fine.
+		m = dataSourcesBody(f.Floor.ID.ID)
+		src(m, 1)["cidr"] = "10.1.2.0/24"
+		e.Admin.Expect(http.StatusOK, "PUT", dataSourcesPath, m)
 		all, err := e.Store.AllDataSources(ctx)
 		if err != nil || len(all) != 2 {
 			t.Fatalf("AllDataSources: %d, %v", len(all), err)
@@ -289,6 +317,238 @@ func TestDataSourcesOtherCustomersUpstreamDoesNotResolve(t *testing.T) {
 		up(m, 1)["address"] = gone
 		if r := e.Admin.Do("PUT", dataSourcesPath, m); r.Status != http.StatusBadRequest || r.MoreInfo() != "radius.upstreams[1].address" {
 			t.Errorf("its own name that does not resolve: %d %q; %s", r.Status, r.MoreInfo(), r.Body)
+		}
+	})
+}
+
+// Two customers saving overlapping prefixes at the same time: at most one
+// is stored, whichever engine (each save checks against the other's
+// committed configuration).
+func TestDataSourcesConcurrentOverlap(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		e := f.E
+		e.API.CheckDataSources = (&datasource.Bridge{Store: e.Store}).Check
+		_, foreign := e.NewUser(t, apitest.UserSpec{Role: wnms.Administrator, Customer: 2})
+		empty := map[string]any{"radius": map[string]any{"upstreams": []any{}, "accountingUpstreams": []any{}}, "sources": []any{}}
+		body := func(floor int64, cidr string) map[string]any {
+			return map[string]any{"radius": map[string]any{"upstreams": []any{}, "accountingUpstreams": []any{}}, "sources": []any{map[string]any{
+				"name": "aps", "cidr": cidr, "radiusSecret": "", "syslog": true, "locationId": map[string]any{"type": "locallocationid", "id": floor}}}}
+		}
+		for round := range 20 {
+			var wg sync.WaitGroup
+			var one, two int
+			wg.Go(func() { one = e.Admin.Do("PUT", dataSourcesPath, body(f.Floor.ID.ID, "10.7.0.0/16")).Status })
+			wg.Go(func() { two = foreign.Do("PUT", dataSourcesPath, body(f.ForeignFloor.ID.ID, "10.7.1.1")).Status })
+			wg.Wait()
+			if one == http.StatusOK && two == http.StatusOK {
+				t.Fatalf("round %d: both customers stored overlapping prefixes", round)
+			}
+			if one != http.StatusOK && two != http.StatusOK {
+				t.Fatalf("round %d: neither stored (%d, %d)", round, one, two)
+			}
+			e.Admin.Expect(http.StatusOK, "PUT", dataSourcesPath, empty)
+			foreign.Expect(http.StatusOK, "PUT", dataSourcesPath, empty)
+		}
+	})
+}
+
+// Who owns a source: a site-scoped ADMINISTRATOR sees and changes only
+// its sites' sources (its PUT leaves the others as they are) and may not
+// change the RADIUS upstreams, which a SUPERUSER and a root ADMINISTRATOR
+// may; OPERATORs and VIEWERs have no access; another customer's
+// ADMINISTRATOR reaches nothing of customer 1's.
+func TestDataSourcesScoped(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := newAuthzFixture(t, b)
+		e := f.E
+		e.API.CheckDataSources = (&datasource.Bridge{Store: e.Store}).Check
+		ctx := context.Background()
+		loc := func(l *wnms.Location) map[string]any {
+			return map[string]any{"type": "locallocationid", "id": l.ID.ID}
+		}
+		upstream := func(addr, secret string, timeout int) map[string]any {
+			return map[string]any{"address": addr, "secret": secret, "timeoutMs": timeout}
+		}
+		source := func(name, cidr, secret string, l *wnms.Location) map[string]any {
+			return map[string]any{"name": name, "cidr": cidr, "radiusSecret": secret, "locationId": loc(l), "syslog": secret == ""}
+		}
+		_, rootAd := e.NewUser(t, apitest.UserSpec{Role: wnms.Administrator, Locations: []int64{0}})
+		_, siteAd := e.NewUser(t, apitest.UserSpec{Role: wnms.Administrator, Locations: []int64{f.Site.ID.ID}})
+		_, op := e.NewUser(t, apitest.UserSpec{Role: wnms.Operator, Locations: []int64{0}})
+		_, viewer := e.NewUser(t, apitest.UserSpec{Role: wnms.Viewer, Locations: []int64{0}})
+		_, foreignAd := e.NewUser(t, apitest.UserSpec{Role: wnms.Administrator, Customer: 2, Locations: []int64{0}})
+
+		rootAd.Expect(http.StatusOK, "PUT", dataSourcesPath, map[string]any{
+			"radius": map[string]any{"upstreams": []any{upstream("192.0.2.10:1812", "upstream-secret-1", 2000)},
+				"accountingUpstreams": []any{upstream("192.0.2.10:1813", "acct-secret-1", 0)}},
+			"sources": []any{
+				source("site A aps", "10.1.0.0/16", "nas-secret-floor1", f.Floor),
+				source("site B aps", "10.2.0.0/16", "nas-secret-site-b", f.OtherFloor),
+				source("site B dhcp", "10.9.0.5", "", f.Other),
+			},
+		})
+		stored := func() *wnms.DataSources {
+			t.Helper()
+			d, err := e.Store.DataSources(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+		names := func(d *wnms.DataSources) []string {
+			var out []string
+			for _, s := range d.Sources {
+				out = append(out, s.Name)
+			}
+			return out
+		}
+		siteB := func(d *wnms.DataSources) []wnms.DataSource {
+			var out []wnms.DataSource
+			for _, s := range d.Sources {
+				if strings.HasPrefix(s.Name, "site B") {
+					out = append(out, s)
+				}
+			}
+			return out
+		}
+		before := stored()
+
+		// Everyone allowed the call sees the radius block masked; the
+		// site's ADMINISTRATOR sees only its site's source.
+		for _, tc := range []struct {
+			name   string
+			c      *apitest.Client
+			status int
+			want   []string
+		}{
+			{"SUPERUSER", e.Admin, http.StatusOK, []string{"site A aps", "site B aps", "site B dhcp"}},
+			{"root ADMINISTRATOR", rootAd, http.StatusOK, []string{"site A aps", "site B aps", "site B dhcp"}},
+			{"site ADMINISTRATOR", siteAd, http.StatusOK, []string{"site A aps"}},
+			{"OPERATOR", op, http.StatusForbidden, nil},
+			{"VIEWER", viewer, http.StatusForbidden, nil},
+			{"another customer's ADMINISTRATOR", foreignAd, http.StatusOK, nil},
+		} {
+			r := tc.c.Expect(tc.status, "GET", dataSourcesPath, nil)
+			noSecrets(t, tc.name+"'s GET", r.Body)
+			if tc.status != http.StatusOK {
+				if r.ErrorCode() != wnms.AccessDenied {
+					t.Errorf("%s: %s", tc.name, r.Body)
+				}
+				continue
+			}
+			var got wnms.DataSources
+			r.Decode(t, &got)
+			if diff := cmp.Diff(tc.want, names(&got)); diff != "" {
+				t.Errorf("%s sees (-want +got):\n%s", tc.name, diff)
+			}
+			if want := 1; tc.c != foreignAd && (len(got.Radius.Upstreams) != want || got.Radius.Upstreams[0].Secret != wnms.SecretMask) {
+				t.Errorf("%s sees the upstreams %+v", tc.name, got.Radius.Upstreams)
+			}
+		}
+
+		// The site's ADMINISTRATOR changes its source and adds one, from
+		// what it read: site B's stay as they were, secrets included.
+		var mine map[string]any
+		siteAd.Expect(http.StatusOK, "GET", dataSourcesPath, nil).Decode(t, &mine)
+		src(mine, 0)["syslog"] = true
+		mine["sources"] = append(mine["sources"].([]any), source("site A dhcp", "10.1.200.1", "", f.Floor))
+		r := siteAd.Expect(http.StatusOK, "PUT", dataSourcesPath, mine)
+		if strings.Contains(string(r.Body), "site B") {
+			t.Errorf("the PUT's answer shows another site's sources: %s", r.Body)
+		}
+		after := stored()
+		if diff := cmp.Diff([]string{"site A aps", "site A dhcp", "site B aps", "site B dhcp"}, names(after)); diff != "" {
+			t.Errorf("stored after the site's PUT (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(siteB(before), siteB(after)); diff != "" {
+			t.Errorf("the site's PUT changed site B's sources (-want +got):\n%s", diff)
+		}
+		if after.Sources[0].RadiusSecret != "nas-secret-floor1" || !after.Sources[0].Syslog || !after.SameUpstreams(before) {
+			t.Errorf("after the site's PUT: %+v", after)
+		}
+		// Removing all it sees removes nothing else.
+		siteAd.Expect(http.StatusOK, "PUT", dataSourcesPath, map[string]any{"radius": mine["radius"], "sources": []any{}})
+		if diff := cmp.Diff([]string{"site B aps", "site B dhcp"}, names(stored())); diff != "" {
+			t.Errorf("stored after the site emptied its sources (-want +got):\n%s", diff)
+		}
+		src(mine, 0)["radiusSecret"] = "nas-secret-floor1"
+		siteAd.Expect(http.StatusOK, "PUT", dataSourcesPath, mine)
+
+		// The site's ADMINISTRATOR may not change the upstreams, nor take
+		// or reach another site's source; nothing changes.
+		kept := stored()
+		radius := func(ups ...any) map[string]any {
+			return map[string]any{"upstreams": ups, "accountingUpstreams": []any{upstream("192.0.2.10:1813", wnms.SecretMask, 0)}}
+		}
+		for _, tc := range []struct {
+			name   string
+			change func(m map[string]any)
+			status int
+			code   string
+		}{
+			{"re-point the upstream", func(m map[string]any) {
+				m["radius"] = radius(upstream("198.51.100.66:1812", "mine-now", 2000))
+			}, http.StatusForbidden, wnms.LocationAccessDenied},
+			{"a new upstream secret", func(m map[string]any) {
+				m["radius"] = radius(upstream("192.0.2.10:1812", "guess", 2000))
+			}, http.StatusForbidden, wnms.LocationAccessDenied},
+			{"another timeout", func(m map[string]any) {
+				m["radius"] = radius(upstream("192.0.2.10:1812", wnms.SecretMask, 3000))
+			}, http.StatusForbidden, wnms.LocationAccessDenied},
+			{"no upstreams", func(m map[string]any) { m["radius"] = radius() }, http.StatusForbidden, wnms.LocationAccessDenied},
+			{"a source at another site", func(m map[string]any) {
+				m["sources"] = append(m["sources"].([]any), source("mine", "10.3.0.0/16", "x", f.OtherFloor))
+			}, http.StatusForbidden, wnms.LocationAccessDenied},
+			{"another site's source by name, secret masked", func(m map[string]any) {
+				m["sources"] = append(m["sources"].([]any), source("site B aps", "10.4.0.0/16", wnms.SecretMask, f.Floor))
+			}, http.StatusBadRequest, wnms.ValidationFailed},
+			{"another site's source by name", func(m map[string]any) {
+				m["sources"] = append(m["sources"].([]any), source("site B aps", "10.4.0.0/16", "x", f.Floor))
+			}, http.StatusBadRequest, wnms.ValidationFailed},
+			{"another site's prefix", func(m map[string]any) {
+				m["sources"] = append(m["sources"].([]any), source("mine", "10.2.0.0/16", "x", f.Floor))
+			}, http.StatusBadRequest, wnms.ValidationFailed},
+		} {
+			var m map[string]any
+			siteAd.Expect(http.StatusOK, "GET", dataSourcesPath, nil).Decode(t, &m)
+			tc.change(m)
+			r := siteAd.Do("PUT", dataSourcesPath, m)
+			if r.Status != tc.status || r.ErrorCode() != tc.code {
+				t.Errorf("%s: status %d %s, want %d %s; %s", tc.name, r.Status, r.ErrorCode(), tc.status, tc.code, r.Body)
+			}
+			if strings.Contains(string(r.Body), "nas-secret-site-b") || strings.Contains(string(r.Body), "10.2.0.0/16") && tc.name != "another site's prefix" {
+				t.Errorf("%s: the refusal shows another site's source: %s", tc.name, r.Body)
+			}
+		}
+		if diff := cmp.Diff(kept, stored()); diff != "" {
+			t.Errorf("refused PUTs changed the configuration (-want +got):\n%s", diff)
+		}
+
+		// A SUPERUSER and a root ADMINISTRATOR change the upstreams.
+		for _, c := range []*apitest.Client{e.Admin, rootAd} {
+			var m map[string]any
+			c.Expect(http.StatusOK, "GET", dataSourcesPath, nil).Decode(t, &m)
+			m["radius"].(map[string]any)["upstreams"].([]any)[0].(map[string]any)["timeoutMs"] = 2500 + len(m)
+			c.Expect(http.StatusOK, "PUT", dataSourcesPath, m)
+		}
+		if got := stored().Radius.Upstreams[0]; got.TimeoutMs != 2502 || got.Secret != "upstream-secret-1" {
+			t.Errorf("upstream after the root's PUTs: %+v", got)
+		}
+		kept = stored()
+
+		// OPERATOR and VIEWER may not PUT; another customer's ADMINISTRATOR
+		// finds no location of customer 1.
+		for _, c := range []*apitest.Client{op, viewer} {
+			if r := c.Do("PUT", dataSourcesPath, mine); r.Status != http.StatusForbidden || r.ErrorCode() != wnms.AccessDenied {
+				t.Errorf("OPERATOR/VIEWER PUT: %d %s", r.Status, r.Body)
+			}
+		}
+		if r := foreignAd.Do("PUT", dataSourcesPath, map[string]any{"radius": map[string]any{"upstreams": []any{}, "accountingUpstreams": []any{}}, "sources": []any{source("x", "10.50.0.0/16", "s", f.Floor)}}); r.Status != http.StatusNotFound {
+			t.Errorf("another customer's ADMINISTRATOR with customer 1's location: %d %s", r.Status, r.Body)
+		}
+		if diff := cmp.Diff(kept.Sources, stored().Sources); diff != "" {
+			t.Errorf("sources changed (-want +got):\n%s", diff)
 		}
 	})
 }

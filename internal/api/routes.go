@@ -99,5 +99,6 @@ func (s *Server) routes() {
 	s.handle("POST /webhooks/{id}/test", suAd, s.testWebhook)
 	s.handle("GET /datasources", suAd, s.getDataSources)
 	s.handle("PUT /datasources", suAd, s.putDataSources)
+	s.handle("GET /datasources/status", suAd, s.getDataSourceStatus)
 	s.handle("GET /openapi.json", public, s.openAPI)
 }

@@ -98,6 +98,11 @@ type Server struct {
 	// OnDataSourcesChange is called after a data source configuration
 	// is stored (the listeners re-read it at once).
 	OnDataSourcesChange func()
+	// DataSourceStatus (optional) tells what this server's listeners saw
+	// of a customer's sources srcs and, with upstreams, of its RADIUS
+	// upstreams (GET /datasources/status); nil answers every source idle
+	// and no upstream.
+	DataSourceStatus func(customerID int64, srcs []wnms.DataSource, upstreams bool, now time.Time) *wnms.DataSourceStatus
 	// Cluster is set on a parent server: its children and their state
 	// (system info, /readyz). Calls reach them through Router.Intercept.
 	Cluster *cluster.Cluster

@@ -14,8 +14,10 @@
 // of the record's SSID, else the AP's first. The AP must lie at or below
 // the source's location. A record no AP of the customer matches (or whose
 // AP has no radio) is placed at the source's location, with the BSSID it
-// names (or none) and channel 0, not known: it has no band, and counts in
-// the baselines of any band only. Such records are counted apart
+// names (or none) and no radio: its channel and band are not known (the
+// ingest takes channel 0 for that, and the reads answer null), so band
+// filters leave it out and it counts in the baselines of any band (the
+// location's totals) only. Such records are counted apart
 // (wnms_datasource_unmatched_total): register the APs (POST
 // /V5/ingest/aps with their radios and ipAddress) to place them.
 package datasource
@@ -57,6 +59,16 @@ type Ingester interface {
 	IngestSource(ctx context.Context, c *wnms.Caller, kind string, body []byte, at int64) (*telemetry.Result, error)
 }
 
+// Heartbeater records that APs were heard from
+// (telemetry.Service.HeartbeatAPs).
+type Heartbeater interface {
+	HeartbeatAPs(ctx context.Context, customerID int64, boxIDs []int64) error
+}
+
+// DefaultHeartbeatEvery is how often at most one AP's heartbeat is
+// written for the records attributed to it.
+const DefaultHeartbeatEvery = 5 * time.Second
+
 // Bridge holds the configuration in force and is the Sink of both
 // listeners.
 type Bridge struct {
@@ -65,6 +77,18 @@ type Bridge struct {
 	Radius   *radius.Settings // the listeners' settings, swapped on Reload
 	Log      *slog.Logger
 	Registry *metrics.Registry // optional: records by source and outcome
+
+	// Heartbeat, if set, is told of the APs each stored record was placed
+	// at: traffic attributed to an AP is its heartbeat (decisions §21), at
+	// most one write per AP per HeartbeatEvery (DefaultHeartbeatEvery if
+	// 0; keep it well under the AP timeout).
+	Heartbeat      Heartbeater
+	HeartbeatEvery time.Duration
+	// Health follows the RADIUS upstreams' answers (given to the proxy
+	// and the accounting server too), for Status; RadiusOn and SyslogOn
+	// say which listeners this server runs.
+	Health             *radius.Health
+	RadiusOn, SyslogOn bool
 
 	table     atomic.Pointer[table]
 	records   *metrics.CounterVec
@@ -80,6 +104,16 @@ type Bridge struct {
 
 	groupsMu sync.Mutex
 	groups   map[string]*group // by source and kind: see emitGrouped
+
+	beatsMu sync.Mutex
+	beats   map[int64]time.Time // AP boxId → when its last heartbeat was written
+
+	heardMu sync.Mutex
+	heard   map[heardAt]struct{} // where held accepts were seen since the last release
+
+	statsMu     sync.Mutex
+	sourceStats map[string]*sourceStats // by "customer/name": see Status
+	upstreams   map[int64][][2]string   // each customer's upstreams in force, kind and address (mu)
 }
 
 // group gathers the records of concurrent Emit calls of one source and
@@ -128,6 +162,9 @@ const (
 	OutcomeRejected  = "rejected" // refused by ingest (a bad field, an AP outside the source's location)
 	OutcomeUnplaced  = "unplaced" // no source to place it at (removed meanwhile, or not a syslog source)
 	OutcomeDropped   = "dropped"  // a held RADIUS Success let go past every cap between two releases
+	// OutcomeUnmatched counts, in a source's status only, its records no
+	// AP matched (each also counted by one of the outcomes above).
+	OutcomeUnmatched = "unmatched"
 )
 
 func (b *Bridge) init() {
@@ -169,6 +206,16 @@ func (b *Bridge) Reload(ctx context.Context) error {
 		}
 	}
 	b.table.Store(t)
+	b.forgetStats(t)
+	b.upstreams = map[int64][][2]string{}
+	for customer, d := range all {
+		for _, u := range d.Radius.Upstreams {
+			b.upstreams[customer] = append(b.upstreams[customer], [2]string{radius.UpstreamAuth, u.Address})
+		}
+		for _, u := range d.Radius.AccountingUpstreams {
+			b.upstreams[customer] = append(b.upstreams[customer], [2]string{radius.UpstreamAccounting, u.Address})
+		}
+	}
 	// Said when they change, not at every reload.
 	if text := errors.Join(problems...); text == nil && b.problems != "" {
 		b.problems = ""
@@ -195,12 +242,13 @@ func (b *Bridge) Run(ctx context.Context, period time.Duration) {
 
 // Check reports whether customer's configuration d can be put in force:
 // d on its own (its upstreams resolve now to addresses an upstream may
-// have, see radius.Settings.Check), and no prefix of d another customer
-// claims. Other customers' configurations are not compiled: one of them
+// have, see radius.Settings.Check), and no source of d whose prefix
+// overlaps, either way, a source of another customer (CONFLICT, naming
+// neither). Other customers' configurations are not compiled: one of them
 // that cannot be put in force is no concern of this customer's. Error
 // texts hold no secret.
 func (b *Bridge) Check(ctx context.Context, customer int64, d *wnms.DataSources) error {
-	own, cfg, err := compileOne(customer, d)
+	_, cfg, err := compileOne(customer, d)
 	if err != nil {
 		return wnms.Invalid("sources", "%s", err)
 	}
@@ -220,32 +268,32 @@ func (b *Bridge) Check(ctx context.Context, customer int64, d *wnms.DataSources)
 	if err != nil {
 		return err
 	}
-	delete(all, customer)
-	var others []entry
-	for c, od := range all {
-		if e, _, err := compileOne(c, od); err == nil {
-			others = append(others, e...)
+	all[customer] = d
+	mine := map[string]bool{}
+	for _, o := range crossCustomerOverlaps(all) {
+		for _, side := range o {
+			if side.customer == customer {
+				mine[side.name] = true
+			}
 		}
 	}
-	for _, e := range own {
-		for _, o := range others {
-			if claims(o.prefix, e.prefix) {
-				return wnms.Invalid("sources", "source %q: cidr %s is another customer's", e.src.Name, e.prefix)
-			}
+	for i, src := range d.Sources {
+		if mine[src.Name] {
+			// Naming neither the other customer nor its source.
+			field := fmt.Sprintf("sources[%d].cidr", i)
+			return &wnms.Error{Code: wnms.Conflict, Message: fmt.Sprintf("%s: %s overlaps a source of another customer", field, src.Prefix()),
+				MoreInfo: field}
 		}
 	}
 	return nil
 }
 
-// claims reports whether a source of another customer with prefix
-// other keeps a source from having prefix p.
-func claims(other, p netip.Prefix) bool { return other == p }
-
 // compile compiles every customer's configuration, each on its own, in
 // the order of their ids: a customer whose configuration cannot be put
-// in force (a bad field, or a source whose prefix a customer of a lower
-// id claims) is left out, and its problem returned; the others are not
-// touched by it.
+// in force (a bad field, or a source whose prefix overlaps, either way, a
+// source of a customer of a lower id put in force: stored before such
+// overlaps were refused) is left out, and its problem returned; the
+// others are not touched by it.
 func compile(all map[int64]*wnms.DataSources) (*table, map[int64]radius.Config, []error) {
 	t := &table{byName: map[string]*entry{}}
 	groups := map[int64]radius.Config{}
@@ -254,6 +302,13 @@ func compile(all map[int64]*wnms.DataSources) (*table, map[int64]radius.Config, 
 		customers = append(customers, c)
 	}
 	slices.Sort(customers)
+	// Each customer's sources that overlap another's, with that other.
+	against := map[int64][]overlapSide{}
+	for _, o := range crossCustomerOverlaps(all) {
+		against[o[0].customer] = append(against[o[0].customer], overlapSide{customer: o[1].customer, name: o[0].name, prefix: o[0].prefix})
+		against[o[1].customer] = append(against[o[1].customer], overlapSide{customer: o[0].customer, name: o[1].name, prefix: o[1].prefix})
+	}
+	in := map[int64]bool{}
 	var problems []error
 next:
 	for _, customer := range customers {
@@ -262,18 +317,18 @@ next:
 			problems = append(problems, fmt.Errorf("customer %d: %w", customer, err))
 			continue
 		}
-		for _, e := range es {
-			for _, o := range t.entries {
-				if claims(o.prefix, e.prefix) {
-					problems = append(problems, fmt.Errorf("customer %d: source %q: cidr %s is another customer's", customer, e.src.Name, e.prefix))
-					continue next
-				}
+		for _, x := range against[customer] {
+			if in[x.customer] {
+				problems = append(problems, fmt.Errorf("customer %d: source %q: cidr %s overlaps another customer's source", customer, x.name, x.prefix))
+				continue next
 			}
 		}
+		in[customer] = true
 		t.entries = append(t.entries, es...)
 		groups[customer] = cfg
 	}
-	// Longest prefix first; inside one customer the most specific wins.
+	// Longest prefix first: inside a customer, whose prefixes may nest,
+	// the most specific source holds an address.
 	sort.SliceStable(t.entries, func(i, j int) bool {
 		if a, b := t.entries[i].prefix.Bits(), t.entries[j].prefix.Bits(); a != b {
 			return a > b
@@ -306,6 +361,58 @@ func compileOne(customer int64, d *wnms.DataSources) ([]entry, radius.Config, er
 	return es, cfg, nil
 }
 
+// overlapSide is one source of a pair that overlaps across customers:
+// its customer, name and prefix.
+type overlapSide struct {
+	customer int64
+	name     string
+	prefix   netip.Prefix
+}
+
+// crossCustomerOverlaps returns the pairs of sources of two customers
+// whose prefixes overlap: one holds the other (or they are the same;
+// IPv4-mapped IPv6 prefixes count as IPv4, as Prefix reads them). Two
+// prefixes overlap only by nesting, so a sweep in address order with the
+// stack of prefixes that hold the current one finds every pair: O(n log n)
+// for n sources, plus the stack's depth (at most 129 for distinct
+// prefixes) for each.
+func crossCustomerOverlaps(all map[int64]*wnms.DataSources) [][2]overlapSide {
+	n := 0
+	for _, d := range all {
+		n += len(d.Sources)
+	}
+	items := make([]overlapSide, 0, n)
+	for customer, d := range all {
+		for _, src := range d.Sources {
+			if p := src.Prefix(); p.IsValid() {
+				items = append(items, overlapSide{customer, src.Name, p})
+			}
+		}
+	}
+	// By first address (IPv4 before IPv6), the shorter of two prefixes
+	// starting there first: so each comes after every prefix holding it.
+	slices.SortFunc(items, func(x, y overlapSide) int {
+		if c := x.prefix.Addr().Compare(y.prefix.Addr()); c != 0 {
+			return c
+		}
+		return x.prefix.Bits() - y.prefix.Bits()
+	})
+	var out [][2]overlapSide
+	var stack []overlapSide
+	for _, x := range items {
+		for len(stack) > 0 && !stack[len(stack)-1].prefix.Overlaps(x.prefix) {
+			stack = stack[:len(stack)-1]
+		}
+		for _, y := range stack {
+			if y.customer != x.customer {
+				out = append(out, [2]overlapSide{y, x})
+			}
+		}
+		stack = append(stack, x)
+	}
+	return out
+}
+
 func upstreams(us []wnms.RadiusUpstream) []radius.Upstream {
 	out := make([]radius.Upstream, len(us))
 	for i, u := range us {
@@ -324,6 +431,17 @@ func (b *Bridge) AcceptSyslog(a netip.Addr) bool {
 	return ok && e.src.Syslog
 }
 
+// SyslogOwner is the customer whose source holds a (-1 for none): the
+// syslog assembler's Owner, so that a DHCP line joins only clients of its
+// source's customer.
+func (b *Bridge) SyslogOwner(a netip.Addr) int64 {
+	b.init()
+	if e, ok := b.table.Load().lookup(a); ok {
+		return e.customer
+	}
+	return -1
+}
+
 // Emit is the RADIUS listeners' Sink.
 //
 // One connection seen by both listeners (an AP that authenticates
@@ -331,7 +449,9 @@ func (b *Bridge) AcceptSyslog(a netip.Addr) bool {
 // source that also sends syslog waits up to AcceptHold for the syslog
 // Success of the same client, which then carries its aaaLatency and
 // radiusPrimaryIP beside its own dhcpLatency; when none comes in time it
-// is stored as it is.
+// is stored as it is. The merged Success keeps the accept's username
+// (the accepted request's User-Name) and, when no DHCP ACK gave one, its
+// Framed-IP-Address.
 func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, records []json.RawMessage) error {
 	b.init()
 	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
@@ -340,6 +460,7 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 		b.records.With("radius", kind, OutcomeUnplaced).Add(uint64(len(records)))
 		return nil
 	}
+	b.heardFrom(e, time.Now())
 	recs := make([]map[string]any, 0, len(records))
 	for _, raw := range records {
 		var m map[string]any
@@ -366,6 +487,9 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 func (b *Bridge) HoldSuccess(src radius.Source, rec json.RawMessage) bool {
 	b.init()
 	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
+	if ok {
+		b.heardFrom(e, time.Now())
+	}
 	var m map[string]any
 	return ok && e.src.Syslog && json.Unmarshal(rec, &m) == nil && b.holdAccept(e, m)
 }
@@ -378,6 +502,7 @@ func (b *Bridge) holdAccept(e *entry, m map[string]any) bool {
 		return false
 	}
 	b.accepts.holdOrLetGo(e, m, time.Now())
+	b.heardAccept(e, m)
 	return true
 }
 
@@ -673,6 +798,7 @@ func (b *Bridge) releaseHeld(ctx context.Context) {
 	hs, dropped := b.accepts.expired(time.Now().Add(-AcceptHold))
 	b.records.With("radius", telemetry.KindEvents, OutcomeDropped).Add(dropped)
 	b.ingestHeld(ctx, hs)
+	b.heartbeatHeld(ctx)
 }
 
 // EmitSyslog is the syslog assembler's Sink.
@@ -683,6 +809,7 @@ func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslo
 		b.records.With("syslog", telemetry.KindEvents, OutcomeUnplaced).Add(uint64(len(events)))
 		return nil
 	}
+	b.heardFrom(e, time.Now())
 	raw, err := syslog.MarshalBatch(events)
 	if err != nil {
 		return err
@@ -713,10 +840,16 @@ func (b *Bridge) withAccepts(e *entry, events []syslog.ClientEvent, all []map[st
 		if r["eventType"] == telemetry.Success {
 			mac, _ := r["macAddress"].(string)
 			if h := b.accepts.take(e, mac, events[i].AssocSeen, events[i].AuthSeen); h != nil {
-				for _, f := range []string{"aaaLatency", "radiusPrimaryIP"} {
+				// The accepted request's User-Name is the client's 802.1X
+				// identity, which syslog does not tell.
+				for _, f := range []string{"aaaLatency", "radiusPrimaryIP", "username"} {
 					if v, ok := h.rec[f]; ok {
 						r[f] = v
 					}
+				}
+				// The DHCP ACK's address, else the one the RADIUS server gave.
+				if _, ok := r["ip"]; !ok && h.rec["ip"] != nil {
+					r["ip"] = h.rec["ip"]
 				}
 				if _, ok := r["authenticationTimestamp"]; !ok {
 					r["authenticationTimestamp"] = h.rec["authenticationTimestamp"]
@@ -764,6 +897,7 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 		}
 	}
 	var placed []map[string]any
+	var boxes []int64 // the AP of each placed record, 0 for none
 	unmatched := 0
 	for _, r := range recs {
 		ap := byBSSID[str(r, "bssid")]
@@ -776,6 +910,14 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 		if ap == nil && from.IsValid() {
 			ap = byIP[from.String()]
 		}
+		if ap == nil {
+			// Listed in the source's status, to be registered.
+			addr := str(r, "nasIpAddress")
+			if addr == "" && from.IsValid() {
+				addr = from.String()
+			}
+			b.noAP(e, str(r, "bssid"), str(r, "nasIdentifier"), addr, time.Now())
+		}
 		delete(r, "nasIdentifier")
 		delete(r, "nasIpAddress")
 		if ap == nil || len(ap.Radios) == 0 {
@@ -783,6 +925,7 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 			unmatched++
 			r["channel"] = 0
 			placed = append(placed, r)
+			boxes = append(boxes, boxOf(ap))
 			continue
 		}
 		radio := ap.Radios[0]
@@ -800,6 +943,7 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 			r["associatedAPName"] = ap.Name
 		}
 		placed = append(placed, r)
+		boxes = append(boxes, ap.BoxID)
 	}
 	if unmatched > 0 {
 		b.unmatched.With(via, kind).Add(uint64(unmatched))
@@ -820,6 +964,23 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 	if err != nil {
 		return err
 	}
+	// The APs of the records stored (or stored before: a retransmission
+	// is traffic too) were heard from.
+	refused := map[int]bool{}
+	for _, x := range res.Rejected {
+		refused[x.Index] = true
+	}
+	var heard []int64
+	for i, box := range boxes {
+		if box != 0 && !refused[i] && !slices.Contains(heard, box) {
+			heard = append(heard, box)
+		}
+	}
+	b.heartbeat(ctx, e.customer, heard)
+	b.count(e, OutcomeAccepted, res.Accepted)
+	b.count(e, OutcomeDuplicate, res.Duplicates)
+	b.count(e, OutcomeRejected, len(res.Rejected))
+	b.count(e, OutcomeUnmatched, unmatched)
 	b.records.With(via, kind, OutcomeAccepted).Add(uint64(res.Accepted))
 	b.records.With(via, kind, OutcomeDuplicate).Add(uint64(res.Duplicates))
 	if n := len(res.Rejected); n > 0 {

@@ -1,5 +1,6 @@
 // Package notify is the one place where wnms raises events: an AP down or
-// up, a baseline anomaly, a user locked by failed logins, and (from the
+// up, a baseline anomaly, a user locked by failed logins, a RADIUS
+// upstream down or up, and (from the
 // store, in the transaction of the change) a configuration change. Each
 // event is stored in the outbox, sent as an SNMP trap where the MIB has
 // one, and handed to the event stream's subscribers and the webhooks from
@@ -40,6 +41,7 @@ type Traps interface {
 	APChange(customerID, boxID int64, name, mac, locationPath string, up bool)
 	BaselineAnomaly(a snmp.Anomaly)
 	UserLocked(customerID int64, login string)
+	UpstreamChange(customerID int64, address, kind string, up bool)
 }
 
 // Retention is how long the outbox keeps an event: the event stream
@@ -391,6 +393,22 @@ func (h *Hub) RaiseAnomaly(ctx context.Context, a Anomaly) {
 	if h.Traps != nil {
 		h.Traps.BaselineAnomaly(snmp.Anomaly{CustomerID: a.CustomerID, Kind: a.Kind, LocationPath: names,
 			SlotStart: time.UnixMilli(a.Slot), Observation: a.Observation, Threshold: a.Threshold})
+	}
+}
+
+// UpstreamChange raises upstreamDown or upstreamUp, with its trap: a
+// RADIUS upstream (kind "auth" or "accounting", at address as
+// configured) of the customer's data sources stopped answering or
+// answers again. The upstreams are the customer's (only callers allowed
+// at the root change them), so the event concerns the whole customer.
+func (h *Hub) UpstreamChange(ctx context.Context, customerID int64, address, kind string, up bool) {
+	k := wnms.EventUpstreamDown
+	if up {
+		k = wnms.EventUpstreamUp
+	}
+	h.raise(ctx, &wnms.Event{Kind: k, CustomerID: customerID}, map[string]any{"address": address, "kind": kind})
+	if h.Traps != nil {
+		h.Traps.UpstreamChange(customerID, address, kind, up)
 	}
 }
 

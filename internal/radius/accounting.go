@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -33,6 +34,7 @@ type AccountingOptions struct {
 	ForwardQueue int          // packets waiting to be passed on to accountingUpstreams; 4,096
 	Retries      int          // tries of each accounting upstream for one packet; 3
 	Logger       *slog.Logger // for Sink errors; never given a secret
+	Health       *Health      // told of every accounting upstream's answers and silences (optional)
 	// Sessions, when set, keeps each open session's counters beyond this
 	// process: an Interim-Update after a restart, or sent to another
 	// replica, takes its deltas from them. Nil: in memory only.
@@ -47,11 +49,16 @@ type SessionStore interface {
 	EndAcctSession(ctx context.Context, key string) error
 }
 
+// typeSessionEnded is the typeCode (category 1, Association) of the
+// Intermediate event a Stop makes: "Session ended (RADIUS accounting)",
+// whose subTypeCode is the Acct-Terminate-Cause.
+const typeSessionEnded = 4
+
 // Accounting is the RADIUS accounting server (RFC 2866; decisions §21).
 // Start becomes an Intermediate event 1/1 Associated, Interim-Update a
 // client sample with the byte deltas since the session's previous
-// counters, Stop an Intermediate event 1/3 Disassociated (subTypeCode =
-// Acct-Terminate-Cause) and a last sample. The Accounting-Response is
+// counters, Stop an Intermediate event 1/4 Session ended (subTypeCode =
+// Acct-Terminate-Cause, not an 802.11 reason code) and a last sample. The Accounting-Response is
 // sent only once the Sink has committed the records; a retransmission
 // gets the same records again (duplicates downstream) and its answer.
 // With accountingUpstreams each packet is also passed on.
@@ -291,8 +298,10 @@ func (a *Accounting) observe(src *source, req *rad.Packet, now time.Time) (*obse
 			a.touch(sessKey, in, out)
 		}
 	case acctStop:
+		// A terminate cause is no 802.11 reason code: the session ended
+		// is an event of its own, with the cause as its subtype.
 		r := subj.record(eventID(key, "stop"), ts)
-		r.EventType, r.CategoryCode, r.TypeCode = "Intermediate", ptr(1), ptr(3)
+		r.EventType, r.CategoryCode, r.TypeCode = "Intermediate", ptr(1), ptr(typeSessionEnded)
 		if c, err := rad.Integer(req.Get(attrAcctTerminateCause)); err == nil && c < 1<<31 {
 			r.SubTypeCode = int(c)
 		}
@@ -446,10 +455,14 @@ func (a *Accounting) sendOn(ctx context.Context, f forward) bool {
 				return out.Encode()
 			})
 			if err == nil {
+				a.opts.Health.observe(up, UpstreamAccounting, true, time.Now())
 				return true
 			}
 			if ctx.Err() != nil {
 				return false
+			}
+			if !errors.Is(err, errPoolFull) {
+				a.opts.Health.observe(up, UpstreamAccounting, false, time.Now())
 			}
 		}
 	}

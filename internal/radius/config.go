@@ -95,6 +95,7 @@ type upstream struct {
 	text    string // the address as configured, for events and logs
 	key     string // the group and text: its dead or alive state is its group's own
 	down    string // why it cannot be used (its name does not resolve, a refused address)
+	group   int64  // the group (customer) whose configuration names it
 }
 
 // settings is the validated configuration, swapped whole.
@@ -237,7 +238,7 @@ func compileUpstreams(n int64, field string, us []Upstream, g *guard, strict boo
 			return nil, fmt.Errorf("%s[%d] %q: a port 1 to 65535 is required", field, i, u.Address)
 		}
 		up := &upstream{secret: []byte(u.Secret), timeout: u.timeout(), text: u.Address,
-			key: strconv.FormatInt(n, 10) + "/" + u.Address}
+			key: strconv.FormatInt(n, 10) + "/" + u.Address, group: n}
 		a, err := res(host)
 		if err == nil {
 			err = g.check(netip.AddrPortFrom(a, uint16(pn)))

@@ -117,9 +117,11 @@ func TestFreeRADIUSAccounting(t *testing.T) {
 	}
 	send(`Acct-Status-Type = Stop`, `Event-Timestamp = 1764000120`, `Acct-Terminate-Cause = User-Request`,
 		`Acct-Input-Octets = 3000`, `Acct-Input-Gigawords = 1`, `Acct-Output-Octets = 9000`)
-	stop := sink.waitRecord(t, KindClientEvents, func(r map[string]any) bool { return r["typeCode"] == 3.0 })
-	if stop["subTypeCode"] != 1.0 {
-		t.Errorf("Stop = %v, want subTypeCode 1 (User-Request)", stop)
+	// The terminate cause is its own event's subtype (1/4 Session ended),
+	// not an 802.11 reason code of a 1/3 Disassociated.
+	stop := sink.waitRecord(t, KindClientEvents, func(r map[string]any) bool { return r["typeCode"] != 1.0 })
+	if stop["categoryCode"] != 1.0 || stop["typeCode"] != 4.0 || stop["subTypeCode"] != 1.0 {
+		t.Errorf("Stop = %v, want 1/4/1 (Session ended, User-Request)", stop)
 	}
 	last := sink.waitRecord(t, KindClientStats, func(r map[string]any) bool { return r["timestamp"] == 1764000120000.0 })
 	if last["txBytes"] != 2000.0 || last["rxBytes"] != 4000.0 {

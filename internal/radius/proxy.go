@@ -27,6 +27,7 @@ type ProxyOptions struct {
 	MaxPerSource     int           // of them, from one source; 256
 	MaxPerGroup      int           // of them, from the sources of one group (a customer); 1,024
 	Logger           *slog.Logger  // for upstream state changes and Sink errors; never given a secret
+	Health           *Health       // told of every upstream's answers and silences (optional)
 }
 
 // Proxy is the RADIUS authentication proxy (RFC 2865, 3579; decisions
@@ -271,6 +272,9 @@ func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPo
 		r.AuthenticationTimestamp = at.UnixMilli()
 		r.AAALatency = ptr(at.Sub(conv.start).Milliseconds())
 		r.RadiusPrimaryIP = ptr(up.addr.IP.String())
+		if ip, err := rad.IPAddr(resp.Get(attrFramedIPAddress)); err == nil {
+			r.IP = ptr(ip.String()) // the address the server gave the client
+		}
 		p.emit(conv.src, r)
 	}
 	p.finish(key, ex, wire)
@@ -447,6 +451,7 @@ func (p *Proxy) order(ups []*upstream) []*upstream {
 }
 
 func (p *Proxy) setDead(u *upstream) {
+	p.opts.Health.observe(u, UpstreamAuth, false, time.Now())
 	p.mu.Lock()
 	_, was := p.dead[u.key]
 	p.dead[u.key] = time.Now().Add(p.opts.DeadTime)
@@ -457,6 +462,7 @@ func (p *Proxy) setDead(u *upstream) {
 }
 
 func (p *Proxy) setAlive(u *upstream) {
+	p.opts.Health.observe(u, UpstreamAuth, true, time.Now())
 	p.mu.Lock()
 	_, was := p.dead[u.key]
 	delete(p.dead, u.key)

@@ -39,6 +39,8 @@ var (
 	oidTrapUserLogin   = wnmsTrapObjects.Append(8)  // wnmsTrapUserLogin
 	oidTrapMessage     = wnmsTrapObjects.Append(9)  // wnmsTrapMessage
 	oidTrapAPBoxID     = wnmsTrapObjects.Append(10) // wnmsTrapApBoxId
+	oidTrapUpstream    = wnmsTrapObjects.Append(11) // wnmsTrapUpstreamAddress
+	oidTrapUpstreamKnd = wnmsTrapObjects.Append(12) // wnmsTrapUpstreamKind
 )
 
 // Notification kinds: the names of WNMS-MIB (coldStart is SNMPv2-MIB's).
@@ -49,6 +51,8 @@ const (
 	KindAPUp            = "wnmsApUp"
 	KindBaselineAnomaly = "wnmsBaselineAnomaly"
 	KindUserLocked      = "wnmsUserLocked"
+	KindUpstreamDown    = "wnmsUpstreamDown"
+	KindUpstreamUp      = "wnmsUpstreamUp"
 )
 
 // notificationOIDs are the snmpTrapOID values of the kinds.
@@ -59,6 +63,8 @@ var notificationOIDs = map[string]OID{
 	KindAPUp:            wnmsNotifications.Append(3),
 	KindBaselineAnomaly: wnmsNotifications.Append(4),
 	KindUserLocked:      wnmsNotifications.Append(5),
+	KindUpstreamDown:    wnmsNotifications.Append(6),
+	KindUpstreamUp:      wnmsNotifications.Append(7),
 }
 
 // Standard objects.

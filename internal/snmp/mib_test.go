@@ -25,6 +25,7 @@ func TestMIBLoadsWithNetSNMP(t *testing.T) {
 		"wnmsTrapAnomalyKind": oidTrapAnomalyKind, "wnmsTrapSlotStart": oidTrapSlotStart,
 		"wnmsTrapObservation": oidTrapObservation, "wnmsTrapThreshold": oidTrapThreshold,
 		"wnmsTrapUserLogin": oidTrapUserLogin, "wnmsTrapMessage": oidTrapMessage, "wnmsTrapApBoxId": oidTrapAPBoxID,
+		"wnmsTrapUpstreamAddress": oidTrapUpstream, "wnmsTrapUpstreamKind": oidTrapUpstreamKnd,
 		"wnmsServer": SysObjectID,
 	}
 	for kind, oid := range notificationOIDs {

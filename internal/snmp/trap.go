@@ -260,6 +260,18 @@ func (s *Sender) APChange(customerID, boxID int64, name, mac, locationPath strin
 	}})
 }
 
+// UpstreamChange queues wnmsUpstreamDown or wnmsUpstreamUp: a RADIUS
+// upstream (kind auth or accounting) of the customer's data sources
+// stopped answering, or answers again.
+func (s *Sender) UpstreamChange(customerID int64, address, kind string, up bool) {
+	k := KindUpstreamDown
+	if up {
+		k = KindUpstreamUp
+	}
+	s.Send(Trap{Kind: k, CustomerID: customerID, Vars: []gosnmp.SnmpPDU{
+		str(oidTrapUpstream, address), str(oidTrapUpstreamKnd, kind)}})
+}
+
 // UserLocked queues wnmsUserLocked.
 func (s *Sender) UserLocked(customerID int64, login string) {
 	s.Send(Trap{Kind: KindUserLocked, CustomerID: customerID, Vars: []gosnmp.SnmpPDU{str(oidTrapUserLogin, login)}})

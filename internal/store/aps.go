@@ -278,6 +278,43 @@ func (s *Store) MarkAPsDown(ctx context.Context, staleBefore int64) ([]wnms.AP, 
 	return out, err
 }
 
+// TouchAPs records a heartbeat at now of the customer's APs boxIDs (see
+// telemetry.Store): lastSeen moves forward, never back, and an AP
+// announced down comes up (upSince now), returned once whichever replica
+// touches it first.
+func (s *Store) TouchAPs(ctx context.Context, customerID int64, boxIDs []int64, now int64) ([]wnms.AP, error) {
+	if len(boxIDs) == 0 {
+		return nil, nil
+	}
+	var up []wnms.AP
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		up = up[:0]
+		in, arg := inList(s.dialect, "$2", boxIDs)
+		rows, err := tx.QueryContext(ctx, `UPDATE aps SET last_seen = $3, up_since = $3, active = $4
+			WHERE customer_id = $1 AND box_id`+in+` AND active = $5 AND last_seen < $3 RETURNING `+apColumns,
+			customerID, arg, now, true, false)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			a, err := scanAP(rows)
+			if err != nil {
+				return err
+			}
+			up = append(up, *a)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE aps SET last_seen = $3 WHERE customer_id = $1 AND box_id`+in+` AND last_seen < $3`,
+			customerID, arg, now)
+		return err
+	})
+	slices.SortFunc(up, func(a, b wnms.AP) int { return cmp.Compare(a.BoxID, b.BoxID) })
+	return up, err
+}
+
 // APsForSources returns the customer's APs that have a radio of one of
 // bssids, or are named one of names, or have one of ips as their
 // address: where what a data source reports is placed.
@@ -295,7 +332,7 @@ func (s *Store) APsForSources(ctx context.Context, customerID int64, bssids, nam
 	inB, argB := inList(s.dialect, "$2", or(bssids))
 	inN, argN := inList(s.dialect, "$3", or(names))
 	inI, argI := inList(s.dialect, "$4", or(ips))
-	rows, err := s.r.QueryContext(ctx, `SELECT a.name, a.ip_address, a.location_id, a.radios FROM aps a
+	rows, err := s.r.QueryContext(ctx, `SELECT a.box_id, a.name, a.ip_address, a.location_id, a.radios FROM aps a
 		WHERE a.customer_id = $1 AND (a.box_id IN (SELECT r.box_id FROM ap_radios r WHERE r.customer_id = $1 AND r.bssid`+inB+`)
 		OR a.name`+inN+` OR a.ip_address`+inI+`) ORDER BY a.box_id LIMIT 1000`, customerID, argB, argN, argI)
 	if err != nil {
@@ -306,7 +343,7 @@ func (s *Store) APsForSources(ctx context.Context, customerID int64, bssids, nam
 	for rows.Next() {
 		var ap wnms.SourceAP
 		var radios string
-		if err := rows.Scan(&ap.Name, &ap.IPAddress, &ap.LocationID, &radios); err != nil {
+		if err := rows.Scan(&ap.BoxID, &ap.Name, &ap.IPAddress, &ap.LocationID, &radios); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(radios), &ap.Radios); err != nil {

@@ -48,6 +48,12 @@ func updatePolicy[T any](ctx context.Context, s *Store, customerID int64, typ st
 	// Solo: update may check the new value against what is stored (data
 	// sources' addresses against every customer's).
 	err := s.txSolo(ctx, func(tx *sql.Tx) error {
+		// One update of a type at a time across customers too, so that a
+		// check against every customer's stored value (data sources'
+		// prefixes) sees the other's committed one, never both pass.
+		if err := lockKey(ctx, tx, s.dialect, "policy:"+typ); err != nil {
+			return err
+		}
 		cur := def()
 		// The default row goes in first so that the row exists to be locked.
 		if err := s.insertPolicy(ctx, tx, customerID, typ, cur); err != nil {

@@ -32,13 +32,17 @@ type ClientEvent struct {
 	AssociationTimestamp    int64   `json:"associationTimestamp,omitempty"`
 	AuthenticationTimestamp int64   `json:"authenticationTimestamp,omitempty"`
 	NetworkTimestamp        int64   `json:"networkTimestamp,omitempty"`
-	DHCPLatency             int64   `json:"dhcpLatency,omitempty"`
+	DHCPLatency             *int64  `json:"dhcpLatency,omitempty"` // absent without a DHCP ACK; 0 is measured
 	FailureCode             int     `json:"failureCode,omitempty"`
 	SubFailureCode          int     `json:"subFailureCode,omitempty"`
 	CategoryCode            int     `json:"categoryCode,omitempty"`
 	TypeCode                int     `json:"typeCode,omitempty"`
 	SubTypeCode             int     `json:"subTypeCode,omitempty"`
 	IP                      *string `json:"ip,omitempty"`
+	// HostName and ClientName are, on a Success with a DHCP ACK, the host
+	// name the ACK gave the client: the client takes it as its name.
+	HostName   string `json:"hostName,omitempty"`
+	ClientName string `json:"clientName,omitempty"`
 
 	// Interface is the hostapd interface (or, for an event only a DHCP
 	// server saw, the server's interface) the connection was seen on.
@@ -126,14 +130,20 @@ type Assembler struct {
 	// MaxSkew: a line whose timestamp is missing or further than that from
 	// the receive time takes the receive time (DefaultMaxSkew if 0).
 	MaxSkew time.Duration
+	// Owner, if set, says whose a source is (a customer): a DHCP line
+	// joins only a client's association seen at a source of the same
+	// owner, so one owner's DHCP server never touches another's clients
+	// that share a MAC. Nil: every source is one owner's. It is called
+	// with the assembler's lock held: it must be quick.
+	Owner func(source netip.Addr) int64
 
 	once     sync.Once
 	queue    chan flush // full batches, for Run
 	mu       sync.Mutex
 	clients  map[clientKey]*client
-	pending  list.List // of *client whose attempt has no outcome, least recently seen first
-	ended    list.List // of the other *client, least recently touched first
-	latest   map[string]netip.Addr
+	pending  list.List               // of *client whose attempt has no outcome, least recently seen first
+	ended    list.List               // of the other *client, least recently touched first
+	latest   map[ownedMAC]netip.Addr // the source of each client's latest association
 	batches  map[netip.Addr]*batch
 	buffered int
 	stats    AssemblerStats
@@ -169,11 +179,20 @@ type clientKey struct {
 	mac string
 }
 
-// obsRef is what names an observation in an eventId.
+// ownedMAC is a client MAC as one owner's sources see it.
+type ownedMAC struct {
+	owner int64
+	mac   string
+}
+
+// obsRef is what names an observation in an eventId, with when wnms
+// received it.
 type obsRef struct {
 	src     netip.Addr
 	program string
-	at      int64 // ms
+	at      int64 // ms, the line's own time
+	rx      int64 // ms, when wnms received the line (not part of the eventId)
+	whole   bool  // at has whole seconds only (see Message.WholeSeconds)
 }
 
 // client is what is known of one client at one source: its current
@@ -181,12 +200,14 @@ type obsRef struct {
 // late line from a new attempt.
 type client struct {
 	key        clientKey
+	owner      int64         // of key.src, when its association was seen
 	elem       *list.Element // in list
 	list       *list.List    // a.pending or a.ended
 	iface      string
 	bssid      string
 	associated bool // an association started this attempt
 	assocAt    int64
+	assocWhole bool  // assocAt has whole seconds only
 	keyAt      int64 // keys done, or the port authorized
 	eapAt      int64 // 802.1X success
 	auth       obsRef
@@ -194,9 +215,11 @@ type client struct {
 	authSeen   time.Time // when auth's line was received
 	keyTimeout obsRef    // the first EAPOL-Key timeout of the attempt
 	dhcp       obsRef    // the first DHCP exchange of the attempt
-	outcome    bool      // Success or Failure made: the attempt is over
-	gone       bool      // disconnected
-	failures   []int     // the failure causes made this attempt, each made once
+	ackIP      string    // the address and host name of the attempt's DHCP ACK
+	ackName    string
+	outcome    bool  // Success or Failure made: the attempt is over
+	gone       bool  // disconnected
+	failures   []int // the failure causes made this attempt, each made once
 	touched    time.Time
 }
 
@@ -221,11 +244,18 @@ func (a *Assembler) init() {
 	a.once.Do(func() {
 		a.queue = make(chan flush, orDefault(a.QueueLen, DefaultQueueLen))
 		a.clients = map[clientKey]*client{}
-		a.latest = map[string]netip.Addr{}
+		a.latest = map[ownedMAC]netip.Addr{}
 		a.batches = map[netip.Addr]*batch{}
 		a.stats.Lines = map[string]LineStats{}
 		a.stats.Events = map[string]uint64{}
 	})
+}
+
+func (a *Assembler) owner(src netip.Addr) int64 {
+	if a.Owner != nil {
+		return a.Owner(src)
+	}
+	return 0
 }
 
 func (a *Assembler) now() time.Time {
@@ -294,7 +324,10 @@ func (a *Assembler) Observe(ctx context.Context, source netip.Addr, m Message) {
 		ls := a.stats.Lines[program]
 		ls.Parsed++
 		a.stats.Lines[program] = ls
-		a.observe(obsRef{src: source, program: program, at: at.UnixMilli()}, o, now)
+		// A line's own time in whole seconds (RFC 3164) cannot measure a
+		// latency: the receive time does (see succeed).
+		whole := m.WholeSeconds && at.Equal(m.Time)
+		a.observe(obsRef{src: source, program: program, at: at.UnixMilli(), rx: now.UnixMilli(), whole: whole}, o, now)
 	}
 	ready := a.takeFull()
 	a.mu.Unlock()
@@ -519,7 +552,23 @@ func (a *Assembler) succeed(c *client, ack obsRef) {
 	if ack.program != "" {
 		e = newEvent(ack, c.key.mac, telemetry.Success, "success")
 		e.NetworkTimestamp = ack.at
-		e.DHCPLatency = max(0, ack.at-auth)
+		latency := max(0, ack.at-auth)
+		// With whole seconds at either end (RFC 3164), the lines' own
+		// times would give whole seconds: wnms's receive times measure it
+		// to the millisecond instead.
+		authRx, authWhole := c.auth.rx, c.auth.whole
+		if c.authAt() == 0 {
+			authRx, authWhole = c.assocSeen.UnixMilli(), c.assocWhole
+		}
+		if ack.whole || authWhole {
+			latency = max(0, ack.rx-authRx)
+		}
+		e.DHCPLatency = &latency
+		if c.ackIP != "" {
+			ip := c.ackIP
+			e.IP = &ip
+		}
+		e.HostName, e.ClientName = c.ackName, c.ackName
 	} else {
 		e = newEvent(c.auth, c.key.mac, telemetry.Success, "success_without_dhcp")
 	}
@@ -571,7 +620,7 @@ func (a *Assembler) get(src netip.Addr, mac string, create bool, now time.Time) 
 		a.forget(oldest.Value.(*client))
 		a.stats.Evicted++
 	}
-	c := &client{key: k, touched: now, list: &a.pending}
+	c := &client{key: k, owner: a.owner(src), touched: now, list: &a.pending}
 	c.elem = a.pending.PushBack(c)
 	a.clients[k] = c
 	return c
@@ -580,8 +629,8 @@ func (a *Assembler) get(src netip.Addr, mac string, create bool, now time.Time) 
 func (a *Assembler) forget(c *client) {
 	c.list.Remove(c.elem)
 	delete(a.clients, c.key)
-	if a.latest[c.key.mac] == c.key.src {
-		delete(a.latest, c.key.mac)
+	if k := (ownedMAC{c.owner, c.key.mac}); a.latest[k] == c.key.src {
+		delete(a.latest, k)
 	}
 }
 
@@ -608,10 +657,11 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 	switch o.Kind {
 	case DHCPExchange, DHCPAck, DHCPNak, DHCPNoLease:
 		// The DHCP server is often another box than the AP: a client's
-		// DHCP lines belong to its latest association, wherever it is.
+		// DHCP lines belong to its latest association at any source of
+		// the same owner.
 		c = a.get(ref.src, o.MAC, false, now)
 		if c == nil || !c.associated {
-			if src, ok := a.latest[o.MAC]; ok && src != ref.src {
+			if src, ok := a.latest[ownedMAC{a.owner(ref.src), o.MAC}]; ok && src != ref.src {
 				c = cmp.Or(a.get(src, o.MAC, false, now), c)
 			}
 		}
@@ -631,9 +681,12 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		if c.associated && !c.outcome {
 			a.endAttempt(c)
 		}
-		*c = client{key: c.key, elem: c.elem, list: c.list, associated: true, assocAt: ref.at, assocSeen: now,
-			iface: o.Interface, bssid: o.BSSID}
-		a.latest[o.MAC] = ref.src
+		if k := (ownedMAC{c.owner, o.MAC}); a.latest[k] == ref.src {
+			delete(a.latest, k) // the owner may have changed since
+		}
+		*c = client{key: c.key, owner: a.owner(ref.src), elem: c.elem, list: c.list, associated: true, assocAt: ref.at,
+			assocWhole: ref.whole, assocSeen: now, iface: o.Interface, bssid: o.BSSID}
+		a.latest[ownedMAC{c.owner, o.MAC}] = ref.src
 		a.add(c, intermediate(ref, o.MAC, 1, 1, 0, "associated"))
 		a.touch(c, now)
 		return
@@ -700,6 +753,7 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		}
 		a.add(c, e)
 		if !c.outcome && c.associated {
+			c.ackIP, c.ackName = ip, o.HostName
 			a.succeed(c, ref)
 		}
 	case DHCPNak:

@@ -172,6 +172,8 @@ func ms(n int64) int64 { return t0.UnixMilli() + n }
 
 func ipp(s string) *string { return &s }
 
+func ptr[T any](v T) *T { return &v }
+
 // checkIngest proves the records are what ingest takes: each, with the
 // BSSID and channel the caller fills, passes telemetry.ParseEvent.
 func checkIngest(t *testing.T, events []ClientEvent) {
@@ -219,7 +221,7 @@ func TestAssemblerSuccess(t *testing.T) {
 		{MacAddress: sta, EventType: "Intermediate", Timestamp: ms(0), CategoryCode: 1, TypeCode: 1, Interface: "wlan0"},
 		{MacAddress: sta, EventType: "Intermediate", Timestamp: ms(940), CategoryCode: 3, TypeCode: 30, IP: ipp("10.66.0.5"), Interface: "wlan0"},
 		{MacAddress: sta, EventType: "Success", Timestamp: ms(940), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(40),
-			NetworkTimestamp: ms(940), DHCPLatency: 900, Interface: "wlan0"},
+			NetworkTimestamp: ms(940), DHCPLatency: ptr(int64(900)), IP: ipp("10.66.0.5"), HostName: "phone", ClientName: "phone", Interface: "wlan0"},
 		{MacAddress: sta, EventType: "Intermediate", Timestamp: ms(60000), CategoryCode: 3, TypeCode: 30, IP: ipp("10.66.0.5"), Interface: "wlan0"},
 	}
 	if diff := cmp.Diff(want, summary(got)); diff != "" {
@@ -251,7 +253,7 @@ func TestAssemblerDHCPElsewhere(t *testing.T) {
 		{MacAddress: sta, EventType: "Intermediate", Timestamp: ms(0), CategoryCode: 1, TypeCode: 1, BSSID: "02:AA:00:00:00:09", Interface: "wlan0"},
 		{MacAddress: sta, EventType: "Intermediate", Timestamp: ms(500), CategoryCode: 3, TypeCode: 30, IP: ipp("10.1.2.3"), BSSID: "02:AA:00:00:00:09", Interface: "wlan0"},
 		{MacAddress: sta, EventType: "Success", Timestamp: ms(500), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(60),
-			NetworkTimestamp: ms(500), DHCPLatency: 440, BSSID: "02:AA:00:00:00:09", Interface: "wlan0"},
+			NetworkTimestamp: ms(500), DHCPLatency: ptr(int64(440)), IP: ipp("10.1.2.3"), HostName: "pc", ClientName: "pc", BSSID: "02:AA:00:00:00:09", Interface: "wlan0"},
 	}
 	if diff := cmp.Diff(want, summary(got)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
@@ -300,7 +302,7 @@ func TestAssemblerFailures(t *testing.T) {
 			dnsmasq(1500, ap, "DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00"),
 		},
 		want: []ClientEvent{{EventType: "Success", Timestamp: ms(1500), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(1100),
-			NetworkTimestamp: ms(1500), DHCPLatency: 400}},
+			NetworkTimestamp: ms(1500), DHCPLatency: ptr(int64(400)), IP: ipp("10.66.0.5")}},
 	}, {
 		name:  "802.1X rejected",
 		lines: []line{assoc, hostapd(800, "STA 02:00:00:00:01:00 IEEE 802.1X: authentication failed - EAP type: 25 (PEAP)")},
@@ -315,7 +317,7 @@ func TestAssemblerFailures(t *testing.T) {
 		},
 		want: []ClientEvent{
 			{EventType: "Failure", Timestamp: ms(201), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(30), FailureCode: 3, SubFailureCode: 302},
-			{EventType: "Success", Timestamp: ms(900), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(30), NetworkTimestamp: ms(900), DHCPLatency: 870},
+			{EventType: "Success", Timestamp: ms(900), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(30), NetworkTimestamp: ms(900), DHCPLatency: ptr(int64(870)), IP: ipp("10.66.0.5")},
 		},
 	}, {
 		name: "dnsmasq has no address",
@@ -685,9 +687,9 @@ func TestAssemblerWiredPort(t *testing.T) {
 	}
 	want := []ClientEvent{
 		{MacAddress: sta, EventType: "Success", Timestamp: ms(900), AssociationTimestamp: ms(0), AuthenticationTimestamp: ms(180),
-			NetworkTimestamp: ms(900), DHCPLatency: 720, Interface: "wlan0"},
+			NetworkTimestamp: ms(900), DHCPLatency: ptr(int64(720)), IP: ipp("10.66.0.5"), Interface: "wlan0"},
 		{MacAddress: "02:00:00:00:02:00", EventType: "Success", Timestamp: ms(2500), AssociationTimestamp: ms(2000),
-			AuthenticationTimestamp: ms(2100), NetworkTimestamp: ms(2500), DHCPLatency: 400, Interface: "wlan0"},
+			AuthenticationTimestamp: ms(2100), NetworkTimestamp: ms(2500), DHCPLatency: ptr(int64(400)), IP: ipp("10.66.0.6"), Interface: "wlan0"},
 	}
 	if diff := cmp.Diff(want, summary(successes)); diff != "" {
 		t.Errorf("successes (-want +got):\n%s", diff)
@@ -737,6 +739,57 @@ func TestAssemblerEmitters(t *testing.T) {
 			}
 			if sink.most != c.want || sink.n != 6 {
 				t.Errorf("%d batches, at most %d at once; want 6, %d", sink.n, sink.most, c.want)
+			}
+		})
+	}
+}
+
+// Lines whose own time has whole seconds (RFC 3164) measure dhcpLatency
+// on wnms's receive clock, to the millisecond; lines with fractions keep
+// their own times.
+func TestAssemblerLatencyWholeSeconds(t *testing.T) {
+	type obs struct {
+		rx    int64 // received, ms after t0
+		at    int64 // the line's own time, ms after t0
+		whole bool
+		text  string
+	}
+	const mac = "02:00:00:00:01:00"
+	assoc := "wlan0: STA " + mac + " IEEE 802.11: associated"
+	keys := "wlan0: STA " + mac + " WPA: pairwise key handshake completed (RSN)"
+	ack := "DHCPACK(br-lan) 10.0.0.60 " + mac + " phone"
+	tests := []struct {
+		name  string
+		lines []obs
+		want  int64
+	}{
+		{"RFC 3164 in one second", []obs{{0, 0, true, assoc}, {120, 0, true, keys}, {470, 0, true, ack}}, 350},
+		{"RFC 3164 across a second", []obs{{900, 0, true, assoc}, {950, 0, true, keys}, {1210, 1000, true, ack}}, 260},
+		{"open network, RFC 3164", []obs{{100, 0, true, assoc}, {340, 0, true, ack}}, 240},
+		{"DHCP server in whole seconds, AP in ms", []obs{{10, 5, false, assoc}, {60, 55, false, keys}, {300, 0, true, ack}}, 240},
+		{"fractions on both ends: the lines' own times", []obs{{10, 0, false, assoc}, {60, 40, false, keys}, {300, 380, false, ack}}, 340},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, rec, clk := newAssembler()
+			for _, l := range tt.lines {
+				clk.set(t0.Add(time.Duration(l.rx) * time.Millisecond))
+				program := "hostapd"
+				if strings.HasPrefix(l.text, "DHCP") {
+					program = "dnsmasq-dhcp"
+				}
+				a.Observe(context.Background(), ap, Message{Program: program, Text: l.text,
+					Time: t0.Add(time.Duration(l.at) * time.Millisecond), WholeSeconds: l.whole})
+			}
+			a.Flush(context.Background())
+			var got []int64
+			for _, e := range rec.events(ap) {
+				if e.EventType == "Success" && e.DHCPLatency != nil {
+					got = append(got, *e.DHCPLatency)
+				}
+			}
+			if len(got) != 1 || got[0] != tt.want {
+				t.Errorf("dhcpLatency %v, want [%d]", got, tt.want)
 			}
 		})
 	}

@@ -29,7 +29,8 @@
 //	                                    (AP-STA-CONNECTED or the key handshake; 802.1X success
 //	                                    if no key line), networkTimestamp, dhcpLatency (ms,
 //	                                    from authentication, or association on an open network;
-//	                                    never negative, as the DHCP server's clock may differ)
+//	                                    never negative, as the DHCP server's clock may differ),
+//	                                    ip and hostName (and clientName) from the ACK
 //	DHCP ACK                            Intermediate 3/30 DHCP lease obtained, with ip
 //	PSK mismatch, invalid MIC in 2/4,   Failure 2/201 Wrong pre-shared key
 //	  key retry limit, or EAPOL-Key
@@ -48,8 +49,9 @@
 // An attempt makes each Failure cause once, however many lines repeat it,
 // and hostapd's two lines of one disconnection make one event. The DHCP
 // server may be another box than the AP: a DHCP line joins the client's
-// latest association at any source, and the events go out under the AP's
-// address.
+// latest association at any source of the same owner (Assembler.Owner: a
+// customer, so that one customer's DHCP server never touches another's
+// client of the same MAC), and the events go out under the AP's address.
 //
 // An attempt "ends" when the client disconnects, associates again, or is
 // silent for PendingTimeout (60 s). If it has no outcome by then: keys
@@ -67,7 +69,12 @@
 // timestamp, client, kind of event), so a line received twice is a
 // duplicate for ingest. Its timestamp is the line's, or the receive time
 // when the line has none or is more than a day off. RFC 3164 timestamps
-// carry no zone: Receiver.Location says which (UTC by default).
+// carry no zone: Receiver.Location says which (UTC by default). A
+// dhcpLatency is the difference of the lines' own times when both carry
+// fractions of a second; when either has whole seconds only (RFC 3164, as
+// most APs send), it is the difference of the times wnms received them, to
+// the millisecond: whole-second stamps would make every latency 0 or a
+// whole second.
 //
 // The assembler cannot know the radio's channel, nor its BSSID unless the
 // line names one ("bssid=..."), both of which ingest requires; events

@@ -123,21 +123,29 @@ func FuzzParseLine(f *testing.F) {
 	})
 }
 
-// FuzzAssemble feeds any lines, from two sources, to an assembler with
-// small limits: every event it makes is one ingest takes, and it tracks
-// no more clients than allowed.
+// FuzzAssemble feeds any lines, from three sources of two owners, some
+// with whole-second timestamps, to an assembler with small limits: every
+// event it makes is one ingest takes, and it tracks no more clients than
+// allowed.
 func FuzzAssemble(f *testing.F) {
 	f.Add([]byte("hostapd wlan0: STA 02:00:00:00:01:00 IEEE 802.11: associated (aid 1)\n" +
 		"hostapd wlan0: AP-STA-CONNECTED 02:00:00:00:01:00\n" +
 		"+dnsmasq-dhcp DHCPACK(br-lan) 10.66.0.5 02:00:00:00:01:00\n" +
 		"hostapd wlan0: AP-STA-POSSIBLE-PSK-MISMATCH 02:00:00:00:01:01\n" +
-		"+dhcpd DHCPNAK on 10.1.2.3 to 2:0:0:0:1:1 via eth0\n"))
+		"+dhcpd DHCPNAK on 10.1.2.3 to 2:0:0:0:1:1 via eth0\n" +
+		"*dnsmasq-dhcp DHCPNAK(br-lan) 10.66.0.5 02:00:00:00:01:00\n"))
 	f.Fuzz(func(t *testing.T, script []byte) {
 		var (
 			events []ClientEvent
 			clk    = &clock{t: t0}
 		)
 		a := &Assembler{Now: clk.Now, MaxClients: 4, BatchSize: 3, PendingTimeout: time.Second, StateTimeout: 2 * time.Second,
+			Owner: func(src netip.Addr) int64 {
+				if src == ap2 {
+					return 2
+				}
+				return 1
+			},
 			Sink: SinkFunc(func(_ context.Context, _ netip.Addr, e []ClientEvent) error {
 				events = append(events, e...)
 				return nil
@@ -146,10 +154,16 @@ func FuzzAssemble(f *testing.F) {
 			src := ap
 			if strings.HasPrefix(l, "+") {
 				src, l = router, l[1:]
+			} else if strings.HasPrefix(l, "*") {
+				src, l = ap2, l[1:]
 			}
 			program, text, _ := strings.Cut(l, " ")
 			clk.set(t0.Add(time.Duration(i) * 300 * time.Millisecond))
-			a.Observe(context.Background(), src, Message{Program: program, Text: text, Time: clk.Now()})
+			at, whole := clk.Now(), i%2 == 0
+			if whole {
+				at = at.Truncate(time.Second)
+			}
+			a.Observe(context.Background(), src, Message{Program: program, Text: text, Time: at, WholeSeconds: whole})
 			a.Tick(context.Background())
 			if n := a.Stats().Clients; n > 4 {
 				t.Fatalf("%d clients tracked", n)
@@ -163,6 +177,9 @@ func FuzzAssemble(f *testing.F) {
 		a.Flush(context.Background())
 		if n := a.Stats().Clients; n != 0 {
 			t.Fatalf("%d clients left after two hours", n)
+		}
+		if n := len(a.latest); n != 0 {
+			t.Fatalf("%d latest associations left after two hours", n)
 		}
 		for _, e := range events {
 			e.BSSID, e.Channel = "02:AA:00:00:00:01", 6

@@ -22,6 +22,11 @@ type Message struct {
 	MsgID   string // RFC 5424 MSGID, "" when absent
 	Text    string // the message itself, without structured data
 	RFC5424 bool   // the message had the RFC 5424 header
+	// WholeSeconds says Time was written without fractions of a second
+	// (RFC 3164's "Mmm dd hh:mm:ss", or an RFC 5424 timestamp without
+	// them): two such lines a few milliseconds apart may show the same
+	// second or a second apart.
+	WholeSeconds bool
 }
 
 // ErrNotSyslog is returned by Parse for input that is not a syslog message:
@@ -92,7 +97,7 @@ func parse5424(m *Message, s string) error {
 		if err != nil {
 			return ErrNotSyslog
 		}
-		m.Time = t
+		m.Time, m.WholeSeconds = t, !strings.Contains(ts, ".")
 	}
 	for _, f := range []struct {
 		dst *string
@@ -160,7 +165,7 @@ func parse3164(m *Message, s string, now time.Time, loc *time.Location) {
 		loc = time.UTC
 	}
 	if t, n, ok := stamp3164(s, now, loc); ok {
-		m.Time, s = t, s[n:]
+		m.Time, m.WholeSeconds, s = t, !strings.Contains(s[:n], "."), s[n:]
 		s = strings.TrimLeft(s, " ")
 		// HOSTNAME, unless the first word is already the tag (no hostname,
 		// as busybox and OpenWrt send): a tag ends with ':' or has a [pid].

@@ -25,7 +25,7 @@ func TestParse(t *testing.T) {
 	}{{
 		name: "logger --rfc3164",
 		in:   "<13>Nov 25 03:39:26 vm hostapd: wlan0: STA aa:bb:cc:dd:ee:ff IEEE 802.11: associated (aid 1)",
-		want: Message{Facility: 1, Severity: 5, Time: time.Date(2026, 11, 25, 3, 39, 26, 0, time.UTC), Host: "vm",
+		want: Message{Facility: 1, Severity: 5, Time: time.Date(2026, 11, 25, 3, 39, 26, 0, time.UTC), WholeSeconds: true, Host: "vm",
 			Program: "hostapd", Text: "wlan0: STA aa:bb:cc:dd:ee:ff IEEE 802.11: associated (aid 1)"},
 	}, {
 		name: "logger --rfc5424 with timeQuality",
@@ -39,21 +39,21 @@ func TestParse(t *testing.T) {
 	}, {
 		name: "rfc5424 escaped SD, two elements, msgid, trailing newline",
 		in:   `<165>1 2026-11-25T04:39:26+01:00 ap1.example.org hostapd 77 ID47 [a@1 k="v \"q\" \]x"][b@2 z="1"] wlan0: AP-STA-CONNECTED 00:11:22:33:44:55` + "\n",
-		want: Message{Facility: 20, Severity: 5, Time: time.Date(2026, 11, 25, 3, 39, 26, 0, time.UTC), Host: "ap1.example.org",
+		want: Message{Facility: 20, Severity: 5, Time: time.Date(2026, 11, 25, 3, 39, 26, 0, time.UTC), WholeSeconds: true, Host: "ap1.example.org",
 			Program: "hostapd", PID: "77", MsgID: "ID47", Text: "wlan0: AP-STA-CONNECTED 00:11:22:33:44:55", RFC5424: true},
 	}, {
 		name: "rfc5424 without MSG",
 		in:   "<14>1 2026-11-25T03:39:26Z host app - - -",
-		want: Message{Facility: 1, Severity: 6, Time: time.Date(2026, 11, 25, 3, 39, 26, 0, time.UTC), Host: "host", Program: "app", RFC5424: true},
+		want: Message{Facility: 1, Severity: 6, Time: time.Date(2026, 11, 25, 3, 39, 26, 0, time.UTC), WholeSeconds: true, Host: "host", Program: "app", RFC5424: true},
 	}, {
 		name: "OpenWrt logd without hostname, pid",
 		in:   "<30>Nov 25 03:39:27 dnsmasq-dhcp[1403]: DHCPDISCOVER(br-lan) 78:02:f8:58:69:2a ",
-		want: Message{Facility: 3, Severity: 6, Time: time.Date(2026, 11, 25, 3, 39, 27, 0, time.UTC), Program: "dnsmasq-dhcp",
+		want: Message{Facility: 3, Severity: 6, Time: time.Date(2026, 11, 25, 3, 39, 27, 0, time.UTC), WholeSeconds: true, Program: "dnsmasq-dhcp",
 			PID: "1403", Text: "DHCPDISCOVER(br-lan) 78:02:f8:58:69:2a "},
 	}, {
 		name: "busybox syslogd forwarding, space-padded day",
 		in:   "<29>Nov  5 23:01:02 OpenWrt hostapd: wlan1: AP-STA-DISCONNECTED 78:02:f8:58:69:2a",
-		want: Message{Facility: 3, Severity: 5, Time: time.Date(2026, 11, 5, 23, 1, 2, 0, time.UTC), Host: "OpenWrt",
+		want: Message{Facility: 3, Severity: 5, Time: time.Date(2026, 11, 5, 23, 1, 2, 0, time.UTC), WholeSeconds: true, Host: "OpenWrt",
 			Program: "hostapd", Text: "wlan1: AP-STA-DISCONNECTED 78:02:f8:58:69:2a"},
 	}, {
 		name: "rsyslog forward format: RFC 3339 in RFC 3164 position",
@@ -69,12 +69,12 @@ func TestParse(t *testing.T) {
 		name: "December line read in January is last year's",
 		in:   "<30>Dec 31 23:59:59 ap hostapd: x",
 		now:  time.Date(2027, 1, 1, 0, 0, 5, 0, time.UTC),
-		want: Message{Facility: 3, Severity: 6, Time: time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC), Host: "ap", Program: "hostapd", Text: "x"},
+		want: Message{Facility: 3, Severity: 6, Time: time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC), WholeSeconds: true, Host: "ap", Program: "hostapd", Text: "x"},
 	}, {
 		name: "January line read on 31 December (sender's clock ahead) is next year's",
 		in:   "<30>Jan  1 00:00:01 ap hostapd: x",
 		now:  time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC),
-		want: Message{Facility: 3, Severity: 6, Time: time.Date(2027, 1, 1, 0, 0, 1, 0, time.UTC), Host: "ap", Program: "hostapd", Text: "x"},
+		want: Message{Facility: 3, Severity: 6, Time: time.Date(2027, 1, 1, 0, 0, 1, 0, time.UTC), WholeSeconds: true, Host: "ap", Program: "hostapd", Text: "x"},
 	}, {
 		name: "no timestamp",
 		in:   "<13>hostapd: wlan0: AP-ENABLED",
@@ -82,16 +82,16 @@ func TestParse(t *testing.T) {
 	}, {
 		name: "no tag",
 		in:   "<13>Nov 25 03:39:26 host just some words",
-		want: Message{Facility: 1, Severity: 5, Time: time.Date(2026, 11, 25, 3, 39, 26, 0, time.UTC), Host: "host", Text: "just some words"},
+		want: Message{Facility: 1, Severity: 5, Time: time.Date(2026, 11, 25, 3, 39, 26, 0, time.UTC), WholeSeconds: true, Host: "host", Text: "just some words"},
 	}, {
 		name: "tag[pid] without colon, CRLF and NUL",
 		in:   "<13>Nov 25 03:39:26 host dhcpd[1] DHCPNAK on 1.2.3.4 to 00:11:22:33:44:55 via eth0\r\n\x00",
-		want: Message{Facility: 1, Severity: 5, Time: time.Date(2026, 11, 25, 3, 39, 26, 0, time.UTC), Host: "host", Program: "dhcpd", PID: "1",
+		want: Message{Facility: 1, Severity: 5, Time: time.Date(2026, 11, 25, 3, 39, 26, 0, time.UTC), WholeSeconds: true, Host: "host", Program: "dhcpd", PID: "1",
 			Text: "DHCPNAK on 1.2.3.4 to 00:11:22:33:44:55 via eth0"},
 	}, {
 		name: "IPv6 hostname",
 		in:   "<13>Nov 25 03:39:26 2001:db8::1 hostapd: x",
-		want: Message{Facility: 1, Severity: 5, Time: time.Date(2026, 11, 25, 3, 39, 26, 0, time.UTC), Host: "2001:db8::1", Program: "hostapd", Text: "x"},
+		want: Message{Facility: 1, Severity: 5, Time: time.Date(2026, 11, 25, 3, 39, 26, 0, time.UTC), WholeSeconds: true, Host: "2001:db8::1", Program: "hostapd", Text: "x"},
 	}, {
 		name: "bad timestamp is text",
 		in:   "<13>Foo 25 03:39:26 host: x",

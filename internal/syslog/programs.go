@@ -55,6 +55,27 @@ type Observation struct {
 	BSSID     string     // the BSSID, when the line names one ("bssid=..."), in MAC's form
 	IP        netip.Addr // the address a DHCP line names
 	Reason    int        // an 802.11 reason code the line gives ("reason=N"), else 0
+	// HostName is the host name a DHCPACK line gives the client (the one
+	// it sent its server), "" when none or not a host name.
+	HostName string
+}
+
+// maxHostName is the longest DHCP host name kept (a full domain name).
+const maxHostName = 253
+
+// hostName returns s when it is a host name as DHCP servers log them
+// (letters, digits, '-', '_' and '.'), else "".
+func hostName(s string) string {
+	if s == "" || len(s) > maxHostName {
+		return ""
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return ""
+		}
+	}
+	return s
 }
 
 // Programs whose lines ParseLine reads, as ProgramOf names them.
@@ -257,6 +278,9 @@ func ParseDnsmasq(text string) (Observation, bool) {
 			return Observation{}, false
 		}
 		o.Kind = DHCPAck
+		if len(fields) > 1 {
+			o.HostName = hostName(fields[1])
+		}
 	case "DHCPNAK":
 		o.Kind = DHCPNak
 	default:
@@ -298,6 +322,10 @@ func ParseDHCPD(text string) (Observation, bool) {
 		case "to", "from":
 			if mac, ok := normMAC(v); ok && o.MAC == "" {
 				o.MAC = mac
+				// "to <mac> (<name>)": the client's host name.
+				if n := fields[i+2:]; o.Kind == DHCPAck && len(n) > 0 && len(n[0]) > 2 && n[0][0] == '(' && n[0][len(n[0])-1] == ')' {
+					o.HostName = hostName(n[0][1 : len(n[0])-1])
+				}
 			}
 		case "via":
 			if o.Interface == "" {

@@ -69,6 +69,9 @@ func TestParseLine(t *testing.T) {
 		{"dnsmasq-dhcp", "3173129068 DHCPREQUEST(br-lan) 10.66.0.136 78:02:f8:58:69:2a ",
 			Observation{Kind: DHCPExchange, MAC: mac1, Interface: "br-lan", IP: ip("10.66.0.136")}},
 		{"dnsmasq-dhcp", "DHCPACK(br-lan) 10.66.0.136 78:02:f8:58:69:2a android-5c1e",
+			Observation{Kind: DHCPAck, MAC: mac1, Interface: "br-lan", IP: ip("10.66.0.136"), HostName: "android-5c1e"}},
+		// A name that is no host name is left out.
+		{"dnsmasq-dhcp", "DHCPACK(br-lan) 10.66.0.136 78:02:f8:58:69:2a <script>",
 			Observation{Kind: DHCPAck, MAC: mac1, Interface: "br-lan", IP: ip("10.66.0.136")}},
 		{"dnsmasq", "3173129068 DHCPACK(veth0) 10.66.0.136 78:02:f8:58:69:2a",
 			Observation{Kind: DHCPAck, MAC: mac1, Interface: "veth0", IP: ip("10.66.0.136")}},
@@ -84,7 +87,7 @@ func TestParseLine(t *testing.T) {
 		{"dhcpd", "DHCPREQUEST for 10.1.2.3 (10.1.2.1) from 0:c:29:1:2:3 (pc) via eth0",
 			Observation{Kind: DHCPExchange, MAC: mac2, Interface: "eth0", IP: ip("10.1.2.3")}},
 		{"dhcpd", "DHCPACK on 10.1.2.3 to 00:0c:29:01:02:03 (pc) via eth0",
-			Observation{Kind: DHCPAck, MAC: mac2, Interface: "eth0", IP: ip("10.1.2.3")}},
+			Observation{Kind: DHCPAck, MAC: mac2, Interface: "eth0", IP: ip("10.1.2.3"), HostName: "pc"}},
 		{"dhcpd", "DHCPACK on 10.1.2.3 to 0:c:29:1:2:3 via 10.9.0.1",
 			Observation{Kind: DHCPAck, MAC: mac2, Interface: "10.9.0.1", IP: ip("10.1.2.3")}},
 		{"dhcpd", "DHCPNAK on 10.1.2.3 to 0:c:29:1:2:3 via eth0",

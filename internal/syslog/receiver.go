@@ -16,17 +16,19 @@ import (
 const (
 	DefaultMaxMessage  = 8 << 10
 	DefaultMaxConns    = 256
+	DefaultMaxConnsPer = 16
 	DefaultIdleTimeout = 5 * time.Minute
 )
 
 // Reasons a Receiver drops a message or a connection, as ReceiverStats
 // counts them.
 const (
-	DropOversize  = "oversize"   // a datagram or frame longer than MaxMessage
-	DropNotSyslog = "not_syslog" // Parse refused it
-	DropSource    = "source"     // from an address Accept refused
-	DropConnLimit = "conn_limit" // a connection over MaxConns, closed at once
-	DropFraming   = "framing"    // a TCP stream that could not be framed, closed
+	DropOversize  = "oversize"         // a datagram or frame longer than MaxMessage
+	DropNotSyslog = "not_syslog"       // Parse refused it
+	DropSource    = "source"           // from an address Accept refused
+	DropConnLimit = "conn_limit"       // a connection over MaxConns, closed at once
+	DropConnPer   = "conn_per_address" // a connection over MaxConnsPer from its address, closed at once
+	DropFraming   = "framing"          // a TCP stream that could not be framed, closed
 )
 
 // Handler is called with each message a Receiver parsed, and the address
@@ -51,8 +53,13 @@ type Receiver struct {
 	// MaxConns bounds the TCP connections open at once (DefaultMaxConns if
 	// 0); a connection over it is closed at once (DropConnLimit).
 	MaxConns int
+	// MaxConnsPer bounds the TCP connections open at once from one
+	// address (DefaultMaxConnsPer if 0), so one host cannot take every
+	// slot; a connection over it is closed at once (DropConnPer). A syslog
+	// daemon forwards on one connection.
+	MaxConnsPer int
 	// IdleTimeout closes a TCP connection silent that long
-	// (DefaultIdleTimeout if 0).
+	// (DefaultIdleTimeout if 0), freeing its slot.
 	IdleTimeout time.Duration
 	// Location is the zone of RFC 3164 timestamps, which carry none
 	// (nil: UTC).
@@ -60,28 +67,34 @@ type Receiver struct {
 	// Now is the clock (time.Now if nil).
 	Now func() time.Time
 
-	datagrams, lines, parsed, conns, open atomic.Uint64
-	drops                                 sync.Map // reason → *atomic.Uint64
+	datagrams, lines, parsed, conns, open, idle, connSource atomic.Uint64
+	drops                                                   sync.Map // reason → *atomic.Uint64
 }
 
 // ReceiverStats are a Receiver's counters since it was made.
 type ReceiverStats struct {
-	Datagrams   uint64            // UDP datagrams read
-	Connections uint64            // TCP connections accepted (including those closed at once)
-	OpenConns   uint64            // TCP connections open now
-	Lines       uint64            // messages received: datagrams and TCP frames
-	Parsed      uint64            // messages parsed and handed to Handle
-	Dropped     map[string]uint64 // by reason (Drop* constants)
+	Datagrams   uint64 // UDP datagrams read
+	Connections uint64 // TCP connections accepted (including those closed at once)
+	OpenConns   uint64 // TCP connections open now
+	IdleClosed  uint64 // TCP connections closed after IdleTimeout of silence
+	// ConnsRefused are the TCP connections closed at once, by reason
+	// (DropSource, DropConnLimit, DropConnPer); Dropped counts them too.
+	ConnsRefused map[string]uint64
+	Lines        uint64            // messages received: datagrams and TCP frames
+	Parsed       uint64            // messages parsed and handed to Handle
+	Dropped      map[string]uint64 // by reason (Drop* constants)
 }
 
 // Stats returns the receiver's counters, safe to call at any time.
 func (r *Receiver) Stats() ReceiverStats {
 	s := ReceiverStats{Datagrams: r.datagrams.Load(), Connections: r.conns.Load(), OpenConns: r.open.Load(),
-		Lines: r.lines.Load(), Parsed: r.parsed.Load(), Dropped: map[string]uint64{}}
+		IdleClosed: r.idle.Load(), Lines: r.lines.Load(), Parsed: r.parsed.Load(), Dropped: map[string]uint64{}}
 	r.drops.Range(func(k, v any) bool {
 		s.Dropped[k.(string)] = v.(*atomic.Uint64).Load()
 		return true
 	})
+	s.ConnsRefused = map[string]uint64{DropSource: r.connSource.Load(), DropConnLimit: s.Dropped[DropConnLimit],
+		DropConnPer: s.Dropped[DropConnPer]}
 	return s
 }
 
@@ -200,10 +213,15 @@ func (r *Receiver) serveTCP(ctx context.Context, ln net.Listener) error {
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConns
 	}
+	maxPer := r.MaxConnsPer
+	if maxPer <= 0 {
+		maxPer = DefaultMaxConnsPer
+	}
 	var (
-		mu    sync.Mutex
-		conns = map[net.Conn]struct{}{}
-		wg    sync.WaitGroup
+		mu     sync.Mutex
+		conns  = map[net.Conn]struct{}{}
+		byAddr = map[netip.Addr]int{} // open connections by address: at most maxConns entries
+		wg     sync.WaitGroup
 	)
 	defer func() {
 		mu.Lock()
@@ -239,10 +257,17 @@ func (r *Receiver) serveTCP(ctx context.Context, ln net.Listener) error {
 		src := addrOf(c.RemoteAddr())
 		if r.Accept != nil && !r.Accept(src) {
 			r.drop(DropSource, 1)
+			r.connSource.Add(1)
 			c.Close()
 			continue
 		}
 		mu.Lock()
+		if byAddr[src] >= maxPer {
+			mu.Unlock()
+			r.drop(DropConnPer, 1)
+			c.Close()
+			continue
+		}
 		if len(conns) >= maxConns {
 			mu.Unlock()
 			r.drop(DropConnLimit, 1)
@@ -250,12 +275,16 @@ func (r *Receiver) serveTCP(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		conns[c] = struct{}{}
+		byAddr[src]++
 		mu.Unlock()
 		r.open.Add(1)
 		wg.Go(func() {
 			defer func() {
 				mu.Lock()
 				delete(conns, c)
+				if byAddr[src]--; byAddr[src] == 0 {
+					delete(byAddr, src)
+				}
 				mu.Unlock()
 				c.Close()
 				r.open.Add(^uint64(0))
@@ -280,8 +309,12 @@ func (r *Receiver) serveConn(ctx context.Context, c net.Conn, src netip.Addr) {
 			oversize = fr.Oversize
 		}
 		if err != nil {
-			if errors.Is(err, ErrFraming) {
+			var ne net.Error
+			switch {
+			case errors.Is(err, ErrFraming):
 				r.drop(DropFraming, 1)
+			case errors.As(err, &ne) && ne.Timeout():
+				r.idle.Add(1)
 			}
 			return
 		}

@@ -2,6 +2,7 @@ package syslog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -22,8 +23,16 @@ type received struct {
 // does for --syslog-listen.
 func listen(t *testing.T) (net.PacketConn, net.Listener) {
 	t.Helper()
+	return listenOn(t, "127.0.0.1")
+}
+
+// listenOn is listen on another address (host as in host:port): a
+// client that sends to ::1 sends from it, so tests have senders of two
+// addresses.
+func listenOn(t *testing.T, host string) (net.PacketConn, net.Listener) {
+	t.Helper()
 	for range 20 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := net.Listen("tcp", host+":0")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,9 +50,16 @@ func listen(t *testing.T) (net.PacketConn, net.Listener) {
 // the address and the channel of what it handled.
 func startReceiver(t *testing.T, r *Receiver) (string, <-chan received) {
 	t.Helper()
-	pc, ln := listen(t)
 	ch := make(chan received, 1000)
 	r.Handle = func(_ context.Context, src netip.Addr, m Message) { ch <- received{src, m} }
+	return serveOn(t, r, "127.0.0.1"), ch
+}
+
+// serveOn serves r, its Handle set, on a fresh port of host until the
+// test ends, and returns the address.
+func serveOn(t *testing.T, r *Receiver, host string) string {
+	t.Helper()
+	pc, ln := listenOn(t, host)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Serve(ctx, pc, ln) }()
@@ -61,7 +77,7 @@ func startReceiver(t *testing.T, r *Receiver) (string, <-chan received) {
 			t.Errorf("%d connections open after Serve returned", n)
 		}
 	})
-	return ln.Addr().String(), ch
+	return ln.Addr().String()
 }
 
 // next waits for the next handled message.
@@ -184,6 +200,9 @@ func TestReceiverConnectionLimitAndIdle(t *testing.T) {
 		}
 	}
 	waitFor(t, "the idle connections to close", func() bool { return r.Stats().OpenConns == 0 })
+	if n := r.Stats().IdleClosed; n != 3 {
+		t.Errorf("%d connections counted closed for idleness, want 3", n)
+	}
 	c := dial(t, "tcp", addr)
 	write(t, c, "<13>t: again\n")
 	if got := next(t, ch); got.m.Text != "again" {
@@ -191,7 +210,73 @@ func TestReceiverConnectionLimitAndIdle(t *testing.T) {
 	}
 }
 
-// Many senders at once, over both transports: every message arrives once.
+// One address that opens more connections than its share keeps only its
+// share: another address still gets its lines in, and the hog's silent
+// connections close after IdleTimeout, freeing its share again.
+func TestReceiverConnectionsPerAddress(t *testing.T) {
+	r := &Receiver{MaxConns: 8, MaxConnsPer: 3, IdleTimeout: 300 * time.Millisecond}
+	addr, ch := startReceiver(t, r)
+	from := func(local string) net.Conn {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	closed := func(c net.Conn) bool {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := c.Read(make([]byte, 1))
+		// EOF, or a reset when the line written was left unread.
+		var ne net.Error
+		return err != nil && !(errors.As(err, &ne) && ne.Timeout())
+	}
+	// The hog opens ten, as many as the whole limit and more; one line on
+	// each tells which the receiver kept.
+	var hog []net.Conn
+	for i := range 10 {
+		c := from("127.0.0.1")
+		write(t, c, fmt.Sprintf("<13>t: hog %d\n", i))
+		hog = append(hog, c)
+	}
+	for range 3 {
+		next(t, ch)
+	}
+	waitFor(t, "the hog's refused connections", func() bool { return r.Stats().Dropped[DropConnPer] == 7 })
+	if s := r.Stats(); s.OpenConns != 3 || s.Dropped[DropConnLimit] != 0 || s.ConnsRefused[DropConnPer] != 7 {
+		t.Errorf("stats %+v", s)
+	}
+	// Another address still gets in.
+	other := from("127.0.0.2")
+	write(t, other, "<13>t: other\n")
+	if got := next(t, ch); got.m.Text != "other" || got.src != netip.MustParseAddr("127.0.0.2") {
+		t.Errorf("another address: %+v", got)
+	}
+	// The hog's kept connections go quiet and are closed, as the other's.
+	n := 0
+	for _, c := range hog {
+		if closed(c) {
+			n++
+		}
+	}
+	if n != 10 || !closed(other) {
+		t.Errorf("%d of the hog's 10 connections closed", n)
+	}
+	waitFor(t, "the idle connections to close", func() bool { return r.Stats().OpenConns == 0 })
+	if s := r.Stats(); s.IdleClosed != 4 {
+		t.Errorf("%d connections closed for idleness, want 4", s.IdleClosed)
+	}
+	c := from("127.0.0.1")
+	write(t, c, "<13>t: again\n")
+	if got := next(t, ch); got.m.Text != "again" {
+		t.Errorf("after the idle close: %q", got.m.Text)
+	}
+}
+
+// Many senders at once, each from its own address: every message arrives
+// once.
 func TestReceiverManySenders(t *testing.T) {
 	r := &Receiver{}
 	addr, ch := startReceiver(t, r)
@@ -199,7 +284,8 @@ func TestReceiverManySenders(t *testing.T) {
 	var wg sync.WaitGroup
 	for s := range senders {
 		wg.Go(func() {
-			c, err := net.Dial("tcp", addr)
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(s+1))}}
+			c, err := d.Dial("tcp", addr)
 			if err != nil {
 				t.Error(err)
 				return

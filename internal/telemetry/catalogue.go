@@ -23,12 +23,15 @@ var failureCatalogue = []catalogueEntry{
 
 // Intermediate event categories, types and named subtypes. A type whose
 // subtypes are not listed takes any subTypeCode (Disassociated carries the
-// 802.11 reason code there).
+// 802.11 reason code there). Session ended is a RADIUS accounting Stop:
+// its subtype is the Acct-Terminate-Cause (RFC 2866 §5.10, RFC 3580
+// §3.21), 0 when the NAS gave none; a cause not listed is taken too.
 var eventCatalogue = []catalogueEntry{
 	{1, "Association", []catalogueEntry{
 		{1, "Associated", nil},
 		{2, "Roamed", []catalogueEntry{{0, "Full authentication", nil}, {1, "Fast transition", nil}}},
-		{3, "Disassociated", nil}}},
+		{3, "Disassociated", nil},
+		{SessionEnded, "Session ended (RADIUS accounting)", terminateCauses}}},
 	{2, "Authentication", []catalogueEntry{
 		{10, "EAP started", nil}, {11, "RADIUS accept", nil}, {12, "Role assigned", nil}}},
 	{3, "Network", []catalogueEntry{
@@ -39,6 +42,20 @@ var eventCatalogue = []catalogueEntry{
 		{22, "Load balanced", nil}}},
 	{5, "Quarantine", []catalogueEntry{
 		{103, "Prevention", []catalogueEntry{{0, "Allowed", nil}, {1, "Blocked", nil}}}}},
+}
+
+// SessionEnded is the typeCode (category 1) of a RADIUS accounting Stop.
+const SessionEnded = 4
+
+// terminateCauses are the values of Acct-Terminate-Cause.
+var terminateCauses = []catalogueEntry{
+	{0, "No cause given", nil}, {1, "User Request", nil}, {2, "Lost Carrier", nil}, {3, "Lost Service", nil},
+	{4, "Idle Timeout", nil}, {5, "Session Timeout", nil}, {6, "Admin Reset", nil}, {7, "Admin Reboot", nil},
+	{8, "Port Error", nil}, {9, "NAS Error", nil}, {10, "NAS Request", nil}, {11, "NAS Reboot", nil},
+	{12, "Port Unneeded", nil}, {13, "Port Preempted", nil}, {14, "Port Suspended", nil},
+	{15, "Service Unavailable", nil}, {16, "Callback", nil}, {17, "User Error", nil}, {18, "Host Request", nil},
+	{19, "Supplicant Restart", nil}, {20, "Reauthentication Failure", nil}, {21, "Port Reinitialized", nil},
+	{22, "Port Administratively Disabled", nil},
 }
 
 type catalogueEntry struct {
@@ -85,6 +102,9 @@ func eventNames(category, typ, sub int) (cat, event, subEvent string, ok bool) {
 		return c.name, t.name, "", true
 	}
 	s, ok := find(t.sub, sub)
+	if !ok && category == 1 && typ == SessionEnded && sub > 0 {
+		return c.name, t.name, "Acct-Terminate-Cause " + strconv.Itoa(sub), true
+	}
 	return c.name, t.name, s.name, ok
 }
 

@@ -33,29 +33,51 @@ type eventCommon struct {
 	LocationID       wnms.LocationID `json:"locationId"`
 	EventType        string          `json:"eventType"`
 	BSSID            string          `json:"bssid"`
-	Channel          int             `json:"channel"`
+	Channel          *int            `json:"channel"` // null: not known (a data source's record at no AP's radio)
 	SSID             string          `json:"ssid"`
 	Timestamp        int64           `json:"timestamp"`
 	AssociatedAPName string          `json:"associatedAPName"`
 }
 
 // connection are the fields of Success and Failure events (the connection
-// logs).
+// logs). What was not observed is null, never 0 (decisions §21): a
+// connection whose association no one saw has no associationTimestamp,
+// one without a DHCP exchange no networkTimestamp; a client's 802.1X
+// identity (username), address (ip) and DHCP host name (hostName) are
+// null when not known.
 type connection struct {
-	AssociationTimestamp    int64   `json:"associationTimestamp"`
-	AuthenticationTimestamp int64   `json:"authenticationTimestamp"`
-	NetworkTimestamp        int64   `json:"networkTimestamp"`
+	AssociationTimestamp    *int64  `json:"associationTimestamp"`
+	AuthenticationTimestamp *int64  `json:"authenticationTimestamp"`
+	NetworkTimestamp        *int64  `json:"networkTimestamp"`
 	AutoTestSessionID       *int64  `json:"autoTestSessionId"`
 	AutoTestStatusCode      int     `json:"autoTestStatusCode"`
 	AutoTestStatus          *string `json:"autoTestStatus"`
+	Username                *string `json:"username"`
+	IP                      *string `json:"ip"`
+	HostName                *string `json:"hostName"`
 }
 
+// connectionInput are the connection fields as ingest takes them (the
+// username and ip are read with the other fields of eventInput). A
+// timestamp of 0 is not known, as absent.
+type connectionInput struct {
+	AssociationTimestamp    *int64  `json:"associationTimestamp"`
+	AuthenticationTimestamp *int64  `json:"authenticationTimestamp"`
+	NetworkTimestamp        *int64  `json:"networkTimestamp"`
+	AutoTestSessionID       *int64  `json:"autoTestSessionId"`
+	AutoTestStatusCode      int     `json:"autoTestStatusCode"`
+	AutoTestStatus          *string `json:"autoTestStatus"`
+	HostName                string  `json:"hostName"`
+}
+
+// Latencies are null when not measured (a Success without a DHCP line
+// has no dhcpLatency).
 type successEvent struct {
 	eventCommon
 	connection
-	DHCPLatency int64 `json:"dhcpLatency"`
-	AAALatency  int64 `json:"aaaLatency"`
-	DNSLatency  int64 `json:"dnsLatency"`
+	DHCPLatency *int64 `json:"dhcpLatency"`
+	AAALatency  *int64 `json:"aaaLatency"`
+	DNSLatency  *int64 `json:"dnsLatency"`
 }
 
 type failureEvent struct {
@@ -112,13 +134,14 @@ type eventInput struct {
 	MacAddress *string `json:"macAddress"`
 	EventType  *string `json:"eventType"`
 	BSSID      *string `json:"bssid"`
+	Channel    int     `json:"channel"`
 	Timestamp  *int64  `json:"timestamp"`
 	ClientName string  `json:"clientName"`
 	Username   string  `json:"username"`
-	connection
-	DHCPLatency    int64   `json:"dhcpLatency"`
-	AAALatency     int64   `json:"aaaLatency"`
-	DNSLatency     int64   `json:"dnsLatency"`
+	connectionInput
+	DHCPLatency    *int64  `json:"dhcpLatency"`
+	AAALatency     *int64  `json:"aaaLatency"`
+	DNSLatency     *int64  `json:"dnsLatency"`
 	FailureCode    *int    `json:"failureCode"`
 	SubFailureCode *int    `json:"subFailureCode"`
 	FileID         *string `json:"fileId"`
@@ -199,16 +222,21 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 	e.MacAddress, e.BSSID, e.Timestamp, e.Type, e.SSID, e.Protocol = mac, bssid, ts, typ, in.SSID, protocol
 	e.Channel, e.APName = in.Channel, in.AssociatedAPName
 	e.ClientName, e.Username = in.ClientName, in.Username
+	var channel *int // 0 is a data source's "not known"
+	if in.Channel != 0 {
+		channel = &in.Channel
+	}
 	common := eventCommon{EventID: e.EventID, MacAddress: mac, Protocol: protocol, EventType: typ, BSSID: bssid,
-		Channel: in.Channel, SSID: in.SSID, Timestamp: e.Timestamp, AssociatedAPName: in.AssociatedAPName}
+		Channel: channel, SSID: in.SSID, Timestamp: e.Timestamp, AssociatedAPName: in.AssociatedAPName}
+	var conn connection
 	if typ != Intermediate {
-		c := in.connection
+		c := in.connectionInput
 		for _, f := range []struct {
 			name string
-			v    int64
+			v    *int64
 		}{{"associationTimestamp", c.AssociationTimestamp}, {"authenticationTimestamp", c.AuthenticationTimestamp},
 			{"networkTimestamp", c.NetworkTimestamp}} {
-			if f.v < 0 {
+			if f.v != nil && *f.v < 0 {
 				return nil, wnms.Invalid(f.name, "must not be negative")
 			}
 		}
@@ -217,18 +245,27 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 				return nil, err
 			}
 		}
+		for _, f := range []struct{ name, v string }{{"hostName", c.HostName}, {"ip", deref(in.IP)}} {
+			if err := wnms.CheckText(f.name, f.v, 0, MaxEventText); err != nil {
+				return nil, err
+			}
+		}
+		conn = connection{AssociationTimestamp: known(c.AssociationTimestamp),
+			AuthenticationTimestamp: known(c.AuthenticationTimestamp), NetworkTimestamp: known(c.NetworkTimestamp),
+			AutoTestSessionID: c.AutoTestSessionID, AutoTestStatusCode: c.AutoTestStatusCode, AutoTestStatus: c.AutoTestStatus,
+			Username: given(in.Username), IP: given(deref(in.IP)), HostName: given(c.HostName)}
 	}
 	switch typ {
 	case Success:
 		for _, f := range []struct {
 			name string
-			v    int64
+			v    *int64
 		}{{"dhcpLatency", in.DHCPLatency}, {"aaaLatency", in.AAALatency}, {"dnsLatency", in.DNSLatency}} {
-			if f.v < 0 {
-				return nil, wnms.Invalid(f.name, "must not be negative (seconds)")
+			if f.v != nil && *f.v < 0 {
+				return nil, wnms.Invalid(f.name, "must not be negative")
 			}
 		}
-		e.out = &successEvent{eventCommon: common, connection: in.connection,
+		e.out = &successEvent{eventCommon: common, connection: conn,
 			DHCPLatency: in.DHCPLatency, AAALatency: in.AAALatency, DNSLatency: in.DNSLatency}
 	case Failure:
 		if in.FailureCode == nil || in.SubFailureCode == nil {
@@ -248,7 +285,7 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 		if in.FileID != nil {
 			e.FileID = *in.FileID
 		}
-		e.out = &failureEvent{eventCommon: common, connection: in.connection, FailureCode: *in.FailureCode,
+		e.out = &failureEvent{eventCommon: common, connection: conn, FailureCode: *in.FailureCode,
 			Failure: failure, SubFailureCode: *in.SubFailureCode, SubFailure: sub, FileID: in.FileID}
 	case Intermediate:
 		if in.CategoryCode == nil || in.TypeCode == nil {
@@ -278,6 +315,29 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 			intermediateDetail: d}
 	}
 	return e, nil
+}
+
+// known is a timestamp as stored: 0 (1970) is not known, null.
+func known(ts *int64) *int64 {
+	if ts == nil || *ts == 0 {
+		return nil
+	}
+	return ts
+}
+
+// given is an optional text as stored: "" is absent, null.
+func given(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // RadioAP is what a BSSID tells about an event: its AP and where it is.

@@ -251,8 +251,12 @@ func (s *Service) ExportAssociations(ctx context.Context, c *wnms.Caller, q Expo
 		if err := json.Unmarshal(raw, &e); err != nil {
 			return "", err
 		}
+		ch := 0 // not known (stored as null, or as 0 before)
+		if e.Channel != nil {
+			ch = *e.Channel
+		}
 		a := Association{MacAddress: e.MacAddress, Timestamp: e.Timestamp, BSSID: e.BSSID, SSID: e.SSID,
-			Channel: e.Channel, FrequencyBand: wnms.BandOf(e.Channel), Protocol: e.Protocol,
+			Channel: ch, FrequencyBand: wnms.BandOf(ch), Protocol: e.Protocol,
 			AssociatedAPName: e.AssociatedAPName, LocationID: e.LocationID.ID}
 		if q.Hashed {
 			a.MacAddress = s.HashMAC(a.MacAddress)

@@ -173,6 +173,21 @@ func (s *Service) mayWriteAP(ctx context.Context, c *wnms.Caller, a *AP, known, 
 	return nil
 }
 
+// HeartbeatAPs records that the customer's APs boxIDs were heard from
+// now: a data source attributed traffic to them (decisions §21). It
+// keeps them up as a heartbeat of POST /V5/ingest/aps does, without
+// changing their records, and announces those that were down as up.
+func (s *Service) HeartbeatAPs(ctx context.Context, customerID int64, boxIDs []int64) error {
+	up, err := s.Store.TouchAPs(ctx, customerID, boxIDs, s.Now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	for _, a := range up {
+		s.announce(a, true)
+	}
+	return nil
+}
+
 // ListAPs answers q for the caller: only APs at locations it sees.
 func (s *Service) ListAPs(ctx context.Context, c *wnms.Caller, q APQuery) ([]AP, int, error) {
 	scope, err := c.ScopePaths(ctx)

@@ -54,6 +54,11 @@ type Store interface {
 	// staleBefore (ms) and returns them; each is returned by one call
 	// only, whatever the number of replicas.
 	MarkAPsDown(ctx context.Context, staleBefore int64) ([]AP, error)
+	// TouchAPs records a heartbeat at now (ms) of the customer's APs
+	// boxIDs, without changing their records: lastSeen moves forward,
+	// never back. An AP announced down comes up (UpSince = now) and is
+	// returned, by one call only whatever the number of replicas.
+	TouchAPs(ctx context.Context, customerID int64, boxIDs []int64, now int64) (cameUp []AP, err error)
 }
 
 // EventStore is what the client event calls read and write.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 )
 
@@ -298,6 +299,7 @@ func checkHostPort(v string) error {
 // radio's BSSID, by its name (a RADIUS NAS-Identifier) or by its address
 // (the packet's or line's source).
 type SourceAP struct {
+	BoxID      int64
 	Name       string
 	IPAddress  string
 	LocationID int64
@@ -309,4 +311,55 @@ type SourceRadio struct {
 	BSSID   string `json:"macaddress"`
 	Channel int    `json:"channel"`
 	SSID    string `json:"ssid"`
+}
+
+// Split returns the part of d a caller who sees only some locations
+// deals with (the radius block and the sources seen says it sees) and the
+// sources it does not see.
+func (d *DataSources) Split(seen func(DataSource) bool) (view *DataSources, hidden []DataSource) {
+	view = d.clone()
+	view.Sources = view.Sources[:0]
+	for _, s := range d.Sources {
+		if seen(s) {
+			view.Sources = append(view.Sources, s)
+		} else {
+			hidden = append(hidden, s)
+		}
+	}
+	return view, hidden
+}
+
+// SameUpstreams reports whether d and o have the same radius block,
+// secrets included.
+func (d *DataSources) SameUpstreams(o *DataSources) bool {
+	return slices.Equal(d.Radius.Upstreams, o.Radius.Upstreams) &&
+		slices.Equal(d.Radius.AccountingUpstreams, o.Radius.AccountingUpstreams)
+}
+
+// Keep adds to d, a configuration parsed from a caller who sees only some
+// locations, the stored sources it does not see (hidden), which its PUT
+// neither shows nor removes. A source of d may not take the name or the
+// prefix of a hidden one (VALIDATION_FAILED on that source, naming
+// neither the hidden source nor its location).
+func (d *DataSources) Keep(hidden []DataSource) error {
+	names := map[string]bool{}
+	prefixes := map[netip.Prefix]bool{}
+	for _, h := range hidden {
+		names[h.Name] = true
+		prefixes[h.Prefix()] = true
+	}
+	for i, s := range d.Sources {
+		f := fmt.Sprintf("sources[%d]", i)
+		if names[s.Name] {
+			return Invalid(f+".name", "%q is the name of a source outside your locations", s.Name)
+		}
+		if prefixes[s.Prefix()] {
+			return Invalid(f+".cidr", "%s is the cidr of a source outside your locations", s.Prefix())
+		}
+	}
+	if len(d.Sources)+len(hidden) > MaxDataSources {
+		return Invalid("sources", "at most %d sources, %d of them outside your locations", MaxDataSources, len(hidden))
+	}
+	d.Sources = append(d.Sources, hidden...)
+	return nil
 }

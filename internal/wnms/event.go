@@ -12,13 +12,18 @@ const (
 	EventAnomaly       = "anomaly"
 	EventUserLocked    = "userLocked"
 	EventConfigChanged = "configChanged"
+	// EventUpstreamDown and EventUpstreamUp: a RADIUS upstream of the
+	// customer's data sources stopped answering, or answers again.
+	EventUpstreamDown = "upstreamDown"
+	EventUpstreamUp   = "upstreamUp"
 	// EventTest is what POST /webhooks/{id}/test sends; it is never
 	// stored or streamed.
 	EventTest = "test"
 )
 
 // EventKinds are the kinds an event stream or a webhook may select.
-var EventKinds = []string{EventAPDown, EventAPUp, EventAnomaly, EventUserLocked, EventConfigChanged}
+var EventKinds = []string{EventAPDown, EventAPUp, EventAnomaly, EventUserLocked, EventConfigChanged,
+	EventUpstreamDown, EventUpstreamUp}
 
 // Event is something that happened which other systems are told of: an AP
 // down or up, a baseline anomaly, a user locked by failed logins, a

@@ -1,6 +1,7 @@
 package wnms
 
 import (
+	"encoding/json"
 	"time"
 )
 
@@ -156,6 +157,24 @@ type Client struct {
 	RSSI                  *int       `json:"rssi"`
 	DataRateMbps          *float64   `json:"dataRateMbps"`
 	TroubleshootingStatus int        `json:"troubleshootingStatus"`
+}
+
+// MarshalJSON answers a channel not known (0: a data source saw the
+// client at no AP's radio) and its band as null.
+func (c Client) MarshalJSON() ([]byte, error) {
+	type plain Client
+	out := struct {
+		plain
+		Channel       *int    `json:"channel"`
+		FrequencyBand *string `json:"frequencyBand"`
+	}{plain: plain(c)}
+	if c.Channel != 0 {
+		out.Channel = &c.Channel
+	}
+	if c.FrequencyBand != "" {
+		out.FrequencyBand = &c.FrequencyBand
+	}
+	return json.Marshal(out)
 }
 
 // Derive fills what is computed on read.

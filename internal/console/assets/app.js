@@ -506,7 +506,7 @@
       if (!v.live()) return;
       const items = r.clientEvents.map((e) => h('li', { class: e.eventType.toLowerCase() },
         h('span', { class: 'badge' }, e.eventType), h('b', {}, eventWords(e)), ' ',
-        h('span', { class: 'mut' }, `${fmtTime(e.timestamp)} · ${e.associatedAPName || e.bssid} · ${e.ssid || ''} ch ${e.channel}`)));
+        h('span', { class: 'mut' }, `${fmtTime(e.timestamp)} · ${e.associatedAPName || e.bssid} · ${e.ssid || ''}${e.channel != null ? ` ch ${e.channel}` : ''}`)));
       if (append) timeline.append(...items);
       else timeline.replaceChildren(...(items.length ? items : [h('li', { class: 'mut' }, 'No events.')]));
       more.replaceChildren(st.offset + st.limit < r.totalCount

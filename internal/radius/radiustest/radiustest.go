@@ -1,5 +1,6 @@
 // Package radiustest runs the real RADIUS programs of Debian for tests:
-// FreeRADIUS 3 as an upstream with a users file (alice / alice-pw) and
+// FreeRADIUS 3 as an upstream with a users file (alice / alice-pw; carol /
+// carol-pw, whose accept gives Framed-IP-Address 10.0.0.77) and
 // the eap module's test certificates, and radclient.
 package radiustest
 
@@ -138,7 +139,10 @@ func StartWithClients(t testing.TB, clients string, opts ...string) *FreeRADIUS 
 			"ca_file = /etc/ssl/certs/ca-certificates.crt", "ca_file = ${cadir}/ca.pem").Replace(s)
 	})
 	edit("mods-config/files/authorize", func(s string) string {
-		return "alice Cleartext-Password := \"alice-pw\"\n" + s
+		// carol's accept gives her an address (Framed-IP-Address), as a
+		// server that assigns addresses does.
+		return "alice Cleartext-Password := \"alice-pw\"\n" +
+			"carol Cleartext-Password := \"carol-pw\"\n\tFramed-IP-Address = 10.0.0.77\n" + s
 	})
 	edit("clients.conf", func(string) string { return clients })
 	// The CA, the server's certificate and a client certificate signed by
