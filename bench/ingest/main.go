@@ -10,6 +10,7 @@
 //
 //	go run ./bench/ingest -senders 1,2,50
 //	go run ./bench/ingest -senders 50 -turns 1000   # without turns, to compare
+//	go run ./bench/ingest -senders 8 -readers 4     # with reads meanwhile: the WAL's peak
 package main
 
 import (
@@ -19,6 +20,8 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +37,7 @@ var (
 	senders = flag.String("senders", "1,2,50", "sender counts to run, one run each")
 	batches = flag.Int("batches", 40, "batches of 10,000 events in a run (at least one a sender)")
 	turns   = flag.Int("turns", 0, "batches the server works on at once (0: its default)")
+	readers = flag.Int("readers", 0, "clients reading client events in a loop during each run")
 )
 
 func main() {
@@ -59,6 +63,8 @@ func measure(n int, tag string) {
 	client := &http.Client{Timeout: 30 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 	cookie, err := srv.Session(ctx, client)
 	check(err)
+	wal := newWALWatch(st.Path)
+	defer wal.stop()
 	total := max(*batches, n)
 	bodies := make([][]byte, total)
 	for i := range bodies {
@@ -68,6 +74,25 @@ func measure(n int, tag string) {
 	var mu sync.Mutex
 	var lat []time.Duration
 	var wg sync.WaitGroup
+	done := make(chan struct{})
+	var reads sync.WaitGroup
+	for r := range *readers {
+		reads.Add(1)
+		go func() {
+			defer reads.Done()
+			for k := 0; ; k++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				c := (r*7919 + k) % 25_000
+				_, err := benchserver.Get(client, fmt.Sprintf("%s/V5/devices/clientevents/aa:bb:%02x:%02x:%02x:%02x/0/50",
+					srv.Base, c>>24&0xff, c>>16&0xff, c>>8&0xff, c&0xff), cookie)
+				check(err)
+			}
+		}()
+	}
 	start := time.Now()
 	for s := 0; s < n; s++ {
 		wg.Add(1)
@@ -89,6 +114,8 @@ func measure(n int, tag string) {
 	}
 	wg.Wait()
 	wall := time.Since(start)
+	close(done)
+	reads.Wait()
 	slices.Sort(lat)
 	pct := func(p float64) time.Duration {
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(time.Millisecond)
@@ -100,6 +127,60 @@ func measure(n int, tag string) {
 	fmt.Printf("%s, %2d senders, turns %d: %d events in %s = %.0f events/s; batch p50 %s, p99 %s; at most %d batches at once\n",
 		engine, n, *turns, total*10_000, wall.Round(time.Millisecond), float64(total*10_000)/wall.Seconds(), pct(0.5), pct(0.99),
 		srv.API.Telemetry.PeakIngestInFlight())
+	if wal != nil {
+		peak := wal.peak.Load()
+		// The server goes on idling: how far its WAL shrinks in 10 s.
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) && walSize(wal.path) > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		fmt.Printf("  telemetry WAL: peak %.1f MiB during the run, %.1f MiB after idling up to 10 s\n",
+			float64(peak)/(1<<20), float64(walSize(wal.path))/(1<<20))
+	}
+}
+
+// walWatch samples the size of the SQLite telemetry file's WAL every 20 ms
+// and keeps its peak; nil on PostgreSQL.
+type walWatch struct {
+	path string
+	peak atomic.Int64
+	done chan struct{}
+}
+
+func newWALWatch(dbPath string) *walWatch {
+	if dbPath == "" {
+		return nil
+	}
+	w := &walWatch{path: filepath.Join(filepath.Dir(dbPath), "wnms-telemetry.db-wal"), done: make(chan struct{})}
+	go func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-t.C:
+				if n := walSize(w.path); n > w.peak.Load() {
+					w.peak.Store(n)
+				}
+			}
+		}
+	}()
+	return w
+}
+
+func (w *walWatch) stop() {
+	if w != nil {
+		close(w.done)
+	}
+}
+
+func walSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // batch is 10,000 events of 500 clients over the last hours, 20 each.

@@ -145,7 +145,7 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 		d.proxy = radius.NewProxy(d.bridge.Radius, d.bridge, radius.ProxyOptions{Logger: log, Health: health})
 	}
 	if s.radiusAcctConn != nil {
-		d.acct = radius.NewAccounting(d.bridge.Radius, d.bridge, radius.AccountingOptions{Logger: log, Health: health})
+		d.acct = radius.NewAccounting(d.bridge.Radius, d.bridge, radius.AccountingOptions{Logger: log, Health: health, Sessions: s.st})
 	}
 	if s.syslogConn != nil {
 		d.assembler = &syslog.Assembler{Sink: syslog.SinkFunc(d.bridge.EmitSyslog), Owner: d.bridge.SyslogOwner}

@@ -35,6 +35,18 @@ type AccountingOptions struct {
 	Retries      int          // tries of each accounting upstream for one packet; 3
 	Logger       *slog.Logger // for Sink errors; never given a secret
 	Health       *Health      // told of every accounting upstream's answers and silences (optional)
+	// Sessions, when set, keeps each open session's counters beyond this
+	// process: an Interim-Update after a restart, or sent to another
+	// replica, takes its deltas from them. Nil: in memory only.
+	Sessions SessionStore
+}
+
+// SessionStore keeps the octet counters of open accounting sessions, by a
+// key that names the customer, source, NAS, client and Acct-Session-Id.
+type SessionStore interface {
+	AcctCounters(ctx context.Context, key string) (in, out uint64, ok bool, err error)
+	SetAcctCounters(ctx context.Context, key string, in, out uint64) error
+	EndAcctSession(ctx context.Context, key string) error
 }
 
 // typeSessionEnded is the typeCode (category 1, Association) of the
@@ -164,6 +176,12 @@ func (a *Accounting) Serve(ctx context.Context, pc net.PacketConn) error {
 }
 
 func (a *Accounting) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPort, st *settings, src *source, req *rad.Packet) {
+	if err := a.loadSession(ctx, src, req); err != nil {
+		// No answer: the NAS sends the packet again.
+		a.counters.SinkErrors.Add(1)
+		a.opts.Logger.Warn("radius: accounting session counters not read", "source", src.Name, "err", err)
+		return
+	}
 	obs, first := a.observe(src, req, time.Now())
 	for _, k := range []struct {
 		kind string
@@ -180,6 +198,15 @@ func (a *Accounting) handle(ctx context.Context, pc net.PacketConn, from netip.A
 			return
 		}
 		a.counters.Events.Add(uint64(len(k.recs)))
+	}
+	// The counters are stored after the records they were taken for: a
+	// process killed in between has not answered, and the NAS's
+	// retransmission takes the same deltas again from the previous
+	// counters (a duplicate downstream).
+	if err := a.saveSession(ctx, src, req); err != nil {
+		a.counters.SinkErrors.Add(1)
+		a.opts.Logger.Warn("radius: accounting session counters not stored", "source", src.Name, "err", err)
+		return
 	}
 	resp := &rad.Packet{Code: rad.CodeAccountingResponse, Identifier: req.Identifier}
 	for _, v := range req.Attributes {
@@ -231,7 +258,7 @@ func (a *Accounting) observe(src *source, req *rad.Packet, now time.Time) (*obse
 	} else if d, err := rad.Integer(req.Get(attrAcctDelayTime)); err == nil {
 		ts -= int64(d) * 1000
 	}
-	sessKey := eventID(src.key(), subj.nasID, subj.nasIP, subj.mac, sid)
+	sessKey := sessionKey(src, subj, sid)
 	key := eventID(sessKey, strconv.FormatUint(uint64(status), 10), when)
 
 	a.mu.Lock()
@@ -242,11 +269,18 @@ func (a *Accounting) observe(src *source, req *rad.Packet, now time.Time) (*obse
 	o := &observation{}
 	in, inOK := octets(req, attrAcctInputOctets, attrAcctInputGigawords)
 	out, outOK := octets(req, attrAcctOutputOctets, attrAcctOutputGigawords)
+	// A sample is the bytes since the session's previous counters. An
+	// update without them (a session whose Start and updates wnms never
+	// saw, or whose counters expired) gives no sample: a delta that cannot
+	// be computed is not invented. Its counters become the session's
+	// reference, so the next update's sample counts from them.
 	sample := func() {
-		r := subj.record("", ts)
-		if s := a.sessions[sessKey]; s != nil && inOK && outOK {
-			r.TxBytes, r.RxBytes = ptr(delta(s.in, in)), ptr(delta(s.out, out))
+		s := a.sessions[sessKey]
+		if s == nil || !inOK || !outOK {
+			return
 		}
+		r := subj.record("", ts)
+		r.TxBytes, r.RxBytes = ptr(delta(s.in, in)), ptr(delta(s.out, out))
 		o.samples = append(o.samples, marshal(r))
 	}
 	switch status {
@@ -290,6 +324,56 @@ func (a *Accounting) observe(src *source, req *rad.Packet, now time.Time) (*obse
 	a.recent[key] = o
 	a.recentQ.PushBack(key)
 	return o, true
+}
+
+// sessionKey names an accounting session: its source (and so its
+// customer), NAS, client and Acct-Session-Id.
+func sessionKey(src *source, subj subject, sid string) string {
+	return eventID(src.key(), subj.nasID, subj.nasIP, subj.mac, sid)
+}
+
+// loadSession puts the stored counters of req's session in memory before
+// an Interim-Update or Stop is observed, or forgets the session's
+// counters in memory when none are stored (another replica ended it).
+func (a *Accounting) loadSession(ctx context.Context, src *source, req *rad.Packet) error {
+	status, _ := rad.Integer(req.Get(attrAcctStatusType))
+	if a.opts.Sessions == nil || (status != acctInterim && status != acctStop) {
+		return nil
+	}
+	key := sessionKey(src, subjectOf(req), string(req.Get(attrAcctSessionID)))
+	in, out, ok, err := a.opts.Sessions.AcctCounters(ctx, key)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ok {
+		a.touch(key, in, out)
+	} else if s := a.sessions[key]; s != nil {
+		a.lru.Remove(s.elem)
+		delete(a.sessions, key)
+	}
+	return nil
+}
+
+// saveSession stores the counters of req's session once its records are
+// committed: a Start's or an update's counters, or the end of the
+// session with its Stop.
+func (a *Accounting) saveSession(ctx context.Context, src *source, req *rad.Packet) error {
+	if a.opts.Sessions == nil {
+		return nil
+	}
+	status, _ := rad.Integer(req.Get(attrAcctStatusType))
+	key := sessionKey(src, subjectOf(req), string(req.Get(attrAcctSessionID)))
+	in, inOK := octets(req, attrAcctInputOctets, attrAcctInputGigawords)
+	out, outOK := octets(req, attrAcctOutputOctets, attrAcctOutputGigawords)
+	switch {
+	case status == acctStart, status == acctInterim && inOK && outOK:
+		return a.opts.Sessions.SetAcctCounters(ctx, key, in, out)
+	case status == acctStop:
+		return a.opts.Sessions.EndAcctSession(ctx, key)
+	}
+	return nil
 }
 
 // touch records a session's counters. a.mu is held.

@@ -105,13 +105,17 @@ func (s *Store) ActiveSessions(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// PurgeExpired deletes expired sessions and login attempts older than
-// attemptsBefore (ms).
+// PurgeExpired deletes expired sessions, login attempts older than
+// attemptsBefore (ms), old export files and the counters of accounting
+// sessions idle for AcctSessionIdle.
 func (s *Store) PurgeExpired(ctx context.Context, attemptsBefore int64) error {
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, s.nowMS()); err != nil {
 		return err
 	}
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM login_attempts WHERE at < $1`, attemptsBefore); err != nil {
+		return err
+	}
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM acct_sessions WHERE updated_at < $1`, s.Now().Add(-AcctSessionIdle).UnixMilli()); err != nil {
 		return err
 	}
 	_, err := s.w.ExecContext(ctx, `DELETE FROM exports WHERE kind = $1 AND created_at < $2`, wnms.FileExport, s.Now().Add(-ExportLife).UnixMilli())

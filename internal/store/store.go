@@ -74,6 +74,7 @@ type Store struct {
 	group     rounds[groupWrite]
 	behind    writeBehind
 	stopSweep chan struct{} // ends sweepJournal (PostgreSQL)
+	wal       *checkpointer // keeps the SQLite WALs bounded (wal.go)
 
 	// changes groups the commits of concurrent changes on the SQLite
 	// writer (group.go).
@@ -231,6 +232,7 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 			s.Close()
 			return nil, err
 		}
+		s.wal = startCheckpointer(map[string]*sql.DB{s.Path: s.w, filepath.Join(dir, TelemetryFile): s.tw})
 	}
 	if err := s.w.PingContext(ctx); err != nil {
 		s.Close()
@@ -255,7 +257,7 @@ const TelemetryFile = "wnms-telemetry.db"
 // than in temporary files.
 func openSQLite(path, sync string, readers, cacheKiB int) (r, w *sql.DB, err error) {
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")" +
-		"&_pragma=temp_store(MEMORY)"
+		"&_pragma=temp_store(MEMORY)&_pragma=journal_size_limit(" + strconv.FormatInt(WALLimit, 10) + ")"
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas
 	if cacheKiB > 0 {
 		dsn += "&_pragma=cache_size(-" + strconv.Itoa(cacheKiB) + ")"
@@ -314,6 +316,8 @@ func (s *Store) Close() error {
 	}
 	// What is pending is journalled: a failed flush loses nothing.
 	err := s.closeBehind()
+	s.wal.close()
+	s.wal = nil
 	if s.tw != nil && s.tw != s.w {
 		err = errors.Join(err, s.tw.Close(), s.tr.Close())
 	}
