@@ -419,6 +419,12 @@ func loadMigrations(set string) []migration {
 		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i := 1; i < len(out); i++ {
+		if out[i].version == out[i-1].version {
+			// Two branches took the same number: one would never run.
+			panic(fmt.Sprintf("migrations %s and %s share version %d", out[i-1].name, out[i].name, out[i].version))
+		}
+	}
 	return out
 }
 
