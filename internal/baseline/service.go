@@ -22,6 +22,13 @@ type Store interface {
 	// SlotAttempts calls f with the slot's attempts, one row per client
 	// and place, every row of a client before the next client's.
 	SlotAttempts(ctx context.Context, customerID, slot int64, f func(ScopedAttempt) error) error
+	// SlotFailingClients lists the first limit clients by MAC with a
+	// Failure in the slot at one of locations, in band and on ssid, with
+	// the categories they failed in there; its memory is the page, not
+	// the slot.
+	SlotFailingClients(ctx context.Context, customerID, slot int64, locations []int64, band, ssid string, limit int) ([]ConnAttempt, error)
+	// SubtreeLocations lists the location ids at or below paths.
+	SubtreeLocations(ctx context.Context, customerID int64, paths []string) ([]int64, error)
 	// SlotSampleSums calls f with the slot's samples summed per client and
 	// place, every row of a client before the next client's.
 	SlotSampleSums(ctx context.Context, customerID, slot int64, f func(ScopedSums) error) error
