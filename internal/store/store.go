@@ -65,6 +65,10 @@ type Store struct {
 	// write (5 s); in between it repeats the last good verdict.
 	WriteProbeEvery time.Duration
 
+	// poolSize is how many connections the PostgreSQL pool holds
+	// (Config.MaxConns).
+	poolSize int
+
 	// partitionDays are the days whose partitions this process knows
 	// exist (PostgreSQL; partitions.go).
 	partitionDays sync.Map
@@ -109,6 +113,10 @@ type Config struct {
 	// a PostgreSQL database without wnms's schema. Commands that only
 	// administer a store set it, so a mistyped --data creates nothing.
 	MustExist bool
+	// MaxConns is how many connections the PostgreSQL pool opens, all of
+	// them before a server serves (WarmPool); 0 is DefaultMaxConns. It
+	// does not apply to SQLite.
+	MaxConns int
 	// Serving marks the store of a server (wnms serve), which applies the
 	// ingest journal that a stopped server left (derived.go) before it
 	// serves and, on PostgreSQL, sweeps what dead replicas leave. Commands
@@ -122,6 +130,15 @@ var ErrNoStore = errors.New("no wnms store there")
 
 // DefaultCacheMiB is the telemetry page cache when Config.CacheMiB is 0.
 const DefaultCacheMiB = 64
+
+// DefaultMaxConns is the PostgreSQL pool of one server when
+// Config.MaxConns is 0. A default PostgreSQL accepts 100 connections and
+// keeps 3 of them for superusers; each server holds its pool and one more
+// connection (the listener of session changes), so five servers take 85
+// and leave room for psql, pg_dump and monitoring. Sixteen connections
+// keep a few cores of PostgreSQL busy; a server with more requests in
+// flight queues them for a connection.
+const DefaultMaxConns = 16
 
 // telemetryReaders is the size of the telemetry file's reader pool.
 const telemetryReaders = 4
@@ -183,12 +200,20 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		if !strings.HasPrefix(cfg.DatabaseURL, "postgres://") && !strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
 			return nil, errors.New("database URL must start with postgres://")
 		}
+		switch {
+		case cfg.MaxConns == 0:
+			s.poolSize = DefaultMaxConns
+		case cfg.MaxConns < MinMaxConns || cfg.MaxConns > MaxMaxConns:
+			return nil, fmt.Errorf("database max conns must be %d to %d, not %d", MinMaxConns, MaxMaxConns, cfg.MaxConns)
+		default:
+			s.poolSize = cfg.MaxConns
+		}
 		db, err := openPostgres(cfg.DatabaseURL)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
-		db.SetMaxOpenConns(pgPoolSize)
-		db.SetMaxIdleConns(pgPoolSize)
+		db.SetMaxOpenConns(s.poolSize)
+		db.SetMaxIdleConns(s.poolSize)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 		db.SetConnMaxLifetime(pgConnLifetime)
 		s.dialect, s.r, s.w, s.tr, s.tw = Postgres, db, db, db, db
