@@ -386,3 +386,13 @@ func (s *Store) PendingForTest() int {
 
 // PGColumnsForTest is pgColumns.
 func PGColumnsForTest(rows [][]any, types ...string) ([]any, error) { return pgColumns(rows, types...) }
+
+// TempStoresForTest returns SQLite's temp_store of a telemetry reader and
+// of the telemetry writer (0 default, 1 file, 2 memory).
+func (s *Store) TempStoresForTest(ctx context.Context) (reader, writer int, err error) {
+	if err = s.tr.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&reader); err != nil {
+		return 0, 0, err
+	}
+	err = s.tw.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&writer)
+	return reader, writer, err
+}

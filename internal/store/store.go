@@ -275,17 +275,19 @@ const TelemetryFile = "wnms-telemetry.db"
 // connections and a single writer whose transactions begin IMMEDIATE. A
 // cacheKiB above 0 is each connection's page cache (SQLite's default,
 // 2 MiB, otherwise): the writer's holds the index pages that inserts
-// land on. Statement journals (kept while a statement of a multi-statement
-// transaction runs, so that it alone can be undone) live in memory rather
-// than in temporary files.
+// land on. The writer's statement journals (kept while a statement of a
+// multi-statement transaction runs, so that it alone can be undone) live
+// in memory rather than in temporary files. A reader's sorts and temporary
+// tables stay in its page cache while they fit and go to a temporary file
+// beyond it (temp_store FILE): in memory, one read that sorts a crowded
+// 15-minute slot took over 1 GB (decisions §19: memory bounded by design).
 func openSQLite(path, sync string, readers, cacheKiB int) (r, w *sql.DB, err error) {
-	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")" +
-		"&_pragma=temp_store(MEMORY)"
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")"
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas
 	if cacheKiB > 0 {
 		dsn += "&_pragma=cache_size(-" + strconv.Itoa(cacheKiB) + ")"
 	}
-	w, err = sql.Open("sqlite", dsn+"&_txlock=immediate")
+	w, err = sql.Open("sqlite", dsn+"&_pragma=temp_store(MEMORY)&_txlock=immediate")
 	if err != nil {
 		return nil, nil, fmt.Errorf("open sqlite: %w", err)
 	}
@@ -293,7 +295,7 @@ func openSQLite(path, sync string, readers, cacheKiB int) (r, w *sql.DB, err err
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	r, err = sql.Open("sqlite", dsn)
+	r, err = sql.Open("sqlite", dsn+"&_pragma=temp_store(FILE)")
 	if err != nil {
 		w.Close()
 		return nil, nil, fmt.Errorf("open sqlite: %w", err)
