@@ -396,3 +396,13 @@ func (s *Store) TempStoresForTest(ctx context.Context) (reader, writer int, err 
 	err = s.tw.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&writer)
 	return reader, writer, err
 }
+
+// HoldConnForTest takes one connection of the telemetry reader pool (on
+// PostgreSQL, the one pool) until release is called.
+func (s *Store) HoldConnForTest(ctx context.Context) (release func(), err error) {
+	c, err := s.tr.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func() { c.Close() }, nil
+}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/store/storetest"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -161,6 +163,52 @@ func TestSlotReadsMatchTheirEvents(t *testing.T) {
 			if len(page) != len(wantPage) || (len(page) > 0 && !reflect.DeepEqual(page, wantPage)) {
 				t.Errorf("failing clients at %v, %q, %q, limit %d:\n got %v\nwant %v", sc.locs, sc.band, sc.ssid, sc.limit, page, wantPage)
 			}
+		}
+	})
+}
+
+// TestSlotRefreshTakesOneConnection: recomputing a slot's observations
+// needs one connection at a time. With a pool of two and one of them
+// taken, it still finishes: it once looked up each new location while the
+// slot's rows held a connection, so that as many refreshes at once as the
+// PostgreSQL pool had connections waited for each other for ever.
+func TestSlotRefreshTakesOneConnection(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		cfg := storetest.StoreConfig(t, b)
+		cfg.MaxConns = 2
+		st := storetest.OpenStoreAt(t, cfg)
+		slot := st.Now().Add(-time.Hour).Truncate(wnms.SlotDuration).UnixMilli()
+		var evs []*wnms.ClientEvent
+		var bodies [][]byte
+		for i := range 4 {
+			evs = append(evs, &wnms.ClientEvent{EventID: fmt.Sprintf("e%d", i), MacAddress: fmt.Sprintf("02:00:00:00:00:%02X", i),
+				Timestamp: slot + int64(i), Type: wnms.Success, SSID: "corp", Channel: 36, Protocol: "A", LocationID: int64(100 + i%2)})
+			bodies = append(bodies, []byte(`{"channel":36}`))
+		}
+		if _, err := st.InsertClientEvents(ctx, 1, evs, bodies, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.FlushDerived(ctx); err != nil {
+			t.Fatal(err)
+		}
+		release, err := st.HoldConnForTest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		svc := baseline.NewService(st, slog.New(slog.DiscardHandler))
+		wait, cancel := context.WithTimeout(ctx, 30*time.Second) // a hang, not a speed
+		defer cancel()
+		if err := svc.Refresh(wait, 1, slot, slot, 0); err != nil {
+			t.Fatalf("refresh with one free connection: %v", err)
+		}
+		obs, err := st.ConnObs(ctx, 1, 100, wnms.BandAny, "", slot, slot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obs[slot].Attempting != 2 {
+			t.Fatalf("observation at location 100: %+v", obs[slot])
 		}
 	})
 }
