@@ -82,7 +82,8 @@ func TestDatabaseMaxConnsBoundsThePool(t *testing.T) {
 				most := 0
 				for ctx.Err() == nil {
 					var n int
-					if admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1`, dbName).Scan(&n) == nil && n > most {
+					if admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1
+						AND application_name <> 'wnms-auth-listener'`, dbName).Scan(&n) == nil && n > most {
 						most = n
 					}
 				}
@@ -112,8 +113,13 @@ func TestDatabaseMaxConnsBoundsThePool(t *testing.T) {
 			}
 			wg.Wait()
 			cancel()
-			if most := <-peak; most > want {
-				t.Errorf("under load: %d connections, want at most %d", most, want)
+			// The pool's connections, the listener aside. A connection the
+			// pool closes (a query whose request went away) and replaces may
+			// still be counted while its server process exits: one more than
+			// the pool is that, not a pool that grows with the requests
+			// (4 × the pool here).
+			if most := <-peak; most > tc.pool+1 {
+				t.Errorf("under load: %d connections of the pool, want at most %d", most, tc.pool)
 			}
 			if err := stop(); err != nil {
 				t.Fatal(err)
