@@ -1,44 +1,62 @@
-// Command slot measures what one crowded 15-minute slot costs a baseline
-// read: it loads -events client events (Success and Failure, -clients
-// MACs) into a single slot through the ingest API, then, in a second run
-// on the same store, has -readers callers read that slot's connectivity
-// baseline at once while the slot is out of date, and prints each read's
-// time and the process's peak resident memory (VmHWM).
+//go:build wnmsbench
+
+// Command slot measures what one crowded 15-minute slot costs its reads:
+// it loads -events client events (Success and Failure, -clients MACs, on
+// one floor) into a single slot, then, in a second run on the same store,
+// has -readers callers read that slot at once and prints each read's time
+// and the process's peak resident memory (VmHWM).
 //
-//	go run ./bench/slot -data /tmp/slot -phase load    # once: 2,000,000 events
-//	go run ./bench/slot -data /tmp/slot -phase read    # a fresh process: the reads
+//	go run -tags wnmsbench ./bench/slot -data /tmp/slot -phase load                 # once: 2,000,000 events
+//	go run -tags wnmsbench ./bench/slot -data /tmp/slot -phase read                 # a fresh process: the slot's failing clients
+//	go run -tags wnmsbench ./bench/slot -data /tmp/slot -phase read -read baseline  # the slot's connectivity baseline
 //
-// The read phase marks the slot out of date again first, so each run
-// recomputes it. -database-url runs both phases on PostgreSQL instead.
+// The load goes through the store's bulk path (-load http: through the
+// ingest API, much slower). -read failing (the default) reads
+// GET /baselines/clientsconnectivity/failingclients of the slot, whose
+// observation is brought up to date first (-dirty=false) or by the reads
+// themselves (-dirty); -read baseline reads the slot's connectivity data
+// point, out of date, so each run recomputes it. -database-url runs both
+// phases on PostgreSQL instead (the database is kept between the phases).
 package main
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"net/http"
+	"net/url"
 	"os"
+	"runtime"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/wnms/wnms/bench/internal/benchserver"
+	"github.com/wnms/wnms/internal/simulate"
 	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 var (
-	dataDir = flag.String("data", "", "SQLite data directory (kept between the phases)")
-	dbURL   = flag.String("database-url", "", "PostgreSQL URL instead of SQLite")
-	phase   = flag.String("phase", "load", "load: fill the slot; read: the concurrent reads")
-	nEvents = flag.Int("events", 2_000_000, "events in the slot")
-	nMACs   = flag.Int("clients", 300, "client MACs")
-	readers = flag.Int("readers", 6, "concurrent readers")
+	dataDir  = flag.String("data", "", "SQLite data directory (kept between the phases)")
+	dbURL    = flag.String("database-url", "", "PostgreSQL URL instead of SQLite")
+	phase    = flag.String("phase", "load", "load: fill the slot; read: the concurrent reads")
+	loadWay  = flag.String("load", "bulk", "bulk: the store's bulk path; http: the ingest API")
+	readKind = flag.String("read", "failing", "failing: the slot's failing clients; baseline: its connectivity data point")
+	dirty    = flag.Bool("dirty", false, "with -read failing, leave the slot out of date so the reads recompute it")
+	nEvents  = flag.Int("events", 2_000_000, "events in the slot")
+	nMACs    = flag.Int("clients", 100_000, "client MACs (every 25th fails)")
+	readers  = flag.Int("readers", 6, "concurrent readers")
+	limit    = flag.Int("limit", 100, "failing clients a read asks for")
 )
 
-// slotStart is the slot the events fill: two hours before the load, at a
-// 15-minute boundary. It is written to the data directory so the read
-// phase finds it.
+// slotFile holds the slot the events fill (two hours before the load, at
+// a 15-minute boundary), so the read phase finds it.
 func slotFile() string { return *dataDir + "/bench-slot" }
 
 func main() {
@@ -46,10 +64,12 @@ func main() {
 	if *dataDir == "" {
 		log.Fatal("-data is required (the phases share it)")
 	}
+	check(os.MkdirAll(*dataDir, 0o700))
 	ctx := context.Background()
 	st, err := store.Open(ctx, store.Config{DataDir: *dataDir, DatabaseURL: *dbURL, Serving: true})
 	check(err)
 	defer st.Close()
+	check(st.WarmPool(ctx))
 	srv, err := benchserver.Start(ctx, st)
 	check(err)
 	client := &http.Client{Timeout: 30 * time.Minute}
@@ -59,23 +79,56 @@ func main() {
 	case "load":
 		slot := time.Now().Add(-2 * time.Hour).Truncate(15 * time.Minute).UnixMilli()
 		check(os.WriteFile(slotFile(), []byte(fmt.Sprint(slot)), 0o600))
+		floor := benchFloor(ctx, srv)
 		start := time.Now()
 		for sent := 0; sent < *nEvents; sent += 10_000 {
-			_, err := benchserver.Post(client, srv.Base+"/V5/ingest/clientevents", cookie, batch(slot, sent, min(10_000, *nEvents-sent)))
-			check(err)
+			n := min(10_000, *nEvents-sent)
+			if *loadWay == "http" {
+				_, err := benchserver.Post(client, srv.Base+"/V5/ingest/clientevents", cookie, batch(slot, sent, n))
+				check(err)
+				continue
+			}
+			var recs []json.RawMessage
+			check(json.Unmarshal(batch(slot, sent, n), &recs))
+			events, bodies := make([]*wnms.ClientEvent, len(recs)), make([][]byte, len(recs))
+			for i, r := range recs {
+				e, err := telemetry.ParseEvent(r, time.Now())
+				check(err)
+				bodies[i], err = e.PlaceAt(nil, floor)
+				check(err)
+				events[i] = &e.ClientEvent
+			}
+			check(st.RawInsertEventsForBench(ctx, store.EventRowsForBench(wnms.OnPremCustomer, events, bodies)))
 		}
-		fmt.Printf("loaded %d events into the slot at %s in %s\n", *nEvents, time.UnixMilli(slot).UTC().Format(time.RFC3339), time.Since(start).Round(time.Second))
+		if st.Dialect() == store.Postgres {
+			check(st.AnalyzeForBench(ctx))
+		}
+		fmt.Printf("loaded %d events (%d clients) into the slot at %s in %s\n", *nEvents, *nMACs,
+			time.UnixMilli(slot).UTC().Format(time.RFC3339), time.Since(start).Round(time.Second))
 	case "read":
 		b, err := os.ReadFile(slotFile())
 		check(err)
 		var slot int64
 		fmt.Sscan(string(b), &slot)
-		// Out of date again, as after a new event: every run recomputes.
-		_, err = benchserver.Post(client, srv.Base+"/V5/ingest/clientevents", cookie, batch(slot, *nEvents+int(time.Now().UnixNano()%1_000_000_000), 1))
+		// Out of date again, as after a new event.
+		_, err = st.MarkSlotsForBench(ctx, wnms.OnPremCustomer, slot)
 		check(err)
-		fmt.Printf("before the reads: VmRSS %s\n", benchserver.ProcStatus(0, "VmRSS"))
 		u := fmt.Sprintf("%s/V5/baselines/clientsconnectivity?fromtime=%d&totime=%d", srv.Base, slot, slot+15*60*1000-1)
+		if *readKind == "failing" {
+			if !*dirty {
+				t := time.Now()
+				_, err := benchserver.Get(client, u, cookie) // brings the observation up to date
+				check(err)
+				fmt.Printf("slot recomputed in %s\n", time.Since(t).Round(time.Millisecond))
+			}
+			u = fmt.Sprintf("%s/V5/baselines/clientsconnectivity/failingclients?timestamp=%d&limit=%d", srv.Base, slot, *limit)
+		}
+		runtime.GC()
+		fmt.Printf("before the reads: VmRSS %s, VmHWM %s\n", benchserver.ProcStatus(0, "VmRSS"), benchserver.ProcStatus(0, "VmHWM"))
+		resetHWM()
 		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var took []time.Duration
 		start := time.Now()
 		for i := 0; i < *readers; i++ {
 			wg.Add(1)
@@ -84,18 +137,67 @@ func main() {
 				t := time.Now()
 				body, err := benchserver.Get(client, u, cookie)
 				check(err)
-				fmt.Printf("reader %d: %s, %s\n", i, time.Since(t).Round(time.Millisecond), first(string(body), 160))
+				d := time.Since(t)
+				mu.Lock()
+				took = append(took, d)
+				mu.Unlock()
+				fmt.Printf("reader %d: %s, %s\n", i, d.Round(time.Millisecond), first(string(body), 120))
 			}()
 		}
 		wg.Wait()
-		fmt.Printf("%d concurrent reads of the slot in %s; peak RSS (VmHWM) %s\n", *readers, time.Since(start).Round(time.Millisecond), benchserver.ProcStatus(0, "VmHWM"))
+		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+		fmt.Printf("%s: %d concurrent reads of the slot in %s (each %s to %s); peak RSS (VmHWM) %s\n", *readKind, *readers,
+			time.Since(start).Round(time.Millisecond), took[0].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond),
+			benchserver.ProcStatus(0, "VmHWM"))
 	default:
 		log.Fatalf("-phase load or read, not %q", *phase)
 	}
 }
 
+// resetHWM resets the peak resident memory (VmHWM) to the current, so the
+// peak printed after the reads is theirs and not the start's.
+func resetHWM() {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		fmt.Printf("(VmHWM not reset: %v)\n", err)
+	}
+}
+
+// benchFloor finds or makes the floor "Bench Floor" at the top of the
+// tree, where the events are placed.
+func benchFloor(ctx context.Context, srv *benchserver.Server) int64 {
+	id, value, err := srv.Key(ctx)
+	check(err)
+	u, err := url.Parse(srv.Base)
+	check(err)
+	a := &simulate.API{URL: u.Scheme + "://" + u.Host, KeyID: id, KeyValue: value, HTTP: http.DefaultClient}
+	check(a.Login(ctx))
+	type locID struct {
+		Type string `json:"type"`
+		ID   int64  `json:"id"`
+	}
+	type location struct {
+		ID       locID  `json:"id"`
+		ParentID *locID `json:"parentId"`
+		Name     string `json:"name"`
+	}
+	var tree struct {
+		Locations map[string]location `json:"locations"`
+	}
+	check(a.JSON(ctx, http.MethodGet, "/V2/locations/tree", nil, &tree))
+	for _, l := range tree.Locations {
+		if l.Name == "Bench Floor" {
+			return l.ID.ID
+		}
+	}
+	var l location
+	check(a.JSON(ctx, http.MethodPut, "/V2/locations", map[string]any{"parentLocation": locID{"locallocationid", 0},
+		"location": map[string]any{"type": "floorlocation", "name": "Bench Floor"}}, &l))
+	return l.ID.ID
+}
+
 // batch is n events of the slot, from the sent-th on: every 25th a
-// RADIUS failure, the rest successes, spread over the clients.
+// failure (association, authentication and network in turn), the rest
+// successes, spread over the clients.
 func batch(slot int64, sent, n int) []byte {
 	var b bytes.Buffer
 	b.WriteByte('[')
@@ -104,11 +206,13 @@ func batch(slot int64, sent, n int) []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		mac := fmt.Sprintf("aa:bb:%02x:%02x:%02x:%02x", (k%*nMACs)>>24&0xff, (k%*nMACs)>>16&0xff, (k%*nMACs)>>8&0xff, k%*nMACs&0xff)
+		c := k % *nMACs
+		mac := fmt.Sprintf("aa:bb:%02x:%02x:%02x:%02x", c>>24&0xff, c>>16&0xff, c>>8&0xff, c&0xff)
 		ts := slot + int64(k%(15*60*1000))
 		fmt.Fprintf(&b, `{"eventId":"slot-%d","macAddress":%q,"bssid":"00:11:74:00:00:01","channel":%d,"ssid":"corp","timestamp":%d,`, k, mac, 1+k%2*35, ts)
 		if k%25 == 0 {
-			b.WriteString(`"eventType":"Failure","failureCode":2,"subFailureCode":203}`)
+			code := 1 + k/25%3
+			fmt.Fprintf(&b, `"eventType":"Failure","failureCode":%d,"subFailureCode":%d}`, code, code*100+1)
 		} else {
 			b.WriteString(`"eventType":"Success","dhcpLatency":1,"aaaLatency":1,"dnsLatency":0}`)
 		}
@@ -118,6 +222,7 @@ func batch(slot int64, sent, n int) []byte {
 }
 
 func first(s string, n int) string {
+	s = strings.TrimSpace(s)
 	if len(s) > n {
 		return s[:n] + "..."
 	}

@@ -71,6 +71,9 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 	if err := cmd.parse(restArgs, getenv, maxArgs); err != nil {
 		return err
 	}
+	if err := sf.validate(cmd); err != nil {
+		return err
+	}
 	switch {
 	case action == "create" && login == "":
 		return usagef("apikey create: --login is required")
@@ -131,6 +134,9 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if err := cmd.parse(args, getenv, 0); err != nil {
 		return err
 	}
+	if err := sf.validate(cmd); err != nil {
+		return err
+	}
 	st, err := sf.open(ctx, true)
 	if err != nil {
 		return err
@@ -145,6 +151,9 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 	var sf storeFlags
 	sf.register(cmd.fs)
 	if err := cmd.parse(args, getenv, 0); err != nil {
+		return err
+	}
+	if err := sf.validate(cmd); err != nil {
 		return err
 	}
 	if sf.databaseURL != "" {

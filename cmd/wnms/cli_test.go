@@ -89,6 +89,10 @@ func TestCLIMistakes(t *testing.T) {
 		{"server id flag not a number", []string{"serve", "--server-id", "abc"}, nil, []string{"--server-id", `"abc"`, "whole number"}},
 		{"duration", []string{"serve", "--shutdown-timeout", "soon"}, nil, []string{"--shutdown-timeout", `"soon"`, "duration"}},
 		{"create without login", []string{"apikey", "create", "--data", dir}, nil, []string{"--login is required"}},
+		{"pool of one for migrate", []string{"migrate", "--data", dir, "--database-max-conns", "1"}, nil,
+			[]string{"--database-max-conns 1", "must be 2 to 1000"}},
+		{"pool of none for apikey", []string{"apikey", "list", "--data", dir}, map[string]string{"WNMS_DATABASE_MAX_CONNS": "0"},
+			[]string{"WNMS_DATABASE_MAX_CONNS 0", "must be 2 to 1000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := runCLI(tc.args, tc.env)
@@ -265,6 +269,11 @@ func TestServeBadFlagsChangeNothing(t *testing.T) {
 		{"baseline-min-samples", []string{"--baseline-min-samples", "0"}, nil, "--baseline-min-samples"},
 		{"allowed-hosts with a scheme", []string{"--allowed-hosts", "https://wnms.example.com"}, nil, "--allowed-hosts"},
 		{"sqlite-cache-mib", []string{"--sqlite-cache-mib", "-1"}, nil, "--sqlite-cache-mib"},
+		{"database-max-conns 0", []string{"--database-max-conns", "0"}, nil, "--database-max-conns 0: must be 2 to 1000"},
+		{"database-max-conns 1", []string{"--database-max-conns", "1"}, nil, "--database-max-conns 1: must be 2 to 1000"},
+		{"database-max-conns too many", []string{"--database-max-conns", "1001"}, nil, "--database-max-conns 1001: must be 2 to 1000"},
+		{"database-max-conns not a number", []string{"--database-max-conns", "lots"}, nil, "--database-max-conns"},
+		{"database-max-conns from the environment", nil, map[string]string{"WNMS_DATABASE_MAX_CONNS": "-3"}, "WNMS_DATABASE_MAX_CONNS -3"},
 		{"tls-cert alone", []string{"--tls-cert", "x.pem"}, nil, "--tls-key"},
 		{"bootstrap key id alone", []string{"--bootstrap-key-id", "k"}, nil, "--bootstrap-key-value"},
 		{"database-url", []string{"--database-url", "mysql://x"}, nil, "--database-url"},

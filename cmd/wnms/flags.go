@@ -192,11 +192,13 @@ type storeFlags struct {
 	databaseURL string
 	synchronous string
 	cacheMiB    int
+	maxConns    int
 }
 
 func (sf *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&sf.data, "data", "wnms-data", "data directory: SQLite store, bootstrap key, backups, TLS files")
 	fs.StringVar(&sf.databaseURL, "database-url", "", "PostgreSQL URL (postgres://...); empty = embedded SQLite in --data")
+	fs.IntVar(&sf.maxConns, "database-max-conns", store.DefaultMaxConns, "PostgreSQL connections this process opens (all of them at start); size it so that every replica's, plus one each, fit in PostgreSQL's max_connections")
 	fs.IntVar(&sf.cacheMiB, "sqlite-cache-mib", store.DefaultCacheMiB, "SQLite page cache for telemetry, in MiB, held in process memory so that idle hours do not make the next read cold")
 	fs.StringVar(&sf.synchronous, "sqlite-synchronous", "normal", "SQLite durability: normal (survives a crash of wnms; the last commits may be lost on power loss) or full (survives power loss; slower writes)")
 }
@@ -206,7 +208,16 @@ func (sf *storeFlags) register(fs *flag.FlagSet) {
 // --database-url points by mistake. Only serve creates a store.
 func (sf *storeFlags) open(ctx context.Context, mustExist bool) (*store.Store, error) {
 	return store.Open(ctx, store.Config{DatabaseURL: sf.databaseURL, DataDir: sf.data, Synchronous: sf.synchronous,
-		CacheMiB: sf.cacheMiB, MustExist: mustExist, Serving: !mustExist})
+		CacheMiB: sf.cacheMiB, MaxConns: sf.maxConns, MustExist: mustExist, Serving: !mustExist})
+}
+
+// validate checks the store flags, each mistake a usage error (exit 2)
+// naming the flag (or its environment twin).
+func (sf *storeFlags) validate(cmd *command) error {
+	if sf.maxConns < store.MinMaxConns || sf.maxConns > store.MaxMaxConns {
+		return usagef("%s %d: must be %d to %d", cmd.origin("database-max-conns"), sf.maxConns, store.MinMaxConns, store.MaxMaxConns)
+	}
+	return nil
 }
 
 // openAuth opens the store (open) and the authentication service over

@@ -627,6 +627,9 @@ func (c *serveConfig) validate(cmd *command) error {
 	bad := func(name string, v any, want string) error {
 		return usagef("%s %v: %s", cmd.origin(name), v, want)
 	}
+	if err := c.storeFlags.validate(cmd); err != nil {
+		return err
+	}
 	switch {
 	case level.UnmarshalText([]byte(c.logLevel)) != nil:
 		return bad("log-level", strconv.Quote(c.logLevel), "must be debug, info, warn or error")

@@ -22,6 +22,13 @@ type Store interface {
 	// SlotAttempts calls f with the slot's attempts, one row per client
 	// and place, every row of a client before the next client's.
 	SlotAttempts(ctx context.Context, customerID, slot int64, f func(ScopedAttempt) error) error
+	// SlotFailingClients lists the first limit clients by MAC with a
+	// Failure in the slot at one of locations, in band and on ssid, with
+	// the categories they failed in there; its memory is the page, not
+	// the slot.
+	SlotFailingClients(ctx context.Context, customerID, slot int64, locations []int64, band, ssid string, limit int) ([]ConnAttempt, error)
+	// SubtreeLocations lists the location ids at or below paths.
+	SubtreeLocations(ctx context.Context, customerID int64, paths []string) ([]int64, error)
 	// SlotSampleSums calls f with the slot's samples summed per client and
 	// place, every row of a client before the next client's.
 	SlotSampleSums(ctx context.Context, customerID, slot int64, f func(ScopedSums) error) error
@@ -93,20 +100,26 @@ func (s *Service) Refresh(ctx context.Context, customerID, from, to int64, limit
 // refreshSlot recomputes one slot's observations from the store's
 // per-client aggregates of its events and samples, counted client by
 // client as they stream in: what it holds grows with neither the slot's
-// events nor its clients, only with its scopes.
+// events nor its clients, only with its scopes and the customer's
+// locations.
+//
+// Every location's folders are read before the slot streams: on
+// PostgreSQL a stream holds one connection of the pool until it ends, and
+// a lookup made inside it would need a second, so that as many refreshes
+// at once as the pool has connections would wait for each other for ever.
 func (s *Service) refreshSlot(ctx context.Context, customerID int64, d DirtySlot) error {
-	ancestors := map[int64][]int64{}
-	place := func(loc int64) error {
-		if _, ok := ancestors[loc]; ok {
-			return nil
+	ancestors, err := s.customerAncestors(ctx, customerID)
+	if err != nil {
+		return err
+	}
+	place := func(loc int64) {
+		if _, ok := ancestors[loc]; !ok {
+			ancestors[loc] = []int64{loc} // no such location (any more): counted in its own scope alone
 		}
-		return s.ancestorsOf(ctx, []int64{loc}, ancestors)
 	}
 	conn := NewConnCounter(ancestors)
-	err := s.Store.SlotAttempts(ctx, customerID, d.Slot, func(a ScopedAttempt) error {
-		if err := place(a.LocationID); err != nil {
-			return err
-		}
+	err = s.Store.SlotAttempts(ctx, customerID, d.Slot, func(a ScopedAttempt) error {
+		place(a.LocationID)
 		conn.Add(a)
 		return nil
 	})
@@ -115,9 +128,7 @@ func (s *Service) refreshSlot(ctx context.Context, customerID int64, d DirtySlot
 	}
 	perf := NewPerfCounter(ancestors)
 	err = s.Store.SlotSampleSums(ctx, customerID, d.Slot, func(x ScopedSums) error {
-		if err := place(x.LocationID); err != nil {
-			return err
-		}
+		place(x.LocationID)
 		perf.Add(x)
 		return nil
 	})
@@ -127,37 +138,33 @@ func (s *Service) refreshSlot(ctx context.Context, customerID int64, d DirtySlot
 	return s.Store.ReplaceSlotObs(ctx, customerID, d.Slot, conn.Rows(d.Slot), perf.Rows(d.Slot), d.Version)
 }
 
-// ancestorsOf fills, for every location of locs not yet known, the
+// customerAncestors is, for every location the customer has, the
 // location and every folder above it.
-func (s *Service) ancestorsOf(ctx context.Context, locs []int64, known map[int64][]int64) error {
-	var ids []int64
-	seen := map[int64]bool{}
-	for _, id := range locs {
-		if _, ok := known[id]; !ok && !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	paths, err := s.Store.LocationPaths(ctx, ids)
+func (s *Service) customerAncestors(ctx context.Context, customerID int64) (map[int64][]int64, error) {
+	locs, err := s.Store.Locations(ctx, customerID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, id := range ids {
-		var chain []int64
-		for _, part := range strings.Split(strings.Trim(paths[id], "/"), "/") {
-			if n, err := strconv.ParseInt(part, 10, 64); err == nil {
-				chain = append(chain, n)
-			}
-		}
-		if len(chain) == 0 {
-			chain = []int64{id}
-		}
-		known[id] = chain
+	out := make(map[int64][]int64, len(locs))
+	for _, l := range locs {
+		out[l.ID.ID] = chainOf(l.ID.ID, l.Path)
 	}
-	return nil
+	return out, nil
+}
+
+// chainOf is the ids of the location id's path ("/0/5/12/"), from the
+// root down to it; a location without a path is its own chain.
+func chainOf(id int64, path string) []int64 {
+	var chain []int64
+	for _, part := range strings.Split(strings.Trim(path, "/"), "/") {
+		if n, err := strconv.ParseInt(part, 10, 64); err == nil {
+			chain = append(chain, n)
+		}
+	}
+	if len(chain) == 0 {
+		chain = []int64{id}
+	}
+	return chain
 }
 
 // scope is a location with its subtree, a band (or wnms.BandAny) and an SSID

@@ -1,12 +1,14 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/binary"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -76,48 +78,159 @@ func bandOf(channel string) string {
 		wnms.Band5GHz + `' ELSE '` + wnms.BandUnknown + `' END`
 }
 
-// slotAttemptsQuery aggregates one slot's Success and Failure events
-// ($2 ≤ ts < $3; $4 Success, $5 Failure) per client, location, band and
-// SSID. +customer_id keeps SQLite off the (customer_id, mac, ts) index,
-// which would walk every event of the customer to find one slot's: the ts
-// index reads just the slot.
+// slotNumber is the SQL of a client event's slot number, ts / 900000:
+// the second column of the index client_events_slot, which holds one
+// slot's events of each type in client order. Queries name it exactly as
+// the index does.
+const slotNumber = "(ts / 900000)"
+
+// slotWhere is the condition on client events of one customer ($1), slot
+// number ($2, slotNumber) and type ($5), within [$3, $4) as well, which
+// lets PostgreSQL read the slot's day partition alone.
+const slotWhere = `customer_id = $1 AND ` + slotNumber + ` = $2 AND ts >= $3 AND ts < $4 AND event_type = $5`
+
+func init() {
+	if wnms.SlotDuration.Milliseconds() != 900000 {
+		panic("store: client_events_slot is built for slots of 900000 ms")
+	}
+}
+
+// slotAttemptsQuery reads one slot's Success events ($5) and Failure
+// events ($6) in client order: each from the index client_events_slot in
+// that order, the two merged (SQLite's MERGE of a compound SELECT,
+// PostgreSQL's Merge Append), so that no engine sorts or groups the slot.
 func slotAttemptsQuery(d Dialect) string {
-	band := bandOf(eventChannel(d))
-	return `SELECT mac, location_id, ssid, band,
-		MAX(failed), MAX(CASE WHEN failed = 1 AND code = 1 THEN 1 ELSE 0 END),
-		MAX(CASE WHEN failed = 1 AND code = 2 THEN 1 ELSE 0 END), MAX(CASE WHEN failed = 1 AND code = 3 THEN 1 ELSE 0 END)
-		FROM (SELECT mac, location_id, ssid, ` + band + ` AS band, CASE WHEN event_type = $5 THEN 1 ELSE 0 END AS failed, code
-			FROM client_events WHERE +customer_id = $1 AND ts >= $2 AND ts < $3 AND event_type IN ($4, $5)) e
-		GROUP BY mac, location_id, ssid, band
+	cols := `mac, location_id, ssid, ` + bandOf(eventChannel(d)) + ` AS band, `
+	failures := strings.Replace(slotWhere, "$5", "$6", 1)
+	return `SELECT ` + cols + `0 AS failed, 0 AS code FROM client_events WHERE ` + slotWhere + `
+		UNION ALL SELECT ` + cols + `1, COALESCE(code, 0) FROM client_events WHERE ` + failures + `
 		ORDER BY mac`
 }
 
+// slotBounds are the arguments $1–$4 of slotWhere for a slot.
+func slotBounds(customerID, slot int64) []any {
+	ms := wnms.SlotDuration.Milliseconds()
+	return []any{customerID, slot / ms, slot, slot + ms}
+}
+
 // SlotAttempts calls f with the connection attempts (Success and Failure
-// events) of one slot of the customer, aggregated in SQL into one row per
-// client, location, band and SSID with the categories it failed in, and
-// ordered by client (see baseline.Store). Nothing is held but the row at
-// hand.
+// events) of one slot of the customer, one row per client, location,
+// band and SSID with the categories it failed in, every row of a client
+// before the next client's (see baseline.Store). The events come in
+// client order from an index and are summed one client at a time: what
+// is held is one client's places, whatever the slot holds.
 func (s *Store) SlotAttempts(ctx context.Context, customerID, slot int64, f func(wnms.ScopedAttempt) error) error {
-	rows, err := s.tr.QueryContext(ctx, slotAttemptsQuery(s.dialect),
-		customerID, slot, slot+wnms.SlotDuration.Milliseconds(), wnms.Success, wnms.Failure)
+	rows, err := s.tr.QueryContext(ctx, slotAttemptsQuery(s.dialect), append(slotBounds(customerID, slot), wnms.Success, wnms.Failure)...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	type place struct {
+		loc        int64
+		ssid, band string
+	}
+	var mac string
+	var order []place
+	places := map[place]*[4]bool{}
+	flush := func() error {
+		slices.SortFunc(order, func(a, b place) int {
+			return cmp.Or(cmp.Compare(a.loc, b.loc), strings.Compare(a.ssid, b.ssid), strings.Compare(a.band, b.band))
+		})
+		for _, p := range order {
+			a := wnms.ScopedAttempt{LocationID: p.loc, SSID: p.ssid, Band: p.band}
+			a.MAC, a.Failures = mac, *places[p]
+			if err := f(a); err != nil {
+				return err
+			}
+		}
+		order = order[:0]
+		clear(places)
+		return nil
+	}
 	for rows.Next() {
-		var a wnms.ScopedAttempt
-		var fl [4]int64
-		if err := rows.Scan(&a.MAC, &a.LocationID, &a.SSID, &a.Band, &fl[0], &fl[1], &fl[2], &fl[3]); err != nil {
+		var m string
+		var p place
+		var failed, code int64
+		if err := rows.Scan(&m, &p.loc, &p.ssid, &p.band, &failed, &code); err != nil {
 			return err
 		}
-		for i := range fl {
-			a.Failures[i] = fl[i] == 1
+		if m != mac {
+			if err := flush(); err != nil {
+				return err
+			}
+			mac = m
 		}
-		if err := f(a); err != nil {
-			return err
+		fl := places[p]
+		if fl == nil {
+			fl = &[4]bool{}
+			places[p] = fl
+			order = append(order, p)
+		}
+		if failed == 1 {
+			fl[0] = true
+			if code >= 1 && code <= 3 {
+				fl[code] = true
+			}
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return flush()
+}
+
+// slotFailingQuery lists one slot's failing clients in a scope, first by
+// MAC: the slot's Failure events ($5) from the index client_events_slot,
+// which holds them in client order, at the locations $6, with the SSID
+// and band when given, grouped per client as they come (no sort), at most
+// limit clients.
+func slotFailingQuery(d Dialect, locations []int64, band, ssid string, limit int) (string, []any) {
+	q := `SELECT mac, MAX(CASE WHEN code = 1 THEN 1 ELSE 0 END), MAX(CASE WHEN code = 2 THEN 1 ELSE 0 END),
+		MAX(CASE WHEN code = 3 THEN 1 ELSE 0 END) FROM client_events WHERE ` + slotWhere
+	cond, arg := inList(d, "$6", locations)
+	q += ` AND location_id` + cond
+	args := []any{arg}
+	if ssid != "" {
+		args = append(args, ssid)
+		q += ` AND ssid = $` + strconv.Itoa(5+len(args))
+	}
+	if band != wnms.BandAny {
+		args = append(args, band)
+		q += ` AND ` + bandOf(eventChannel(d)) + ` = $` + strconv.Itoa(5+len(args))
+	}
+	return q + ` GROUP BY mac ORDER BY mac LIMIT ` + strconv.Itoa(limit), args
+}
+
+// SlotFailingClients lists the first limit clients, by MAC, with a
+// Failure event in the slot at one of locations, in band (or
+// wnms.BandAny) and on ssid ("" for all), each with the categories it
+// failed in there (Failures). It reads the slot's failures in client
+// order from an index and stops at the limit: its memory is the page,
+// whatever the slot holds.
+func (s *Store) SlotFailingClients(ctx context.Context, customerID, slot int64, locations []int64, band, ssid string, limit int) ([]wnms.ConnAttempt, error) {
+	out := []wnms.ConnAttempt{}
+	if len(locations) == 0 || limit < 1 {
+		return out, nil
+	}
+	q, extra := slotFailingQuery(s.dialect, locations, band, ssid, limit)
+	rows, err := s.tr.QueryContext(ctx, q, append(append(slotBounds(customerID, slot), wnms.Failure), extra...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		a := wnms.ConnAttempt{}
+		var fl [3]int64
+		if err := rows.Scan(&a.MAC, &fl[0], &fl[1], &fl[2]); err != nil {
+			return nil, err
+		}
+		a.Failures[0] = true
+		for i, v := range fl {
+			a.Failures[i+1] = v == 1
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
 }
 
 var (
@@ -167,7 +280,7 @@ func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn
 
 // slotSumsQuery sums one slot's samples ($2 ≤ ts < $3; $4 the low RSSI,
 // $5 the sticky margin) per client, location, band and SSID, through the
-// ts index (see slotAttemptsQuery). Samples of traffic only (no radio
+// ts index. Samples of traffic only (no radio
 // metrics) do not count.
 var slotSumsQuery = `SELECT mac, location_id, ssid, ` + bandOf("channel") + ` AS band,
 	COUNT(*), SUM(data_rate), SUM(retry_pct), SUM(rssi),

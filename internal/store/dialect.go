@@ -311,8 +311,16 @@ func (b *bulkTx) insert(ctx context.Context, table string, cols []string, rows [
 	return b.valuesInsert(ctx, table, cols, rows, onConflict)
 }
 
-// pgPoolSize is how many connections the PostgreSQL pool holds.
-const pgPoolSize = 32
+// MinMaxConns is the smallest PostgreSQL pool Config.MaxConns may ask
+// for. With one connection, every request would wait behind whatever
+// the server does in the background (the ingest journal's sweep, webhook
+// deliveries, the baseline evaluation, retention) for as long as that
+// runs.
+const MinMaxConns = 2
+
+// MaxMaxConns is the largest pool Config.MaxConns may ask for: the pool is
+// opened whole at start, and PostgreSQL gives each connection a process.
+const MaxMaxConns = 1000
 
 // pgConnLifetime ends each PostgreSQL connection after this long, with
 // the temporary tables of the bulk path it holds (copyInsert): their
@@ -321,7 +329,8 @@ const pgPoolSize = 32
 // must freeze a table.
 const pgConnLifetime = 30 * time.Minute
 
-// WarmPool opens every connection of the PostgreSQL pool before the
+// WarmPool opens every connection of the PostgreSQL pool (its
+// Config.MaxConns) before the
 // server serves, each with the tables of a call's first queries opened
 // once, so that the first second after start runs as fast as the rest: a
 // new connection costs a TCP connect, an authentication and a fresh server
@@ -332,7 +341,7 @@ func (s *Store) WarmPool(ctx context.Context) error {
 	if s.dialect != Postgres {
 		return nil
 	}
-	conns := make([]*sql.Conn, pgPoolSize)
+	conns := make([]*sql.Conn, s.poolSize)
 	defer func() {
 		for _, c := range conns {
 			if c != nil {

@@ -173,14 +173,20 @@ func (s *Store) parentIndexNames(ctx context.Context, plan string) (string, erro
 }
 
 // SlotQueryPlansForTest returns the engine's plans of the queries that
-// read one slot's events and samples.
-func (s *Store) SlotQueryPlansForTest(ctx context.Context) (events, samples string, err error) {
+// read one slot's events (its attempts and a page of its failing clients,
+// in band 5 GHz on SSID corp) and samples.
+func (s *Store) SlotQueryPlansForTest(ctx context.Context) (events, failing, samples string, err error) {
 	slot := s.Now().UnixMilli() / 900000 * 900000 // a slot of today, whose partitions exist
-	if events, err = s.planForTest(ctx, slotAttemptsQuery(s.dialect), 1, slot, slot+900000, "Success", "Failure"); err != nil {
-		return "", "", err
+	bounds := slotBounds(1, slot)
+	if events, err = s.planForTest(ctx, slotAttemptsQuery(s.dialect), append(bounds, "Success", "Failure")...); err != nil {
+		return "", "", "", err
+	}
+	q, extra := slotFailingQuery(s.dialect, []int64{1, 2, 3}, wnms.Band5GHz, "corp", 100)
+	if failing, err = s.planForTest(ctx, q, append(append(bounds, "Failure"), extra...)...); err != nil {
+		return "", "", "", err
 	}
 	samples, err = s.planForTest(ctx, slotSumsQuery, 1, slot, slot+900000, -75, 10)
-	return events, samples, err
+	return events, failing, samples, err
 }
 
 // MigrateToForTest applies the migrations up to version, as a binary of
@@ -380,3 +386,23 @@ func (s *Store) PendingForTest() int {
 
 // PGColumnsForTest is pgColumns.
 func PGColumnsForTest(rows [][]any, types ...string) ([]any, error) { return pgColumns(rows, types...) }
+
+// TempStoresForTest returns SQLite's temp_store of a telemetry reader and
+// of the telemetry writer (0 default, 1 file, 2 memory).
+func (s *Store) TempStoresForTest(ctx context.Context) (reader, writer int, err error) {
+	if err = s.tr.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&reader); err != nil {
+		return 0, 0, err
+	}
+	err = s.tw.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&writer)
+	return reader, writer, err
+}
+
+// HoldConnForTest takes one connection of the telemetry reader pool (on
+// PostgreSQL, the one pool) until release is called.
+func (s *Store) HoldConnForTest(ctx context.Context) (release func(), err error) {
+	c, err := s.tr.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func() { c.Close() }, nil
+}

@@ -65,6 +65,10 @@ type Store struct {
 	// write (5 s); in between it repeats the last good verdict.
 	WriteProbeEvery time.Duration
 
+	// poolSize is how many connections the PostgreSQL pool holds
+	// (Config.MaxConns).
+	poolSize int
+
 	// partitionDays are the days whose partitions this process knows
 	// exist (PostgreSQL; partitions.go).
 	partitionDays sync.Map
@@ -110,6 +114,10 @@ type Config struct {
 	// a PostgreSQL database without wnms's schema. Commands that only
 	// administer a store set it, so a mistyped --data creates nothing.
 	MustExist bool
+	// MaxConns is how many connections the PostgreSQL pool opens, all of
+	// them before a server serves (WarmPool); 0 is DefaultMaxConns. It
+	// does not apply to SQLite.
+	MaxConns int
 	// Serving marks the store of a server (wnms serve), which applies the
 	// ingest journal that a stopped server left (derived.go) before it
 	// serves and, on PostgreSQL, sweeps what dead replicas leave. Commands
@@ -123,6 +131,15 @@ var ErrNoStore = errors.New("no wnms store there")
 
 // DefaultCacheMiB is the telemetry page cache when Config.CacheMiB is 0.
 const DefaultCacheMiB = 64
+
+// DefaultMaxConns is the PostgreSQL pool of one server when
+// Config.MaxConns is 0. A default PostgreSQL accepts 100 connections and
+// keeps 3 of them for superusers; each server holds its pool and one more
+// connection (the listener of session changes), so five servers take 85
+// and leave room for psql, pg_dump and monitoring. Sixteen connections
+// keep a few cores of PostgreSQL busy; a server with more requests in
+// flight queues them for a connection.
+const DefaultMaxConns = 16
 
 // telemetryReaders is the size of the telemetry file's reader pool.
 const telemetryReaders = 4
@@ -184,12 +201,20 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		if !strings.HasPrefix(cfg.DatabaseURL, "postgres://") && !strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
 			return nil, errors.New("database URL must start with postgres://")
 		}
+		switch {
+		case cfg.MaxConns == 0:
+			s.poolSize = DefaultMaxConns
+		case cfg.MaxConns < MinMaxConns || cfg.MaxConns > MaxMaxConns:
+			return nil, fmt.Errorf("database max conns must be %d to %d, not %d", MinMaxConns, MaxMaxConns, cfg.MaxConns)
+		default:
+			s.poolSize = cfg.MaxConns
+		}
 		db, err := openPostgres(cfg.DatabaseURL)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
-		db.SetMaxOpenConns(pgPoolSize)
-		db.SetMaxIdleConns(pgPoolSize)
+		db.SetMaxOpenConns(s.poolSize)
+		db.SetMaxIdleConns(s.poolSize)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 		db.SetConnMaxLifetime(pgConnLifetime)
 		s.dialect, s.r, s.w, s.tr, s.tw = Postgres, db, db, db, db
@@ -252,17 +277,20 @@ const TelemetryFile = "wnms-telemetry.db"
 // connections and a single writer whose transactions begin IMMEDIATE. A
 // cacheKiB above 0 is each connection's page cache (SQLite's default,
 // 2 MiB, otherwise): the writer's holds the index pages that inserts
-// land on. Statement journals (kept while a statement of a multi-statement
-// transaction runs, so that it alone can be undone) live in memory rather
-// than in temporary files.
+// land on. The writer's statement journals (kept while a statement of a
+// multi-statement transaction runs, so that it alone can be undone) live
+// in memory rather than in temporary files. A reader's sorts and temporary
+// tables stay in its page cache while they fit and go to a temporary file
+// beyond it (temp_store FILE): in memory, one read that sorts a crowded
+// 15-minute slot took over 1 GB (decisions §19: memory bounded by design).
 func openSQLite(path, sync string, readers, cacheKiB int) (r, w *sql.DB, err error) {
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + sync + ")" +
-		"&_pragma=temp_store(MEMORY)&_pragma=journal_size_limit(" + strconv.FormatInt(WALLimit, 10) + ")"
+		"&_pragma=journal_size_limit(" + strconv.FormatInt(WALLimit, 10) + ")"
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas
 	if cacheKiB > 0 {
 		dsn += "&_pragma=cache_size(-" + strconv.Itoa(cacheKiB) + ")"
 	}
-	w, err = sql.Open("sqlite", dsn+"&_txlock=immediate")
+	w, err = sql.Open("sqlite", dsn+"&_pragma=temp_store(MEMORY)&_txlock=immediate")
 	if err != nil {
 		return nil, nil, fmt.Errorf("open sqlite: %w", err)
 	}
@@ -270,7 +298,7 @@ func openSQLite(path, sync string, readers, cacheKiB int) (r, w *sql.DB, err err
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	r, err = sql.Open("sqlite", dsn)
+	r, err = sql.Open("sqlite", dsn+"&_pragma=temp_store(FILE)")
 	if err != nil {
 		w.Close()
 		return nil, nil, fmt.Errorf("open sqlite: %w", err)
