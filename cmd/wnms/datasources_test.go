@@ -475,11 +475,12 @@ func TestDataSourcesReconnectionEachTheirAccept(t *testing.T) {
 	if len(successes) != 2 {
 		t.Fatalf("%d Successes for two connections: %v", len(successes), successes)
 	}
-	// (A merged Success keeps its syslog eventId; the API shows a missing
-	// aaaLatency as 0, as it shows a fast upstream's.)
+	// A merged Success has the association its syslog lines saw (and its
+	// accept's eventId); an accept stored alone has none (the API shows
+	// a missing associationTimestamp as 0).
 	for _, s := range successes {
-		if id, _ := s["eventId"].(string); !strings.HasPrefix(id, "syslog-") {
-			t.Errorf("a RADIUS accept stored as a Success of its own: %v", s)
+		if id, _ := s["eventId"].(string); !strings.HasPrefix(id, "radius-") || s["associationTimestamp"] == float64(0) {
+			t.Errorf("a RADIUS accept stored as a Success of its own, or a Success without its accept: %v", s)
 		}
 	}
 	// Both accepts were taken by a Success: none waits any more.
