@@ -160,7 +160,8 @@ func TestWithAccepts(t *testing.T) {
 		sent    int
 		latency float64
 	}{{0, 11}, {10_000, 22}} {
-		b.accepts.hold(e, map[string]any{"macAddress": mac, "eventType": "Success", "aaaLatency": c.latency,
+		b.accepts.hold(e, map[string]any{"macAddress": mac, "eventType": "Success", "aaaLatency": c.latency, "username": "carol",
+			"eventId":         fmt.Sprintf("radius-%d", c.sent),
 			"radiusPrimaryIP": "10.0.0.9", "authenticationTimestamp": float64(ms(c.sent).UnixMilli())}, ms(c.sent))
 	}
 	events := []syslog.ClientEvent{
@@ -183,7 +184,8 @@ func TestWithAccepts(t *testing.T) {
 	if len(got) != 2 || got[0]["timestamp"] != float64(1) || got[1]["timestamp"] != float64(3) {
 		t.Fatalf("records %v, want the two Successes", got)
 	}
-	if got[0]["aaaLatency"] != float64(22) || got[0]["radiusPrimaryIP"] != "10.0.0.9" {
+	if got[0]["aaaLatency"] != float64(22) || got[0]["radiusPrimaryIP"] != "10.0.0.9" || got[0]["username"] != "carol" ||
+		got[0]["eventId"] != "radius-10000" || got[0]["authenticationTimestamp"] != float64(ms(10_000).UnixMilli()) {
 		t.Errorf("the Success did not take its connection's accept: %v", got[0])
 	}
 	if _, ok := got[1]["aaaLatency"]; ok {
