@@ -256,6 +256,8 @@ func TestServeBadFlagsChangeNothing(t *testing.T) {
 		{"baseline-k", []string{"--baseline-k", "0"}, nil, "--baseline-k"},
 		{"baseline-min-samples", []string{"--baseline-min-samples", "0"}, nil, "--baseline-min-samples"},
 		{"sqlite-cache-mib", []string{"--sqlite-cache-mib", "-1"}, nil, "--sqlite-cache-mib"},
+		{"radius-accept-hold", []string{"--radius-accept-hold", "500ms"}, nil, "--radius-accept-hold"},
+		{"radius-accept-hold too long", []string{"--radius-accept-hold", "1h"}, nil, "--radius-accept-hold"},
 		{"tls-cert alone", []string{"--tls-cert", "x.pem"}, nil, "--tls-key"},
 		{"bootstrap key id alone", []string{"--bootstrap-key-id", "k"}, nil, "--bootstrap-key-value"},
 		{"database-url", []string{"--database-url", "mysql://x"}, nil, "--database-url"},

@@ -83,7 +83,7 @@ func startProc(t testing.TB, listen string, args ...string) *proc {
 		p.api, p.analytics = a[0], a[1]
 	case <-p.done:
 		t.Fatalf("wnms %v exited:\n%s", args, p.stderr.String())
-	case <-time.After(30 * time.Second):
+	case <-time.After(90 * time.Second): // a loaded machine, the race detector: a start may take long
 		t.Fatalf("wnms %v did not start:\n%s", args, p.stderr.String())
 	}
 	return p

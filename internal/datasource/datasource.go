@@ -82,8 +82,9 @@ type Bridge struct {
 	// syslog, until the syslog Success of the same connection takes
 	// their AAA fields (see Emit); held.go keeps them in the store.
 	accepts accepts
-	// persisting serializes persistHeld.
+	// persisting serializes persistHeld; wake tells it of new accepts.
 	persisting sync.Mutex
+	wake       chan struct{}
 
 	groupsMu sync.Mutex
 	groups   map[string]*group // by source and kind: see emitGrouped
@@ -154,6 +155,7 @@ func (b *Bridge) init() {
 		if b.table.Load() == nil {
 			b.table.Store(&table{byName: map[string]*entry{}})
 		}
+		b.wake = make(chan struct{}, 1)
 	})
 }
 
@@ -182,18 +184,19 @@ func (b *Bridge) Reload(ctx context.Context) error {
 // Run reloads every interval until ctx ends, so a replica takes the
 // configuration another stored; takes back the held RADIUS accepts a
 // stopped server left in the store; writes each new held accept to the
-// store, with its Intermediate "RADIUS accept" event, within a fraction
-// of a second; and stores the held Successes whose syslog Success did
+// store, with its Intermediate "RADIUS accept" event, as soon as it
+// can; and stores the held Successes whose syslog Success did
 // not come. It returns once all of that has stopped; Flush then writes
 // what is left.
 func (b *Bridge) Run(ctx context.Context, period time.Duration) {
 	b.init()
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); b.persistOnWake(ctx) }()
 	for _, w := range []struct {
 		period time.Duration
 		f      func(context.Context)
 	}{
-		{persistEvery, b.persistHeld},
 		{time.Second, b.releaseHeld},
 		{sweepEvery, func(ctx context.Context) { b.recoverHeld(ctx, false) }},
 	} {
@@ -347,6 +350,10 @@ func (b *Bridge) holdAccept(e *entry, m map[string]any) bool {
 		return false
 	}
 	b.accepts.holdOrLetGo(e, m, time.Now(), b.ServerID, true)
+	select {
+	case b.wake <- struct{}{}:
+	default: // persistHeld is told already
+	}
 	return true
 }
 
@@ -646,7 +653,7 @@ func (a *accepts) expired(cutoff time.Time) (out []heldAccept, dropped uint64) {
 
 // ingestHeld stores held accepts as they are, one ingest a source (of at
 // most maxRound records), leaving out those whose Success is stored
-// already (see storedSuccesses), and then removes their rows from the
+// already (see notStoredYet), and then removes their rows from the
 // store. A row whose Success could not be stored stays, for the sweep of
 // recoverHeld.
 func (b *Bridge) ingestHeld(ctx context.Context, hs []heldAccept) {

@@ -14,8 +14,9 @@ import (
 
 // Accepts held for the syslog join survive a restart (decisions §21,
 // "Nothing the NAS received is lost"). An accept the proxy had is held in
-// memory first (HoldSuccess: the NAS must not wait on the store); within
-// persistEvery it is written to the store as a row of its own
+// memory first (HoldSuccess: the NAS must not wait on the store); as soon
+// as it can be (at once, or with the others that come while a write is
+// under way) it is written to the store as a row of its own
 // (held_accepts) and shown as an Intermediate 2/11 "RADIUS accept" event.
 // The row goes once the connection's Success is stored. A server that
 // starts takes back its rows, and any server takes rows left past their
@@ -24,8 +25,8 @@ import (
 // accept's eventId whichever way it is stored (withAccepts), so a row
 // whose Success is stored already is only removed: never a second
 // Success. A graceful stop writes what is still in memory (Flush); kill
-// -9 loses at most the accepts of the last persistEvery and the write in
-// progress.
+// -9 loses at most the accepts of the write under way and those waiting
+// for it.
 
 // HeldStore keeps held accepts (store.Store).
 type HeldStore interface {
@@ -39,9 +40,22 @@ type HeldStore interface {
 	StoredEventIDs(ctx context.Context, customerID int64, eventIDs []string, since int64) (map[string]bool, error)
 }
 
-// persistEvery is how often new held accepts are written to the store
-// with their Intermediate events.
-const persistEvery = 200 * time.Millisecond
+// persistOnWake writes the new held accepts each time holdAccept tells
+// of one, until ctx ends: at once when no write is under way, else when
+// it ends, with all that came meanwhile (one transaction, then one ingest
+// of their events). A write under way when ctx ends is finished.
+func (b *Bridge) persistOnWake(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.wake:
+		}
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		b.persistHeld(wctx)
+		cancel()
+	}
+}
 
 // sweepEvery is how often rows left past their hold are looked for;
 // sweepGrace is how long past its hold a row must be to be taken.
