@@ -46,7 +46,7 @@ func TestAcceptsBounded(t *testing.T) {
 	// whatever the NASes send; what holdOrLetGo lets go waits for the next
 	// release (at most maxHeld of it; past that it is counted, dropped).
 	for i := range maxHeld + 10 {
-		a.holdOrLetGo(e, rec(fmt.Sprintf("mac-%d", i)), t0.Add(10*time.Second), 1, true)
+		a.holdOrLetGo(e, rec(fmt.Sprintf("mac-%d", i)), t0.Add(10*time.Second), 1)
 	}
 	// (The client above still had 4 held: 14 go.)
 	if a.n != maxHeld || len(a.byKey) != maxHeld || len(a.due) != 14 {
@@ -57,7 +57,7 @@ func TestAcceptsBounded(t *testing.T) {
 		t.Fatalf("released %d (%d dropped), %d left; want the 14 let go", len(got), dropped, a.n)
 	}
 	for i := range maxHeld + 3 {
-		a.holdOrLetGo(e, rec(fmt.Sprintf("more-%d", i)), t0.Add(10*time.Second), 1, true)
+		a.holdOrLetGo(e, rec(fmt.Sprintf("more-%d", i)), t0.Add(10*time.Second), 1)
 	}
 	got, dropped = a.expired(t0.Add(11 * time.Second))
 	if len(got) != 2*maxHeld || dropped != 3 || len(a.byKey) != 0 || a.n != 0 {

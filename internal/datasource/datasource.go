@@ -85,6 +85,10 @@ type Bridge struct {
 	// persisting serializes persistHeld; wake tells it of new accepts.
 	persisting sync.Mutex
 	wake       chan struct{}
+	// events are the RADIUS accept events persistHeld queued;
+	// eventsWake tells eventsOnWake of them.
+	events     acceptEvents
+	eventsWake chan struct{}
 
 	groupsMu sync.Mutex
 	groups   map[string]*group // by source and kind: see emitGrouped
@@ -156,6 +160,7 @@ func (b *Bridge) init() {
 			b.table.Store(&table{byName: map[string]*entry{}})
 		}
 		b.wake = make(chan struct{}, 1)
+		b.eventsWake = make(chan struct{}, 1)
 	})
 }
 
@@ -191,12 +196,14 @@ func (b *Bridge) Reload(ctx context.Context) error {
 func (b *Bridge) Run(ctx context.Context, period time.Duration) {
 	b.init()
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); b.persistOnWake(ctx) }()
+	go func() { defer wg.Done(); b.eventsOnWake(ctx) }()
 	for _, w := range []struct {
 		period time.Duration
 		f      func(context.Context)
 	}{
+		{time.Second, b.persistHeld}, // what a failed write left
 		{time.Second, b.releaseHeld},
 		{sweepEvery, func(ctx context.Context) { b.recoverHeld(ctx, false) }},
 	} {
@@ -349,7 +356,7 @@ func (b *Bridge) holdAccept(e *entry, m map[string]any) bool {
 	if !e.src.Syslog || m["eventType"] != telemetry.Success {
 		return false
 	}
-	b.accepts.holdOrLetGo(e, m, time.Now(), b.ServerID, true)
+	b.accepts.holdOrLetGo(e, m, time.Now(), b.ServerID)
 	select {
 	case b.wake <- struct{}{}:
 	default: // persistHeld is told already
@@ -498,13 +505,12 @@ type accepts struct {
 	lost    uint64        // fresh ones past that, never written
 }
 
-// holdOrLetGo holds rec, an accept of server's (a row it took back
-// from the store: fresh false); one it lets go to stay under the caps is
-// stored alone by the next release (the caller must not wait on the
-// store). Each accept is also queued for persistHeld, which writes it
-// and its Intermediate event.
-func (a *accepts) holdOrLetGo(e *entry, rec map[string]any, now time.Time, server int64, fresh bool) {
-	f := newFresh(e, rec, now, server, fresh)
+// holdOrLetGo holds rec, an accept server had; one it lets go to stay
+// under the caps is stored alone by the next release (the caller must
+// not wait on the store). Each accept is also queued for persistHeld,
+// which writes it and its Intermediate event.
+func (a *accepts) holdOrLetGo(e *entry, rec map[string]any, now time.Time, server int64) {
+	f := newFresh(e, rec, now, server)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out *heldAccept

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wnms/wnms/internal/telemetry"
@@ -57,6 +58,75 @@ func (b *Bridge) persistOnWake(ctx context.Context) {
 	}
 }
 
+// eventsOnWake stores the RADIUS accept events persistHeld queues, until
+// ctx ends, apart from the rows: a slow ingest never holds the next
+// accepts' rows back. What is queued when ctx ends is left to Flush.
+func (b *Bridge) eventsOnWake(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.eventsWake:
+		}
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		b.storeAcceptEvents(wctx)
+		cancel()
+	}
+}
+
+// acceptEvents are RADIUS accept events waiting to be stored.
+type acceptEvents struct {
+	mu      sync.Mutex
+	pending []freshAccept // at most maxHeld
+	lost    uint64        // past that
+}
+
+// queueEvents queues the events of fs for storeAcceptEvents.
+func (b *Bridge) queueEvents(fs []freshAccept) {
+	b.events.mu.Lock()
+	for _, f := range fs {
+		if len(b.events.pending) >= maxHeld {
+			b.events.lost++
+			continue
+		}
+		b.events.pending = append(b.events.pending, f)
+	}
+	b.events.mu.Unlock()
+	select {
+	case b.eventsWake <- struct{}{}:
+	default:
+	}
+}
+
+// storeAcceptEvents stores the queued RADIUS accept events, one ingest a
+// source (of at most maxRound).
+func (b *Bridge) storeAcceptEvents(ctx context.Context) {
+	b.events.mu.Lock()
+	fresh := b.events.pending
+	b.events.pending = nil
+	lost := b.events.lost
+	b.events.lost = 0
+	b.events.mu.Unlock()
+	if lost > 0 {
+		b.Log.Warn("data source: RADIUS accept events not stored (too many at once)", "events", lost)
+	}
+	bySource := map[*entry][]map[string]any{}
+	var order []*entry
+	for _, f := range fresh {
+		if _, ok := bySource[f.e]; !ok {
+			order = append(order, f.e)
+		}
+		bySource[f.e] = append(bySource[f.e], f.event)
+	}
+	for _, e := range order {
+		for recs := range slices.Chunk(bySource[e], maxRound) {
+			if err := b.place(ctx, "radius", telemetry.KindEvents, e, netip.Addr{}, recs); err != nil {
+				b.Log.Warn("data source: RADIUS accept events not stored", "source", e.src.Name, "records", len(recs), "err", err)
+			}
+		}
+	}
+}
+
 // sweepEvery is how often rows left past their hold are looked for;
 // sweepGrace is how long past its hold a row must be to be taken.
 const (
@@ -75,8 +145,8 @@ const (
 // its Intermediate event.
 type freshAccept struct {
 	e     *entry
-	h     *heldAccept // nil: not held (a row taken back past its hold)
-	write bool        // the row is to be written (not taken back from the store)
+	h     *heldAccept // nil: only its event is to be stored (a row taken back)
+	write bool        // the row is to be written
 	row   wnms.HeldAccept
 	event map[string]any
 }
@@ -84,15 +154,12 @@ type freshAccept struct {
 func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 
 // newFresh makes the row and the Intermediate event of rec, an accept of
-// source e held at now, before anything else reads or changes rec.
-func newFresh(e *entry, rec map[string]any, now time.Time, server int64, write bool) freshAccept {
-	f := freshAccept{e: e, write: write, event: acceptEvent(rec)}
-	if write {
-		b, _ := json.Marshal(rec) // decoded from JSON: it encodes
-		f.row = wnms.HeldAccept{ServerID: server, EventID: str(rec, "eventId"), CustomerID: e.customer, Source: e.src.Name,
-			HeldAt: now.UnixMilli(), Record: b}
-	}
-	return f
+// source e held at now by server, before anything else reads or changes
+// rec.
+func newFresh(e *entry, rec map[string]any, now time.Time, server int64) freshAccept {
+	b, _ := json.Marshal(rec) // decoded from JSON: it encodes
+	return freshAccept{e: e, write: true, event: acceptEvent(rec), row: wnms.HeldAccept{ServerID: server,
+		EventID: str(rec, "eventId"), CustomerID: e.customer, Source: e.src.Name, HeldAt: now.UnixMilli(), Record: b}}
 }
 
 // acceptEvent is the Intermediate 2/11 "RADIUS accept" event of a RADIUS
@@ -144,8 +211,8 @@ func (a *accepts) holds(customer int64, mac, id string) bool {
 }
 
 // persistHeld writes the accepts held since its last call to the store
-// and stores their Intermediate events. Rows that cannot be written wait
-// for the next call.
+// and queues their Intermediate events for storeAcceptEvents. Rows that
+// cannot be written wait for the next call.
 func (b *Bridge) persistHeld(ctx context.Context) {
 	b.persisting.Lock()
 	defer b.persisting.Unlock()
@@ -181,21 +248,7 @@ func (b *Bridge) persistHeld(ctx context.Context) {
 			return
 		}
 	}
-	bySource := map[*entry][]map[string]any{}
-	var order []*entry
-	for _, f := range fresh {
-		if _, ok := bySource[f.e]; !ok {
-			order = append(order, f.e)
-		}
-		bySource[f.e] = append(bySource[f.e], f.event)
-	}
-	for _, e := range order {
-		for recs := range slices.Chunk(bySource[e], maxRound) {
-			if err := b.place(ctx, "radius", telemetry.KindEvents, e, netip.Addr{}, recs); err != nil {
-				b.Log.Warn("data source: RADIUS accept events not stored", "source", e.src.Name, "records", len(recs), "err", err)
-			}
-		}
-	}
+	b.queueEvents(fresh)
 }
 
 // forget removes the rows of accepts whose Success is stored.
@@ -311,20 +364,46 @@ func (b *Bridge) recoverHeld(ctx context.Context, startup bool) {
 	if len(found) == 0 {
 		return
 	}
-	var over []heldAccept
-	a := &b.accepts
+	// The RADIUS accept events a kill kept from being stored (their rows
+	// were written first) are stored now; the others are not ingested
+	// again.
+	shown := map[string]bool{}
+	byCustomer := map[int64][]string{}
 	for _, h := range found {
-		if now.Sub(h.at) >= b.hold() {
-			over = append(over, h)
-			a.mu.Lock()
-			a.queueFresh(freshAccept{e: h.e, event: acceptEvent(h.rec)})
-			a.mu.Unlock()
+		byCustomer[h.e.customer] = append(byCustomer[h.e.customer], acceptEventID(h.id))
+	}
+	for customer, ids := range byCustomer {
+		got, err := b.Held.StoredEventIDs(ctx, customer, ids, now.Add(-24*time.Hour).UnixMilli())
+		if err != nil {
+			b.Log.Warn("data source: cannot tell which RADIUS accept events are stored", "err", err)
 			continue
 		}
-		a.holdOrLetGo(h.e, h.rec, h.at, h.server, false)
+		for id := range got {
+			shown[key(customer, id)] = true
+		}
 	}
+	var over []heldAccept
+	var missing []freshAccept
+	a := &b.accepts
+	for _, h := range found {
+		if !shown[key(h.e.customer, acceptEventID(h.id))] {
+			missing = append(missing, freshAccept{e: h.e, event: acceptEvent(h.rec)})
+		}
+		if now.Sub(h.at) >= b.hold() {
+			over = append(over, h)
+			continue
+		}
+		// Its row is there, and its event queued below when missing.
+		a.mu.Lock()
+		held, out := a.holdLocked(h.e, h.rec, h.at)
+		held.server = h.server
+		a.mu.Unlock()
+		if out != nil {
+			over = append(over, *out)
+		}
+	}
+	b.queueEvents(missing)
 	b.Log.Info("data source: held RADIUS accepts taken back from the store", "held", len(found)-len(over), "storedAlone", len(over))
-	b.persistHeld(ctx)
 	b.ingestHeld(ctx, over)
 }
 
@@ -334,6 +413,7 @@ func (b *Bridge) recoverHeld(ctx context.Context, startup bool) {
 func (b *Bridge) Flush(ctx context.Context) {
 	b.init()
 	b.persistHeld(ctx)
+	b.storeAcceptEvents(ctx)
 	due, dropped := b.accepts.expired(time.Time{})
 	b.records.With("radius", telemetry.KindEvents, OutcomeDropped).Add(dropped)
 	b.ingestHeld(ctx, due)
