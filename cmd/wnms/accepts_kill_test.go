@@ -212,6 +212,7 @@ func runAcceptLoss(t testing.TB, b storetest.Backend, fr *radiustest.FreeRADIUS,
 	}
 	termGot := phase(1, o.terms, term)
 	killGot := phase(2, o.kills, kill)
+	ck = session(t, addr, "acc-key", "acc-value-0123456789") // a long run outlives the first session
 
 	// Every stored accept gets its one Success once its hold is over,
 	// whether its server held it to the end or another start took it back.
