@@ -171,15 +171,24 @@ func runAcceptLoss(t testing.TB, b storetest.Backend, fr *radiustest.FreeRADIUS,
 			defer wg.Wait()
 			tick := time.NewTicker(o.batch)
 			defer tick.Stop()
+			// At most 3 s of batches wait for answers at once: on a
+			// starved machine the pace drops instead of the radclients
+			// piling up.
+			inFlight := make(chan struct{}, max(1, int(3*time.Second/o.batch)))
 			for {
 				select {
 				case <-stop:
 					return
 				case <-tick.C:
 				}
+				select {
+				case inFlight <- struct{}{}:
+				default:
+					continue
+				}
 				wg.Add(1)
 				go func() {
-					defer wg.Done()
+					defer func() { <-inFlight; wg.Done() }()
 					n := max(1, int(float64(o.rate)*o.batch.Seconds()))
 					for mac, n := range radclientAccepts(t, radiusAddr, nasSecret, prefix, n, o.macs, dir) {
 						mu.Lock()
