@@ -202,7 +202,22 @@ func runAcceptLoss(t testing.TB, b storetest.Backend, fr *radiustest.FreeRADIUS,
 			time.Sleep(time.Duration(1000+rnd.IntN(1000)) * time.Millisecond) // load runs meanwhile
 			restart()
 		}
-		time.Sleep(time.Second)
+		// Load goes on until the last start has answered half a second's
+		// accepts (a starved machine may take long to serve again).
+		total := func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			n := 0
+			for _, v := range received {
+				n += v
+			}
+			return n
+		}
+		for before, deadline := total(), time.Now().Add(2*time.Minute); total() < before+o.rate/2; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no accepts in 2 minutes after the last start\nserver log:\n%s", radiustest.Tail(server.stderr.String(), 30))
+			}
+		}
 		end()
 		return received
 	}

@@ -9,23 +9,31 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// PutHeldAccepts stores held RADIUS accepts, one transaction; one stored
+// PutHeldAccepts stores held RADIUS accepts, one transaction (a
+// statement of many rows: one round trip for a few hundred); one stored
 // before (same server and eventId) stays as it is.
 func (s *Store) PutHeldAccepts(ctx context.Context, hs []wnms.HeldAccept) error {
 	if len(hs) == 0 {
 		return nil
 	}
 	return txOn(ctx, s.w, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO held_accepts (server_id, event_id, customer_id, source, held_at, record)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (server_id, event_id) DO NOTHING`)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for _, h := range hs {
-			if _, err := st.ExecContext(ctx, h.ServerID, h.EventID, h.CustomerID, h.Source, h.HeldAt, string(h.Record)); err != nil {
+		for len(hs) > 0 {
+			n := min(len(hs), 500)
+			var q strings.Builder
+			q.WriteString(`INSERT INTO held_accepts (server_id, event_id, customer_id, source, held_at, record) VALUES `)
+			args := make([]any, 0, 6*n)
+			for i, h := range hs[:n] {
+				if i > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteString("(" + placeholders(6*i+1, 6) + ")")
+				args = append(args, h.ServerID, h.EventID, h.CustomerID, h.Source, h.HeldAt, string(h.Record))
+			}
+			q.WriteString(` ON CONFLICT (server_id, event_id) DO NOTHING`)
+			if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
 				return err
 			}
+			hs = hs[n:]
 		}
 		return nil
 	})
