@@ -274,6 +274,8 @@ func TestServeBadFlagsChangeNothing(t *testing.T) {
 		{"database-max-conns too many", []string{"--database-max-conns", "1001"}, nil, "--database-max-conns 1001: must be 2 to 1000"},
 		{"database-max-conns not a number", []string{"--database-max-conns", "lots"}, nil, "--database-max-conns"},
 		{"database-max-conns from the environment", nil, map[string]string{"WNMS_DATABASE_MAX_CONNS": "-3"}, "WNMS_DATABASE_MAX_CONNS -3"},
+		{"radius-accept-hold", []string{"--radius-accept-hold", "500ms"}, nil, "--radius-accept-hold"},
+		{"radius-accept-hold too long", []string{"--radius-accept-hold", "1h"}, nil, "--radius-accept-hold"},
 		{"tls-cert alone", []string{"--tls-cert", "x.pem"}, nil, "--tls-key"},
 		{"bootstrap key id alone", []string{"--bootstrap-key-id", "k"}, nil, "--bootstrap-key-value"},
 		{"database-url", []string{"--database-url", "mysql://x"}, nil, "--database-url"},

@@ -40,7 +40,7 @@ type proc struct {
 	done      chan struct{}
 }
 
-func freeTCPPort(t *testing.T) string {
+func freeTCPPort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -52,7 +52,7 @@ func freeTCPPort(t *testing.T) string {
 
 // startProc runs `wnms serve` on listen with args and waits until it
 // serves.
-func startProc(t *testing.T, listen string, args ...string) *proc {
+func startProc(t testing.TB, listen string, args ...string) *proc {
 	t.Helper()
 	args = append([]string{"serve", "--listen", listen, "--analytics-listen", "127.0.0.1:0", "--snmp-agent-listen", "off"}, args...)
 	cmd := exec.Command(os.Args[0], args...)
@@ -83,7 +83,7 @@ func startProc(t *testing.T, listen string, args ...string) *proc {
 		p.api, p.analytics = a[0], a[1]
 	case <-p.done:
 		t.Fatalf("wnms %v exited:\n%s", args, p.stderr.String())
-	case <-time.After(30 * time.Second):
+	case <-time.After(90 * time.Second): // a loaded machine, the race detector: a start may take long
 		t.Fatalf("wnms %v did not start:\n%s", args, p.stderr.String())
 	}
 	return p
@@ -95,7 +95,7 @@ func (p *proc) kill() {
 }
 
 // session logs into a server with a key and returns the cookie.
-func session(t *testing.T, addr, keyID, keyValue string) *http.Cookie {
+func session(t testing.TB, addr, keyID, keyValue string) *http.Cookie {
 	return login(t, "http://"+addr, keyID, keyValue)
 }
 
@@ -116,7 +116,7 @@ func (a answer) errorCode() string {
 	return e.Errors[0].ErrorCode
 }
 
-func do(t *testing.T, method, url string, ck *http.Cookie, contentType string, body []byte) answer {
+func do(t testing.TB, method, url string, ck *http.Cookie, contentType string, body []byte) answer {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, bytes.NewReader(body))
 	if contentType != "" {

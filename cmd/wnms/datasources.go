@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,6 +30,10 @@ type dataSources struct {
 	acct      *radius.Accounting
 	receiver  *syslog.Receiver
 	assembler *syslog.Assembler
+
+	// Set by start, for stop.
+	stopListeners, stopBridge context.CancelFunc
+	listeners, bridgeDone     sync.WaitGroup
 }
 
 // listenAddr reports whether v is "off" or a host:port to listen on.
@@ -116,7 +121,8 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 	d := &dataSources{bridge: &datasource.Bridge{Store: s.st, Ingest: s.api.Telemetry, Radius: &radius.Settings{},
 		Log: log, Registry: reg, Heartbeat: s.api.Telemetry,
 		HeartbeatEvery: min(datasource.DefaultHeartbeatEvery, s.c.apTimeout/5),
-		Health:         health, RadiusOn: s.radiusAuthConn != nil || s.radiusAcctConn != nil, SyslogOn: s.syslogConn != nil}}
+		Health:         health, RadiusOn: s.radiusAuthConn != nil || s.radiusAcctConn != nil, SyslogOn: s.syslogConn != nil,
+		Held: s.st, ServerID: int64(s.c.serverID), Hold: s.c.radiusAcceptHold}}
 	// No upstream may be one of these listeners: a request sent there
 	// would come back to be sent there again.
 	var own []netip.AddrPort
@@ -155,12 +161,19 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 	s.sources = d
 }
 
-// start runs the listeners that are on, and the reload, until ctx ends.
+// start runs the listeners that are on, and the bridge's background
+// work, until ctx ends or stop is called.
 func (d *dataSources) start(ctx context.Context, s *server) {
 	log := s.log
-	go d.bridge.Run(ctx, dataSourcesReload)
+	bctx, stopBridge := context.WithCancel(ctx)
+	ctx, stopListeners := context.WithCancel(ctx)
+	d.stopBridge, d.stopListeners = stopBridge, stopListeners
+	d.bridgeDone.Add(1)
+	go func() { defer d.bridgeDone.Done(); d.bridge.Run(bctx, dataSourcesReload) }()
 	serve := func(name string, f func() error) {
+		d.listeners.Add(1)
 		go func() {
+			defer d.listeners.Done()
 			if err := f(); err != nil && ctx.Err() == nil {
 				log.Error(name+" stopped", "err", err)
 			}
@@ -175,6 +188,29 @@ func (d *dataSources) start(ctx context.Context, s *server) {
 	if d.receiver != nil {
 		serve("syslog assembler", func() error { return d.assembler.Run(ctx) })
 		serve("syslog receiver", func() error { return d.receiver.Serve(ctx, s.syslogConn, s.syslogLn) })
+	}
+}
+
+// stop ends the listeners (each answers what it has in flight and
+// stores what it queued), then the bridge's background work, and writes
+// the RADIUS accepts still held to the store: a graceful stop loses no
+// observation. It waits until ctx ends at most.
+func (d *dataSources) stop(ctx context.Context) {
+	if d.stopListeners == nil {
+		return // never started
+	}
+	done := make(chan struct{})
+	go func() {
+		d.stopListeners()
+		d.listeners.Wait()
+		d.stopBridge()
+		d.bridgeDone.Wait()
+		d.bridge.Flush(ctx)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 }
 

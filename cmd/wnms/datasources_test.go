@@ -497,10 +497,11 @@ func TestDataSourcesReconnectionEachTheirAccept(t *testing.T) {
 	if len(successes) != 2 {
 		t.Fatalf("%d Successes for two connections: %v", len(successes), successes)
 	}
-	// (A merged Success keeps its syslog eventId.)
+	// A merged Success has the association its syslog lines saw (and its
+	// accept's eventId); an accept stored alone has none (null).
 	for _, s := range successes {
-		if id, _ := s["eventId"].(string); !strings.HasPrefix(id, "syslog-") {
-			t.Errorf("a RADIUS accept stored as a Success of its own: %v", s)
+		if id, _ := s["eventId"].(string); !strings.HasPrefix(id, "radius-") || s["associationTimestamp"] == nil {
+			t.Errorf("a RADIUS accept stored as a Success of its own, or a Success without its accept: %v", s)
 		}
 	}
 	// Both accepts were taken by a Success: none waits any more.

@@ -327,10 +327,11 @@ func TestLab8021X(t *testing.T) {
 		t.Fatal("the right password did not authenticate through wnms")
 	}
 	ok := find("02:00:00:00:0C:01", eventType("Success"))
-	// One Success of both views: syslog's, with the accept's aaaLatency
-	// (PEAP's exchanges through the proxy take milliseconds; the API
-	// shows a missing latency as 0).
-	if id, _ := ok["eventId"].(string); !strings.HasPrefix(id, "syslog-") || ok["aaaLatency"] == nil || ok["aaaLatency"].(float64) <= 0 ||
+	// One Success of both views: syslog's (its association), with the
+	// accept's aaaLatency and eventId (PEAP's exchanges through the proxy
+	// take milliseconds).
+	if id, _ := ok["eventId"].(string); !strings.HasPrefix(id, "radius-") || ok["associationTimestamp"] == nil ||
+		ok["aaaLatency"] == nil || ok["aaaLatency"].(float64) <= 0 ||
 		ok["dhcpLatency"] == nil || ok["associatedAPName"] != "lab-ap-1" ||
 		ok["locationId"].(map[string]any)["id"] != float64(srv.floor) {
 		t.Errorf("Success: %v", ok)

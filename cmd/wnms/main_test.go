@@ -61,7 +61,7 @@ func bootServe(t testing.TB, env map[string]string, args ...string) (listening, 
 	return listening{}, nil, nil, nil
 }
 
-func login(t *testing.T, base, keyID, keyValue string) *http.Cookie {
+func login(t testing.TB, base, keyID, keyValue string) *http.Cookie {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"type": "apikeycredentials", "keyId": keyID, "keyValue": keyValue})
 	resp, err := http.Post(base+"/new/webservice/login/key/test/600", "application/json", bytes.NewReader(body))

@@ -28,6 +28,7 @@ import (
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/cluster"
+	"github.com/wnms/wnms/internal/datasource"
 	"github.com/wnms/wnms/internal/every"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
@@ -62,12 +63,15 @@ type serveConfig struct {
 	radiusAuth      string // --radius-auth-listen, "off" or a UDP address
 	radiusAcct      string // --radius-acct-listen
 	syslogListen    string // --syslog-listen (UDP and TCP)
-	clusterConfig   string
-	baselineK       float64
-	webhookPrivate  bool // --webhook-allow-private
-	allowedHosts    string
-	baselineMin     int
-	demo            bool
+	// radiusAcceptHold is how long a RADIUS accept waits for the syslog
+	// Success of its connection (--radius-accept-hold).
+	radiusAcceptHold time.Duration
+	clusterConfig    string
+	baselineK        float64
+	webhookPrivate   bool // --webhook-allow-private
+	allowedHosts     string
+	baselineMin      int
+	demo             bool
 
 	cluster *cluster.Config // read from clusterConfig by parseServe
 }
@@ -136,6 +140,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.StringVar(&c.radiusAuth, "radius-auth-listen", "off", "UDP address of the RADIUS authentication proxy (e.g. :1812), or off")
 	fs.StringVar(&c.radiusAcct, "radius-acct-listen", "off", "UDP address of the RADIUS accounting server (e.g. :1813), or off")
 	fs.StringVar(&c.syslogListen, "syslog-listen", "off", "address of the syslog receiver, UDP and TCP (e.g. :514), or off")
+	fs.DurationVar(&c.radiusAcceptHold, "radius-accept-hold", datasource.AcceptHold, "how long a RADIUS accept of a source that also sends syslog waits for the syslog Success of its connection (1s to 10m)")
 	fs.DurationVar(&c.retention, "retention", telemetry.DefaultRetention, "how long client events and samples are kept (purged hourly)")
 	fs.DurationVar(&c.auditRetention, "audit-retention", 400*24*time.Hour, "how long audit log records are kept (purged hourly)")
 	fs.BoolVar(&c.webhookPrivate, "webhook-allow-private", false, "let webhooks reach loopback, private (RFC 1918, fc00::/7) and this server's own addresses; only a SUPERUSER may set such a target")
@@ -419,11 +424,16 @@ func (s *server) run(ctx context.Context, ready func(listening)) error {
 	log.Info("shutting down", "drain_timeout", c.shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
 	defer cancel()
+	// The data sources stop beside the HTTP drain, before the store
+	// closes: what they took is stored, the held RADIUS accepts written.
+	sourcesDone := make(chan struct{})
+	go func() { s.sources.stop(sctx); close(sourcesDone) }()
 	for _, srv := range servers {
 		if err := srv.Shutdown(sctx); err != nil && serveErr == nil {
 			serveErr = err
 		}
 	}
+	<-sourcesDone
 	return serveErr
 }
 
@@ -661,6 +671,8 @@ func (c *serveConfig) validate(cmd *command) error {
 		return bad("radius-acct-listen", strconv.Quote(c.radiusAcct), "must be off or host:port")
 	case !listenAddr(c.syslogListen):
 		return bad("syslog-listen", strconv.Quote(c.syslogListen), "must be off or host:port")
+	case c.radiusAcceptHold < time.Second || c.radiusAcceptHold > 10*time.Minute:
+		return bad("radius-accept-hold", c.radiusAcceptHold, "must be 1s to 10m")
 	case !(c.baselineK > 0 && c.baselineK <= 10): // NaN too (finite refused it already)
 		return bad("baseline-k", c.baselineK, "must be above 0 and at most 10")
 	case strings.ContainsAny(c.allowedHosts, "/:@"):

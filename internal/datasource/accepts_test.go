@@ -46,7 +46,7 @@ func TestAcceptsBounded(t *testing.T) {
 	// whatever the NASes send; what holdOrLetGo lets go waits for the next
 	// release (at most maxHeld of it; past that it is counted, dropped).
 	for i := range maxHeld + 10 {
-		a.holdOrLetGo(e, rec(fmt.Sprintf("mac-%d", i)), t0.Add(10*time.Second))
+		a.holdOrLetGo(e, rec(fmt.Sprintf("mac-%d", i)), t0.Add(10*time.Second), 1)
 	}
 	// (The client above still had 4 held: 14 go.)
 	if a.n != maxHeld || len(a.byKey) != maxHeld || len(a.due) != 14 {
@@ -57,7 +57,7 @@ func TestAcceptsBounded(t *testing.T) {
 		t.Fatalf("released %d (%d dropped), %d left; want the 14 let go", len(got), dropped, a.n)
 	}
 	for i := range maxHeld + 3 {
-		a.holdOrLetGo(e, rec(fmt.Sprintf("more-%d", i)), t0.Add(10*time.Second))
+		a.holdOrLetGo(e, rec(fmt.Sprintf("more-%d", i)), t0.Add(10*time.Second), 1)
 	}
 	got, dropped = a.expired(t0.Add(11 * time.Second))
 	if len(got) != 2*maxHeld || dropped != 3 || len(a.byKey) != 0 || a.n != 0 {
@@ -160,7 +160,8 @@ func TestWithAccepts(t *testing.T) {
 		sent    int
 		latency float64
 	}{{0, 11}, {10_000, 22}} {
-		b.accepts.hold(e, map[string]any{"macAddress": mac, "eventType": "Success", "aaaLatency": c.latency,
+		b.accepts.hold(e, map[string]any{"macAddress": mac, "eventType": "Success", "aaaLatency": c.latency, "username": "carol",
+			"eventId":         fmt.Sprintf("radius-%d", c.sent),
 			"radiusPrimaryIP": "10.0.0.9", "authenticationTimestamp": float64(ms(c.sent).UnixMilli())}, ms(c.sent))
 	}
 	events := []syslog.ClientEvent{
@@ -179,11 +180,12 @@ func TestWithAccepts(t *testing.T) {
 	if err := json.Unmarshal(raw, &all); err != nil {
 		t.Fatal(err)
 	}
-	got := b.withAccepts(e, events, all)
+	got, _ := b.withAccepts(e, events, all)
 	if len(got) != 2 || got[0]["timestamp"] != float64(1) || got[1]["timestamp"] != float64(3) {
 		t.Fatalf("records %v, want the two Successes", got)
 	}
-	if got[0]["aaaLatency"] != float64(22) || got[0]["radiusPrimaryIP"] != "10.0.0.9" {
+	if got[0]["aaaLatency"] != float64(22) || got[0]["radiusPrimaryIP"] != "10.0.0.9" || got[0]["username"] != "carol" ||
+		got[0]["eventId"] != "radius-10000" || got[0]["authenticationTimestamp"] != float64(ms(10_000).UnixMilli()) {
 		t.Errorf("the Success did not take its connection's accept: %v", got[0])
 	}
 	if _, ok := got[1]["aaaLatency"]; ok {

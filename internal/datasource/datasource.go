@@ -77,6 +77,13 @@ type Bridge struct {
 	Radius   *radius.Settings // the listeners' settings, swapped on Reload
 	Log      *slog.Logger
 	Registry *metrics.Registry // optional: records by source and outcome
+	// Held keeps the held RADIUS accepts across restarts (nil: in memory
+	// only); ServerID is this server's --server-id, whose rows it takes
+	// back when it starts. Hold is how long an accept waits for its
+	// syslog Success (0: AcceptHold).
+	Held     HeldStore
+	ServerID int64
+	Hold     time.Duration
 
 	// Heartbeat, if set, is told of the APs each stored record was placed
 	// at: traffic attributed to an AP is its heartbeat (decisions §21), at
@@ -99,8 +106,15 @@ type Bridge struct {
 
 	// accepts holds the RADIUS Successes of sources that also send
 	// syslog, until the syslog Success of the same connection takes
-	// their AAA fields (see Emit).
+	// their AAA fields (see Emit); held.go keeps them in the store.
 	accepts accepts
+	// persisting serializes persistHeld; wake tells it of new accepts.
+	persisting sync.Mutex
+	wake       chan struct{}
+	// events are the RADIUS accept events persistHeld queued;
+	// eventsWake tells eventsOnWake of them.
+	events     acceptEvents
+	eventsWake chan struct{}
 
 	groupsMu sync.Mutex
 	groups   map[string]*group // by source and kind: see emitGrouped
@@ -184,6 +198,8 @@ func (b *Bridge) init() {
 		if b.table.Load() == nil {
 			b.table.Store(&table{byName: map[string]*entry{}})
 		}
+		b.wake = make(chan struct{}, 1)
+		b.eventsWake = make(chan struct{}, 1)
 	})
 }
 
@@ -228,16 +244,45 @@ func (b *Bridge) Reload(ctx context.Context) error {
 }
 
 // Run reloads every interval until ctx ends, so a replica takes the
-// configuration another stored, and stores the held RADIUS Successes
-// whose syslog Success did not come.
+// configuration another stored; takes back the held RADIUS accepts a
+// stopped server left in the store; writes each new held accept to the
+// store, with its Intermediate "RADIUS accept" event, as soon as it
+// can; and stores the held Successes whose syslog Success did
+// not come. It returns once all of that has stopped; Flush then writes
+// what is left.
 func (b *Bridge) Run(ctx context.Context, period time.Duration) {
 	b.init()
-	go every.Period(ctx, time.Second, b.releaseHeld)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); b.persistOnWake(ctx) }()
+	go func() { defer wg.Done(); b.eventsOnWake(ctx) }()
+	for _, w := range []struct {
+		period time.Duration
+		f      func(context.Context)
+	}{
+		{time.Second, b.persistHeld}, // what a failed write left
+		{time.Second, b.releaseHeld},
+		{sweepEvery, func(ctx context.Context) { b.recoverHeld(ctx, false) }},
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each round finishes once begun: a stop must not cut a write
+			// of accepts already taken out of memory.
+			every.Period(ctx, w.period, func(ctx context.Context) {
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+				defer cancel()
+				w.f(rctx)
+			})
+		}()
+	}
+	b.recoverHeld(ctx, true)
 	every.Period(ctx, period, func(ctx context.Context) {
 		if err := b.Reload(ctx); err != nil && ctx.Err() == nil {
 			b.Log.Error("data sources: reload failed", "err", err)
 		}
 	})
+	wg.Wait()
 }
 
 // Check reports whether customer's configuration d can be put in force:
@@ -501,8 +546,12 @@ func (b *Bridge) holdAccept(e *entry, m map[string]any) bool {
 	if !e.src.Syslog || m["eventType"] != telemetry.Success {
 		return false
 	}
-	b.accepts.holdOrLetGo(e, m, time.Now())
+	b.accepts.holdOrLetGo(e, m, time.Now(), b.ServerID)
 	b.heardAccept(e, m)
+	select {
+	case b.wake <- struct{}{}:
+	default: // persistHeld is told already
+	}
 	return true
 }
 
@@ -583,9 +632,17 @@ func (b *Bridge) runRounds(ctx context.Context, g *group, kind string, e *entry)
 }
 
 // AcceptHold is how long a RADIUS Success waits for the syslog Success
-// of its connection: longer than the syslog assembler takes to give up
-// on a DHCP line (a minute).
+// of its connection by default: longer than the syslog assembler takes
+// to give up on a DHCP line (a minute).
 const AcceptHold = 90 * time.Second
+
+// hold is how long an accept waits for its syslog Success.
+func (b *Bridge) hold() time.Duration {
+	if b.Hold > 0 {
+		return b.Hold
+	}
+	return AcceptHold
+}
 
 // maxHeld bounds the RADIUS Successes held at once; past it the oldest
 // is stored as it is.
@@ -616,12 +673,14 @@ const acceptLookback = 5 * time.Second
 
 // heldAccept is a RADIUS Success waiting for its syslog Success.
 type heldAccept struct {
-	e    *entry
-	rec  map[string]any
-	at   time.Time // when it was held
-	sent time.Time // when the proxy had the accept (its authenticationTimestamp)
-	key  string
-	gone bool // taken or let go since; order may still name it
+	e      *entry
+	rec    map[string]any
+	at     time.Time // when it was held
+	sent   time.Time // when the proxy had the accept (its authenticationTimestamp)
+	key    string
+	id     string // the Success's eventId, the key of its row in the store
+	server int64  // the server whose row it is
+	gone   bool   // taken or let go since; order may still name it
 }
 
 // accepts are the held RADIUS Successes by customer and client, oldest
@@ -633,17 +692,29 @@ type accepts struct {
 	order   []*heldAccept // in holding order, gone ones too
 	due     []heldAccept  // let go by hold, to be stored alone (at most maxHeld)
 	dropped uint64        // let go past that, not stored
+	fresh   []freshAccept // held since the last persistHeld (at most maxHeld)
+	lost    uint64        // fresh ones past that, never written
 }
 
-// holdOrLetGo holds rec; one it lets go to stay under the caps is stored
-// alone by the next release (the caller must not wait on the store).
-func (a *accepts) holdOrLetGo(e *entry, rec map[string]any, now time.Time) {
-	out := a.hold(e, rec, now)
+// holdOrLetGo holds rec, an accept server had; one it lets go to stay
+// under the caps is stored alone by the next release (the caller must
+// not wait on the store). Each accept is also queued for persistHeld,
+// which writes it and its Intermediate event.
+func (a *accepts) holdOrLetGo(e *entry, rec map[string]any, now time.Time, server int64) {
+	f := newFresh(e, rec, now, server)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out *heldAccept
+	f.h, out = a.holdLocked(e, rec, now)
+	f.h.server = server
+	if len(a.fresh) >= maxHeld {
+		a.lost++
+	} else {
+		a.fresh = append(a.fresh, f)
+	}
 	if out == nil {
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	if len(a.due) >= maxHeld {
 		a.dropped++
 		return
@@ -657,27 +728,32 @@ func (a *accepts) key(e *entry, mac string) string { return key(e.customer, mac)
 // when it has maxHeldPerClient, else the oldest of all when maxHeld are
 // held.
 func (a *accepts) hold(e *entry, rec map[string]any, now time.Time) *heldAccept {
-	mac, _ := rec["macAddress"].(string)
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	_, out := a.holdLocked(e, rec, now)
+	return out
+}
+
+// holdLocked is hold with a.mu held; it also returns the accept held.
+func (a *accepts) holdLocked(e *entry, rec map[string]any, now time.Time) (held, out *heldAccept) {
+	mac, _ := rec["macAddress"].(string)
 	if a.byKey == nil {
 		a.byKey = map[string][]*heldAccept{}
 	}
 	k := a.key(e, mac)
-	var out *heldAccept
 	if l := a.byKey[k]; len(l) >= maxHeldPerClient {
 		out = a.remove(l[0])
 	} else if a.n >= maxHeld {
 		out = a.popOldest()
 	}
-	h := &heldAccept{e: e, rec: rec, at: now, sent: now, key: k}
+	h := &heldAccept{e: e, rec: rec, at: now, sent: now, key: k, id: str(rec, "eventId")}
 	if ms, ok := rec["authenticationTimestamp"].(float64); ok && ms > 0 {
 		h.sent = time.UnixMilli(int64(ms))
 	}
 	a.byKey[k] = append(a.byKey[k], h)
 	a.n++
 	a.order = append(a.order, h)
-	return out
+	return h, out
 }
 
 // remove lets h go and returns what it held (a.mu held). h itself keeps
@@ -773,29 +849,41 @@ func (a *accepts) expired(cutoff time.Time) (out []heldAccept, dropped uint64) {
 }
 
 // ingestHeld stores held accepts as they are, one ingest a source (of at
-// most maxRound records).
+// most maxRound records), leaving out those whose Success is stored
+// already (see notStoredYet), and then removes their rows from the
+// store. A row whose Success could not be stored stays, for the sweep of
+// recoverHeld.
 func (b *Bridge) ingestHeld(ctx context.Context, hs []heldAccept) {
-	bySource := map[*entry][]map[string]any{}
+	hs = b.notStoredYet(ctx, hs)
+	bySource := map[*entry][]heldAccept{}
 	var order []*entry
 	for _, h := range hs {
 		if _, ok := bySource[h.e]; !ok {
 			order = append(order, h.e)
 		}
-		bySource[h.e] = append(bySource[h.e], h.rec)
+		bySource[h.e] = append(bySource[h.e], h)
 	}
+	var done []heldAccept
 	for _, e := range order {
-		for recs := range slices.Chunk(bySource[e], maxRound) {
+		for chunk := range slices.Chunk(bySource[e], maxRound) {
+			recs := make([]map[string]any, len(chunk))
+			for i, h := range chunk {
+				recs[i] = h.rec
+			}
 			if err := b.place(ctx, "radius", telemetry.KindEvents, e, netip.Addr{}, recs); err != nil {
 				b.Log.Warn("data source: held RADIUS Successes not stored", "source", e.src.Name, "records", len(recs), "err", err)
+				continue
 			}
+			done = append(done, chunk...)
 		}
 	}
+	b.forget(ctx, done)
 }
 
 // releaseHeld stores the RADIUS Successes no syslog Success took within
-// AcceptHold.
+// the hold.
 func (b *Bridge) releaseHeld(ctx context.Context) {
-	hs, dropped := b.accepts.expired(time.Now().Add(-AcceptHold))
+	hs, dropped := b.accepts.expired(time.Now().Add(-b.hold()))
 	b.records.With("radius", telemetry.KindEvents, OutcomeDropped).Add(dropped)
 	b.ingestHeld(ctx, hs)
 	b.heartbeatHeld(ctx)
@@ -818,19 +906,28 @@ func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslo
 	if err := json.Unmarshal(raw, &all); err != nil {
 		return err
 	}
-	recs := b.withAccepts(e, events, all)
+	recs, taken := b.withAccepts(e, events, all)
 	if len(recs) == 0 {
 		return nil
 	}
-	return b.place(ctx, "syslog", telemetry.KindEvents, e, from.Unmap(), recs)
+	if err := b.place(ctx, "syslog", telemetry.KindEvents, e, from.Unmap(), recs); err != nil {
+		// The accepts taken keep their rows: the sweep stores them.
+		return err
+	}
+	b.forget(ctx, taken)
+	return nil
 }
 
 // withAccepts returns the records of events (all, the same in the ingest
 // format) to store for source e: each Success with its connection's held
 // RADIUS accept, if any, and without the 802.1X failures the proxy made
-// first-hand.
-func (b *Bridge) withAccepts(e *entry, events []syslog.ClientEvent, all []map[string]any) []map[string]any {
+// first-hand; and the accepts taken. A Success that takes an accept takes
+// its eventId too: the connection's one Success has that id whether the
+// syslog Success or the accept alone is stored, which is how a restart
+// knows an accept it finds in the store was already used.
+func (b *Bridge) withAccepts(e *entry, events []syslog.ClientEvent, all []map[string]any) ([]map[string]any, []heldAccept) {
 	recs := all[:0]
+	var taken []heldAccept
 	for i, r := range all {
 		if e.src.RadiusSecret != "" && r["eventType"] == telemetry.Failure && r["failureCode"] == float64(2) && r["subFailureCode"] == float64(202) {
 			// The source's authentications go through wnms's RADIUS
@@ -851,14 +948,19 @@ func (b *Bridge) withAccepts(e *entry, events []syslog.ClientEvent, all []map[st
 				if _, ok := r["ip"]; !ok && h.rec["ip"] != nil {
 					r["ip"] = h.rec["ip"]
 				}
-				if _, ok := r["authenticationTimestamp"]; !ok {
-					r["authenticationTimestamp"] = h.rec["authenticationTimestamp"]
+				// The authentication is the accept, on wnms's clock.
+				if v, ok := h.rec["authenticationTimestamp"]; ok {
+					r["authenticationTimestamp"] = v
 				}
+				if h.id != "" {
+					r["eventId"] = h.id
+				}
+				taken = append(taken, *h)
 			}
 		}
 		recs = append(recs, r)
 	}
-	return recs
+	return recs, taken
 }
 
 // place fills each record's AP fields from the customer's APs and
