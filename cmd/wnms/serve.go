@@ -267,6 +267,7 @@ func wireServe(ctx context.Context, c *serveConfig, stdout, stderr io.Writer) (_
 func (s *server) wireServices(ctx context.Context) error {
 	c, st, log := s.c, s.st, s.log
 	reg := metrics.NewRegistry()
+	reg.Process()
 	m := httpkit.NewMetrics(reg)
 	reg.GaugeFunc("wnms_active_sessions", "Sessions not yet expired.", func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
