@@ -400,7 +400,7 @@ func TestServeDemo(t *testing.T) {
 	stop2()
 	var so, se syncBuf
 	err := runServe(context.Background(), []string{"--data", other, "--demo", "--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0",
-		"--snmp-agent-listen", "off"}, func(string) string { return "" }, &so, &se, nil)
+		"--snmp-agent-listen", "off", "--metrics-listen", "off"}, func(string) string { return "" }, &so, &se, nil)
 	if err == nil || !strings.Contains(err.Error(), `the location "HQ"`) {
 		t.Errorf("--demo on a store with data: %v", err)
 	}
