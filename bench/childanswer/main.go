@@ -71,7 +71,7 @@ func main() {
 	addr := pl.Addr().String()
 	pl.Close()
 	cmd := exec.Command(*wnmsBin, "serve", "--data", filepath.Join(dir, "data"), "--listen", addr,
-		"--analytics-listen", "127.0.0.1:0", "--snmp-agent-listen", "off", "--cluster-config", filepath.Join(dir, "cluster.json"),
+		"--analytics-listen", "127.0.0.1:0", "--snmp-agent-listen", "off", "--metrics-listen", "off", "--cluster-config", filepath.Join(dir, "cluster.json"),
 		"--log-level", "warn")
 	cmd.Env = append(os.Environ(), "WNMS_BOOTSTRAP_KEY_ID=bench", "WNMS_BOOTSTRAP_KEY_VALUE=bench-value-0123456789")
 	check(cmd.Start())

@@ -117,7 +117,7 @@ func TestCLIDataDirectoryProblems(t *testing.T) {
 	}
 	serve := func(dir string, more ...string) []string {
 		return append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0",
-			"--snmp-agent-listen", "off"}, more...)
+			"--snmp-agent-listen", "off", "--metrics-listen", "off"}, more...)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -285,7 +285,7 @@ func TestServeBadFlagsChangeNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
 			args := append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0",
-				"--snmp-agent-listen", "off"}, tc.args...)
+				"--snmp-agent-listen", "off", "--metrics-listen", "off"}, tc.args...)
 			code, out, errs := runCLI(args, tc.env)
 			if code != 2 || !strings.Contains(errs, tc.want) {
 				t.Errorf("exit %d, stderr %q; want 2 naming %s", code, errs, tc.want)
@@ -306,7 +306,7 @@ func TestServeLocksTheDataDirectory(t *testing.T) {
 	dir := t.TempDir()
 	bootServe(t, map[string]string{"WNMS_DATA": dir})
 	code, _, errs := runCLI([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0",
-		"--snmp-agent-listen", "off"}, nil)
+		"--snmp-agent-listen", "off", "--metrics-listen", "off"}, nil)
 	if code != 1 || !strings.Contains(errs, "is in use by another wnms serve (pid ") {
 		t.Errorf("second serve: exit %d, %s", code, errs)
 	}

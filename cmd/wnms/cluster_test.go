@@ -36,6 +36,7 @@ type proc struct {
 	cmd       *exec.Cmd
 	api       string // host:port
 	analytics string
+	metrics   string // host:port of /metrics
 	stderr    *syncBuf
 	done      chan struct{}
 }
@@ -54,7 +55,8 @@ func freeTCPPort(t testing.TB) string {
 // serves.
 func startProc(t testing.TB, listen string, args ...string) *proc {
 	t.Helper()
-	args = append([]string{"serve", "--listen", listen, "--analytics-listen", "127.0.0.1:0", "--snmp-agent-listen", "off"}, args...)
+	args = append([]string{"serve", "--listen", listen, "--analytics-listen", "127.0.0.1:0", "--snmp-agent-listen", "off",
+		"--metrics-listen", "127.0.0.1:0"}, args...)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "WNMS_TEST_AS_WNMS=1")
 	p := &proc{cmd: cmd, stderr: &syncBuf{}, done: make(chan struct{})}
@@ -64,15 +66,15 @@ func startProc(t testing.TB, listen string, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ready := make(chan [2]string, 1)
+	ready := make(chan [3]string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			line := sc.Text()
 			p.stderr.Write([]byte(line + "\n"))
-			var m struct{ Msg, API, Analytics string }
+			var m struct{ Msg, API, Analytics, Metrics string }
 			if json.Unmarshal([]byte(line), &m) == nil && m.Msg == "wnms serving" {
-				ready <- [2]string{m.API, m.Analytics}
+				ready <- [3]string{m.API, m.Analytics, m.Metrics}
 			}
 		}
 	}()
@@ -80,7 +82,7 @@ func startProc(t testing.TB, listen string, args ...string) *proc {
 	t.Cleanup(func() { p.kill() })
 	select {
 	case a := <-ready:
-		p.api, p.analytics = a[0], a[1]
+		p.api, p.analytics, p.metrics = a[0], a[1], a[2]
 	case <-p.done:
 		t.Fatalf("wnms %v exited:\n%s", args, p.stderr.String())
 	case <-time.After(90 * time.Second): // a loaded machine, the race detector: a start may take long
@@ -322,7 +324,7 @@ func TestClusterForwarding(t *testing.T) {
 	if !strings.Contains(info.body, `"clusterChildren":[{"childId":1,"name":"Campus 1"`) {
 		t.Errorf("system info: %s", info.body)
 	}
-	metrics := do(t, "GET", "http://"+parent.api+"/metrics", nil, "", nil)
+	metrics := do(t, "GET", "http://"+parent.metrics+"/metrics", nil, "", nil)
 	for _, want := range []string{`wnms_cluster_child_calls_total{child="1",result="ok"}`, `wnms_cluster_child_calls_total{child="2",result="unreachable"} 1`,
 		`wnms_cluster_child_up{child="2"} 0`, `wnms_cluster_child_up{child="1"} 1`, `wnms_cluster_child_call_duration_seconds_count{child="1"}`} {
 		if !strings.Contains(metrics.body, want) {
@@ -367,7 +369,7 @@ func TestClusterConfigAtStartAndOnSIGHUP(t *testing.T) {
 			t.Fatal(err)
 		}
 		code, _, stderr := runCLI([]string{"serve", "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0",
-			"--analytics-listen", "127.0.0.1:0", "--snmp-agent-listen", "off", "--cluster-config", file}, nil)
+			"--analytics-listen", "127.0.0.1:0", "--snmp-agent-listen", "off", "--metrics-listen", "off", "--cluster-config", file}, nil)
 		if code == 0 || !strings.Contains(stderr, want) || strings.Contains(stderr, "v-secret-1") {
 			t.Errorf("cluster file %s: exit %d, %s", body, code, stderr)
 		}

@@ -99,7 +99,7 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 	// waited for (the assembler has read it) before the next is sent.
 	host, port, _ := net.SplitHostPort(l.Syslog)
 	linesRead := func() int {
-		m := must("metrics", do(t, "GET", "http://"+l.API+"/metrics", nil, "", nil), 200).body
+		m := must("metrics", do(t, "GET", "http://"+l.Metrics+"/metrics", nil, "", nil), 200).body
 		n := 0
 		for _, row := range strings.Split(m, "\n") {
 			if strings.HasPrefix(row, "wnms_syslog_lines_total{") && strings.Contains(row, "parsed\"}") && !strings.Contains(row, "_unparsed") {
@@ -194,7 +194,7 @@ func TestDataSourcesEndToEnd(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	m := must("metrics", do(t, "GET", "http://"+l.API+"/metrics", nil, "", nil), 200).body
+	m := must("metrics", do(t, "GET", "http://"+l.Metrics+"/metrics", nil, "", nil), 200).body
 	for _, series := range []string{
 		`wnms_datasource_records_total{source="radius",kind="clientevents",outcome="accepted"} `,
 		`wnms_datasource_records_total{source="syslog",kind="clientevents",outcome="accepted"} `,
@@ -380,7 +380,7 @@ func TestREADMERsyslog(t *testing.T) {
 		}
 	}
 	messages := func() float64 {
-		m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body
+		m := do(t, "GET", "http://"+srv.l.Metrics+"/metrics", nil, "", nil).body
 		for _, row := range strings.Split(m, "\n") {
 			if strings.HasPrefix(row, `wnms_syslog_messages_total{outcome="parsed"} `) {
 				v, _ := strconv.ParseFloat(row[strings.LastIndexByte(row, ' ')+1:], 64)
@@ -453,7 +453,7 @@ func TestDataSourcesReconnectionEachTheirAccept(t *testing.T) {
 		}
 		logged++
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body
+			m := do(t, "GET", "http://"+srv.l.Metrics+"/metrics", nil, "", nil).body
 			if strings.Contains(m, fmt.Sprintf(`wnms_syslog_messages_total{outcome="parsed"} %d`, logged)) {
 				return
 			}
@@ -505,7 +505,7 @@ func TestDataSourcesReconnectionEachTheirAccept(t *testing.T) {
 		}
 	}
 	// Both accepts were taken by a Success: none waits any more.
-	if m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body; !strings.Contains(m, "\nwnms_datasource_held_accepts 0\n") {
+	if m := do(t, "GET", "http://"+srv.l.Metrics+"/metrics", nil, "", nil).body; !strings.Contains(m, "\nwnms_datasource_held_accepts 0\n") {
 		t.Errorf("accepts still held:\n%s", m)
 	}
 }
@@ -571,7 +571,7 @@ func TestDataSourcesSyslogCustomersApart(t *testing.T) {
 			t.Fatalf("logger %v: %v\n%s", args, err, out)
 		}
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body
+			m := do(t, "GET", "http://"+srv.l.Metrics+"/metrics", nil, "", nil).body
 			if strings.Contains(m, fmt.Sprintf(`wnms_syslog_messages_total{outcome="parsed"} %d`, i+1)) {
 				break
 			}
@@ -608,7 +608,7 @@ func TestDataSourcesSyslogCustomersApart(t *testing.T) {
 	// seventeenth is refused and counted, and customer 2's line still
 	// comes in.
 	metric := func(series string) bool {
-		return strings.Contains(do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body, "\n"+series+"\n")
+		return strings.Contains(do(t, "GET", "http://"+srv.l.Metrics+"/metrics", nil, "", nil).body, "\n"+series+"\n")
 	}
 	for range 17 {
 		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", port))
@@ -696,7 +696,7 @@ func TestDataSourcesEachCustomerOnItsOwn(t *testing.T) {
 	if out, ok := radiustest.Radclient(t, srv.l.RadiusAuth, "auth", nasSecret, pap...); ok {
 		t.Fatalf("an unsigned Access-Request was answered:\n%s", out)
 	}
-	if m := do(t, "GET", "http://"+srv.l.API+"/metrics", nil, "", nil).body; !strings.Contains(m, `wnms_radius_dropped_total{reason="no_message_authenticator"} 1`) {
+	if m := do(t, "GET", "http://"+srv.l.Metrics+"/metrics", nil, "", nil).body; !strings.Contains(m, `wnms_radius_dropped_total{reason="no_message_authenticator"} 1`) {
 		t.Errorf("/metrics does not count the unsigned request:\n%s", m)
 	}
 

@@ -36,7 +36,7 @@ func bootServe(t testing.TB, env map[string]string, args ...string) (listening, 
 	stdout, stderr := &syncBuf{}, &syncBuf{}
 	ready := make(chan listening, 1)
 	done := make(chan error, 1)
-	args = append([]string{"--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0", "--snmp-agent-listen", "127.0.0.1:0"}, args...)
+	args = append([]string{"--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0", "--snmp-agent-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"}, args...)
 	go func() { done <- runServe(ctx, args, getenv, stdout, stderr, func(l listening) { ready <- l }) }()
 	select {
 	case l := <-ready:
@@ -291,7 +291,7 @@ func TestServeBusyPortFailsFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busyUDP.Close()
-	for _, flagName := range []string{"--listen", "--analytics-listen", "--snmp-agent-listen"} {
+	for _, flagName := range []string{"--listen", "--analytics-listen", "--snmp-agent-listen", "--metrics-listen"} {
 		t.Run(flagName, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
 			addr := busy.Addr().String()
@@ -299,7 +299,7 @@ func TestServeBusyPortFailsFirst(t *testing.T) {
 				addr = busyUDP.LocalAddr().String()
 			}
 			args := []string{"--data", dir, "--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0",
-				"--snmp-agent-listen", "127.0.0.1:0", flagName, addr}
+				"--snmp-agent-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", flagName, addr}
 			var stdout, stderr bytes.Buffer
 			err := runServe(context.Background(), args, func(string) string { return "" }, &stdout, &stderr, nil)
 			if err == nil || !strings.Contains(err.Error(), flagName+" "+addr) || !strings.Contains(err.Error(), "address already in use") {

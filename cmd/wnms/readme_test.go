@@ -176,7 +176,7 @@ func TestREADMECluster(t *testing.T) {
 	}
 	dir := t.TempDir()
 	pairs := []string{"./wnms ", os.Args[0] + " "}
-	for _, port := range []string{"8180", "8181", "8280", "8281", "8080", "8081"} {
+	for _, port := range []string{"8180", "8181", "8280", "8281", "8080", "8081", "9180", "9280", "9464"} {
 		pairs = append(pairs, "127.0.0.1:"+port, freeTCPPort(t))
 	}
 	t.Cleanup(func() { // processes a failed step left running

@@ -60,6 +60,7 @@ type serveConfig struct {
 	retention       time.Duration
 	auditRetention  time.Duration
 	snmpAgentListen string
+	metricsListen   string // --metrics-listen: host:port, "api" or "off"
 	radiusAuth      string // --radius-auth-listen, "off" or a UDP address
 	radiusAcct      string // --radius-acct-listen
 	syslogListen    string // --syslog-listen (UDP and TCP)
@@ -76,11 +77,17 @@ type serveConfig struct {
 	cluster *cluster.Config // read from clusterConfig by parseServe
 }
 
+// defaultMetricsListen is where /metrics is served unless told: loopback
+// (the series need no login), on the port commonly given to a
+// Prometheus exporter of an application.
+const defaultMetricsListen = "127.0.0.1:9464"
+
 // listening tells a test where the listeners ended up.
 type listening struct {
 	API       string
 	Analytics string
 	SNMPAgent string // empty when the agent is off
+	Metrics   string // the metrics listener, empty when off or on the API listener
 	// The data source listeners, empty when off.
 	RadiusAuth, RadiusAcct, Syslog string
 	TLS                            bool
@@ -137,6 +144,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.IntVar(&c.baselineMin, "baseline-min-samples", baseline.DefaultMinSamples, "samples a slot needs before it can be anomalous")
 	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster file naming this server's child servers (JSON; re-read on SIGHUP)")
 	fs.StringVar(&c.snmpAgentListen, "snmp-agent-listen", "127.0.0.1:1161", "UDP address of the SNMP agent, or off")
+	fs.StringVar(&c.metricsListen, "metrics-listen", defaultMetricsListen, "address of the listener of /metrics (plain HTTP, no login), off, or api to serve /metrics on the API listener")
 	fs.StringVar(&c.radiusAuth, "radius-auth-listen", "off", "UDP address of the RADIUS authentication proxy (e.g. :1812), or off")
 	fs.StringVar(&c.radiusAcct, "radius-acct-listen", "off", "UDP address of the RADIUS accounting server (e.g. :1813), or off")
 	fs.StringVar(&c.syslogListen, "syslog-listen", "off", "address of the syslog receiver, UDP and TCP (e.g. :514), or off")
@@ -181,6 +189,7 @@ type server struct {
 	stdout io.Writer
 
 	apiLn, anLn net.Listener
+	metricsLn   net.Listener   // nil when --metrics-listen is off or api
 	agentConn   net.PacketConn // nil when the agent is off
 	// The data source listeners' sockets, nil when off.
 	radiusAuthConn, radiusAcctConn, syslogConn net.PacketConn
@@ -227,6 +236,12 @@ func wireServe(ctx context.Context, c *serveConfig, stdout, stderr io.Writer) (_
 		return nil, fmt.Errorf("--analytics-listen %s: %w", c.analyticsListen, unwrapListenError(err))
 	}
 	s.closers = append(s.closers, func() { s.anLn.Close() })
+	if c.metricsListen != "off" && c.metricsListen != "api" {
+		if s.metricsLn, err = net.Listen("tcp", c.metricsListen); err != nil {
+			return nil, fmt.Errorf("--metrics-listen %s: %w", c.metricsListen, unwrapListenError(err))
+		}
+		s.closers = append(s.closers, func() { s.metricsLn.Close() })
+	}
 	if c.snmpAgentListen != "off" {
 		if s.agentConn, err = net.ListenPacket("udp", c.snmpAgentListen); err != nil {
 			return nil, fmt.Errorf("--snmp-agent-listen %s: %w", c.snmpAgentListen, unwrapListenError(err))
@@ -278,6 +293,7 @@ func wireServe(ctx context.Context, c *serveConfig, stdout, stderr io.Writer) (_
 func (s *server) wireServices(ctx context.Context) error {
 	c, st, log := s.c, s.st, s.log
 	reg := metrics.NewRegistry()
+	reg.Process()
 	m := httpkit.NewMetrics(reg)
 	reg.GaugeFunc("wnms_active_sessions", "Sessions not yet expired.", func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -292,6 +308,9 @@ func (s *server) wireServices(ctx context.Context) error {
 	info := api.Info{Version: Version, Build: Build, ServerID: c.serverID, DataDir: c.data,
 		ServerURL: c.serverURL, Hostname: hostname, TLS: s.tls != nil, StartedAt: time.Now()}
 	s.api = api.New(st, s.auth, log, info, reg, m)
+	if c.metricsListen == "api" {
+		s.api.ServeMetrics()
+	}
 	s.api.Telemetry.APTimeout = c.apTimeout
 	s.api.Telemetry.Retention = c.retention
 	s.api.Baselines.K, s.api.Baselines.MinSamples = c.baselineK, c.baselineMin
@@ -376,11 +395,20 @@ func (s *server) run(ctx context.Context, ready func(listening)) error {
 	c, log := s.c, s.log
 	servers := []*http.Server{newHTTPServer(s.api, s.tls, log), newHTTPServer(s.an, s.tls, log)}
 	lns := []net.Listener{httpkit.NewListener(s.apiLn, s.limits, api.ErrorJSON), httpkit.NewListener(s.anLn, s.limits, analytics.ErrorJSON)}
+	if s.metricsLn != nil {
+		// Plain HTTP and no login, like every Prometheus exporter: the
+		// listener is on loopback unless the operator names another
+		// address.
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metrics.Handler(s.api.Registry))
+		servers = append(servers, newHTTPServer(mux, nil, log))
+		lns = append(lns, httpkit.NewListener(s.metricsLn, s.limits, api.ErrorJSON))
+	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
 		go func(srv *http.Server, ln net.Listener) {
 			var err error
-			if s.tls != nil {
+			if srv.TLSConfig != nil {
 				err = srv.ServeTLS(ln, "", "")
 			} else {
 				err = srv.Serve(ln)
@@ -396,6 +424,9 @@ func (s *server) run(ctx context.Context, ready func(listening)) error {
 	if s.agentConn != nil {
 		l.SNMPAgent = s.agentConn.LocalAddr().String()
 	}
+	if s.metricsLn != nil {
+		l.Metrics = s.metricsLn.Addr().String()
+	}
 	if s.radiusAuthConn != nil {
 		l.RadiusAuth = s.radiusAuthConn.LocalAddr().String()
 	}
@@ -405,7 +436,7 @@ func (s *server) run(ctx context.Context, ready func(listening)) error {
 	if s.syslogConn != nil {
 		l.Syslog = s.syslogConn.LocalAddr().String()
 	}
-	log.Info("wnms serving", "version", Version, "api", l.API, "analytics", l.Analytics, "snmp_agent", l.SNMPAgent,
+	log.Info("wnms serving", "version", Version, "api", l.API, "analytics", l.Analytics, "snmp_agent", l.SNMPAgent, "metrics", l.Metrics,
 		"radius_auth", l.RadiusAuth, "radius_acct", l.RadiusAcct, "syslog", l.Syslog,
 		"store", string(s.st.Dialect()), "tls", s.tls != nil, "gomaxprocs", c.procs)
 	if ready != nil {
@@ -665,6 +696,10 @@ func (c *serveConfig) validate(cmd *command) error {
 		return bad("retention", c.retention, "must be at least 1h")
 	case c.auditRetention < time.Hour:
 		return bad("audit-retention", c.auditRetention, "must be at least 1h")
+	case c.metricsListen != "api" && !listenAddr(c.metricsListen):
+		return bad("metrics-listen", strconv.Quote(c.metricsListen), "must be host:port, off, or api (on the API listener)")
+	case c.metricsListen == c.listen && !strings.HasSuffix(c.listen, ":0"): // port 0: each its own
+		return bad("metrics-listen", strconv.Quote(c.metricsListen), "is the API listener's address: say api to serve /metrics there")
 	case !listenAddr(c.radiusAuth):
 		return bad("radius-auth-listen", strconv.Quote(c.radiusAuth), "must be off or host:port")
 	case !listenAddr(c.radiusAcct):

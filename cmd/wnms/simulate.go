@@ -73,8 +73,9 @@ minute) until interrupted. The same --seed and sizes send the same records with 
 so a re-run is answered with duplicates. --incident KIND@AGO (repeatable) starts an incident AGO
 before the end of the backfill, for 45 minutes: radius-down, dhcp-exhaustion, ap-down or
 interference; the n-th incident hits site n. Progress goes to stderr on a terminal; the last line
-on stdout is a JSON summary. A server that goes away is waited for (--retry-for), and what was
-sent already is answered with duplicates, never stored twice.`, stdout, stderr)
+on stdout is a JSON summary. A URL where no server answers at all ends the run at once (exit 2);
+a server that goes away after it answered is waited for (--retry-for), and what was sent already
+is answered with duplicates, never stored twice.`, stdout, stderr)
 	fs := cmd.fs
 	var (
 		sf              simFlags
@@ -95,7 +96,7 @@ sent already is answered with duplicates, never stored twice.`, stdout, stderr)
 	fs.StringVar(&tzName, "timezone", "UTC", "IANA time zone of new sites; their day (busy 9-18, quiet at night and weekends) is in it")
 	fs.StringVar(&endText, "end", "", "end of the backfill, RFC 3339 (default now); fixes the window, so that runs repeat exactly")
 	fs.IntVar(&batch, "batch", 5000, "records per ingest call (1-10000)")
-	fs.DurationVar(&retryFor, "retry-for", 5*time.Minute, "how long to wait for a server that does not answer before giving up")
+	fs.DurationVar(&retryFor, "retry-for", 5*time.Minute, "how long to wait for a server that answered once and then stopped answering, before giving up")
 	if err := cmd.parse(args, getenv, 0); err != nil {
 		return err
 	}
@@ -140,7 +141,7 @@ sent already is answered with duplicates, never stored twice.`, stdout, stderr)
 	var sum simulate.Summary
 	err = simulate.Run(ctx, a, cfg, &sum)
 	switch {
-	case errors.Is(err, simulate.ErrNotWnms), errors.Is(err, simulate.ErrKeyRefused):
+	case errors.Is(err, simulate.ErrNotWnms), errors.Is(err, simulate.ErrKeyRefused), errors.Is(err, simulate.ErrUnreachable):
 		return usageError{err.Error()}
 	case sum.Sites > 0:
 		b, _ := json.Marshal(sum)

@@ -183,6 +183,7 @@ func TestSimulateRefuses(t *testing.T) {
 	defer notWnms.Close()
 	plain := httptest.NewServer(http.NotFoundHandler())
 	defer plain.Close()
+	nobody := "http://" + freeTCPPort(t) // closed again: nothing listens there
 	for _, tc := range []struct {
 		name, url, key string
 		args           []string
@@ -190,6 +191,10 @@ func TestSimulateRefuses(t *testing.T) {
 	}{
 		{"another API", notWnms.URL, "sim-admin", nil, "not a wnms server"},
 		{"a web server", plain.URL, "sim-admin", nil, "not a wnms server"},
+		// A wrong --url fails at once rather than being waited for as a
+		// server that went away (--retry-for).
+		{"nothing listens", nobody, "sim-admin", nil, "no server answers at " + nobody},
+		{"no such host", "http://nowhere.invalid:8080", "sim-admin", nil, "no server answers at http://nowhere.invalid:8080"},
 		{"bad key", base, "nobody", nil, "the server refused the API key"},
 		{"negative clients", base, "sim-admin", []string{"--clients", "-5"}, "--clients must be 1 to 100000"},
 		{"absurd sites", base, "sim-admin", []string{"--sites", "100000"}, "--sites must be 1 to 100"},
@@ -202,8 +207,8 @@ func TestSimulateRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, sum, stderr := simulateCLI(t, tc.url, tc.key, "sim-admin-value-0123456789", append(tc.args, "--retry-for", "2s")...)
-			if code != 2 || !strings.Contains(stderr, tc.want) || sum != nil {
-				t.Errorf("exit %d, summary %v, stderr %q; want 2 and %q", code, sum, stderr, tc.want)
+			if code != 2 || !strings.Contains(stderr, tc.want) || sum != nil || strings.Contains(stderr, "trying again") {
+				t.Errorf("exit %d, summary %v, stderr %q; want 2 and %q, at once", code, sum, stderr, tc.want)
 			}
 		})
 	}
@@ -395,7 +400,7 @@ func TestServeDemo(t *testing.T) {
 	stop2()
 	var so, se syncBuf
 	err := runServe(context.Background(), []string{"--data", other, "--demo", "--listen", "127.0.0.1:0", "--analytics-listen", "127.0.0.1:0",
-		"--snmp-agent-listen", "off"}, func(string) string { return "" }, &so, &se, nil)
+		"--snmp-agent-listen", "off", "--metrics-listen", "off"}, func(string) string { return "" }, &so, &se, nil)
 	if err == nil || !strings.Contains(err.Error(), `the location "HQ"`) {
 		t.Errorf("--demo on a store with data: %v", err)
 	}

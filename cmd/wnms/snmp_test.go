@@ -105,7 +105,7 @@ func TestSNMPEndToEnd(t *testing.T) {
 	d.WaitFor(t, "OID: .1.3.6.1.6.3.1.1.5.1")
 
 	// The counters moved.
-	_, metrics := call(t, "GET", "http://"+l2.API+"/metrics", nil, nil)
+	_, metrics := call(t, "GET", "http://"+l2.Metrics+"/metrics", nil, nil)
 	for _, want := range []string{`wnms_snmp_traps_total{kind="coldStart",result="sent"} 1`} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("metrics lack %s", want)

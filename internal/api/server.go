@@ -167,7 +167,6 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 	s.routes()
 	s.Router.Root.HandleFunc("GET /healthz", s.healthz)
 	s.Router.Root.HandleFunc("GET /readyz", s.readyz)
-	s.Router.Root.HandleFunc("GET /metrics", s.metrics)
 	s.Router.Root.HandleFunc(BasePath+"/", s.dispatch)
 	// The web console: a page and its files, which use the calls above.
 	con := console.New()
@@ -283,7 +282,9 @@ func (s *Server) hasSession(r *http.Request) bool {
 	return err == nil
 }
 
-func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	s.Registry.Write(w)
+// ServeMetrics serves GET /metrics (Registry, no login) on this listener
+// too; without it only the metrics listener serves it
+// (`serve --metrics-listen api`).
+func (s *Server) ServeMetrics() {
+	s.Router.Root.Handle("GET /metrics", metrics.Handler(s.Registry))
 }

@@ -93,6 +93,9 @@ func NewAt(t testing.TB, b Backend, cfg store.Config) *Env {
 	m := httpkit.NewMetrics(reg)
 	e.API = api.New(st, e.Auth, log, api.Info{Version: "test", Build: "test", ServerID: 1, DataDir: cfg.DataDir,
 		Hostname: "test"}, reg, m)
+	// /metrics on the API listener, as `serve --metrics-listen api`, so
+	// that a test scrapes what it did through the same client.
+	e.API.ServeMetrics()
 	e.HTTP = httptest.NewServer(e.API)
 	t.Cleanup(e.HTTP.Close)
 	an := analytics.New(st, e.Auth, log, m)

@@ -24,6 +24,9 @@ func TestExposition(t *testing.T) {
 	var b strings.Builder
 	r.Write(&b)
 	out := b.String()
+	if _, err := parseExposition(out); err != nil {
+		t.Errorf("the text format: %v\n%s", err, out)
+	}
 	for _, want := range []string{
 		"# HELP wnms_things_total Things.\n# TYPE wnms_things_total counter\n",
 		`wnms_things_total{kind="a"} 3` + "\n",

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,10 +22,17 @@ var ErrNotWnms = errors.New("not a wnms server")
 // ErrKeyRefused says the server refused the API key.
 var ErrKeyRefused = errors.New("the server refused the API key")
 
+// ErrUnreachable says nothing answered at the URL on the first contact
+// (the connection was refused, the name does not resolve, ...): most
+// likely a wrong --url, not a server that went away, so it is not waited
+// for.
+var ErrUnreachable = errors.New("no server answers")
+
 // API is a session with a wnms server over its public HTTP API. Calls
 // that fail for want of the server (it cannot be reached, or answers 5xx,
-// 429 or 408) are retried with growing pauses for up to RetryFor; a
-// session that ended is opened again.
+// 429 or 408) are retried with growing pauses for up to RetryFor, once
+// the server has answered at all (before that, ErrUnreachable ends the
+// run at once); a session that ended is opened again.
 type API struct {
 	URL              string // http://host:port
 	KeyID, KeyValue  string
@@ -33,6 +41,7 @@ type API struct {
 	OnRetry          func(err error, wait time.Duration)
 	session          string
 	firstPause, most time.Duration
+	answered         atomic.Bool // the server has answered once
 }
 
 // apiError is an answer of the server with its error body.
@@ -55,7 +64,7 @@ func transient(err error) bool {
 		return ae.Status >= 500 || ae.Status == http.StatusTooManyRequests || ae.Status == http.StatusRequestTimeout
 	}
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
-		!errors.Is(err, ErrNotWnms) && !errors.Is(err, ErrKeyRefused)
+		!errors.Is(err, ErrNotWnms) && !errors.Is(err, ErrKeyRefused) && !errors.Is(err, ErrUnreachable)
 }
 
 // once makes one request; out, when not nil, takes a 2xx JSON answer.
@@ -80,8 +89,12 @@ func (a *API) once(ctx context.Context, method, path, ctype string, body []byte,
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
+		if !a.answered.Load() && ctx.Err() == nil {
+			return fmt.Errorf("%w at %s: %w", ErrUnreachable, a.URL, err)
+		}
 		return err
 	}
+	a.answered.Store(true)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
