@@ -400,7 +400,7 @@ func (s *server) run(ctx context.Context, ready func(listening)) error {
 		// listener is on loopback unless the operator names another
 		// address.
 		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", metrics.Handler(s.api.Registry))
+		mux.Handle("GET /metrics", s.api.MetricsHandler())
 		servers = append(servers, newHTTPServer(mux, nil, log))
 		lns = append(lns, httpkit.NewListener(s.metricsLn, s.limits, api.ErrorJSON))
 	}

@@ -286,5 +286,15 @@ func (s *Server) hasSession(r *http.Request) bool {
 // too; without it only the metrics listener serves it
 // (`serve --metrics-listen api`).
 func (s *Server) ServeMetrics() {
-	s.Router.Root.Handle("GET /metrics", metrics.Handler(s.Registry))
+	s.Router.Root.Handle("GET /metrics", s.MetricsHandler())
+}
+
+// MetricsHandler serves the Registry in the text exposition format (GET
+// and HEAD). It lives here, not in package metrics, so that the packages
+// that count (telemetry, snmp, …) do not depend on net/http.
+func (s *Server) MetricsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", metrics.ContentType)
+		s.Registry.Write(w)
+	})
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,14 +45,6 @@ func (r *Registry) Write(w io.Writer) {
 
 // ContentType is the media type of the text exposition format.
 const ContentType = "text/plain; version=0.0.4; charset=utf-8"
-
-// Handler serves r in the text exposition format (GET and HEAD).
-func Handler(r *Registry) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		w.Header().Set("Content-Type", ContentType)
-		r.Write(w)
-	})
-}
 
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 

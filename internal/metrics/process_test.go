@@ -20,7 +20,10 @@ func TestProcessSeries(t *testing.T) {
 	r := NewRegistry()
 	r.Counter("wnms_things_total", "Things.", "kind").Inc("a")
 	r.Process()
-	srv := httptest.NewServer(Handler(r))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", ContentType)
+		r.Write(w)
+	}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
 	if err != nil {
