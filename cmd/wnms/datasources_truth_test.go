@@ -159,9 +159,9 @@ func (s *truthServer) client(mac string) map[string]any {
 // else: a connection seen by RADIUS and syslog keeps the accepted
 // request's User-Name, and takes the DHCP ACK's address and host name
 // (the client's record too); a RADIUS-only Success has the address the
-// RADIUS server gave and no association, DHCP or network time (null, not
-// 0); an accounting Stop's Acct-Terminate-Cause is a terminate cause, not
-// an 802.11 reason code.
+// RADIUS server gave (its client's record too) and no association, DHCP
+// or network time (null, not 0); an accounting Stop's
+// Acct-Terminate-Cause is a terminate cause, not an 802.11 reason code.
 func TestDataSourcesConnectionTruth(t *testing.T) {
 	t.Parallel()
 	s := startTruthServer(t)
@@ -179,7 +179,7 @@ func TestDataSourcesConnectionTruth(t *testing.T) {
 		ok["aaaLatency"] == nil || ok["associationTimestamp"] == nil || ok["networkTimestamp"] == nil {
 		t.Errorf("Success seen by RADIUS and syslog: %v", ok)
 	}
-	if c := s.client(mac); c == nil || c["username"] != "carol" || c["name"] != "carols-laptop" {
+	if c := s.client(mac); c == nil || c["username"] != "carol" || c["name"] != "carols-laptop" || c["ipAddress"] != "10.0.0.61" {
 		t.Errorf("carol's client: %v", c)
 	}
 
@@ -206,7 +206,7 @@ func TestDataSourcesConnectionTruth(t *testing.T) {
 	if ok["username"] != "carol" || ok["ip"] != "10.0.0.77" || ok["aaaLatency"] == nil || ok["authenticationTimestamp"] == nil {
 		t.Errorf("RADIUS-only Success: %v", ok)
 	}
-	if c := s.client(alone); c == nil || c["username"] != "carol" {
+	if c := s.client(alone); c == nil || c["username"] != "carol" || c["ipAddress"] != "10.0.0.77" {
 		t.Errorf("carol's second client: %v", c)
 	}
 

@@ -118,7 +118,7 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 
 var clientColumns = []string{"box_id", "customer_id", "mac", "name", "username", "last_seen", "last_event_type", "bssid",
 	"ap_name", "ap_box_id", "ssid", "channel", "protocol", "location_id", "rssi", "data_rate",
-	"name_ts", "username_ts", "event_type_ts", "signal_ts"}
+	"name_ts", "username_ts", "event_type_ts", "signal_ts", "ip_address", "ip_ts"}
 
 // UpdateClients upserts the latest state of clients now, after what is
 // pending, coalescing each update with the stored state as
@@ -144,8 +144,8 @@ func (s *Store) UpdateClients(ctx context.Context, customerID int64, updates map
 // upsertClients coalesces each update with its client's stored state in
 // b's transaction by wnms.Coalesce's rule: an update older than the
 // state changes nothing; a newer one gives where the client is, and each
-// of name, username, last event type, and RSSI with data rate that it has
-// from a record no older than the state.
+// of name, username, IP, last event type, and RSSI with data rate that it
+// has from a record no older than the state.
 func upsertClients(ctx context.Context, b *bulkTx, customerID int64, updates map[int64]wnms.ClientUpdate) error {
 	if len(updates) == 0 {
 		return nil
@@ -167,7 +167,7 @@ func upsertClients(ctx context.Context, b *bulkTx, customerID int64, updates map
 		}
 		rows = append(rows, []any{box, customerID, u.MacAddress, u.Name, u.Username, u.Timestamp, u.EventType, u.BSSID,
 			u.APName, ap, u.SSID, int64(u.Channel), u.Protocol, u.LocationID, rssi, rate,
-			u.NameTS, u.UsernameTS, u.EventTypeTS, u.SignalTS})
+			u.NameTS, u.UsernameTS, u.EventTypeTS, u.SignalTS, u.IP, u.IPTS})
 	}
 	// newer: the update is no older than the stored state; given(col,
 	// ts): the update has col, from a record no older than the state.
@@ -185,6 +185,7 @@ func upsertClients(ctx context.Context, b *bulkTx, customerID int64, updates map
 	sets := []string{
 		set("name", given("name <> ''", "name_ts"), "name_ts"),
 		set("username", given("username <> ''", "username_ts"), "username_ts"),
+		set("ip_address", given("ip_address <> ''", "ip_ts"), "ip_ts"),
 		set("last_event_type", given("last_event_type <> ''", "event_type_ts"), "event_type_ts"),
 		set("rssi", given("rssi IS NOT NULL", "signal_ts"), "data_rate", "signal_ts"),
 		set("bssid", newer, "ap_name", "ap_box_id", "ssid", "channel", "protocol", "location_id", "last_seen"),
@@ -229,8 +230,8 @@ func clientLocationsQuery(d Dialect, boxes []int64) (string, any) {
 // UpdateScopedClients records the updates of a caller scoped below the
 // root (see telemetry.ClientStore): in one transaction it reads where
 // each client is, asks moved which of them came from where the caller
-// may not see, updates them all, and gives those that moved in the name
-// and username of their update only. It holds the customer's lock on its
+// may not see, updates them all, and gives those that moved in the name,
+// username and IP of their update only. It holds the customer's lock on its
 // clients (on PostgreSQL an advisory lock, across replicas; on SQLite the
 // one writer) from before the read to the commit, and every other write
 // of the customer's clients takes that lock shared (UpdateClients, the
@@ -275,9 +276,9 @@ func (s *Store) UpdateScopedClients(ctx context.Context, customerID int64, updat
 		}
 		for _, box := range slices.Sorted(maps.Keys(fresh)) {
 			u := fresh[box]
-			if _, err := b.Exec(ctx, `UPDATE clients SET name = $1, username = $2
-				WHERE customer_id = $3 AND box_id = $4 AND last_seen = $5 AND location_id = $6`,
-				u.Name, u.Username, customerID, box, u.Timestamp, u.LocationID); err != nil {
+			if _, err := b.Exec(ctx, `UPDATE clients SET name = $1, username = $2, ip_address = $3
+				WHERE customer_id = $4 AND box_id = $5 AND last_seen = $6 AND location_id = $7`,
+				u.Name, u.Username, u.IP, customerID, box, u.Timestamp, u.LocationID); err != nil {
 				return err
 			}
 		}
@@ -355,7 +356,7 @@ func (s *Store) Clients(ctx context.Context, q wnms.ClientQuery) ([]wnms.Client,
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM clients WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT box_id, mac, name, username, last_seen, last_event_type, bssid, ap_name,
+	rows, err := tx.QueryContext(ctx, `SELECT box_id, mac, name, username, ip_address, last_seen, last_event_type, bssid, ap_name,
 		ap_box_id, ssid, channel, protocol, location_id, rssi, data_rate FROM clients WHERE `+cond+
 		` ORDER BY last_seen DESC, box_id DESC LIMIT `+strconv.Itoa(q.Limit)+` OFFSET `+strconv.Itoa(q.Offset), args...)
 	if err != nil {
@@ -368,11 +369,15 @@ func (s *Store) Clients(ctx context.Context, q wnms.ClientQuery) ([]wnms.Client,
 		var ap, rssi sql.NullInt64
 		var rate sql.NullFloat64
 		var loc int64
-		if err := rows.Scan(&c.BoxID, &c.MacAddress, &c.Name, &c.Username, &c.LastSeen, &c.LastEventType, &c.BSSID,
+		var ip string
+		if err := rows.Scan(&c.BoxID, &c.MacAddress, &c.Name, &c.Username, &ip, &c.LastSeen, &c.LastEventType, &c.BSSID,
 			&c.AssociatedAPName, &ap, &c.SSID, &c.Channel, &c.Protocol, &loc, &rssi, &rate); err != nil {
 			return nil, 0, err
 		}
 		c.LocationID = wnms.LocalID(loc)
+		if ip != "" {
+			c.IPAddress = &ip
+		}
 		if ap.Valid {
 			c.AssociatedAPBoxID = &ap.Int64
 		}

@@ -95,7 +95,12 @@ type writeBehind struct {
 // value is a presence byte and the value; each of the four timestamps of
 // a client's name, username, event type and signal is its distance before
 // the client's timestamp. 5,000 clients and 2,900 slots take about 100 KB.
-const journalVersion = 1
+//
+// Version 2 appends to each client its IP and the IP's timestamp (as a
+// distance, like the others). Version 1 bodies, which servers before it
+// wrote and a restart may still find in the journal, are read as clients
+// with no IP.
+const journalVersion = 2
 
 // encodeJournal is d as a journal row's body.
 func encodeJournal(d *derived) ([]byte, error) {
@@ -133,6 +138,8 @@ func encodeJournal(d *derived) ([]byte, error) {
 		for _, ts := range []int64{u.NameTS, u.UsernameTS, u.EventTypeTS, u.SignalTS} {
 			b = binary.AppendVarint(b, u.Timestamp-ts)
 		}
+		str(u.IP)
+		b = binary.AppendVarint(b, u.Timestamp-u.IPTS)
 	}
 	var buf bytes.Buffer
 	zw, _ := journalWriters.Get().(*flate.Writer)
@@ -181,8 +188,9 @@ func decodeJournal(raw []byte) (*derived, error) {
 		return nil, err
 	}
 	r := journalReader{b: b}
-	if v := r.byte(); v != journalVersion {
-		return nil, fmt.Errorf("journal body version %d, want %d", v, journalVersion)
+	version := r.byte()
+	if version < 1 || version > journalVersion {
+		return nil, fmt.Errorf("journal body version %d, want 1 to %d", version, journalVersion)
 	}
 	d := newDerived()
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
@@ -212,6 +220,11 @@ func decodeJournal(raw []byte) (*derived, error) {
 		}
 		for _, ts := range []*int64{&u.NameTS, &u.UsernameTS, &u.EventTypeTS, &u.SignalTS} {
 			*ts = u.Timestamp - r.varint()
+		}
+		u.IPTS = u.Timestamp
+		if version >= 2 {
+			u.IP = r.str()
+			u.IPTS = u.Timestamp - r.varint()
 		}
 		d.clients[box] = u
 	}

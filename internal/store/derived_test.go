@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -19,9 +20,9 @@ import (
 // clientState is what a client's row says, for comparing two ways of
 // writing it.
 type clientState struct {
-	Mac, Name, Username, EventType, BSSID, SSID string
-	LastSeen, Location                          int64
-	RSSI                                        string
+	Mac, Name, Username, IP, EventType, BSSID, SSID string
+	LastSeen, Location                              int64
+	RSSI                                            string
 }
 
 func clientStates(t *testing.T, st *store.Store, customerID int64) map[string]clientState {
@@ -36,7 +37,11 @@ func clientStates(t *testing.T, st *store.Store, customerID int64) map[string]cl
 		if c.RSSI != nil {
 			rssi = fmt.Sprintf("%d/%v", *c.RSSI, *c.DataRateMbps)
 		}
-		out[c.MacAddress] = clientState{c.MacAddress, c.Name, c.Username, c.LastEventType, c.BSSID, c.SSID,
+		ip := "none"
+		if c.IPAddress != nil {
+			ip = *c.IPAddress
+		}
+		out[c.MacAddress] = clientState{c.MacAddress, c.Name, c.Username, ip, c.LastEventType, c.BSSID, c.SSID,
 			c.LastSeen, c.LocationID.ID, rssi}
 	}
 	return out
@@ -73,7 +78,7 @@ func TestWriteBehindExactAcrossCrashes(t *testing.T) {
 			for range 1 + r.IntN(6) {
 				m := r.IntN(len(macs))
 				u := wnms.ClientUpdate{MacAddress: macs[m], Timestamp: base + int64(r.IntN(40))*60_000,
-					Name: pick("", "", "laptop", "phone"), Username: pick("", "ada", "bob"), EventType: pick("", "Success", "Failure"),
+					Name: pick("", "", "laptop", "phone"), Username: pick("", "ada", "bob"), IP: pick("", "", "10.0.0.1", "10.0.0.2"), EventType: pick("", "Success", "Failure"),
 					BSSID: pick("00:11:74:00:00:01", "00:11:74:00:00:02"), SSID: pick("corp", "guest"), Channel: 36,
 					Protocol: "A", LocationID: int64(1 + r.IntN(3))}
 				if r.IntN(2) == 0 {
@@ -306,7 +311,8 @@ func TestJournalRoundTrip(t *testing.T) {
 	in := map[int64]wnms.ClientUpdate{
 		5: {MacAddress: "AA:BB", Timestamp: 1_700_000_000_000, Name: "n", Username: "u", EventType: "Failure", BSSID: "b",
 			SSID: "s", Channel: 149, Protocol: "AC", LocationID: 3, APBoxID: &ap, APName: "Lobby", RSSI: &rssi, DataRate: &rate,
-			NameTS: 1_699_999_999_000, UsernameTS: 1_700_000_000_000, EventTypeTS: 1_600_000_000_000, SignalTS: 1_700_000_000_000},
+			NameTS: 1_699_999_999_000, UsernameTS: 1_700_000_000_000, EventTypeTS: 1_600_000_000_000, SignalTS: 1_700_000_000_000,
+			IP: "10.0.0.61", IPTS: 1_699_999_998_000},
 		6: {MacAddress: "CC:DD", Timestamp: 42},
 	}
 	got, slots, err := store.DecodeJournalForTest(in, []int64{900_000, -900_000})
@@ -321,6 +327,33 @@ func TestJournalRoundTrip(t *testing.T) {
 	slices.Sort(slots)
 	if !slices.Equal(slots, []int64{-900_000, 900_000}) {
 		t.Errorf("slots %v", slots)
+	}
+}
+
+// A journal body of version 1 (written by a server from before clients
+// had an IP, and possibly still in the journal when the new one starts)
+// reads as the client it held, with no IP.
+func TestJournalReadsVersion1(t *testing.T) {
+	// What encodeJournal of version 1 made of one client and slot 42.
+	raw, err := hex.DecodeString("0071008eff01015401061161613a62623a63633a30303a30303a303380a0abfef9620c6361726f6c2d6c6170746f70056361726f6c07" +
+		"537563636573731131313a32323a33333a34343a35353a363604636f7270083830322e313161630461702d31480a010e0177010000000000106240" +
+		"d00f000000010000ffff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, slots, err := store.DecodeJournalBodyForTest(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rssi, rate, ap := -60, 144.5, int64(7)
+	want := wnms.ClientUpdate{MacAddress: "aa:bb:cc:00:00:03", Timestamp: 1_700_000_000_000, Name: "carol-laptop",
+		Username: "carol", EventType: "Success", BSSID: "11:22:33:44:55:66", SSID: "corp", Channel: 36, Protocol: "802.11ac",
+		LocationID: 5, APBoxID: &ap, APName: "ap-1", RSSI: &rssi, DataRate: &rate, NameTS: 1_699_999_999_000}.Stamped()
+	if len(got) != 1 || !reflect.DeepEqual(got[3], want) {
+		t.Errorf("clients %+v, want 3: %+v", got, want)
+	}
+	if !slices.Equal(slots, []int64{42}) {
+		t.Errorf("slots %v, want [42]", slots)
 	}
 }
 

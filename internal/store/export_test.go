@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -339,6 +341,15 @@ func DecodeJournalForTest(clients map[int64]wnms.ClientUpdate, slots []int64) (m
 		out = append(out, s)
 	}
 	return got.clients, out, nil
+}
+
+// DecodeJournalBodyForTest reads a journal row's body.
+func DecodeJournalBodyForTest(raw []byte) (map[int64]wnms.ClientUpdate, []int64, error) {
+	d, err := decodeJournal(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d.clients, slices.Sorted(maps.Keys(d.slots)), nil
 }
 
 // TelemetrySchemaForTest is the CREATE statement of an SQLite telemetry

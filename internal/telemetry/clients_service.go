@@ -41,7 +41,7 @@ func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []C
 		byBox[boxes[m]] = u
 	}
 	// A caller scoped below the root that moves a client from a location
-	// it does not see gets the client without the name and username that
+	// it does not see gets the client without the name, username and IP that
 	// records it could not write gave it: those stay out of its view.
 	scope, err := c.ScopePaths(ctx)
 	if err != nil {

@@ -149,3 +149,64 @@ func TestClients(t *testing.T) {
 		}
 	})
 }
+
+// A client's ipAddress over HTTP (decisions §21): that of the newest
+// event that carried one, whatever its type; an event without one keeps
+// it, an older one changes nothing, and a client never given one answers
+// null.
+func TestClientIPAddress(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		now := time.Now()
+		ms := func(ago time.Duration) int64 { return now.Add(-ago).UnixMilli() }
+		const carol, dave = "aa:bb:cc:00:00:61", "aa:bb:cc:00:00:62"
+		success := func(mac string, ago time.Duration, extra string) string {
+			return fmt.Sprintf(`{"macAddress":%q,"bssid":"00:11:74:00:10:0a","channel":36,"ssid":"corp","timestamp":%d,"eventType":"Success"%s}`,
+				mac, ms(ago), extra)
+		}
+		intermediate := func(mac string, ago time.Duration, extra string) string {
+			return fmt.Sprintf(`{"macAddress":%q,"bssid":"00:11:74:00:10:0a","channel":36,"ssid":"corp","timestamp":%d,"eventType":"Intermediate","categoryCode":1,"typeCode":2,"subTypeCode":1%s}`,
+				mac, ms(ago), extra)
+		}
+		for _, step := range []struct {
+			name    string
+			records []string
+			carol   string // "": null
+		}{
+			{"a Success gives its ip", []string{success(carol, 50*time.Minute, `,"ip":"10.0.0.61","username":"carol@corp"`),
+				success(dave, 50*time.Minute, `,"username":"dave@corp"`)}, "10.0.0.61"},
+			{"a later event without one keeps it", []string{intermediate(carol, 40*time.Minute, ""),
+				success(carol, 35*time.Minute, `,"ip":""`)}, "10.0.0.61"},
+			{"a newer one replaces it", []string{intermediate(carol, 30*time.Minute, `,"ip":"10.0.0.99"`)}, "10.0.0.99"},
+			{"an older one changes nothing", []string{success(carol, 2*time.Hour, `,"ip":"10.0.0.1"`)}, "10.0.0.99"},
+			{"newest of one batch wins", []string{success(carol, 10*time.Minute, `,"ip":"10.0.0.70"`),
+				intermediate(carol, 5*time.Minute, `,"ip":"10.0.0.71"`), success(carol, 1*time.Minute, ``)}, "10.0.0.71"},
+		} {
+			var res ingestResult
+			e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", body(step.records...)).Decode(t, &res)
+			if res.Accepted != len(step.records) {
+				t.Fatalf("%s: ingest %+v", step.name, res)
+			}
+			var cs []map[string]any
+			e.Admin.Expect(200, "GET", "/V5/devices/clients", nil).Decode(t, &cs)
+			ips := map[string]any{}
+			for _, c := range cs {
+				v, ok := c["ipAddress"]
+				if !ok {
+					t.Fatalf("%s: client without ipAddress: %v", step.name, c)
+				}
+				ips[fmt.Sprint(c["macAddress"])] = v
+			}
+			var want any
+			if step.carol != "" {
+				want = step.carol
+			}
+			if got := ips[strings.ToUpper(carol)]; got != want {
+				t.Errorf("%s: carol's ipAddress %v, want %v", step.name, got, want)
+			}
+			if got, ok := ips[strings.ToUpper(dave)]; !ok || got != nil {
+				t.Errorf("%s: dave's ipAddress %v (listed %v), want null", step.name, got, ok)
+			}
+		}
+	})
+}

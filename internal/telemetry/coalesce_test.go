@@ -16,7 +16,7 @@ func TestCoalesceGrouping(t *testing.T) {
 	pick := func(vals ...string) string { return vals[r.IntN(len(vals))] }
 	update := func() ClientUpdate {
 		u := ClientUpdate{MacAddress: "AA", Timestamp: int64(1 + r.IntN(6)), Name: pick("", "", "n1", "n2"),
-			Username: pick("", "u1", "u2"), EventType: pick("", "Success", "Failure"), BSSID: pick("b1", "b2", "b3"),
+			Username: pick("", "u1", "u2"), IP: pick("", "", "i1", "i2"), EventType: pick("", "Success", "Failure"), BSSID: pick("b1", "b2", "b3"),
 			LocationID: int64(r.IntN(3))}
 		if r.IntN(2) == 0 {
 			rssi, rate := -40-r.IntN(3), float64(r.IntN(3))

@@ -221,7 +221,7 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 	}
 	e.MacAddress, e.BSSID, e.Timestamp, e.Type, e.SSID, e.Protocol = mac, bssid, ts, typ, in.SSID, protocol
 	e.Channel, e.APName = in.Channel, in.AssociatedAPName
-	e.ClientName, e.Username = in.ClientName, in.Username
+	e.ClientName, e.Username, e.IP = in.ClientName, in.Username, deref(in.IP)
 	var channel *int // 0 is a data source's "not known"
 	if in.Channel != 0 {
 		channel = &in.Channel
@@ -389,6 +389,6 @@ func NormalizeType(v string) (string, bool) {
 // ClientUpdate is what the event says of its client.
 func (e *Event) ClientUpdate() ClientUpdate {
 	return ClientUpdate{MacAddress: e.MacAddress, Timestamp: e.Timestamp, Name: e.ClientName, Username: e.Username,
-		EventType: e.Type, BSSID: e.BSSID, SSID: e.SSID, Channel: e.Channel, Protocol: e.Protocol,
+		IP: e.IP, EventType: e.Type, BSSID: e.BSSID, SSID: e.SSID, Channel: e.Channel, Protocol: e.Protocol,
 		LocationID: e.LocationID, APBoxID: e.APBoxID, APName: e.APName}
 }

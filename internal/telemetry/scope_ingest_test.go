@@ -77,8 +77,9 @@ func TestScopedIngestStaysInScope(t *testing.T) {
 			t.Errorf("operator's event on the victim's BSSID: %+v", res)
 		}
 
-		// A client of site B with a name and username; the operator's sample
-		// at its own AP moves the client into its view without them.
+		// A client of site B with a name and username (from a sample) and
+		// an address (from an event); the operator's sample at its own AP
+		// moves the client into its view without them.
 		stat := func(bssid, extra string, at time.Duration) string {
 			return fmt.Sprintf(`{"macAddress":"aa:bb:cc:00:0b:02","bssid":%q,"channel":36,"ssid":"corp","timestamp":%d,"frequencyBand":"BAND_5_GHZ","rssi":-60,"dataRateMbps":100,"retryRatePct":1%s}`,
 				bssid, now.Add(-at).UnixMilli(), extra)
@@ -87,6 +88,12 @@ func TestScopedIngestStaysInScope(t *testing.T) {
 		if res.Accepted != 1 {
 			t.Fatalf("admin's sample: %+v", res)
 		}
+		withIP := fmt.Sprintf(`{"macAddress":"aa:bb:cc:00:0b:02","bssid":"00:11:74:00:0b:01","channel":36,"ssid":"corp","timestamp":%d,"eventType":"Success","ip":"10.9.9.9"}`,
+			now.Add(-150*time.Second).UnixMilli())
+		e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", body(withIP)).Decode(t, &res)
+		if res.Accepted != 1 {
+			t.Fatalf("admin's event: %+v", res)
+		}
 		op.Expect(200, "POST", "/V5/ingest/clientstats", body(stat("00:11:74:00:0a:01", "", 2*time.Minute))).Decode(t, &res)
 		if res.Accepted != 1 {
 			t.Fatalf("operator's sample: %+v", res)
@@ -94,8 +101,8 @@ func TestScopedIngestStaysInScope(t *testing.T) {
 		var page struct{ ClientList []telemetry.Client }
 		op.Expect(200, "GET", "/V5/devices/clients/0/100", nil).Decode(t, &page)
 		for _, cl := range page.ClientList {
-			if cl.MacAddress == "AA:BB:CC:00:0B:02" && (cl.Name != cl.MacAddress || cl.Username != "") {
-				t.Errorf("the operator sees the other site's client as %q / %q", cl.Name, cl.Username)
+			if cl.MacAddress == "AA:BB:CC:00:0B:02" && (cl.Name != cl.MacAddress || cl.Username != "" || cl.IPAddress != nil) {
+				t.Errorf("the operator sees the other site's client as %q / %q / %v", cl.Name, cl.Username, cl.IPAddress)
 			}
 		}
 		// A caller at the root moving a client keeps its identity.

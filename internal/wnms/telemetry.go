@@ -138,11 +138,15 @@ func (s *Sample) PlaceAt(ap *RadioAP, at int64) {
 
 // Client is a client of the client lists: its latest state.
 type Client struct {
-	Type                  string     `json:"type"`
-	BoxID                 int64      `json:"boxId"`
-	Name                  string     `json:"name"`
-	MacAddress            string     `json:"macAddress"`
-	Username              string     `json:"username"`
+	Type       string `json:"type"`
+	BoxID      int64  `json:"boxId"`
+	Name       string `json:"name"`
+	MacAddress string `json:"macAddress"`
+	Username   string `json:"username"`
+	// IPAddress is the address of the newest event that carried one (a
+	// Success's DHCP ACK or Framed-IP-Address, an accounting Start's
+	// Intermediate); nil: never observed (decisions §21).
+	IPAddress             *string    `json:"ipAddress"`
 	LastSeen              int64      `json:"lastSeen"`
 	Active                bool       `json:"active"`
 	LastEventType         string     `json:"lastEventType"`
@@ -194,6 +198,7 @@ type ClientUpdate struct {
 	Timestamp  int64
 	Name       string // "" keeps the stored one
 	Username   string // "" keeps the stored one
+	IP         string // "" keeps the stored one
 	EventType  string // "" keeps the stored one (samples)
 	BSSID      string
 	SSID       string
@@ -204,18 +209,18 @@ type ClientUpdate struct {
 	APName     string
 	RSSI       *int
 	DataRate   *float64
-	// When the name, username, event type and signal (RSSI and data
+	// When the name, username, IP, event type and signal (RSSI and data
 	// rate) were reported, for an update coalesced from several records
 	// (see Coalesce); 0: at Timestamp.
-	NameTS, UsernameTS, EventTypeTS, SignalTS int64
+	NameTS, UsernameTS, IPTS, EventTypeTS, SignalTS int64
 }
 
 // Coalesce is a client's state cur after the update u arrives: an update
 // older than the state (by timestamp) changes nothing; a newer one (or one
 // as old) gives where the client is (AP, BSSID, SSID, channel, protocol,
-// location) and each of name, username, last event type, and RSSI with
-// data rate that it has, the rest staying. An update coalesced from
-// several records carries, for each of those four, the timestamp of the
+// location) and each of name, username, IP, last event type, and RSSI
+// with data rate that it has, the rest staying. An update coalesced from
+// several records carries, for each of those five, the timestamp of the
 // record that gave it (NameTS and so on), and gives it only if that
 // record is no older than the state: so coalescing records in any
 // grouping, in memory or in the database (store.UpdateClients applies the
@@ -232,6 +237,9 @@ func Coalesce(cur, u ClientUpdate) ClientUpdate {
 	if u.Username == "" || u.UsernameTS < cur.Timestamp {
 		next.Username, next.UsernameTS = cur.Username, cur.UsernameTS
 	}
+	if u.IP == "" || u.IPTS < cur.Timestamp {
+		next.IP, next.IPTS = cur.IP, cur.IPTS
+	}
 	if u.EventType == "" || u.EventTypeTS < cur.Timestamp {
 		next.EventType, next.EventTypeTS = cur.EventType, cur.EventTypeTS
 	}
@@ -241,10 +249,10 @@ func Coalesce(cur, u ClientUpdate) ClientUpdate {
 	return next
 }
 
-// Stamped is u with the timestamp of each of its name, username, event
-// type and signal that has none (one record's update) set to u's.
+// Stamped is u with the timestamp of each of its name, username, IP,
+// event type and signal that has none (one record's update) set to u's.
 func (u ClientUpdate) Stamped() ClientUpdate {
-	for _, ts := range []*int64{&u.NameTS, &u.UsernameTS, &u.EventTypeTS, &u.SignalTS} {
+	for _, ts := range []*int64{&u.NameTS, &u.UsernameTS, &u.IPTS, &u.EventTypeTS, &u.SignalTS} {
 		if *ts == 0 {
 			*ts = u.Timestamp
 		}
@@ -287,6 +295,7 @@ type ClientEvent struct {
 	SubCode    *int // subFailureCode or typeCode
 	ClientName string
 	Username   string
+	IP         string // the client's address the event carries, if any
 	FileID     string // the log bundle a Failure names, if any
 
 	// Set by Place: the location and AP of the event's BSSID.
