@@ -308,8 +308,10 @@ func TestServeDemo(t *testing.T) {
 	top := t.TempDir()
 	dir := filepath.Join(top, "wnms-demo")
 	l, stdout, stderr, stop := bootServe(t, nil, "--data", dir, "--demo")
-	// -race slows the server's SQLite a lot: be patient.
-	deadline := time.Now().Add(5 * time.Minute)
+	// -race slows the server's SQLite a lot, and the package's kill and
+	// restart tests run beside it on two cores: be patient (this guards
+	// against a hang, it measures nothing).
+	deadline := time.Now().Add(12 * time.Minute)
 	for !strings.Contains(stdout.String(), "live from now on") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the demo did not finish its backfill:\n%s", stdout.String())
