@@ -30,6 +30,20 @@ var apSortColumns = map[string]string{
 	"devicename": "name", "boxid": "box_id", "macaddress": "mac", "ipaddress": "ip_address", "lastseen": "last_seen",
 }
 
+// collectAPs scans every row of rows and closes them.
+func collectAPs(rows *sql.Rows) ([]wnms.AP, error) {
+	defer rows.Close()
+	out := []wnms.AP{}
+	for rows.Next() {
+		a, err := scanAP(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *a)
+	}
+	return out, rows.Err()
+}
+
 func scanAP(sc scanner) (*wnms.AP, error) {
 	var a wnms.AP
 	var loc int64
@@ -237,16 +251,8 @@ func (s *Store) APs(ctx context.Context, q wnms.APQuery) ([]wnms.AP, int, error)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	out := []wnms.AP{}
-	for rows.Next() {
-		a, err := scanAP(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, *a)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := collectAPs(rows)
+	if err != nil {
 		return nil, 0, err
 	}
 	return out, total, tx.Commit()
@@ -258,21 +264,13 @@ func (s *Store) APs(ctx context.Context, q wnms.APQuery) ([]wnms.AP, int, error)
 func (s *Store) MarkAPsDown(ctx context.Context, staleBefore int64) ([]wnms.AP, error) {
 	var out []wnms.AP
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		out = nil
 		rows, err := tx.QueryContext(ctx, `UPDATE aps SET active = $1 WHERE active = $2 AND last_seen < $3 RETURNING `+apColumns,
 			false, true, staleBefore)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			a, err := scanAP(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, *a)
-		}
-		return rows.Err()
+		out, err = collectAPs(rows)
+		return err
 	})
 	slices.SortFunc(out, func(a, b wnms.AP) int { return cmp.Compare(a.BoxID, b.BoxID) })
 	return out, err
@@ -288,7 +286,6 @@ func (s *Store) TouchAPs(ctx context.Context, customerID int64, boxIDs []int64, 
 	}
 	var up []wnms.AP
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		up = up[:0]
 		in, arg := inList(s.dialect, "$2", boxIDs)
 		rows, err := tx.QueryContext(ctx, `UPDATE aps SET last_seen = $3, up_since = $3, active = $4
 			WHERE customer_id = $1 AND box_id`+in+` AND active = $5 AND last_seen < $3 RETURNING `+apColumns,
@@ -296,15 +293,7 @@ func (s *Store) TouchAPs(ctx context.Context, customerID int64, boxIDs []int64, 
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			a, err := scanAP(rows)
-			if err != nil {
-				return err
-			}
-			up = append(up, *a)
-		}
-		if err := rows.Err(); err != nil {
+		if up, err = collectAPs(rows); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE aps SET last_seen = $3 WHERE customer_id = $1 AND box_id`+in+` AND last_seen < $3`,
