@@ -54,7 +54,7 @@ func TestRadiusAcceptsSurviveRestarts(t *testing.T) {
 }
 
 // BenchmarkRadiusAcceptLoss is the large measurement of
-// TestRadiusAcceptsSurviveRestarts (README, "Accepts across restarts"):
+// TestRadiusAcceptsSurviveRestarts (docs/benchmarks.md, "Accepts across restarts"):
 // radclient asks for 200 accepts a second through `wnms serve` (SQLite,
 // and PostgreSQL with WNMS_TEST_DATABASE_URL) while the server is
 // stopped with SIGTERM and restarted 5 times, then killed and restarted

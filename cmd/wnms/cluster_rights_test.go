@@ -45,7 +45,7 @@ func TestClusterForwardKeepsCallerRights(t *testing.T) {
 	child := startProc(t, freeTCPPort(t), "--data", filepath.Join(dir, "child"), "--server-id", "2",
 		"--bootstrap-key-id", childKey[0], "--bootstrap-key-value", childKey[1])
 	// The parent's key on the child is made for a cluster parent, beside
-	// the running child, as the README says to.
+	// the running child, as docs/operations.md ("Cluster") says to.
 	code, out, stderr := runCLI([]string{"apikey", "create", "--data", filepath.Join(dir, "child"), "--login", "parent",
 		"--role", "SUPERUSER", "--cluster-parent"}, nil)
 	var parentKey struct {

@@ -10,27 +10,21 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/wnms/wnms/internal/radius/radiustest"
 )
 
-// The README's walk-through ("A first session with curl") must work as
-// written against a fresh server: every shell block runs, in order, in one
-// shell, and prints what the README shows after it: the same JSON objects
-// (compared by their fields, since ids, keys and dates differ from run to
-// run) and the same first word of every other line (statuses, types). It
-// needs bash, curl, jq, base64, file, OpenBSD netcat (nc) and openssl; without them it is skipped, unless
-// WNMS_TEST_REQUIRE_TOOLS=1 (as in CI).
-func TestREADMEWalkthrough(t *testing.T) {
+// The walk-through (docs/walkthrough.md) must work as written against a
+// fresh server: every shell block runs, in order, in one shell, and prints
+// what the file shows after it: the same JSON objects (compared by their
+// fields, since ids, keys and dates differ from run to run) and the same
+// first word of every other line (statuses, types). It needs bash, curl,
+// jq, base64, file, OpenBSD netcat (nc) and openssl, and for its SNMP part
+// net-snmp's tools; without them it is skipped (the SNMP part left out),
+// unless WNMS_TEST_REQUIRE_TOOLS=1 (as in CI).
+func TestDocsWalkthrough(t *testing.T) {
 	needTools(t, "bash", "curl", "jq", "base64", "file", "awk", "nc", "openssl")
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(readme)
-	start, end := strings.Index(s, "## A first session with curl"), strings.Index(s, "## Configuration")
-	if start < 0 || end < start {
-		t.Fatal("the README has no walk-through section")
-	}
-	steps := parseWalkthrough(s[start:end])
+	steps := parseWalkthrough(docSection(t, "docs/walkthrough.md", "A first session", "SNMP"))
 	if len(steps) < 10 {
 		t.Fatalf("found only %d shell blocks in the walk-through", len(steps))
 	}
@@ -46,27 +40,11 @@ func TestREADMEWalkthrough(t *testing.T) {
 		}
 	}
 	if snmpTools {
-		start, end = strings.Index(s, "## SNMP\n"), strings.Index(s, "## Errors")
-		if start < 0 || end < start {
-			t.Fatal("the README has no SNMP section")
-		}
-		snmpSteps := parseWalkthrough(s[start:end])
+		snmpSteps := parseWalkthrough(docSection(t, "docs/walkthrough.md", "SNMP", ""))
 		if len(snmpSteps) < 4 {
 			t.Fatalf("found only %d shell blocks in the SNMP section", len(snmpSteps))
 		}
 		steps = append(steps, snmpSteps...)
-	}
-
-	// "Connect your network": its calls go on from the same session (the
-	// hostapd block runs in the 802.1X lab, lab_test.go).
-	start, end = strings.Index(s, "## Connect your network"), strings.Index(s, "## Running on PostgreSQL")
-	if start < 0 || end < start {
-		t.Fatal("the README has no section Connect your network")
-	}
-	if connect := parseWalkthrough(s[start:end]); len(connect) != 2 {
-		t.Fatalf("found %d shell blocks in Connect your network, want 2", len(connect))
-	} else {
-		steps = append(steps, connect...)
 	}
 
 	dir := t.TempDir()
@@ -89,23 +67,82 @@ func TestREADMEWalkthrough(t *testing.T) {
 	runSteps(t, steps, dir, replacer, []string{"SNMP_PERSISTENT_DIR=" + filepath.Join(dir, "snmp-state"), "HOME=" + dir}, stderr.String)
 }
 
+// The README's "Connect your network" works as written, from the login
+// to the self-test: its shell blocks run in order against a server with
+// its RADIUS and syslog listeners on (free ports of the loopback, for
+// 1812, 1813 and 514), FreeRADIUS upstream (taking wnms as a client with
+// the README's clients.conf block, wnms's address the loopback), and
+// radclient and logger as the README calls them; each prints what the
+// README shows. The block that starts the server is the test's own.
+func TestREADMEConnect(t *testing.T) {
+	t.Parallel()
+	needTools(t, "bash", "curl", "jq", "radclient", "logger")
+	steps := parseWalkthrough(docSection(t, "README.md", "Connect your network", ""))
+	var run []walkStep
+	for _, st := range steps {
+		if !strings.Contains(st.script, "wnms serve") {
+			run = append(run, st)
+		}
+	}
+	if len(steps)-len(run) != 1 || len(run) < 6 {
+		t.Fatalf("Connect your network: %d shell blocks, %d of them to run; want one that starts the server and at least 6 more", len(steps), len(run))
+	}
+	var clients []string
+	for _, line := range strings.Split(readmeBlock(t, "<!-- lab: clients.conf -->"), "\n") {
+		if k, _, _ := strings.Cut(strings.TrimSpace(line), "="); strings.TrimSpace(k) == "ipaddr" {
+			line = "\tipaddr = 127.0.0.1"
+		}
+		clients = append(clients, line)
+	}
+	fr := radiustest.StartWithClients(t, strings.Join(clients, "\n"), "-X")
+	dir := t.TempDir()
+	l, _, stderr, _ := bootServe(t, nil, "--data", filepath.Join(dir, "wnms-data"), "--radius-auth-listen", "127.0.0.1:0",
+		"--radius-acct-listen", "127.0.0.1:0", "--syslog-listen", "127.0.0.1:0")
+	_, syslogPort, _ := net.SplitHostPort(l.Syslog)
+	replacer := strings.NewReplacer("127.0.0.1:8080", l.API, "127.0.0.1:1812", l.RadiusAuth, "127.0.0.1:1813", l.RadiusAcct,
+		"-P 514", "-P "+syslogPort, "10.0.0.10:1812", fr.Auth, "10.0.0.10:1813", fr.Acct)
+	runSteps(t, run, dir, replacer, []string{"HOME=" + dir}, func() string {
+		return stderr.String() + "\n--- FreeRADIUS:\n" + radiustest.Tail(fr.Output(), 60)
+	})
+}
+
+// docSection is the text of the section "## heading" of file (a path
+// from the repository's top), up to the section "## until" ("" for the
+// next section of the same level, or the end of the file).
+func docSection(t *testing.T, file, heading, until string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := "\n" + string(b)
+	start := strings.Index(s, "\n## "+heading+"\n")
+	if start < 0 {
+		t.Fatalf("%s has no section %q", file, heading)
+	}
+	rest := s[start+1:]
+	var end int
+	if until != "" {
+		end = strings.Index(rest, "\n## "+until+"\n")
+		if end < 0 {
+			t.Fatalf("%s has no section %q after %q", file, until, heading)
+		}
+	} else if end = strings.Index(rest[3:], "\n## "); end >= 0 {
+		end += 3
+	} else {
+		end = len(rest)
+	}
+	return rest[:end]
+}
+
 // readmeDemo runs the README's demo section against the --demo server l,
 // whose data directory is dir/wnms-demo: every block after the one that
 // starts the server (which is the caller's) prints what the README shows.
 // TestServeDemo calls it, so that one demo backfill serves both.
 func readmeDemo(t *testing.T, l listening, dir string, server func() string) {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(readme)
-	start, end := strings.Index(s, "## A live demo network in one command"), strings.Index(s, "## A first session with curl")
-	if start < 0 || end < start {
-		t.Fatal("the README has no demo section")
-	}
 	var steps []walkStep
-	for _, st := range parseWalkthrough(s[start:end]) {
+	for _, st := range parseWalkthrough(docSection(t, "README.md", "A live demo network in one command", "")) {
 		if !strings.HasPrefix(st.script, "go run ./cmd/wnms serve --demo --data wnms-demo") {
 			steps = append(steps, st)
 		}
@@ -116,10 +153,10 @@ func readmeDemo(t *testing.T, l listening, dir string, server func() string) {
 	runSteps(t, steps, dir, strings.NewReplacer("127.0.0.1:8080", l.API), []string{"HOME=" + dir}, server)
 }
 
-// runSteps runs README shell blocks in dir, in order, each in a fresh bash
+// runSteps runs the shell blocks of a document in dir, in order, each in a fresh bash
 // that first replays the variable assignments of the blocks before it
 // (so variables carry over as in one terminal), and compares what each
-// prints with the output block the README shows after it.
+// prints with the output block the document shows after it.
 func runSteps(t *testing.T, steps []walkStep, dir string, replacer *strings.Replacer, env []string, server func() string) {
 	t.Helper()
 	for i, st := range steps {
@@ -145,34 +182,20 @@ func runSteps(t *testing.T, steps []walkStep, dir string, replacer *strings.Repl
 		}
 		got, want := outputShape(string(out)), outputShape(st.want)
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("block %d prints something else than the README shows:\n%s\n--- got:\n%s\n--- README:\n%s",
+			t.Errorf("block %d prints something else than the document shows:\n%s\n--- got:\n%s\n--- document:\n%s",
 				i+1, st.script, out, st.want)
 		}
 	}
 }
 
-// The README's cluster example runs as written: three wnms processes (the
-// test binary standing in for ./wnms), forwarding, fan-out, a child
-// stopped.
-func TestREADMECluster(t *testing.T) {
+// The cluster example of docs/operations.md runs as written: three wnms
+// processes (the test binary standing in for ./wnms), forwarding,
+// fan-out, a child stopped.
+func TestDocsCluster(t *testing.T) {
 	needTools(t, "bash", "curl", "jq")
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(readme)
-	start := strings.Index(s, "## Cluster\n")
-	if start < 0 {
-		t.Fatal("the README has no Cluster section")
-	}
-	end := strings.Index(s[start+5:], "\n## ")
-	section := s[start:]
-	if end >= 0 {
-		section = s[start : start+5+end]
-	}
-	steps := parseWalkthrough(section)
+	steps := parseWalkthrough(docSection(t, "docs/operations.md", "Cluster", ""))
 	if len(steps) < 5 {
-		t.Fatalf("found only %d shell blocks in the Cluster section", len(steps))
+		t.Fatalf("found only %d shell blocks in the Cluster section of docs/operations.md", len(steps))
 	}
 	dir := t.TempDir()
 	pairs := []string{"./wnms ", os.Args[0] + " "}
