@@ -1,0 +1,107 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/notify"
+)
+
+// BenchmarkWebhookDelivery raises AP events at 1,000 a second for 10 s
+// (eight raisers) to 10 webhooks, each an HTTP receiver that answers at
+// once, and nothing else: no event-stream clients, no dead receiver. It
+// reports, per engine, the p50 and p99 of the delay from an event's
+// creation (its timestamp) to its arrival at a receiver, and deliveries/s:
+// the deliveries received over the time from the first event raised to the
+// last delivery received.
+//
+//	go test -run X -bench WebhookDelivery -benchtime 1x ./internal/api
+func BenchmarkWebhookDelivery(b *testing.B) {
+	const (
+		rate     = 1000
+		seconds  = 10
+		webhooks = 10
+		raisersN = 8
+	)
+	for _, backend := range apitest.Backends(b) {
+		b.Run(string(backend), func(b *testing.B) {
+			e := apitest.New(b, backend)
+			allowLocalReceivers(e)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go e.API.Hub.Run(ctx)
+			<-e.API.Hub.Ready()
+			go e.API.Webhooks.Run(ctx)
+
+			var mu sync.Mutex
+			delays := make([]time.Duration, 0, rate*seconds*webhooks)
+			var last time.Time
+			for range webhooks {
+				rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					var ev struct {
+						Kind      string
+						Timestamp int64
+					}
+					json.NewDecoder(r.Body).Decode(&ev)
+					now := time.Now()
+					if ev.Kind != "apDown" && ev.Kind != "apUp" {
+						return
+					}
+					mu.Lock()
+					delays = append(delays, now.Sub(time.UnixMilli(ev.Timestamp)))
+					last = now
+					mu.Unlock()
+				}))
+				defer func() { rcv.CloseClientConnections(); rcv.Close() }()
+				e.Admin.Expect(http.StatusOK, "PUT", "/V5/webhooks", map[string]any{"url": rcv.URL, "secret": hookSecret,
+					"kinds": []string{"apDown", "apUp"}})
+			}
+			b.ResetTimer()
+			start := time.Now()
+			total := rate * seconds
+			var raisers sync.WaitGroup
+			for r := range raisersN {
+				raisers.Add(1)
+				go func() {
+					defer raisers.Done()
+					for i := r; i < total; i += raisersN {
+						if wait := time.Until(start.Add(time.Duration(i) * time.Second / rate)); wait > 0 {
+							time.Sleep(wait)
+						}
+						e.API.Hub.APChange(ctx, notify.AP{CustomerID: 1, BoxID: int64(i%500 + 1), Name: "ap", MacAddress: "00:11:22:33:44:55"}, i%2 == 0)
+					}
+				}()
+			}
+			raisers.Wait()
+			raised := time.Since(start)
+			deadline := time.Now().Add(2 * time.Minute)
+			for {
+				mu.Lock()
+				n := len(delays)
+				mu.Unlock()
+				if n >= total*webhooks || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			b.StopTimer()
+			mu.Lock()
+			defer mu.Unlock()
+			p50, p99 := percentiles(delays)
+			rate := float64(len(delays)) / last.Sub(start).Seconds()
+			b.ReportMetric(float64(total)/raised.Seconds(), "events/s")
+			b.ReportMetric(float64(len(delays))/float64(total*webhooks), "share")
+			b.ReportMetric(float64(p50.Milliseconds()), "p50-ms")
+			b.ReportMetric(float64(p99.Milliseconds()), "p99-ms")
+			b.ReportMetric(rate, "deliveries/s")
+			b.Logf("%s: %d events in %s; %d of %d delivered, p50 %s p99 %s, %.0f deliveries/s", backend, total, raised.Round(time.Millisecond),
+				len(delays), total*webhooks, p50, p99, rate)
+		})
+	}
+}
