@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/wnms/wnms/internal/apitest"
 	"github.com/wnms/wnms/internal/notify"
 )
@@ -19,7 +21,9 @@ import (
 // reports, per engine, the p50 and p99 of the delay from an event's
 // creation (its timestamp) to its arrival at a receiver, and deliveries/s:
 // the deliveries received over the time from the first event raised to the
-// last delivery received.
+// last delivery received. On PostgreSQL it also reports the rows written
+// (inserted or updated) per delivery, in the deliveries' table and in the
+// webhooks' table, from the server's table statistics.
 //
 //	go test -run X -bench WebhookDelivery -benchtime 1x ./internal/api
 func BenchmarkWebhookDelivery(b *testing.B) {
@@ -100,8 +104,47 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			b.ReportMetric(float64(p50.Milliseconds()), "p50-ms")
 			b.ReportMetric(float64(p99.Milliseconds()), "p99-ms")
 			b.ReportMetric(rate, "deliveries/s")
+			if backend == apitest.Postgres {
+				deliveries, hooks := pgRowWrites(b, e.Config.DatabaseURL)
+				b.ReportMetric(deliveries/float64(len(delays)), "delivery-rows-written/delivery")
+				b.ReportMetric(hooks/float64(len(delays)), "webhook-rows-written/delivery")
+				b.Logf("rows written per delivery: %.3f of webhook_deliveries, %.3f of webhooks", deliveries/float64(len(delays)),
+					hooks/float64(len(delays)))
+			}
 			b.Logf("%s: %d events in %s; %d of %d delivered, p50 %s p99 %s, %.0f deliveries/s", backend, total, raised.Round(time.Millisecond),
 				len(delays), total*webhooks, p50, p99, rate)
 		})
 	}
+}
+
+// pgRowWrites reads how many rows of webhook_deliveries and of webhooks
+// were inserted or updated in the database at url, from its table
+// statistics (flushed when a server's transactions end, at most a second
+// later: it waits for them to stop changing).
+func pgRowWrites(b *testing.B, url string) (deliveries, hooks float64) {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	read := func() (d, h float64) {
+		db.Exec(`SELECT pg_stat_clear_snapshot()`)
+		if err := db.QueryRow(`SELECT
+			coalesce(sum(n_tup_ins + n_tup_upd) FILTER (WHERE relname = 'webhook_deliveries'), 0),
+			coalesce(sum(n_tup_ins + n_tup_upd) FILTER (WHERE relname = 'webhooks'), 0)
+			FROM pg_stat_user_tables`).Scan(&d, &h); err != nil {
+			b.Fatal(err)
+		}
+		return d, h
+	}
+	deliveries, hooks = read()
+	for range 20 {
+		time.Sleep(500 * time.Millisecond)
+		d, h := read()
+		if d == deliveries && h == hooks {
+			break
+		}
+		deliveries, hooks = d, h
+	}
+	return deliveries, hooks
 }
