@@ -27,7 +27,7 @@ import (
 // DeliveryStore is what the webhook dispatcher needs of the store.
 type DeliveryStore interface {
 	QueueDeliveries(ctx context.Context, pass wnms.QueuePass) ([]wnms.Claimed, error)
-	ActiveWebhooks(ctx context.Context, now int64) ([]int64, error)
+	DueWebhooks(ctx context.Context, now int64) ([]int64, error)
 	ClaimDeliveries(ctx context.Context, webhookID int64, n int, now, until int64) ([]*wnms.Delivery, error)
 	FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, retryFor time.Duration, owner string,
 		cursors []wnms.Cursor) (lost []int64, err error)
@@ -298,15 +298,15 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
-// dispatch claims due deliveries of the active webhooks (all, or those
-// with deliveries waiting here) within the bounds on attempts in flight,
-// and sends each.
+// dispatch claims due deliveries of the webhooks that have some (all
+// such, or those with deliveries waiting here) within the bounds on
+// attempts in flight, and sends each.
 func (d *Dispatcher) dispatch(ctx context.Context, all bool) {
 	now := d.Now()
 	var ids []int64
 	if all {
 		var err error
-		if ids, err = d.Store.ActiveWebhooks(ctx, now.UnixMilli()); err != nil {
+		if ids, err = d.Store.DueWebhooks(ctx, now.UnixMilli()); err != nil {
 			if ctx.Err() == nil {
 				d.Log.Error("webhooks: listing failed", "err", err)
 			}
