@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -26,7 +27,7 @@ import (
 // DeliveryStore is what the webhook dispatcher needs of the store.
 type DeliveryStore interface {
 	QueueDeliveries(ctx context.Context, pass wnms.QueuePass) ([]wnms.Claimed, error)
-	ActiveWebhooks(ctx context.Context, now int64) ([]int64, error)
+	DueWebhooks(ctx context.Context, now int64) ([]int64, error)
 	ClaimDeliveries(ctx context.Context, webhookID int64, n int, now, until int64) ([]*wnms.Delivery, error)
 	FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, retryFor time.Duration, owner string,
 		cursors []wnms.Cursor) (lost []int64, err error)
@@ -297,15 +298,15 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
-// dispatch claims due deliveries of the active webhooks (all, or those
-// with deliveries waiting here) within the bounds on attempts in flight,
-// and sends each.
+// dispatch claims due deliveries of the webhooks that have some (all
+// such, or those with deliveries waiting here) within the bounds on
+// attempts in flight, and sends each.
 func (d *Dispatcher) dispatch(ctx context.Context, all bool) {
 	now := d.Now()
 	var ids []int64
 	if all {
 		var err error
-		if ids, err = d.Store.ActiveWebhooks(ctx, now.UnixMilli()); err != nil {
+		if ids, err = d.Store.DueWebhooks(ctx, now.UnixMilli()); err != nil {
 			if ctx.Err() == nil {
 				d.Log.Error("webhooks: listing failed", "err", err)
 			}
@@ -590,7 +591,34 @@ func Signature(secret string, ts int64, body []byte) string {
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
 }
 
-// Send POSTs one event's body to url, signed, and says how it went.
+// StandardSignature is the webhook-signature of a body sent at ts (Unix
+// seconds) as message id, by the Standard Webhooks specification: "v1,"
+// and the base64 HMAC-SHA256, keyed with key (wnms.StandardWebhookKey),
+// of the id, a dot, the timestamp, a dot and the body.
+func StandardSignature(key []byte, id string, ts int64, body []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id))
+	m.Write([]byte{'.'})
+	m.Write([]byte(strconv.FormatInt(ts, 10)))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// messageID is a delivery's webhook-id: its event's id, the same on every
+// attempt so that a receiver can drop repeats; a test event (id 0), which
+// is never retried, has one of its own.
+func messageID(eventID int64) string {
+	if eventID > 0 {
+		return strconv.FormatInt(eventID, 10)
+	}
+	var b [12]byte
+	rand.Read(b[:])
+	return "test-" + hex.EncodeToString(b[:])
+}
+
+// Send POSTs one event's body to url, signed twice (X-Wnms-Signature and
+// the Standard Webhooks webhook-signature), and says how it went.
 func (d *Dispatcher) Send(ctx context.Context, url, secret string, eventID int64, body []byte) wnms.DeliveryResult {
 	d.init()
 	start := d.Now()
@@ -603,6 +631,18 @@ func (d *Dispatcher) Send(ctx context.Context, url, secret string, eventID int64
 		req.Header.Set("X-Wnms-Event-Id", strconv.FormatInt(eventID, 10))
 		req.Header.Set("X-Wnms-Timestamp", strconv.FormatInt(ts, 10))
 		req.Header.Set("X-Wnms-Signature", Signature(secret, ts, body))
+		// The Standard Webhooks headers (standardwebhooks.com), so that
+		// any of its verifiers checks a delivery. A stored secret that is
+		// not a valid whsec_ key (saved before they were checked) signs
+		// as given.
+		key, kerr := wnms.StandardWebhookKey(secret)
+		if kerr != nil {
+			key = []byte(secret)
+		}
+		id := messageID(eventID)
+		req.Header["webhook-id"] = []string{id}
+		req.Header["webhook-timestamp"] = []string{strconv.FormatInt(ts, 10)}
+		req.Header["webhook-signature"] = []string{StandardSignature(key, id, ts, body)}
 		var resp *http.Response
 		if resp, err = d.Client.Do(req); err == nil {
 			// Only the status matters; a little of the body is read so the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"slices"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -30,20 +32,61 @@ func (s *Store) appendEvents(ctx context.Context, tx *sql.Tx, evs []*wnms.Event)
 			return err
 		}
 	}
-	for _, e := range evs {
+	now := s.nowMS()
+	rows := make([][]any, len(evs))
+	for i, e := range evs {
 		if e.Timestamp == 0 {
-			e.Timestamp = s.nowMS()
+			e.Timestamp = now
 		}
 		data := e.Data
 		if len(data) == 0 {
 			data = json.RawMessage("{}")
 		}
-		if err := tx.QueryRowContext(ctx, `INSERT INTO event_outbox (customer_id, kind, ts, location_path, data)
-			VALUES ($1, $2, $3, $4, $5) RETURNING id`, e.CustomerID, e.Kind, e.Timestamp, e.LocationPath, string(data)).Scan(&e.ID); err != nil {
+		rows[i] = []any{e.CustomerID, e.Kind, e.Timestamp, e.LocationPath, string(data)}
+	}
+	if s.dialect == Postgres {
+		return appendEventsPG(ctx, tx, evs, rows)
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT INTO event_outbox (customer_id, kind, ts, location_path, data)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for i, e := range evs {
+		if err := st.QueryRowContext(ctx, rows[i]...).Scan(&e.ID); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// appendEventsPG stores evs (their columns in rows) on PostgreSQL in two
+// statements whatever their number: their ids taken from the outbox's
+// sequence, in order, then the rows as one array a column. An insert an
+// event was a round trip each inside the transaction that holds the
+// outbox's order lock, and an event's delay to its webhooks and streams
+// counted every insert after its own.
+func appendEventsPG(ctx context.Context, tx *sql.Tx, evs []*wnms.Event, rows [][]any) error {
+	ids, err := queryIDs(ctx, tx, `SELECT nextval(pg_get_serial_sequence('event_outbox', 'id')) FROM generate_series(1, $1)`, len(evs))
+	if err != nil {
+		return err
+	}
+	if len(ids) != len(evs) {
+		return fmt.Errorf("event outbox: %d ids for %d events", len(ids), len(evs))
+	}
+	slices.Sort(ids)
+	for i, e := range evs {
+		e.ID = ids[i]
+		rows[i] = append([]any{ids[i]}, rows[i]...)
+	}
+	cols, err := pgColumns(rows, "bigint", "bigint", "text", "bigint", "text", "text")
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO event_outbox (id, customer_id, kind, ts, location_path, data)
+		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::text[])`, cols...)
+	return err
 }
 
 // AppendEvents stores events in a transaction of their own

@@ -193,7 +193,8 @@ const QueueBatch = 1000
 
 // QueueDeliveries passes every enabled webhook's new outbox events to
 // deliveries, in one transaction; on PostgreSQL it locks the webhooks'
-// rows, skipping those another replica is passing.
+// rows (FOR NO KEY UPDATE), skipping those another replica is passing or
+// recording results of.
 //
 // A webhook is read by the dispatcher that holds its lease: a webhook
 // whose lease another owner holds until after now is skipped; one whose
@@ -218,7 +219,13 @@ func (s *Store) QueueDeliveries(ctx context.Context, pass wnms.QueuePass) ([]wnm
 		out = nil
 		lock := ""
 		if s.dialect == Postgres {
-			lock = " FOR UPDATE SKIP LOCKED"
+			// NO KEY UPDATE, the lock the pass's updates take anyway: FOR
+			// UPDATE also conflicts with the key-share lock that recording
+			// results (FinishDeliveries) takes on the same rows through
+			// the deliveries' foreign key for its whole transaction, and
+			// the pass skipped every webhook whose results were being
+			// recorded, delaying its new events to a later pass.
+			lock = " FOR NO KEY UPDATE SKIP LOCKED"
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT id, customer_id, url, secret, kinds, location_path, cursor, paused_until,
 			lease_owner, lease_until FROM webhooks WHERE enabled ORDER BY id`+lock)
@@ -279,6 +286,9 @@ func (s *Store) QueueDeliveries(ctx context.Context, pass wnms.QueuePass) ([]wnm
 		}
 		// A lease is renewed when less than half of it is left.
 		renewAt := now + (pass.Until-now)/2
+		// The webhooks whose lease is taken or renewed, or whose cursor
+		// moves (to EventID), written together at the end.
+		var leased []wnms.Cursor
 		for _, h := range hooks {
 			h.c.Mark = h.start
 			safe := h.start // where the durable cursor may move
@@ -327,24 +337,57 @@ func (s *Store) QueueDeliveries(ctx context.Context, pass wnms.QueuePass) ([]wnm
 				safe = min(safe, h.low-1)
 			}
 			if h.owner != pass.Owner || h.leaseUntil < renewAt || safe > h.cursor {
-				if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET lease_owner = $1, lease_until = $2, cursor = `+greatest(s.dialect)+`(cursor, $3)
-					WHERE id = $4`, pass.Owner, pass.Until, safe, h.w.ID); err != nil {
-					return err
-				}
+				leased = append(leased, wnms.Cursor{WebhookID: h.w.ID, EventID: safe})
 			}
 			if len(h.c.Deliveries) > 0 || h.c.Waiting > 0 || h.c.Left || h.c.Mark != h.start || h.owner != pass.Owner {
 				out = append(out, h.c)
 			}
 		}
-		return nil
+		return s.leaseWebhooks(ctx, tx, leased, pass)
 	})
 	return out, err
 }
 
-// ActiveWebhooks are the ids of the enabled webhooks not backing off at
-// now (ms).
-func (s *Store) ActiveWebhooks(ctx context.Context, now int64) ([]int64, error) {
-	return queryIDs(ctx, s.r, `SELECT id FROM webhooks WHERE enabled AND paused_until <= $1 ORDER BY id`, now)
+// leaseWebhooks gives pass.Owner the lease of each webhook of cs until
+// pass.Until and moves its cursor up to the cursor's event: in one
+// statement on PostgreSQL (a statement a webhook was a round trip each in
+// every queue pass), a prepared one a webhook on SQLite.
+func (s *Store) leaseWebhooks(ctx context.Context, tx *sql.Tx, cs []wnms.Cursor, pass wnms.QueuePass) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	if s.dialect == Postgres {
+		ids, events := make([]int64, len(cs)), make([]int64, len(cs))
+		for i, c := range cs {
+			ids[i], events[i] = c.WebhookID, c.EventID
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE webhooks w SET lease_owner = $1, lease_until = $2, cursor = GREATEST(w.cursor, v.event_id)
+			FROM unnest($3::bigint[], $4::bigint[]) AS v (id, event_id) WHERE w.id = v.id`, pass.Owner, pass.Until, ids, events)
+		return err
+	}
+	st, err := tx.PrepareContext(ctx, `UPDATE webhooks SET lease_owner = $1, lease_until = $2, cursor = `+greatest(s.dialect)+`(cursor, $3)
+		WHERE id = $4`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, c := range cs {
+		if _, err := st.ExecContext(ctx, pass.Owner, pass.Until, c.EventID, c.WebhookID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DueWebhooks are the ids of the enabled webhooks not backing off at now
+// (ms) that have a delivery due and not claimed: the only ones a claim
+// (ClaimDeliveries) can find something for. While receivers answer there
+// are none, and finding that is one read, where a claim per webhook was a
+// write transaction each (on SQLite, of the one writer).
+func (s *Store) DueWebhooks(ctx context.Context, now int64) ([]int64, error) {
+	return queryIDs(ctx, s.r, `SELECT w.id FROM webhooks w WHERE w.enabled AND w.paused_until <= $1 AND EXISTS (
+		SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.state = $2 AND d.next_at <= $1 AND d.claim_until < $1)
+		ORDER BY w.id`, now, wnms.DeliveryPending)
 }
 
 // ClaimDeliveries claims at most n of a webhook's due deliveries until

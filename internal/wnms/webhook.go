@@ -2,6 +2,7 @@ package wnms
 
 import (
 	"context"
+	"encoding/base64"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -61,8 +62,9 @@ func (w *Webhook) Wants(e *Event) bool {
 
 // Apply sets the fields in in on w and checks the result: a URL of http or
 // https to a host that is not link-local (169.254.0.0/16, fe80::/10, where
-// cloud metadata services answer), a secret of 16 to 256 bytes, known
-// kinds. A masked secret keeps the one stored.
+// cloud metadata services answer), a secret of 16 to 256 bytes (one of the
+// form whsec_<base64> must decode, see StandardWebhookKey), known kinds. A
+// masked secret keeps the one stored.
 func (w *Webhook) Apply(in WebhookInput) error {
 	if in.URL != nil {
 		w.URL = strings.TrimSpace(*in.URL)
@@ -94,7 +96,36 @@ func (w *Webhook) Apply(in WebhookInput) error {
 	if len(w.Secret) < 16 || len(w.Secret) > 256 {
 		return RuleBroken("secret: 16 to 256 characters, shared with the receiver to check signatures")
 	}
+	if _, err := StandardWebhookKey(w.Secret); err != nil {
+		return err
+	}
 	return nil
+}
+
+// StandardWebhookPrefix marks a secret in the Standard Webhooks form:
+// whsec_ and the key's bytes in base64.
+const StandardWebhookPrefix = "whsec_"
+
+// StandardWebhookKey is the HMAC key of a webhook's webhook-signature
+// header (the Standard Webhooks signature): for a secret of the form
+// whsec_<base64>, the decoded bytes, which must be 24 to 64 (the Standard
+// Webhooks range) in standard base64 with its padding; for any other
+// secret, its bytes as given (a Standard Webhooks verifier is then given
+// whsec_ and the base64 of the secret). X-Wnms-Signature always uses the
+// secret as given.
+func StandardWebhookKey(secret string) ([]byte, error) {
+	b64, ok := strings.CutPrefix(secret, StandardWebhookPrefix)
+	if !ok {
+		return []byte(secret), nil
+	}
+	key, err := base64.StdEncoding.Strict().DecodeString(b64)
+	if err != nil {
+		return nil, RuleBroken("secret: a secret starting with %s is a Standard Webhooks key: standard base64 after the prefix", StandardWebhookPrefix)
+	}
+	if len(key) < 24 || len(key) > 64 {
+		return nil, RuleBroken("secret: a %s key is 24 to 64 bytes, not %d", StandardWebhookPrefix, len(key))
+	}
+	return key, nil
 }
 
 // CheckWebhookURL checks a webhook's URL: absolute http or https, at most
