@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,27 @@ func TestMetricValue(t *testing.T) {
 	}
 	if v := metricValue(b, "go_threads"); v != -1 {
 		t.Errorf("absent series: %v, want -1", v)
+	}
+}
+
+func TestScanLog(t *testing.T) {
+	p := t.TempDir() + "/serve.log"
+	log := `{"time":"x","level":"ERROR","msg":"ingest failed","err":"database is locked"}
+{"time":"x","level":"WARN","msg":"radius: events not stored","records":3}
+{"time":"x","level":"WARN","msg":"radius: events not stored","records":1}
+{"time":"x","level":"INFO","msg":"wnms serving"}
+panic: runtime error: index out of range
+not json at all
+`
+	if err := os.WriteFile(p, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	errs, panics, top := scanLog(p)
+	if errs != 1 || panics != 1 {
+		t.Errorf("%d ERROR lines, %d panics; want 1, 1", errs, panics)
+	}
+	want := []string{"     2× WARN radius: events not stored", "     1× ERROR ingest failed"}
+	if strings.Join(top, "|") != strings.Join(want, "|") {
+		t.Errorf("top messages %q, want %q", top, want)
 	}
 }

@@ -85,8 +85,9 @@ type ackBook struct {
 	acctEvents      map[string]bool // "MAC|ts" of answered Starts and Stops
 	acctSamples     map[string]bool // "MAC|ts" of answered Interim-Updates and Stops
 	accepts         map[string]bool // MACs of accepted authentications
-	acctSent        int             // accounting packets sent (each once, resent until answered)
-	acctGiven       int             // of them never answered
+	acceptedAt      map[string]time.Time
+	acctSent        int // accounting packets sent (each once, resent until answered)
+	acctGiven       int // of them never answered
 	authSent        int
 	authAccept      int
 	authReject      int
@@ -99,6 +100,7 @@ type ackBook struct {
 
 func (a *ackBook) init() {
 	a.batches, a.acctEvents, a.acctSamples, a.accepts = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	a.acceptedAt = map[string]time.Time{}
 }
 
 // call makes an HTTP call of the load with the session and records it.
@@ -376,6 +378,7 @@ func (r *run) authLoad(ctx context.Context, wg *sync.WaitGroup) {
 		r.acked.authSent += n
 		for _, m := range acc {
 			r.acked.accepts[m] = true
+			r.acked.acceptedAt[m] = time.Now()
 		}
 		r.acked.authAccept += len(acc)
 		r.acked.authReject += rej

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -185,8 +186,11 @@ func (r *run) report(w io.Writer) bool {
 	for _, d := range ws {
 		fmt.Fprintf(w, "    down window: %s from %.1f s to %.1f s (%s)\n", d.What, d.Start.Sub(r.start).Seconds(), d.End.Sub(r.start).Seconds(), d.End.Sub(d.Start).Round(time.Millisecond))
 	}
-	errs, panics := scanLog(r.logFile.Name())
+	errs, panics, msgs := scanLog(r.logFile.Name())
 	fmt.Fprintf(w, "Server log: %d ERROR lines, %d panics (%s).\n", errs, panics, r.logFile.Name())
+	for _, m := range msgs {
+		fmt.Fprintf(w, "    %s\n", m)
+	}
 
 	// Memory.
 	var mem []memSample
@@ -235,6 +239,22 @@ func (r *run) report(w io.Writer) bool {
 			o.Duplicated += l.Duplicated
 			fmt.Fprintf(w, "    %s: %s\n", c.what, l)
 		}
+		// When the lost accepts were answered: by minute of the run.
+		lostBy := map[int]int{}
+		for m := range a.accepts {
+			if stored.accepts[m] == 0 {
+				lostBy[minuteOf(a.acceptedAt[m])]++
+			}
+		}
+		if len(lostBy) > 0 {
+			var parts []string
+			for m := range minutes + 10 {
+				if lostBy[m] > 0 {
+					parts = append(parts, fmt.Sprintf("minute %d: %d", m, lostBy[m]))
+				}
+			}
+			fmt.Fprintf(w, "    accepts lost, by the minute radclient got them: %s\n", strings.Join(parts, ", "))
+		}
 		for _, q := range stored.quickCheck {
 			fmt.Fprintf(w, "    PRAGMA quick_check %s\n", q)
 		}
@@ -269,13 +289,15 @@ func filterLife(m []memSample, life int) []memSample {
 	return out
 }
 
-// scanLog counts the server log's ERROR lines and panics.
-func scanLog(path string) (errs, panics int) {
+// scanLog counts the server log's ERROR lines and panics, and names the
+// most frequent messages of its ERROR and WARN lines.
+func scanLog(path string) (errs, panics int, top []string) {
 	f, err := os.Open(path)
 	if err != nil {
-		return -1, -1
+		return -1, -1, nil
 	}
 	defer f.Close()
+	msgs := map[string]int{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 1<<22)
 	for sc.Scan() {
@@ -283,9 +305,33 @@ func scanLog(path string) (errs, panics int) {
 		if strings.Contains(l, `"level":"ERROR"`) || strings.Contains(l, "level=ERROR") {
 			errs++
 		}
+		if lv := logLevel(l); lv == "ERROR" || lv == "WARN" {
+			msgs[lv+" "+logMsg(l)]++
+		}
 		if strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "fatal error:") {
 			panics++
 		}
 	}
-	return errs, panics
+	for m, n := range msgs {
+		top = append(top, fmt.Sprintf("%6d× %s", n, m))
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(top)))
+	if len(top) > 8 {
+		top = top[:8]
+	}
+	return errs, panics, top
+}
+
+// logLevel and logMsg read a JSON log line's level and message ("" when
+// it is not one).
+func logLevel(l string) string { return jsonField(l, "level") }
+func logMsg(l string) string   { return jsonField(l, "msg") }
+
+func jsonField(l, name string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(l), &m) != nil {
+		return ""
+	}
+	v, _ := m[name].(string)
+	return v
 }
