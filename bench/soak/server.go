@@ -54,11 +54,10 @@ type run struct {
 	pid  atomic.Int64
 	life atomic.Int64
 
-	rec      recorder
-	acked    ackBook
-	sampler  sampler
-	loadAvgs []float64
-	cleaned  bool
+	rec     recorder
+	acked   ackBook
+	sampler sampler
+	cleaned bool
 }
 
 const (
