@@ -44,6 +44,7 @@ func (b *syncBuffer) String() string {
 // server's and a client certificate).
 type FreeRADIUS struct {
 	Dir, Auth, Acct string
+	opts            []string
 	cmd             *exec.Cmd
 	out             *syncBuffer
 	stopOnce        sync.Once
@@ -76,17 +77,35 @@ func StartWithClients(t testing.TB, clients string, opts ...string) *FreeRADIUS 
 	if _, err := os.Stat(etc); err != nil {
 		NeedTool(t, etc) // skip or fail as for a missing program
 	}
-	dir := t.TempDir()
-	Run(t, "", "cp", "-a", etc+"/.", dir)
+	f, err := StartIn(t.TempDir(), clients, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		f.Stop()
+		if t.Failed() {
+			t.Logf("FreeRADIUS output (tail):\n%s", Tail(f.out.String(), 60))
+		}
+	})
+	return f
+}
+
+// StartIn is StartWithClients outside a test (a benchmark): the
+// configuration goes in dir, which the caller removes after Stop.
+func StartIn(dir, clients string, opts ...string) (*FreeRADIUS, error) {
+	const etc = "/etc/freeradius/3.0"
+	if out, err := exec.Command("cp", "-a", etc+"/.", dir).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("cp -a %s: %v\n%s", etc, err, out)
+	}
+	var editErr error
 	edit := func(name string, f func(string) string) {
-		t.Helper()
 		p := filepath.Join(dir, name)
 		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
+		if err == nil {
+			err = os.WriteFile(p, []byte(f(string(b))), 0o600)
 		}
-		if err := os.WriteFile(p, []byte(f(string(b))), 0o600); err != nil {
-			t.Fatal(err)
+		if err != nil && editErr == nil {
+			editErr = err
 		}
 	}
 	for _, d := range []string{"log", "run"} {
@@ -98,7 +117,15 @@ func StartWithClients(t testing.TB, clients string, opts ...string) *FreeRADIUS 
 		s = regexp.MustCompile(`(?m)^run_dir = .*$`).ReplaceAllString(s, "run_dir = "+dir+"/run")
 		return regexp.MustCompile(`(?m)^raddbdir = .*$`).ReplaceAllString(s, "raddbdir = "+dir)
 	})
-	authPort, acctPort, innerPort := FreePort(t), FreePort(t), FreePort(t)
+	var ports [3]int
+	for i := range ports {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	authPort, acctPort, innerPort := ports[0], ports[1], ports[2]
 	edit("sites-available/default", func(s string) string {
 		// Keep the IPv4 listeners, on 127.0.0.1 and the ports chosen.
 		var out []string
@@ -145,38 +172,52 @@ func StartWithClients(t testing.TB, clients string, opts ...string) *FreeRADIUS 
 			"carol Cleartext-Password := \"carol-pw\"\n\tFramed-IP-Address = 10.0.0.77\n" + s
 	})
 	edit("clients.conf", func(string) string { return clients })
+	if editErr != nil {
+		return nil, editErr
+	}
 	// The CA, the server's certificate and a client certificate signed by
 	// the same CA, as the eap module's README makes them.
-	Run(t, filepath.Join(dir, "certs"), "make", "ca.pem", "server.pem", "client.pem")
+	mk := exec.Command("make", "ca.pem", "server.pem", "client.pem")
+	mk.Dir = filepath.Join(dir, "certs")
+	if out, err := mk.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("make certificates: %v\n%s", err, out)
+	}
+	f := &FreeRADIUS{Dir: dir, Auth: fmt.Sprintf("127.0.0.1:%d", authPort), Acct: fmt.Sprintf("127.0.0.1:%d", acctPort), opts: opts}
+	if err := f.launch(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
 
-	f := &FreeRADIUS{Dir: dir, Auth: fmt.Sprintf("127.0.0.1:%d", authPort), Acct: fmt.Sprintf("127.0.0.1:%d", acctPort),
-		out: &syncBuffer{}, exited: make(chan struct{})}
-	f.cmd = exec.Command("freeradius", append([]string{"-f", "-d", dir}, opts...)...)
+// launch runs FreeRADIUS from f.Dir and waits until it is ready.
+func (f *FreeRADIUS) launch() error {
+	f.out, f.exited, f.stopOnce = &syncBuffer{}, make(chan struct{}), sync.Once{}
+	f.cmd = exec.Command("freeradius", append([]string{"-f", "-d", f.Dir}, f.opts...)...)
 	f.cmd.Stdout, f.cmd.Stderr = f.out, f.out
 	if err := f.cmd.Start(); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	go func() { f.cmd.Wait(); close(f.exited) }()
-	t.Cleanup(func() {
-		f.Stop()
-		if t.Failed() {
-			t.Logf("FreeRADIUS output (tail):\n%s", Tail(f.out.String(), 60))
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
+	exited := f.exited
+	go func() { f.cmd.Wait(); close(exited) }()
+	deadline := time.Now().Add(60 * time.Second) // a loaded machine may take long
 	for !strings.Contains(f.out.String(), "Ready to process requests") {
 		select {
 		case <-f.exited:
-			t.Fatalf("FreeRADIUS exited:\n%s", Tail(f.out.String(), 40))
+			return fmt.Errorf("FreeRADIUS exited:\n%s", Tail(f.out.String(), 40))
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("FreeRADIUS not ready:\n%s", Tail(f.out.String(), 40))
+			f.Stop()
+			return fmt.Errorf("FreeRADIUS not ready:\n%s", Tail(f.out.String(), 40))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return f
+	return nil
 }
+
+// Restart starts a stopped FreeRADIUS again, on the same ports and
+// configuration.
+func (f *FreeRADIUS) Restart() error { return f.launch() }
 
 // Stop ends FreeRADIUS and waits for it.
 func (f *FreeRADIUS) Stop() {
@@ -225,12 +266,20 @@ func Radclient(t testing.TB, addr, kind, secret string, attrs ...string) (string
 // FreePort returns a UDP port of 127.0.0.1 that was free a moment ago.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	p, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+func freePort() (int, error) {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return 0, err
+	}
 	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
+	return c.LocalAddr().(*net.UDPAddr).Port, nil
 }
 
 // NeedTool skips the test when a program is missing, unless
