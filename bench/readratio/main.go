@@ -7,10 +7,11 @@
 //	bare: GET /                                     (1 KiB of JSON)
 //	wnms: GET /new/webservice/V5/users/current      (with the session cookie)
 //
-// with the same client, in alternating rounds (bare first in odd rounds,
-// wnms first in even ones, so both see the same load from the rest of the
-// machine). Each round prints both rates, the ratio wnms/bare and both
-// p99s; the summary gives the range and median of each.
+// with the same client, in alternating rounds (each round loads every
+// server once, starting one further along than the round before, so all
+// see the same load from the rest of the machine). Each round prints the
+// rates, the ratio wnms/bare and the p99s; the summary gives the range and
+// median of each.
 //
 //	go run ./bench/readratio                          # SQLite, 5 rounds of 4 s
 //	go run ./bench/readratio -engine postgres -database-url postgres://…
@@ -19,8 +20,11 @@
 // is installed, else a load generator built in (keep-alive HTTP/1.1 over
 // raw connections, as light as wrk); -client chooses. The program builds
 // wnms and bench/bare from this checkout unless -wnms and -bare name
-// binaries (to measure an older build, say). Everything it starts is
-// stopped when it ends.
+// binaries. -wnms may name several builds, comma-separated (with one
+// PostgreSQL database each in -database-url): they run side by side and
+// every round loads each of them and bare, in turn, which compares an
+// older build with this one under the same load of a shared machine.
+// Everything it starts is stopped when it ends.
 package main
 
 import (
@@ -56,7 +60,8 @@ import (
 type config struct {
 	engine      string
 	databaseURL string
-	wnmsBin     string
+	wnmsBins    []string
+	dbURLs      []string
 	bareBin     string
 	client      string
 	rounds      int
@@ -73,8 +78,8 @@ type config struct {
 func main() {
 	var c config
 	flag.StringVar(&c.engine, "engine", "sqlite", "store of wnms: sqlite (a fresh data directory) or postgres (-database-url)")
-	flag.StringVar(&c.databaseURL, "database-url", os.Getenv("WNMS_DATABASE_URL"), "PostgreSQL URL for -engine postgres (a throw-away database: the run adds an API user wnms-bench and sessions); default WNMS_DATABASE_URL")
-	flag.StringVar(&c.wnmsBin, "wnms", "", "wnms binary to run (default: go build ./cmd/wnms)")
+	flag.StringVar(&c.databaseURL, "database-url", os.Getenv("WNMS_DATABASE_URL"), "PostgreSQL URL for -engine postgres (a throw-away database: the run adds an API user and sessions), one per -wnms binary, comma-separated; default WNMS_DATABASE_URL")
+	wnmsList := flag.String("wnms", "", "wnms binary to run (default: go build ./cmd/wnms), or several, comma-separated, to run side by side")
 	flag.StringVar(&c.bareBin, "bare", "", "bare server binary (default: go build ./bench/bare)")
 	flag.StringVar(&c.client, "client", "auto", "load client: wrk, go (built in), or auto (wrk when installed)")
 	flag.IntVar(&c.rounds, "rounds", 5, "alternating rounds (each loads bare and wnms once)")
@@ -82,11 +87,17 @@ func main() {
 	flag.DurationVar(&c.warmup, "warmup", 2*time.Second, "unrecorded load of each server before the rounds")
 	flag.IntVar(&c.threads, "threads", 2, "client threads (wrk -t; the built-in client's GOMAXPROCS)")
 	flag.IntVar(&c.conns, "conns", 32, "client connections (wrk -c)")
-	flag.StringVar(&c.wnmsAddr, "wnms-addr", "127.0.0.1:18180", "API listener of wnms (the analytics listener takes the next port)")
-	flag.StringVar(&c.bareAddr, "bare-addr", "127.0.0.1:18190", "listener of the bare server")
+	flag.StringVar(&c.wnmsAddr, "wnms-addr", "127.0.0.1:18180", "API listener of wnms (the analytics listener takes the next port; a second -wnms build takes the port 10 above, and so on)")
+	flag.StringVar(&c.bareAddr, "bare-addr", "127.0.0.1:18170", "listener of the bare server")
 	flag.StringVar(&c.debugListen, "debug-listen", "off", "pass --debug-listen to wnms (to profile it under this load)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binaries, logs, data)")
 	flag.Parse()
+	if *wnmsList != "" {
+		c.wnmsBins = strings.Split(*wnmsList, ",")
+	}
+	if c.databaseURL != "" {
+		c.dbURLs = strings.Split(c.databaseURL, ",")
+	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "readratio:", err)
 		os.Exit(1)
@@ -97,8 +108,8 @@ func run(c config) error {
 	switch {
 	case c.engine != "sqlite" && c.engine != "postgres":
 		return fmt.Errorf("-engine %q: want sqlite or postgres", c.engine)
-	case c.engine == "postgres" && c.databaseURL == "":
-		return errors.New("-engine postgres needs -database-url (or WNMS_DATABASE_URL)")
+	case c.engine == "postgres" && len(c.dbURLs) != max(1, len(c.wnmsBins)):
+		return errors.New("-engine postgres needs -database-url (or WNMS_DATABASE_URL): one database per -wnms binary")
 	case c.rounds < 1 || c.duration < time.Second || c.conns < 1 || c.threads < 1:
 		return errors.New("-rounds, -conns and -threads must be at least 1, -duration at least 1s")
 	}
@@ -125,13 +136,15 @@ func run(c config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if c.wnmsBin == "" || c.bareBin == "" {
+	if len(c.wnmsBins) == 0 || c.bareBin == "" {
 		fmt.Println("== building into", tmp)
 	}
-	if c.wnmsBin == "" {
-		if c.wnmsBin, err = build(tmp, "wnms", "./cmd/wnms"); err != nil {
+	if len(c.wnmsBins) == 0 {
+		bin, err := build(tmp, "wnms", "./cmd/wnms")
+		if err != nil {
 			return err
 		}
+		c.wnmsBins = []string{bin}
 	}
 	if c.bareBin == "" {
 		if c.bareBin, err = build(tmp, "bare", "./bench/bare"); err != nil {
@@ -139,11 +152,8 @@ func run(c config) error {
 		}
 	}
 
-	wnms, cookie, err := startWnms(ctx, c, tmp)
-	if err != nil {
-		return err
-	}
-	defer wnms.stop()
+	// bare first: a wnms that then finds its port taken fails to start,
+	// where the other order would have bare's check answered by wnms.
 	bare, err := startProc(filepath.Join(tmp, "bare.log"), nil, c.bareBin, "-listen", c.bareAddr)
 	if err != nil {
 		return err
@@ -152,11 +162,31 @@ func run(c config) error {
 	if err := waitHTTP(ctx, "http://"+c.bareAddr+"/", bare); err != nil {
 		return fmt.Errorf("bare did not start on %s (port taken? -bare-addr): %w", c.bareAddr, err)
 	}
-
-	targets := []target{
-		{name: "bare", url: "http://" + c.bareAddr + "/"},
-		{name: "wnms", url: "http://" + c.wnmsAddr + "/new/webservice/V5/users/current", cookie: cookie},
+	host, port, err := net.SplitHostPort(c.wnmsAddr)
+	if err != nil {
+		return fmt.Errorf("-wnms-addr %q: %w", c.wnmsAddr, err)
 	}
+	firstPort, _ := strconv.Atoi(port)
+	targets := []target{{name: "bare", url: "http://" + c.bareAddr + "/", pid: bare.cmd.Process.Pid}}
+	for i, bin := range c.wnmsBins {
+		name := "wnms"
+		if len(c.wnmsBins) > 1 {
+			name = fmt.Sprintf("wnms#%d", i+1)
+			fmt.Printf("== %s is %s\n", name, bin)
+		}
+		dbURL := ""
+		if c.engine == "postgres" {
+			dbURL = c.dbURLs[i]
+		}
+		addr := net.JoinHostPort(host, strconv.Itoa(firstPort+10*i))
+		w, cookie, err := startWnms(c, bin, addr, dbURL, filepath.Join(tmp, fmt.Sprint(i+1)))
+		if err != nil {
+			return err
+		}
+		defer w.stop()
+		targets = append(targets, target{name: name, url: "http://" + addr + "/new/webservice/V5/users/current", cookie: cookie, pid: w.cmd.Process.Pid})
+	}
+
 	for _, t := range targets {
 		n, err := answerSize(t)
 		if err != nil {
@@ -173,29 +203,43 @@ func run(c config) error {
 			}
 		}
 	}
-	var res [2][]result
+	// Each round loads every server once, starting one further along than
+	// the round before: no server is always first after a pause or last
+	// under a build-up.
+	res := make([][]result, len(targets))
 	for r := 1; r <= c.rounds; r++ {
-		order := []int{0, 1}
-		if r%2 == 0 {
-			order = []int{1, 0}
-		}
-		var got [2]result
-		for _, i := range order {
+		got := make([]result, len(targets))
+		for k := range targets {
+			i := (k + r - 1) % len(targets)
 			if got[i], err = load(ctx, c, targets[i], c.duration); err != nil {
 				return err
 			}
 			res[i] = append(res[i], got[i])
 		}
-		fmt.Printf("round %d: bare %8.0f req/s p99 %6.2f ms   wnms %8.0f req/s p99 %6.2f ms   ratio %.3f\n",
-			r, got[0].rps, ms(got[0].p99), got[1].rps, ms(got[1].p99), got[1].rps/got[0].rps)
+		line := fmt.Sprintf("round %d: bare %6.0f req/s p99 %6.2f ms cpu %5.1f µs/req", r, got[0].rps, ms(got[0].p99), us(got[0].cpu))
+		for i := 1; i < len(targets); i++ {
+			line += fmt.Sprintf(" | %s %6.0f req/s p99 %6.2f ms cpu %5.1f µs/req ratio %.3f", targets[i].name, got[i].rps,
+				ms(got[i].p99), us(got[i].cpu), got[i].rps/got[0].rps)
+		}
+		fmt.Println(line)
 	}
-	var ratios []float64
-	for i := range res[0] {
-		ratios = append(ratios, res[1][i].rps/res[0][i].rps)
+	fmt.Printf("summary (%d rounds, %s): bare %s req/s, p99 %s ms, cpu %s µs/req\n", c.rounds, c.engine,
+		spread(rates(res[0]), "%.0f"), spread(p99s(res[0]), "%.2f"), spread(cpus(res[0]), "%.1f"))
+	for i := 1; i < len(targets); i++ {
+		var ratios, cost []float64
+		for k := range res[0] {
+			ratios = append(ratios, res[i][k].rps/res[0][k].rps)
+			if res[i][k].cpu > 0 {
+				cost = append(cost, float64(res[0][k].cpu)/float64(res[i][k].cpu))
+			}
+		}
+		line := fmt.Sprintf("summary (%d rounds, %s): %s %s req/s, ratio %s, p99 %s ms, cpu %s µs/req", c.rounds, c.engine,
+			targets[i].name, spread(rates(res[i]), "%.0f"), spread(ratios, "%.3f"), spread(p99s(res[i]), "%.2f"), spread(cpus(res[i]), "%.1f"))
+		if len(cost) > 0 {
+			line += ", cpu ratio bare/wnms " + spread(cost, "%.3f")
+		}
+		fmt.Println(line)
 	}
-	fmt.Printf("summary (%d rounds, %s): bare %s req/s, wnms %s req/s, ratio %s; p99 bare %s ms, wnms %s ms\n",
-		c.rounds, c.engine, spread(rates(res[0]), "%.0f"), spread(rates(res[1]), "%.0f"), spread(ratios, "%.3f"),
-		spread(p99s(res[0]), "%.2f"), spread(p99s(res[1]), "%.2f"))
 	return nil
 }
 
@@ -285,18 +329,22 @@ func serveEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// startWnms starts wnms serve, logs in with an API key and returns the
-// session cookie.
-func startWnms(ctx context.Context, c config, tmp string) (*proc, string, error) {
-	help, _ := exec.Command(c.wnmsBin, "serve", "--help").CombinedOutput()
+// startWnms starts the wnms binary bin on addr (its analytics listener on
+// the next port) over a fresh data directory in dir, or the PostgreSQL
+// database dbURL, logs in with an API key and returns the session cookie.
+func startWnms(c config, bin, addr, dbURL, dir string) (*proc, string, error) {
+	help, _ := exec.Command(bin, "serve", "--help").CombinedOutput()
 	has := func(flag string) bool { return bytes.Contains(help, []byte("--"+flag+" ")) }
-	host, port, err := net.SplitHostPort(c.wnmsAddr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, "", fmt.Errorf("-wnms-addr %q: %w", c.wnmsAddr, err)
+		return nil, "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", err
 	}
 	p, _ := strconv.Atoi(port)
-	data := filepath.Join(tmp, "data")
-	args := []string{"serve", "--data", data, "--listen", c.wnmsAddr, "--analytics-listen", net.JoinHostPort(host, strconv.Itoa(p+1))}
+	data := filepath.Join(dir, "data")
+	args := []string{"serve", "--data", data, "--listen", addr, "--analytics-listen", net.JoinHostPort(host, strconv.Itoa(p+1))}
 	for _, f := range []string{"snmp-agent-listen", "metrics-listen"} { // flags an older build may lack
 		if has(f) {
 			args = append(args, "--"+f, "off")
@@ -305,50 +353,58 @@ func startWnms(ctx context.Context, c config, tmp string) (*proc, string, error)
 	if c.debugListen != "off" {
 		args = append(args, "--debug-listen", c.debugListen)
 	}
+	// A fresh store makes the bootstrap key; a PostgreSQL database that
+	// already holds users does not, and then a key is made with the CLI
+	// once serve has created the schema.
 	keyID, keyValue := "readratio-"+random(6), random(32)
-	env := serveEnv()
-	if c.engine == "postgres" {
-		args = append(args, "--database-url", c.databaseURL)
-		// The database may already hold users, so no bootstrap key is
-		// made: make one with the CLI.
-		out, err := exec.Command(c.wnmsBin, "apikey", "create", "--login", "wnms-bench", "--role", "SUPERUSER",
-			"--database-url", c.databaseURL).Output()
-		if err != nil {
-			return nil, "", fmt.Errorf("wnms apikey create: %w", err)
-		}
+	env := serveEnv("WNMS_BOOTSTRAP_KEY_ID="+keyID, "WNMS_BOOTSTRAP_KEY_VALUE="+keyValue)
+	if dbURL != "" {
+		args = append(args, "--database-url", dbURL)
+	}
+	fmt.Printf("== starting %s %s\n", bin, strings.Join(redact(args), " "))
+	w, err := startProc(filepath.Join(dir, "wnms.log"), env, bin, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := waitHTTP(context.Background(), "http://"+addr+"/readyz", w); err != nil {
+		w.stop()
+		log, _ := os.ReadFile(filepath.Join(dir, "wnms.log"))
+		return nil, "", fmt.Errorf("wnms did not become ready on %s (port taken? -wnms-addr): %w\n%s", addr, err, tail(log, 20))
+	}
+	cookie, status, err := login(addr, keyID, keyValue)
+	if err == nil && status == http.StatusUnauthorized && dbURL != "" {
+		out, cerr := exec.Command(bin, "apikey", "create", "--login", "wnms-bench", "--role", "SUPERUSER",
+			"--database-url", dbURL).CombinedOutput()
 		var k struct{ KeyID, KeyValue string }
-		if err := json.Unmarshal(bytes.TrimSpace(out), &k); err != nil || k.KeyID == "" {
-			return nil, "", fmt.Errorf("wnms apikey create printed no key (%v)", err)
+		if cerr != nil || json.Unmarshal(bytes.TrimSpace(out), &k) != nil || k.KeyID == "" {
+			w.stop()
+			return nil, "", fmt.Errorf("wnms apikey create printed no key (%v): %s", cerr, out)
 		}
-		keyID, keyValue = k.KeyID, k.KeyValue
-	} else {
-		env = serveEnv("WNMS_BOOTSTRAP_KEY_ID="+keyID, "WNMS_BOOTSTRAP_KEY_VALUE="+keyValue)
+		cookie, status, err = login(addr, k.KeyID, k.KeyValue)
 	}
-	fmt.Printf("== starting %s %s\n", c.wnmsBin, strings.Join(redact(args), " "))
-	w, err := startProc(filepath.Join(tmp, "wnms.log"), env, c.wnmsBin, args...)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := waitHTTP(ctx, "http://"+c.wnmsAddr+"/readyz", w); err != nil {
+	if err != nil || cookie == "" {
 		w.stop()
-		log, _ := os.ReadFile(filepath.Join(tmp, "wnms.log"))
-		return nil, "", fmt.Errorf("wnms did not become ready on %s (port taken? -wnms-addr): %w\n%s", c.wnmsAddr, err, tail(log, 20))
+		return nil, "", fmt.Errorf("login answered %d without a session (%v)", status, err)
 	}
+	return w, cookie, nil
+}
+
+// login logs in with an API key and returns the session cookie and the
+// status of the answer.
+func login(addr, keyID, keyValue string) (string, int, error) {
 	body, _ := json.Marshal(map[string]string{"type": "apikeycredentials", "keyId": keyID, "keyValue": keyValue})
-	resp, err := http.Post("http://"+c.wnmsAddr+"/new/webservice/login/key/readratio/86400", "application/json", bytes.NewReader(body))
+	resp, err := http.Post("http://"+addr+"/new/webservice/login/key/readratio/86400", "application/json", bytes.NewReader(body))
 	if err != nil {
-		w.stop()
-		return nil, "", err
+		return "", 0, err
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	for _, ck := range resp.Cookies() {
 		if ck.Name == "JSESSIONID" && resp.StatusCode == http.StatusOK {
-			return w, ck.Value, nil
+			return ck.Value, resp.StatusCode, nil
 		}
 	}
-	w.stop()
-	return nil, "", fmt.Errorf("login answered %s without a session", resp.Status)
+	return "", resp.StatusCode, nil
 }
 
 // redact hides the password of a database URL in args.
@@ -373,9 +429,11 @@ func tail(b []byte, lines int) string {
 	return strings.Join(l[max(0, len(l)-lines):], "\n")
 }
 
-// target is a URL to load, with the session cookie wnms needs.
+// target is a URL to load, with the session cookie wnms needs, and the
+// process that serves it.
 type target struct {
 	name, url, cookie string
+	pid               int
 }
 
 func (t target) request() (*http.Request, error) {
@@ -407,20 +465,61 @@ func answerSize(t target) (int, error) {
 type result struct {
 	rps float64
 	p99 time.Duration
+	n   int64 // answers
+	// cpu is the processor time the server's process used per answer
+	// (user and system, from /proc; 0 where there is none). On a shared
+	// machine it varies far less than the rate, which follows whatever
+	// else runs.
+	cpu time.Duration
 }
 
 func load(ctx context.Context, c config, t target, d time.Duration) (result, error) {
 	if err := ctx.Err(); err != nil {
 		return result{}, err
 	}
+	before, ok := cpuTime(t.pid)
+	var r result
+	var err error
 	if c.client == "wrk" {
-		return loadWrk(ctx, c, t, d)
+		r, err = loadWrk(ctx, c, t, d)
+	} else {
+		r, err = loadGo(ctx, c, t, d)
 	}
-	return loadGo(ctx, c, t, d)
+	if after, ok2 := cpuTime(t.pid); ok && ok2 && err == nil && r.n > 0 {
+		r.cpu = (after - before) / time.Duration(r.n)
+	}
+	return r, err
+}
+
+// cpuTime is the user and system time of process pid so far, from
+// /proc/<pid>/stat (Linux; ok false elsewhere).
+func cpuTime(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The fields after the command's name, which is in parentheses and
+	// may hold spaces: utime and stime are the 14th and 15th of the line.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	const ticks = 100 // USER_HZ, 100 on every Linux architecture Go runs on
+	return time.Duration(utime+stime) * time.Second / ticks, true
 }
 
 var (
 	wrkRate = regexp.MustCompile(`(?m)^Requests/sec:\s+([0-9.]+)`)
+	wrkN    = regexp.MustCompile(`(?m)^\s*([0-9]+) requests in`)
 	wrkP99  = regexp.MustCompile(`(?m)^\s+99%\s+([0-9.]+)(us|ms|s)\b`)
 )
 
@@ -438,14 +537,15 @@ func loadWrk(ctx context.Context, c config, t target, d time.Duration) (result, 
 	if bytes.Contains(out, []byte("Non-2xx")) || bytes.Contains(out, []byte("Socket errors")) {
 		return result{}, fmt.Errorf("wrk against %s saw errors:\n%s", t.name, out)
 	}
-	m, l := wrkRate.FindSubmatch(out), wrkP99.FindSubmatch(out)
-	if m == nil || l == nil {
-		return result{}, fmt.Errorf("wrk printed no rate or p99:\n%s", out)
+	m, l, cnt := wrkRate.FindSubmatch(out), wrkP99.FindSubmatch(out), wrkN.FindSubmatch(out)
+	if m == nil || l == nil || cnt == nil {
+		return result{}, fmt.Errorf("wrk printed no rate, count or p99:\n%s", out)
 	}
 	rps, _ := strconv.ParseFloat(string(m[1]), 64)
+	n, _ := strconv.ParseInt(string(cnt[1]), 10, 64)
 	v, _ := strconv.ParseFloat(string(l[1]), 64)
 	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[string(l[2])]
-	return result{rps: rps, p99: time.Duration(v * float64(unit))}, nil
+	return result{rps: rps, n: n, p99: time.Duration(v * float64(unit))}, nil
 }
 
 // loadGo is the built-in client: c.conns keep-alive connections, each
@@ -494,7 +594,7 @@ func loadGo(ctx context.Context, c config, t target, d time.Duration) (result, e
 	if firstE != nil {
 		return result{}, fmt.Errorf("load of %s: %w", t.name, firstE)
 	}
-	return result{rps: float64(total.Load()) / time.Since(start).Seconds(), p99: hist.quantile(0.99)}, nil
+	return result{rps: float64(total.Load()) / time.Since(start).Seconds(), n: total.Load(), p99: hist.quantile(0.99)}, nil
 }
 
 // loadConn sends req over one connection until end and counts the
@@ -591,6 +691,16 @@ func (h *histogram) quantile(q float64) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func cpus(rs []result) []float64 {
+	var out []float64
+	for _, r := range rs {
+		out = append(out, us(r.cpu))
+	}
+	return out
+}
 
 func rates(rs []result) []float64 {
 	var out []float64
