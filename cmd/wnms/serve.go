@@ -61,6 +61,7 @@ type serveConfig struct {
 	auditRetention  time.Duration
 	snmpAgentListen string
 	metricsListen   string // --metrics-listen: host:port, "api" or "off"
+	debugListen     string // --debug-listen: "off" or a loopback host:port
 	radiusAuth      string // --radius-auth-listen, "off" or a UDP address
 	radiusAcct      string // --radius-acct-listen
 	syslogListen    string // --syslog-listen (UDP and TCP)
@@ -88,6 +89,7 @@ type listening struct {
 	Analytics string
 	SNMPAgent string // empty when the agent is off
 	Metrics   string // the metrics listener, empty when off or on the API listener
+	Debug     string // the debug listener (--debug-listen), empty when off
 	// The data source listeners, empty when off.
 	RadiusAuth, RadiusAcct, Syslog string
 	TLS                            bool
@@ -145,6 +147,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster file naming this server's child servers (JSON; re-read on SIGHUP)")
 	fs.StringVar(&c.snmpAgentListen, "snmp-agent-listen", "127.0.0.1:1161", "UDP address of the SNMP agent, or off")
 	fs.StringVar(&c.metricsListen, "metrics-listen", defaultMetricsListen, "address of the listener of /metrics (plain HTTP, no login), off, or api to serve /metrics on the API listener")
+	fs.StringVar(&c.debugListen, "debug-listen", "off", "loopback address (127.0.0.1:6060) of a listener serving Go's profiler at /debug/pprof/ and runtime variables at /debug/vars, without login; off")
 	fs.StringVar(&c.radiusAuth, "radius-auth-listen", "off", "UDP address of the RADIUS authentication proxy (e.g. :1812), or off")
 	fs.StringVar(&c.radiusAcct, "radius-acct-listen", "off", "UDP address of the RADIUS accounting server (e.g. :1813), or off")
 	fs.StringVar(&c.syslogListen, "syslog-listen", "off", "address of the syslog receiver, UDP and TCP (e.g. :514), or off")
@@ -190,6 +193,7 @@ type server struct {
 
 	apiLn, anLn net.Listener
 	metricsLn   net.Listener   // nil when --metrics-listen is off or api
+	debugLn     net.Listener   // nil when --debug-listen is off
 	agentConn   net.PacketConn // nil when the agent is off
 	// The data source listeners' sockets, nil when off.
 	radiusAuthConn, radiusAcctConn, syslogConn net.PacketConn
@@ -241,6 +245,15 @@ func wireServe(ctx context.Context, c *serveConfig, stdout, stderr io.Writer) (_
 			return nil, fmt.Errorf("--metrics-listen %s: %w", c.metricsListen, unwrapListenError(err))
 		}
 		s.closers = append(s.closers, func() { s.metricsLn.Close() })
+	}
+	if c.debugListen != "off" {
+		if s.debugLn, err = net.Listen("tcp", c.debugListen); err != nil {
+			return nil, fmt.Errorf("--debug-listen %s: %w", c.debugListen, unwrapListenError(err))
+		}
+		s.closers = append(s.closers, func() { s.debugLn.Close() })
+		if !debugLoopback(s.debugLn.Addr().String()) { // localhost resolved elsewhere
+			return nil, fmt.Errorf("--debug-listen %s: listens on %s, which is not loopback", c.debugListen, s.debugLn.Addr())
+		}
 	}
 	if c.snmpAgentListen != "off" {
 		if s.agentConn, err = net.ListenPacket("udp", c.snmpAgentListen); err != nil {
@@ -404,6 +417,10 @@ func (s *server) run(ctx context.Context, ready func(listening)) error {
 		servers = append(servers, newHTTPServer(mux, nil, log))
 		lns = append(lns, httpkit.NewListener(s.metricsLn, s.limits, api.ErrorJSON))
 	}
+	if s.debugLn != nil {
+		servers = append(servers, newHTTPServer(debugHandler(), nil, log))
+		lns = append(lns, httpkit.NewListener(s.debugLn, s.limits, api.ErrorJSON))
+	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
 		go func(srv *http.Server, ln net.Listener) {
@@ -427,6 +444,9 @@ func (s *server) run(ctx context.Context, ready func(listening)) error {
 	if s.metricsLn != nil {
 		l.Metrics = s.metricsLn.Addr().String()
 	}
+	if s.debugLn != nil {
+		l.Debug = s.debugLn.Addr().String()
+	}
 	if s.radiusAuthConn != nil {
 		l.RadiusAuth = s.radiusAuthConn.LocalAddr().String()
 	}
@@ -436,7 +456,7 @@ func (s *server) run(ctx context.Context, ready func(listening)) error {
 	if s.syslogConn != nil {
 		l.Syslog = s.syslogConn.LocalAddr().String()
 	}
-	log.Info("wnms serving", "version", Version, "api", l.API, "analytics", l.Analytics, "snmp_agent", l.SNMPAgent, "metrics", l.Metrics,
+	log.Info("wnms serving", "version", Version, "api", l.API, "analytics", l.Analytics, "snmp_agent", l.SNMPAgent, "metrics", l.Metrics, "debug", l.Debug,
 		"radius_auth", l.RadiusAuth, "radius_acct", l.RadiusAcct, "syslog", l.Syslog,
 		"store", string(s.st.Dialect()), "tls", s.tls != nil, "gomaxprocs", c.procs)
 	if ready != nil {
@@ -700,6 +720,8 @@ func (c *serveConfig) validate(cmd *command) error {
 		return bad("metrics-listen", strconv.Quote(c.metricsListen), "must be host:port, off, or api (on the API listener)")
 	case c.metricsListen == c.listen && !strings.HasSuffix(c.listen, ":0"): // port 0: each its own
 		return bad("metrics-listen", strconv.Quote(c.metricsListen), "is the API listener's address: say api to serve /metrics there")
+	case debugListenProblem(c.debugListen) != "":
+		return bad("debug-listen", strconv.Quote(c.debugListen), debugListenProblem(c.debugListen))
 	case !listenAddr(c.radiusAuth):
 		return bad("radius-auth-listen", strconv.Quote(c.radiusAuth), "must be off or host:port")
 	case !listenAddr(c.radiusAcct):

@@ -17,36 +17,57 @@ import (
 // answers with only the named top-level fields of each object, plus
 // `type`. Any resource can use it:
 //
-//	fields, err := parseFields(r, jsonFieldNames(wnms.Template{}))
+//	var templateFields = newFieldSet(jsonFieldNames(wnms.Template{}))
+//	...
+//	fields, err := parseFields(r, templateFields)
 //	...
 //	body, err := selectFields(v, fields) // or selectEach(items, fields)
 
-// parseFields reads the fields query parameter in any of its spellings —
-// fields=a,b, repeated fields=a&fields=b, and fields=[a,b] (names may be
-// quoted) — and returns the names in the spelling of known, in the order
-// given, without repeats. It returns nil when the parameter is absent or
-// names nothing: every field is wanted. A name that is not in known
-// (compared case-insensitively) is 400
-// SELECTIVE_FETCH_OR_UPDATE_NOT_SUPPORTED_FOR_FIELD naming it.
-func parseFields(r *http.Request, known []string) ([]string, error) {
+// fieldSet is the fields a call's answer may be cut to, with their
+// lower-case spellings looked up once, when the set is made: a request
+// that names no fields (almost every one) costs no allocation.
+type fieldSet struct {
+	known []string
+	canon map[string]string // lower case -> the spelling of known
+}
+
+// newFieldSet makes the set of known field names.
+func newFieldSet(known []string) *fieldSet {
 	canon := make(map[string]string, len(known))
 	for _, k := range known {
 		canon[strings.ToLower(k)] = k
 	}
+	return &fieldSet{known: known, canon: canon}
+}
+
+// parseFields reads the fields query parameter in any of its spellings —
+// fields=a,b, repeated fields=a&fields=b, and fields=[a,b] (names may be
+// quoted) — and returns the names in the spelling of fs, in the order
+// given, without repeats. It returns nil when the parameter is absent or
+// names nothing: every field is wanted. A name that is not in fs
+// (compared case-insensitively) is 400
+// SELECTIVE_FETCH_OR_UPDATE_NOT_SUPPORTED_FOR_FIELD naming it.
+func parseFields(r *http.Request, fs *fieldSet) ([]string, error) {
+	if r.URL.RawQuery == "" {
+		return nil, nil // nothing to parse: every field
+	}
 	var out []string
-	seen := map[string]bool{}
+	var seen map[string]bool
 	for _, v := range r.URL.Query()["fields"] {
 		v = strings.TrimSpace(v)
 		v = strings.TrimSuffix(strings.TrimPrefix(v, "["), "]")
-		for _, name := range strings.Split(v, ",") {
+		for name := range strings.SplitSeq(v, ",") {
 			name = strings.Trim(strings.TrimSpace(name), `"'`)
 			if name == "" {
 				continue
 			}
-			k, ok := canon[strings.ToLower(name)]
+			k, ok := fs.canon[strings.ToLower(name)]
 			if !ok {
 				return nil, &wnms.Error{Code: wnms.SelectiveFetch, MoreInfo: name,
-					Message: fmt.Sprintf("field %q cannot be selected; known fields: %s", name, strings.Join(known, ", "))}
+					Message: fmt.Sprintf("field %q cannot be selected; known fields: %s", name, strings.Join(fs.known, ", "))}
+			}
+			if seen == nil {
+				seen = map[string]bool{}
 			}
 			if !seen[k] {
 				seen[k] = true

@@ -39,7 +39,7 @@ func TestFieldsParse(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.query, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/x?"+tc.query, nil)
-			got, err := parseFields(r, known)
+			got, err := parseFields(r, newFieldSet(known))
 			if tc.bad != "" {
 				e, ok := err.(*wnms.Error)
 				if !ok || e.Code != wnms.SelectiveFetch || e.MoreInfo != tc.bad || httpkit.Status(e.Code) != 400 {

@@ -175,12 +175,18 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 	return s
 }
 
+// noStore is the Cache-Control value of every answer but the console's,
+// shared rather than made per request. A header value is only ever
+// replaced (Set) or appended to (Add, which copies a full slice), never
+// written in place.
+var noStore = []string{"no-store"}
+
 // ServeHTTP serves the main listener (httpkit.Router.ServeHTTP). Every
 // answer but the console's page and files is Cache-Control: no-store: it
 // holds a user's data, which no browser cache or proxy may keep.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p := r.URL.Path; p != "/" && !strings.HasPrefix(p, "/console/") {
-		w.Header().Set("Cache-Control", "no-store")
+		w.Header()["Cache-Control"] = noStore
 	}
 	s.Router.ServeHTTP(w, r)
 }

@@ -24,7 +24,7 @@ import (
 const profileMaxPageSize = 1000
 
 // profileFields are the names the fields parameter may select.
-var profileFields = jsonFieldNames(wnms.Template{})
+var profileFields = newFieldSet(jsonFieldNames(wnms.Template{}))
 
 // profileMinimal are the fields of the list call's minimal information.
 var profileMinimal = []string{"templateId", "templateName", "createdAtLocationId", "description", "templateType"}

@@ -52,7 +52,7 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 }
 
 // userFields are the fields a user answer may be cut to with fields=.
-var userFields = jsonFieldNames(wnms.User{})
+var userFields = newFieldSet(jsonFieldNames(wnms.User{}))
 
 // currentUser is GET /users/current.
 func (s *Server) currentUser(w http.ResponseWriter, r *http.Request) error {
