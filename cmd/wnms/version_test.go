@@ -73,32 +73,36 @@ func wnmsVersion(t *testing.T, bin string) string {
 // commit from the repository (where the toolchain records it).
 func TestVersionOfBuiltBinary(t *testing.T) {
 	const commit = "89abcdef0123456789abcdef0123456789abcdef"
-	bin := buildWnms(t, []string{"CGO_ENABLED=0"}, "-trimpath", "-ldflags", "-X main.Version=9.8.7-test -X main.Commit="+commit)
-	want := "wnms 9.8.7-test (commit " + commit + ", " + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"
-	if got := wnmsVersion(t, bin); got != want {
-		t.Errorf("release build: version says %q, want %q", got, want)
-	}
-
-	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		t.Skipf("not in a git checkout (%v): the commit from VCS is not checked", err)
-	}
-	bin = buildWnms(t, nil, "-buildvcs=true", "-ldflags", "-X main.Version=9.8.7-test")
-	if info, _ := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "version", "-m", bin).Output(); !strings.Contains(string(info), "vcs.revision=") {
-		// The go command records no VCS information in a git worktree
-		// (its .git is a file): only a plain clone can check this.
-		t.Skipf("the toolchain recorded no vcs.revision here (a git worktree?):\n%s", info)
-	}
-	dirty, err := exec.Command("git", "status", "--porcelain").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantCommit := strings.TrimSpace(string(head))
-	if len(dirty) > 0 {
-		wantCommit += "-modified"
-	}
-	got := wnmsVersion(t, bin)
-	if m := regexp.MustCompile(`^wnms 9\.8\.7-test \(commit ([0-9a-f]{40}(-modified)?), `).FindStringSubmatch(got); m == nil || m[1] != wantCommit {
-		t.Errorf("version from VCS: %q, want commit %s", got, wantCommit)
-	}
+	t.Run("release build", func(t *testing.T) {
+		bin := buildWnms(t, []string{"CGO_ENABLED=0"}, "-trimpath", "-ldflags", "-X main.Version=9.8.7-test -X main.Commit="+commit)
+		want := "wnms 9.8.7-test (commit " + commit + ", " + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"
+		if got := wnmsVersion(t, bin); got != want {
+			t.Errorf("release build: version says %q, want %q", got, want)
+		}
+	})
+	t.Run("commit from VCS", func(t *testing.T) {
+		head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+		if err != nil {
+			t.Skipf("not in a git checkout (%v): the commit from VCS is not checked", err)
+		}
+		// The same build but for the commit: only the link is new.
+		bin := buildWnms(t, []string{"CGO_ENABLED=0"}, "-trimpath", "-buildvcs=true", "-ldflags", "-X main.Version=9.8.7-test")
+		if info, _ := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "version", "-m", bin).Output(); !strings.Contains(string(info), "vcs.revision=") {
+			// The go command records no VCS information in a git worktree
+			// (its .git is a file): only a plain clone can check this.
+			t.Skip("the toolchain recorded no vcs.revision here (a git worktree?)")
+		}
+		dirty, err := exec.Command("git", "status", "--porcelain").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCommit := strings.TrimSpace(string(head))
+		if len(dirty) > 0 {
+			wantCommit += "-modified"
+		}
+		got := wnmsVersion(t, bin)
+		if m := regexp.MustCompile(`^wnms 9\.8\.7-test \(commit ([0-9a-f]{40}(-modified)?), `).FindStringSubmatch(got); m == nil || m[1] != wantCommit {
+			t.Errorf("version from VCS: %q, want commit %s", got, wantCommit)
+		}
+	})
 }
