@@ -40,6 +40,12 @@ install -D -m 0644 packaging/wnms.service "$root/lib/systemd/system/wnms.service
 install -D -m 0644 packaging/wnms.default "$root/etc/default/wnms"
 install -D -m 0644 packaging/debian/copyright "$root/usr/share/doc/wnms/copyright"
 install -D -m 0644 docs/install.md "$root/usr/share/doc/wnms/install.md"
+# Lintian calls any static binary an error; a Go program is static on purpose.
+mkdir -p "$root/usr/share/lintian/overrides"
+cat >"$root/usr/share/lintian/overrides/wnms" <<'OVERRIDES'
+# wnms is a Go program built with CGO_ENABLED=0: static by design, it needs no libc.
+wnms: statically-linked-binary [usr/bin/wnms]
+OVERRIDES
 date=$(date -R -d "@${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")
 cat >"$root/usr/share/doc/wnms/changelog.Debian" <<CHANGELOG
 wnms ($version) unstable; urgency=medium
