@@ -15,12 +15,6 @@ import (
 	"github.com/wnms/wnms/internal/store"
 )
 
-// Version and Build identify this binary; Build may be set with -ldflags.
-var (
-	Version = "1.0.0"
-	Build   = "dev"
-)
-
 // errHelp says that help was asked for and printed: the command succeeds.
 var errHelp = errors.New("help printed")
 
@@ -207,8 +201,9 @@ func (sf *storeFlags) register(fs *flag.FlagSet) {
 // store: apikey, migrate, backup) it refuses to create one where --data or
 // --database-url points by mistake. Only serve creates a store.
 func (sf *storeFlags) open(ctx context.Context, mustExist bool) (*store.Store, error) {
-	return store.Open(ctx, store.Config{DatabaseURL: sf.databaseURL, DataDir: sf.data, Synchronous: sf.synchronous,
+	st, err := store.Open(ctx, store.Config{DatabaseURL: sf.databaseURL, DataDir: sf.data, Synchronous: sf.synchronous,
 		CacheMiB: sf.cacheMiB, MaxConns: sf.maxConns, MustExist: mustExist, Serving: !mustExist})
+	return st, explainSchemaTooNew(err, sf.databaseURL != "")
 }
 
 // validate checks the store flags, each mistake a usage error (exit 2)

@@ -46,7 +46,7 @@ commands:
   backup                    write a consistent copy of the SQLite store to <data>/backups
   simulate --key-id ID --key-value V [--live] [--incident KIND@AGO]
                             drive a server with a simulated network of sites, APs and clients
-  version                   print the version
+  version                   print the version and the commit it was built from
 
 Every flag has an environment twin: --database-url is WNMS_DATABASE_URL, and so on.
 Run "wnms <command> -h" for the flags of a command.
@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := c.parse(args[1:], getenv, 0); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wnms %s (build %s)\n", Version, Build)
+		fmt.Fprint(stdout, versionLine())
 		return nil
 	case "help", "-h", "--help":
 		if len(args) > 1 && args[1] != "help" && !strings.HasPrefix(args[1], "-") {

@@ -318,7 +318,7 @@ func (s *server) wireServices(ctx context.Context) error {
 		return float64(n)
 	})
 	hostname, _ := os.Hostname()
-	info := api.Info{Version: Version, Build: Build, ServerID: c.serverID, DataDir: c.data,
+	info := api.Info{Version: Version, Build: Commit, ServerID: c.serverID, DataDir: c.data,
 		ServerURL: c.serverURL, Hostname: hostname, TLS: s.tls != nil, StartedAt: time.Now()}
 	s.api = api.New(st, s.auth, log, info, reg, m)
 	if c.metricsListen == "api" {
