@@ -396,9 +396,6 @@ func TestREADMELeads(t *testing.T) {
 	}
 	// Every document the README links to exists.
 	for _, m := range regexp.MustCompile(`\]\((docs/[^)#]+|LICENSE|NOTICE)(?:#[^)]*)?\)`).FindAllStringSubmatch(s, -1) {
-		if m[1] == "docs/install.md" {
-			continue // written by the packaging part of issue 35, merged beside this
-		}
 		if _, err := os.Stat(filepath.Join("..", "..", m[1])); err != nil {
 			t.Errorf("the README links to %s: %v", m[1], err)
 		}
