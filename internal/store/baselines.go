@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -39,13 +40,33 @@ func dirtySlots(customerID int64, n int, at func(i int) int64) [][]any {
 const dirtyConflict = "ON CONFLICT (customer_id, slot) DO UPDATE SET version = excluded.version"
 
 // DirtySlots lists the customer's slots in [from, to] whose observations
-// are out of date, newest first, at most limit of them.
+// are out of date, newest first, at most limit of them: those marked in
+// baseline_dirty, and those of batches this store acknowledged whose
+// marks are still pending (derived.go), without writing them first. The
+// rows a refresh reads (slot_conn_clients, slot_perf_clients) are written
+// with the records, so a refresh sees every acknowledged batch either
+// way. A pending slot's version is the negative of the newest pending
+// journal row's id: it changes with every batch, and matches no stored
+// mark.
 func (s *Store) DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]wnms.DirtySlot, error) {
-	if err := s.settle(ctx); err != nil {
-		return nil, err
+	w := &s.behind
+	// A flush under way has taken its slots out of pending and not yet
+	// committed them: wait for it.
+	w.flushMu.Lock()
+	w.mu.Lock()
+	pending := map[int64]int64{}
+	if d := w.pending[customerID]; d != nil && len(w.journal) > 0 {
+		version := -w.journal[len(w.journal)-1]
+		for slot := range d.slots {
+			if slot >= from && slot <= to {
+				pending[slot] = version
+			}
+		}
 	}
+	w.mu.Unlock()
 	rows, err := s.tr.QueryContext(ctx, `SELECT slot, version FROM baseline_dirty
 		WHERE customer_id = $1 AND slot >= $2 AND slot <= $3 ORDER BY slot DESC LIMIT `+strconv.Itoa(limit), customerID, from, to)
+	w.flushMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -56,9 +77,17 @@ func (s *Store) DirtySlots(ctx context.Context, customerID, from, to int64, limi
 		if err := rows.Scan(&d.Slot, &d.Version); err != nil {
 			return nil, err
 		}
+		delete(pending, d.Slot) // marked: the stored version clears it
 		out = append(out, d)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for slot, version := range pending {
+		out = append(out, wnms.DirtySlot{Slot: slot, Version: version})
+	}
+	slices.SortFunc(out, func(a, b wnms.DirtySlot) int { return cmp.Compare(b.Slot, a.Slot) })
+	return out[:min(len(out), limit)], nil
 }
 
 // DirtyCustomers lists the customers with slots to refresh.
