@@ -22,8 +22,10 @@
 // ingests client events through the API at -rate a second (batches of
 // -batch, over -clients MACs, every 25th a Failure, timestamped now),
 // and -reads times a second reads the connectivity baseline of the
-// current slot; every -every it prints the reads' p50 and p99 and the
-// process's RSS and Go heap, and at the end the whole run's. -align
+// current slot (and, as a control of what the busy machine adds to any
+// read, the signed-in user at the same rate); every -every it prints the
+// reads' p50 and p99 and the process's RSS and Go heap, and at the end
+// the whole run's. -align
 // starts the run at the next slot boundary, so that a 15-minute run fills
 // one whole slot.
 //
@@ -289,7 +291,7 @@ func sustain(client *http.Client, srv *benchserver.Server, cookie string) {
 		}
 	}()
 	var mu sync.Mutex
-	var window, all []time.Duration
+	var window, all, control, controlAll []time.Duration
 	var readErrs int
 	go func() { // readers: one read every 1/reads, each on its own
 		t := time.NewTicker(time.Duration(float64(time.Second) / *readRate))
@@ -310,16 +312,30 @@ func sustain(client *http.Client, srv *benchserver.Server, cookie string) {
 				}
 				window, all = append(window, d), append(all, d)
 			}()
+			// The control: the signed-in user, a read that costs next to
+			// nothing, at the same rate. What it takes is what the machine
+			// (shared, busy) adds to any read.
+			go func() {
+				now := time.Now()
+				_, err := benchserver.Get(client, srv.Base+"/V5/users/current", cookie)
+				d := time.Since(now)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					control, controlAll = append(control, d), append(controlAll, d)
+				}
+			}()
 		}
 	}()
-	fmt.Printf("%8s %10s %6s %8s %8s %8s %7s %7s\n", "elapsed", "events", "reads", "p50", "p99", "max", "RSS", "heap")
+	fmt.Printf("%8s %10s %6s %8s %8s %8s %7s %7s %12s %12s\n", "elapsed", "events", "reads", "p50", "p99", "max", "RSS", "heap",
+		"control p50", "control p99")
 	var rssMin, rssMax, heapMin, heapMax uint64
 	t := time.NewTicker(*every)
 	defer t.Stop()
 	for now := range t.C {
 		mu.Lock()
-		w := window
-		window = nil
+		w, c := window, control
+		window, control = nil, nil
 		mu.Unlock()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -333,23 +349,25 @@ func sustain(client *http.Client, srv *benchserver.Server, cookie string) {
 		}
 		heapMax = max(heapMax, ms.HeapInuse)
 		p50, p99, top := percentiles(w)
-		fmt.Printf("%8s %10d %6d %8s %8s %8s %6dM %6dM\n", now.Sub(start).Round(time.Second), sent.Load(), len(w), p50, p99, top,
-			rss>>20, ms.HeapInuse>>20)
+		c50, c99, _ := percentiles(c)
+		fmt.Printf("%8s %10d %6d %8s %8s %8s %6dM %6dM %12s %12s\n", now.Sub(start).Round(time.Second), sent.Load(), len(w), p50, p99, top,
+			rss>>20, ms.HeapInuse>>20, c50, c99)
 		if !now.Before(end) {
 			break
 		}
 	}
 	mu.Lock()
 	p50, p99, top := percentiles(all)
+	c50, c99, _ := percentiles(controlAll)
 	n, errs := len(all), readErrs
 	mu.Unlock()
 	if err, _ := ingestErr.Load().(error); err != nil {
 		fmt.Printf("ingest error (last): %v\n", err)
 	}
-	fmt.Printf("sustain: %d events in %d requests over %s (%.0f events/s); %d reads (%d failed): p50 %s, p99 %s, max %s; "+
-		"RSS %d-%d MB, heap in use %d-%d MB, peak RSS (VmHWM) %s\n",
+	fmt.Printf("sustain: %d events in %d requests over %s (%.0f events/s); %d reads (%d failed): p50 %s, p99 %s, max %s "+
+		"(control p50 %s, p99 %s); RSS %d-%d MB, heap in use %d-%d MB, peak RSS (VmHWM) %s\n",
 		sent.Load(), posts.Load(), time.Since(start).Round(time.Second), float64(sent.Load())/time.Since(start).Seconds(), n, errs,
-		p50, p99, top, rssMin>>20, rssMax>>20, heapMin>>20, heapMax>>20, benchserver.ProcStatus(0, "VmHWM"))
+		p50, p99, top, c50, c99, rssMin>>20, rssMax>>20, heapMin>>20, heapMax>>20, benchserver.ProcStatus(0, "VmHWM"))
 }
 
 // percentiles are the p50, p99 and largest of ds.
