@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -64,6 +65,15 @@ type Service struct {
 	OnAnomaly func(a Anomaly, locationPath string)
 
 	refreshing singleflight.Group // slots being recomputed, by customer/slot/version
+	// lastLive is the last count of a slot being filled, for the reads
+	// that find it at the same version (no batch since).
+	lastLive atomic.Pointer[liveCount]
+}
+
+// liveCount is a count of a slot being filled, by customer/slot/version.
+type liveCount struct {
+	key  string
+	live *liveSlot
 }
 
 // NewService returns a Service with the default k and minimum samples.
@@ -167,7 +177,8 @@ type liveSlot struct {
 // arrives), is counted for the read and not stored: a read then writes
 // nothing (on SQLite a write waits for the one writer, behind ingest),
 // and the anomaly evaluation stores the slot once it has closed. Readers
-// that find the same slot at the same version at once share one count.
+// that find the same slot at the same version (no batch in between) share
+// one count, at once or one after another.
 func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64) (*liveSlot, error) {
 	current := SlotOf(s.Now().UnixMilli())
 	dirty, err := s.Store.DirtySlots(ctx, customerID, from, to, math.MaxInt32)
@@ -197,6 +208,10 @@ func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64
 			}
 			return l, nil
 		}
+		if last := s.lastLive.Load(); last != nil && last.key == key {
+			live = last.live // nothing new since it was counted
+			continue
+		}
 		v, err, shared := s.refreshing.Do(key, count)
 		if shared && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			v, err = count() // the caller that ran it went away; this one still wants it
@@ -205,6 +220,7 @@ func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64
 			return nil, err
 		}
 		live = v.(*liveSlot)
+		s.lastLive.Store(&liveCount{key, live})
 	}
 	return live, nil
 }

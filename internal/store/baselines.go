@@ -77,7 +77,12 @@ func (s *Store) DirtySlots(ctx context.Context, customerID, from, to int64, limi
 		if err := rows.Scan(&d.Slot, &d.Version); err != nil {
 			return nil, err
 		}
-		delete(pending, d.Slot) // marked: the stored version clears it
+		if v, ok := pending[d.Slot]; ok {
+			// Marked, and changed again since: the pending version, which
+			// leaves the mark for a refresh after the next flush.
+			d.Version = v
+			delete(pending, d.Slot)
+		}
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
