@@ -17,6 +17,19 @@
 // themselves (-dirty); -read baseline reads the slot's connectivity data
 // point, out of date, so each run recomputes it. -database-url runs both
 // phases on PostgreSQL instead (the database is kept between the phases).
+//
+// -phase sustain measures the slot being filled: for -duration it
+// ingests client events through the API at -rate a second (batches of
+// -batch, over -clients MACs, every 25th a Failure, timestamped now),
+// and -reads times a second reads the connectivity baseline of the
+// current slot (and, as a control of what the busy machine adds to any
+// read, the signed-in user at the same rate); every -every it prints the
+// reads' p50 and p99 and the process's RSS and Go heap, and at the end
+// the whole run's. -align
+// starts the run at the next slot boundary, so that a 15-minute run fills
+// one whole slot.
+//
+//	go run -tags wnmsbench ./bench/slot -data /tmp/slot -phase sustain -rate 2000 -clients 5000 -duration 15m -align
 package main
 
 import (
@@ -30,9 +43,11 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wnms/wnms/bench/internal/benchserver"
@@ -53,6 +68,13 @@ var (
 	nMACs    = flag.Int("clients", 100_000, "client MACs (every 25th fails)")
 	readers  = flag.Int("readers", 6, "concurrent readers")
 	limit    = flag.Int("limit", 100, "failing clients a read asks for")
+
+	rate      = flag.Int("rate", 2000, "sustain: client events ingested a second")
+	batchSize = flag.Int("batch", 1000, "sustain: events a request")
+	duration  = flag.Duration("duration", 15*time.Minute, "sustain: how long")
+	readRate  = flag.Float64("reads", 4, "sustain: baseline reads of the current slot a second")
+	every     = flag.Duration("every", 30*time.Second, "sustain: how often to print")
+	align     = flag.Bool("align", false, "sustain: start at the next slot boundary")
 )
 
 // slotFile holds the slot the events fill (two hours before the load, at
@@ -99,6 +121,11 @@ func main() {
 				events[i] = &e.ClientEvent
 			}
 			check(st.RawInsertEventsForBench(ctx, store.EventRowsForBench(wnms.OnPremCustomer, events, bodies)))
+		}
+		if *loadWay != "http" {
+			// The bulk path writes around ingest: the slot's client rows
+			// are made from its events once, as ingest would have kept them.
+			check(st.RebuildSlotClients(ctx, wnms.OnPremCustomer, slot))
 		}
 		if st.Dialect() == store.Postgres {
 			check(st.AnalyzeForBench(ctx))
@@ -149,8 +176,10 @@ func main() {
 		fmt.Printf("%s: %d concurrent reads of the slot in %s (each %s to %s); peak RSS (VmHWM) %s\n", *readKind, *readers,
 			time.Since(start).Round(time.Millisecond), took[0].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond),
 			benchserver.ProcStatus(0, "VmHWM"))
+	case "sustain":
+		sustain(client, srv, cookie)
 	default:
-		log.Fatalf("-phase load or read, not %q", *phase)
+		log.Fatalf("-phase load, read or sustain, not %q", *phase)
 	}
 }
 
@@ -233,4 +262,155 @@ func check(err error) {
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+// sustain ingests at -rate for -duration while reading the current slot's
+// connectivity baseline -reads times a second, and prints what the reads
+// took and the process's memory as it goes.
+func sustain(client *http.Client, srv *benchserver.Server, cookie string) {
+	if *align {
+		next := time.Now().Truncate(15 * time.Minute).Add(15 * time.Minute)
+		fmt.Printf("waiting %s for the slot at %s\n", time.Until(next).Round(time.Second), next.UTC().Format(time.RFC3339))
+		time.Sleep(time.Until(next))
+	}
+	start := time.Now()
+	end := start.Add(*duration)
+	var sent, posts atomic.Int64
+	var ingestErr atomic.Value
+	go func() { // ingest: a batch every batch/rate, sent in order
+		period := time.Duration(float64(time.Second) * float64(*batchSize) / float64(*rate))
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for k := 0; time.Now().Before(end); k += *batchSize {
+			if _, err := benchserver.Post(client, srv.Base+"/V5/ingest/clientevents", cookie, nowBatch(k, *batchSize)); err != nil {
+				ingestErr.Store(err)
+			}
+			sent.Add(int64(*batchSize))
+			posts.Add(1)
+			<-t.C
+		}
+	}()
+	var mu sync.Mutex
+	var window, all, control, controlAll []time.Duration
+	var readErrs int
+	go func() { // readers: one read every 1/reads, each on its own
+		t := time.NewTicker(time.Duration(float64(time.Second) / *readRate))
+		defer t.Stop()
+		for time.Now().Before(end) {
+			<-t.C
+			go func() {
+				now := time.Now()
+				slot := now.Truncate(15 * time.Minute).UnixMilli()
+				u := fmt.Sprintf("%s/V5/baselines/clientsconnectivity?fromtime=%d&totime=%d", srv.Base, slot, now.UnixMilli())
+				_, err := benchserver.Get(client, u, cookie)
+				d := time.Since(now)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					readErrs++
+					return
+				}
+				window, all = append(window, d), append(all, d)
+			}()
+			// The control: the signed-in user, a read that costs next to
+			// nothing, at the same rate. What it takes is what the machine
+			// (shared, busy) adds to any read.
+			go func() {
+				now := time.Now()
+				_, err := benchserver.Get(client, srv.Base+"/V5/users/current", cookie)
+				d := time.Since(now)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					control, controlAll = append(control, d), append(controlAll, d)
+				}
+			}()
+		}
+	}()
+	fmt.Printf("%8s %10s %6s %8s %8s %8s %7s %7s %12s %12s\n", "elapsed", "events", "reads", "p50", "p99", "max", "RSS", "heap",
+		"control p50", "control p99")
+	var rssMin, rssMax, heapMin, heapMax uint64
+	t := time.NewTicker(*every)
+	defer t.Stop()
+	for now := range t.C {
+		mu.Lock()
+		w, c := window, control
+		window, control = nil, nil
+		mu.Unlock()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		rss := procKB("VmRSS") << 10
+		if rssMin == 0 || rss < rssMin {
+			rssMin = rss
+		}
+		rssMax = max(rssMax, rss)
+		if heapMin == 0 || ms.HeapInuse < heapMin {
+			heapMin = ms.HeapInuse
+		}
+		heapMax = max(heapMax, ms.HeapInuse)
+		p50, p99, top := percentiles(w)
+		c50, c99, _ := percentiles(c)
+		fmt.Printf("%8s %10d %6d %8s %8s %8s %6dM %6dM %12s %12s\n", now.Sub(start).Round(time.Second), sent.Load(), len(w), p50, p99, top,
+			rss>>20, ms.HeapInuse>>20, c50, c99)
+		if !now.Before(end) {
+			break
+		}
+	}
+	mu.Lock()
+	p50, p99, top := percentiles(all)
+	c50, c99, _ := percentiles(controlAll)
+	n, errs := len(all), readErrs
+	mu.Unlock()
+	if err, _ := ingestErr.Load().(error); err != nil {
+		fmt.Printf("ingest error (last): %v\n", err)
+	}
+	fmt.Printf("sustain: %d events in %d requests over %s (%.0f events/s); %d reads (%d failed): p50 %s, p99 %s, max %s "+
+		"(control p50 %s, p99 %s); RSS %d-%d MB, heap in use %d-%d MB, peak RSS (VmHWM) %s\n",
+		sent.Load(), posts.Load(), time.Since(start).Round(time.Second), float64(sent.Load())/time.Since(start).Seconds(), n, errs,
+		p50, p99, top, c50, c99, rssMin>>20, rssMax>>20, heapMin>>20, heapMax>>20, benchserver.ProcStatus(0, "VmHWM"))
+}
+
+// percentiles are the p50, p99 and largest of ds.
+func percentiles(ds []time.Duration) (p50, p99, top time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))].Round(time.Millisecond) }
+	return at(0.50), at(0.99), s[len(s)-1].Round(time.Millisecond)
+}
+
+// procKB is a /proc/self/status field in kB.
+func procKB(field string) uint64 {
+	var kb uint64
+	fmt.Sscan(strings.TrimSuffix(benchserver.ProcStatus(0, field), " kB"), &kb)
+	return kb
+}
+
+// nowBatch is n events timestamped now, from the k-th on: every 25th a
+// failure (association, authentication and network in turn), the rest
+// successes, spread over -clients MACs.
+func nowBatch(k, n int) []byte {
+	var b bytes.Buffer
+	now := time.Now().UnixMilli()
+	b.WriteByte('[')
+	for i := 0; i < n; i++ {
+		j := k + i
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		c := j % *nMACs
+		mac := fmt.Sprintf("aa:bb:%02x:%02x:%02x:%02x", c>>24&0xff, c>>16&0xff, c>>8&0xff, c&0xff)
+		fmt.Fprintf(&b, `{"eventId":"sustain-%d-%d","macAddress":%q,"bssid":"00:11:74:00:00:01","channel":%d,"ssid":"corp","timestamp":%d,`,
+			now, j, mac, 1+j%2*35, now-int64(n-i))
+		if j%25 == 0 {
+			code := 1 + j/25%3
+			fmt.Fprintf(&b, `"eventType":"Failure","failureCode":%d,"subFailureCode":%d}`, code, code*100+1)
+		} else {
+			b.WriteString(`"eventType":"Success","dhcpLatency":1,"aaaLatency":1,"dnsLatency":0}`)
+		}
+	}
+	b.WriteByte(']')
+	return b.Bytes()
 }

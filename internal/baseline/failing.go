@@ -36,10 +36,7 @@ var categoryNames = [4]string{"", "Association", "Authentication", "Network"}
 func (s *Service) FailingClients(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, at int64, limit int) (SlotFailures, error) {
 	slot := SlotOf(at)
 	out := SlotFailures{Timestamp: slot, Clients: []FailingClient{}}
-	if err := s.Refresh(ctx, customerID, slot, slot, 0); err != nil {
-		return out, err
-	}
-	obs, err := s.Store.ConnObs(ctx, customerID, l.ID.ID, band, ssid, slot, slot)
+	obs, err := s.connObs(ctx, customerID, l, band, ssid, slot, slot)
 	if err != nil {
 		return out, err
 	}

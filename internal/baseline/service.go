@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -64,6 +65,15 @@ type Service struct {
 	OnAnomaly func(a Anomaly, locationPath string)
 
 	refreshing singleflight.Group // slots being recomputed, by customer/slot/version
+	// lastLive is the last count of a slot being filled, for the reads
+	// that find it at the same version (no batch since).
+	lastLive atomic.Pointer[liveCount]
+}
+
+// liveCount is a count of a slot being filled, by customer/slot/version.
+type liveCount struct {
+	key  string
+	live *liveSlot
 }
 
 // NewService returns a Service with the default k and minimum samples.
@@ -84,21 +94,37 @@ func (s *Service) Refresh(ctx context.Context, customerID, from, to int64, limit
 		return err
 	}
 	for _, d := range dirty {
-		key := fmt.Sprintf("%d/%d/%d", customerID, d.Slot, d.Version)
-		_, err, shared := s.refreshing.Do(key, func() (any, error) { return nil, s.refreshSlot(ctx, customerID, d) })
-		if shared && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-			// The caller that ran it went away; this one still wants it.
-			err = s.refreshSlot(ctx, customerID, d)
-		}
-		if err != nil {
+		if err := s.refreshShared(ctx, customerID, d); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// refreshSlot recomputes one slot's observations from the store's
-// per-client aggregates of its events and samples, counted client by
+// refreshShared recomputes and stores one out-of-date slot, sharing the
+// work with callers that want the same slot at the same version at once.
+func (s *Service) refreshShared(ctx context.Context, customerID int64, d DirtySlot) error {
+	key := fmt.Sprintf("%d/%d/%d", customerID, d.Slot, d.Version)
+	_, err, shared := s.refreshing.Do(key, func() (any, error) { return nil, s.refreshSlot(ctx, customerID, d) })
+	if shared && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// The caller that ran it went away; this one still wants it.
+		err = s.refreshSlot(ctx, customerID, d)
+	}
+	return err
+}
+
+// refreshSlot recomputes one slot's observations and stores them (see
+// countSlot).
+func (s *Service) refreshSlot(ctx context.Context, customerID int64, d DirtySlot) error {
+	conn, perf, err := s.countSlot(ctx, customerID, d.Slot)
+	if err != nil {
+		return err
+	}
+	return s.Store.ReplaceSlotObs(ctx, customerID, d.Slot, conn, perf, d.Version)
+}
+
+// countSlot counts one slot's observations in every scope from the
+// store's rows of its clients (one per client and place), client by
 // client as they stream in: what it holds grows with neither the slot's
 // events nor its clients, only with its scopes and the customer's
 // locations.
@@ -107,10 +133,10 @@ func (s *Service) Refresh(ctx context.Context, customerID, from, to int64, limit
 // PostgreSQL a stream holds one connection of the pool until it ends, and
 // a lookup made inside it would need a second, so that as many refreshes
 // at once as the pool has connections would wait for each other for ever.
-func (s *Service) refreshSlot(ctx context.Context, customerID int64, d DirtySlot) error {
+func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]ConnObsRow, []PerfObsRow, error) {
 	ancestors, err := s.customerAncestors(ctx, customerID)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	place := func(loc int64) {
 		if _, ok := ancestors[loc]; !ok {
@@ -118,24 +144,122 @@ func (s *Service) refreshSlot(ctx context.Context, customerID int64, d DirtySlot
 		}
 	}
 	conn := NewConnCounter(ancestors)
-	err = s.Store.SlotAttempts(ctx, customerID, d.Slot, func(a ScopedAttempt) error {
+	err = s.Store.SlotAttempts(ctx, customerID, slot, func(a ScopedAttempt) error {
 		place(a.LocationID)
 		conn.Add(a)
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	perf := NewPerfCounter(ancestors)
-	err = s.Store.SlotSampleSums(ctx, customerID, d.Slot, func(x ScopedSums) error {
+	err = s.Store.SlotSampleSums(ctx, customerID, slot, func(x ScopedSums) error {
 		place(x.LocationID)
 		perf.Add(x)
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	return s.Store.ReplaceSlotObs(ctx, customerID, d.Slot, conn.Rows(d.Slot), perf.Rows(d.Slot), d.Version)
+	return conn.Rows(slot), perf.Rows(slot), nil
+}
+
+// liveSlot is the observations of the slot being filled, counted for a
+// read and not stored.
+type liveSlot struct {
+	slot int64
+	conn map[scope]Connectivity
+	perf map[scope]Performance
+}
+
+// refreshForRead brings the customer's slots in [from, to] up to date for
+// a read. The slot being filled, when out of date (as it is while data
+// arrives), is counted for the read and not stored: a read then writes
+// nothing (on SQLite a write waits for the one writer, behind ingest),
+// and the anomaly evaluation stores the slot once it has closed. Readers
+// that find the same slot at the same version (no batch in between) share
+// one count, at once or one after another.
+func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64) (*liveSlot, error) {
+	current := SlotOf(s.Now().UnixMilli())
+	dirty, err := s.Store.DirtySlots(ctx, customerID, from, to, math.MaxInt32)
+	if err != nil {
+		return nil, err
+	}
+	var live *liveSlot
+	for _, d := range dirty {
+		if d.Slot != current {
+			if err := s.refreshShared(ctx, customerID, d); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		key := fmt.Sprintf("%d/%d/%d/live", customerID, d.Slot, d.Version)
+		count := func() (any, error) {
+			conn, perf, err := s.countSlot(ctx, customerID, d.Slot)
+			if err != nil {
+				return nil, err
+			}
+			l := &liveSlot{slot: d.Slot, conn: make(map[scope]Connectivity, len(conn)), perf: make(map[scope]Performance, len(perf))}
+			for _, r := range conn {
+				l.conn[scope{r.LocationID, r.Band, r.SSID}] = r.Connectivity
+			}
+			for _, r := range perf {
+				l.perf[scope{r.LocationID, r.Band, r.SSID}] = r.Performance
+			}
+			return l, nil
+		}
+		if last := s.lastLive.Load(); last != nil && last.key == key {
+			live = last.live // nothing new since it was counted
+			continue
+		}
+		v, err, shared := s.refreshing.Do(key, count)
+		if shared && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			v, err = count() // the caller that ran it went away; this one still wants it
+		}
+		if err != nil {
+			return nil, err
+		}
+		live = v.(*liveSlot)
+		s.lastLive.Store(&liveCount{key, live})
+	}
+	return live, nil
+}
+
+// connObs is the connectivity observations of a scope in [from, to], by
+// slot, with the slot being filled as counted for this read.
+func (s *Service) connObs(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, from, to int64) (map[int64]Connectivity, error) {
+	live, err := s.refreshForRead(ctx, customerID, from, to)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := s.Store.ConnObs(ctx, customerID, l.ID.ID, band, ssid, from, to)
+	if err != nil || live == nil {
+		return obs, err
+	}
+	if c, ok := live.conn[scope{l.ID.ID, band, ssid}]; ok {
+		obs[live.slot] = c
+	} else {
+		delete(obs, live.slot) // nothing there (any more)
+	}
+	return obs, nil
+}
+
+// perfObs is connObs for performance.
+func (s *Service) perfObs(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, from, to int64) (map[int64]Performance, error) {
+	live, err := s.refreshForRead(ctx, customerID, from, to)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := s.Store.PerfObs(ctx, customerID, l.ID.ID, band, ssid, from, to)
+	if err != nil || live == nil {
+		return obs, err
+	}
+	if p, ok := live.perf[scope{l.ID.ID, band, ssid}]; ok {
+		obs[live.slot] = p
+	} else {
+		delete(obs, live.slot)
+	}
+	return obs, nil
 }
 
 // customerAncestors is, for every location the customer has, the
@@ -220,10 +344,7 @@ const historySpan = int64(HistoryDays*24*time.Hour/time.Millisecond) + int64(tim
 // Connectivity answers the connectivity data points of a scope for the
 // slots in [from, to], oldest first.
 func (s *Service) Connectivity(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, from, to int64) ([]ConnPoint, error) {
-	if err := s.Refresh(ctx, customerID, SlotOf(from-historySpan), to, 0); err != nil {
-		return nil, err
-	}
-	obs, err := s.Store.ConnObs(ctx, customerID, l.ID.ID, band, ssid, from-historySpan, to)
+	obs, err := s.connObs(ctx, customerID, l, band, ssid, SlotOf(from-historySpan), to)
 	if err != nil {
 		return nil, err
 	}
@@ -287,10 +408,7 @@ func (s *Service) Performance(ctx context.Context, customerID int64, l *wnms.Loc
 	var obs map[int64]Performance
 	var err error
 	if mac == "" {
-		if err := s.Refresh(ctx, customerID, SlotOf(from-historySpan), to, 0); err != nil {
-			return nil, err
-		}
-		obs, err = s.Store.PerfObs(ctx, customerID, l.ID.ID, band, ssid, from-historySpan, to)
+		obs, err = s.perfObs(ctx, customerID, l, band, ssid, SlotOf(from-historySpan), to)
 	} else {
 		obs, err = s.clientPerformance(ctx, customerID, l, band, ssid, mac, from-historySpan, to)
 	}

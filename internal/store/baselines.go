@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -41,13 +40,33 @@ func dirtySlots(customerID int64, n int, at func(i int) int64) [][]any {
 const dirtyConflict = "ON CONFLICT (customer_id, slot) DO UPDATE SET version = excluded.version"
 
 // DirtySlots lists the customer's slots in [from, to] whose observations
-// are out of date, newest first, at most limit of them.
+// are out of date, newest first, at most limit of them: those marked in
+// baseline_dirty, and those of batches this store acknowledged whose
+// marks are still pending (derived.go), without writing them first. The
+// rows a refresh reads (slot_conn_clients, slot_perf_clients) are written
+// with the records, so a refresh sees every acknowledged batch either
+// way. A pending slot's version is the negative of the newest pending
+// journal row's id: it changes with every batch, and matches no stored
+// mark.
 func (s *Store) DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]wnms.DirtySlot, error) {
-	if err := s.settle(ctx); err != nil {
-		return nil, err
+	w := &s.behind
+	// A flush under way has taken its slots out of pending and not yet
+	// committed them: wait for it.
+	w.flushMu.Lock()
+	w.mu.Lock()
+	pending := map[int64]int64{}
+	if d := w.pending[customerID]; d != nil && len(w.journal) > 0 {
+		version := -w.journal[len(w.journal)-1]
+		for slot := range d.slots {
+			if slot >= from && slot <= to {
+				pending[slot] = version
+			}
+		}
 	}
+	w.mu.Unlock()
 	rows, err := s.tr.QueryContext(ctx, `SELECT slot, version FROM baseline_dirty
 		WHERE customer_id = $1 AND slot >= $2 AND slot <= $3 ORDER BY slot DESC LIMIT `+strconv.Itoa(limit), customerID, from, to)
+	w.flushMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -58,9 +77,22 @@ func (s *Store) DirtySlots(ctx context.Context, customerID, from, to int64, limi
 		if err := rows.Scan(&d.Slot, &d.Version); err != nil {
 			return nil, err
 		}
+		if v, ok := pending[d.Slot]; ok {
+			// Marked, and changed again since: the pending version, which
+			// leaves the mark for a refresh after the next flush.
+			d.Version = v
+			delete(pending, d.Slot)
+		}
 		out = append(out, d)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for slot, version := range pending {
+		out = append(out, wnms.DirtySlot{Slot: slot, Version: version})
+	}
+	slices.SortFunc(out, func(a, b wnms.DirtySlot) int { return cmp.Compare(b.Slot, a.Slot) })
+	return out[:min(len(out), limit)], nil
 }
 
 // DirtyCustomers lists the customers with slots to refresh.
@@ -78,134 +110,67 @@ func bandOf(channel string) string {
 		wnms.Band5GHz + `' ELSE '` + wnms.BandUnknown + `' END`
 }
 
-// slotNumber is the SQL of a client event's slot number, ts / 900000:
-// the second column of the index client_events_slot, which holds one
-// slot's events of each type in client order. Queries name it exactly as
-// the index does.
-const slotNumber = "(ts / 900000)"
-
-// slotWhere is the condition on client events of one customer ($1), slot
-// number ($2, slotNumber) and type ($5), within [$3, $4) as well, which
-// lets PostgreSQL read the slot's day partition alone.
-const slotWhere = `customer_id = $1 AND ` + slotNumber + ` = $2 AND ts >= $3 AND ts < $4 AND event_type = $5`
-
-func init() {
-	if wnms.SlotDuration.Milliseconds() != 900000 {
-		panic("store: client_events_slot is built for slots of 900000 ms")
-	}
-}
-
-// slotAttemptsQuery reads one slot's Success events ($5) and Failure
-// events ($6) in client order: each from the index client_events_slot in
-// that order, the two merged (SQLite's MERGE of a compound SELECT,
-// PostgreSQL's Merge Append), so that no engine sorts or groups the slot.
-func slotAttemptsQuery(d Dialect) string {
-	cols := `mac, location_id, ssid, ` + bandOf(eventChannel(d)) + ` AS band, `
-	failures := strings.Replace(slotWhere, "$5", "$6", 1)
-	return `SELECT ` + cols + `0 AS failed, 0 AS code FROM client_events WHERE ` + slotWhere + `
-		UNION ALL SELECT ` + cols + `1, COALESCE(code, 0) FROM client_events WHERE ` + failures + `
-		ORDER BY mac`
-}
-
-// slotBounds are the arguments $1–$4 of slotWhere for a slot.
-func slotBounds(customerID, slot int64) []any {
-	ms := wnms.SlotDuration.Milliseconds()
-	return []any{customerID, slot / ms, slot, slot + ms}
-}
+// slotAttemptsQuery reads a slot's rows of slot_conn_clients ($1
+// customer, $2 slot) in key order.
+const slotAttemptsQuery = `SELECT mac, location_id, ssid, band, failures FROM slot_conn_clients
+	WHERE customer_id = $1 AND slot = $2 ORDER BY slot, customer_id, mac, location_id, ssid, band`
 
 // SlotAttempts calls f with the connection attempts (Success and Failure
 // events) of one slot of the customer, one row per client, location,
 // band and SSID with the categories it failed in, every row of a client
-// before the next client's (see baseline.Store). The events come in
-// client order from an index and are summed one client at a time: what
-// is held is one client's places, whatever the slot holds.
+// before the next client's (see baseline.Store). It reads the slot's rows
+// of slot_conn_clients in key order, which ingest keeps up to date
+// (slotclients.go): one row per client and place, however many events the
+// slot holds, and nothing held but the row at hand.
 func (s *Store) SlotAttempts(ctx context.Context, customerID, slot int64, f func(wnms.ScopedAttempt) error) error {
-	rows, err := s.tr.QueryContext(ctx, slotAttemptsQuery(s.dialect), append(slotBounds(customerID, slot), wnms.Success, wnms.Failure)...)
+	rows, err := s.tr.QueryContext(ctx, slotAttemptsQuery, customerID, slot)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	type place struct {
-		loc        int64
-		ssid, band string
-	}
-	var mac string
-	var order []place
-	places := map[place]*[4]bool{}
-	flush := func() error {
-		slices.SortFunc(order, func(a, b place) int {
-			return cmp.Or(cmp.Compare(a.loc, b.loc), strings.Compare(a.ssid, b.ssid), strings.Compare(a.band, b.band))
-		})
-		for _, p := range order {
-			a := wnms.ScopedAttempt{LocationID: p.loc, SSID: p.ssid, Band: p.band}
-			a.MAC, a.Failures = mac, *places[p]
-			if err := f(a); err != nil {
-				return err
-			}
-		}
-		order = order[:0]
-		clear(places)
-		return nil
-	}
 	for rows.Next() {
-		var m string
-		var p place
-		var failed, code int64
-		if err := rows.Scan(&m, &p.loc, &p.ssid, &p.band, &failed, &code); err != nil {
+		var a wnms.ScopedAttempt
+		var bits int64
+		if err := rows.Scan(&a.MAC, &a.LocationID, &a.SSID, &a.Band, &bits); err != nil {
 			return err
 		}
-		if m != mac {
-			if err := flush(); err != nil {
-				return err
-			}
-			mac = m
+		for i := range a.Failures {
+			a.Failures[i] = bits&(1<<i) != 0
 		}
-		fl := places[p]
-		if fl == nil {
-			fl = &[4]bool{}
-			places[p] = fl
-			order = append(order, p)
-		}
-		if failed == 1 {
-			fl[0] = true
-			if code >= 1 && code <= 3 {
-				fl[code] = true
-			}
+		if err := f(a); err != nil {
+			return err
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	return flush()
+	return rows.Err()
 }
 
 // slotFailingQuery lists one slot's failing clients in a scope, first by
-// MAC: the slot's Failure events ($5) from the index client_events_slot,
-// which holds them in client order, at the locations $6, with the SSID
-// and band when given, grouped per client as they come (no sort), at most
-// limit clients.
+// MAC: the slot's rows of slot_conn_clients with a failure, in key order
+// (client order, no sort), at the locations $3, with the SSID and band
+// when given, grouped per client as they come, at most limit clients.
 func slotFailingQuery(d Dialect, locations []int64, band, ssid string, limit int) (string, []any) {
-	q := `SELECT mac, MAX(CASE WHEN code = 1 THEN 1 ELSE 0 END), MAX(CASE WHEN code = 2 THEN 1 ELSE 0 END),
-		MAX(CASE WHEN code = 3 THEN 1 ELSE 0 END) FROM client_events WHERE ` + slotWhere
-	cond, arg := inList(d, "$6", locations)
+	bit := func(b int) string { return `MAX(CASE WHEN failures & ` + strconv.Itoa(b) + ` <> 0 THEN 1 ELSE 0 END)` }
+	q := `SELECT mac, ` + bit(2) + `, ` + bit(4) + `, ` + bit(8) + ` FROM slot_conn_clients
+		WHERE customer_id = $1 AND slot = $2 AND failures <> 0`
+	cond, arg := inList(d, "$3", locations)
 	q += ` AND location_id` + cond
 	args := []any{arg}
 	if ssid != "" {
 		args = append(args, ssid)
-		q += ` AND ssid = $` + strconv.Itoa(5+len(args))
+		q += ` AND ssid = $` + strconv.Itoa(2+len(args))
 	}
 	if band != wnms.BandAny {
 		args = append(args, band)
-		q += ` AND ` + bandOf(eventChannel(d)) + ` = $` + strconv.Itoa(5+len(args))
+		q += ` AND band = $` + strconv.Itoa(2+len(args))
 	}
-	return q + ` GROUP BY mac ORDER BY mac LIMIT ` + strconv.Itoa(limit), args
+	return q + ` GROUP BY slot, customer_id, mac ORDER BY slot, customer_id, mac LIMIT ` + strconv.Itoa(limit), args
 }
 
 // SlotFailingClients lists the first limit clients, by MAC, with a
 // Failure event in the slot at one of locations, in band (or
 // wnms.BandAny) and on ssid ("" for all), each with the categories it
-// failed in there (Failures). It reads the slot's failures in client
-// order from an index and stops at the limit: its memory is the page,
+// failed in there (Failures). It reads the slot's clients in client order
+// from slot_conn_clients and stops at the limit: its memory is the page,
 // whatever the slot holds.
 func (s *Store) SlotFailingClients(ctx context.Context, customerID, slot int64, locations []int64, band, ssid string, limit int) ([]wnms.ConnAttempt, error) {
 	out := []wnms.ConnAttempt{}
@@ -213,7 +178,7 @@ func (s *Store) SlotFailingClients(ctx context.Context, customerID, slot int64, 
 		return out, nil
 	}
 	q, extra := slotFailingQuery(s.dialect, locations, band, ssid, limit)
-	rows, err := s.tr.QueryContext(ctx, q, append(append(slotBounds(customerID, slot), wnms.Failure), extra...)...)
+	rows, err := s.tr.QueryContext(ctx, q, append([]any{customerID, slot}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -278,26 +243,19 @@ func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn
 	})
 }
 
-// slotSumsQuery sums one slot's samples ($2 ≤ ts < $3; $4 the low RSSI,
-// $5 the sticky margin) per client, location, band and SSID, through the
-// ts index. Samples of traffic only (no radio
-// metrics) do not count.
-var slotSumsQuery = `SELECT mac, location_id, ssid, ` + bandOf("channel") + ` AS band,
-	COUNT(*), SUM(data_rate), SUM(retry_pct), SUM(rssi),
-	MIN(CASE WHEN rssi < $4 THEN 1 ELSE 0 END),
-	SUM(CASE WHEN best_nbr_rssi IS NOT NULL AND best_nbr_rssi >= rssi + $5 THEN 1 ELSE 0 END),
-	COUNT(best_nbr_rssi)
-	FROM client_stats WHERE +customer_id = $1 AND ts >= $2 AND ts < $3 AND rssi IS NOT NULL
-	GROUP BY mac, location_id, ssid, band
-	ORDER BY mac`
+// slotSumsQuery reads a slot's rows of slot_perf_clients ($1 customer,
+// $2 slot) in key order.
+const slotSumsQuery = `SELECT mac, location_id, ssid, band, samples, rate_sum, retry_sum, rssi_sum, weak_all,
+	better, with_better FROM slot_perf_clients
+	WHERE customer_id = $1 AND slot = $2 ORDER BY slot, customer_id, mac, location_id, ssid, band`
 
 // SlotSampleSums calls f with the client statistics samples of one slot
-// of the customer, summed in SQL per client, location, band and SSID (see
-// wnms.ClientSums) and ordered by client. Nothing is held but the row
-// at hand.
+// of the customer, summed per client, location, band and SSID (see
+// wnms.ClientSums) and ordered by client: the slot's rows of
+// slot_perf_clients, which ingest keeps up to date (slotclients.go), in
+// key order. Nothing is held but the row at hand.
 func (s *Store) SlotSampleSums(ctx context.Context, customerID, slot int64, f func(wnms.ScopedSums) error) error {
-	rows, err := s.tr.QueryContext(ctx, slotSumsQuery,
-		customerID, slot, slot+wnms.SlotDuration.Milliseconds(), int64(wnms.LowRSSI), int64(wnms.StickyMarginDB))
+	rows, err := s.tr.QueryContext(ctx, slotSumsQuery, customerID, slot)
 	if err != nil {
 		return err
 	}

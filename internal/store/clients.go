@@ -70,8 +70,10 @@ var sampleColumns = []string{"customer_id", "mac", "ts", "location_id", "ap_box_
 	"data_rate", "retry_pct", "best_nbr_rssi", "tx_bytes", "rx_bytes", "observed_by"}
 
 // InsertClientStats stores samples through the bulk path on the
-// telemetry database, with what they say of their clients and of the
-// baseline slots they fall in, written behind (derived.go). A sample
+// telemetry database, and in the same transaction what they add to their
+// clients' rows of the baseline slots (slotclients.go); what they say of
+// their clients, and which slots are out of date, is written behind
+// (derived.go). A sample
 // of a client at a timestamp already stored is skipped; the answer is how
 // many were stored.
 func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples []*wnms.Sample, clients map[int64]wnms.ClientUpdate) (int, error) {
@@ -109,7 +111,11 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 	err := s.withDays(ctx, len(samples), func(i int) int64 { return samples[i].Timestamp }, func() error {
 		var err error
 		n, err = s.writeDerived(ctx, customerID, d, func(b *bulkTx) (int64, error) {
-			return b.Insert(ctx, "client_stats", sampleColumns, rows, "ON CONFLICT (customer_id, mac, ts) DO NOTHING")
+			n, err := b.Insert(ctx, "client_stats", sampleColumns, rows, "ON CONFLICT (customer_id, mac, ts) DO NOTHING")
+			if err != nil {
+				return 0, err
+			}
+			return n, keepSlotSamples(ctx, b, customerID, samples, n)
 		})
 		return err
 	})

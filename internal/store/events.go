@@ -45,9 +45,10 @@ var eventColumns = []string{"customer_id", "event_id", "mac", "ts", "event_type"
 	"dot11ac", "ssid", "protocol", "code", "sub_code", "body"}
 
 // InsertClientEvents stores events through the bulk path on the telemetry
-// database (see telemetry.EventStore), with what they say of their clients
-// and of the baseline slots their connection attempts fall in, written
-// behind (derived.go). An event without the client's id gets one no
+// database (see telemetry.EventStore), and in the same transaction what
+// their connection attempts add to their clients' rows of the baseline
+// slots (slotclients.go); what they say of their clients, and which slots
+// are out of date, is written behind (derived.go). An event without the client's id gets one no
 // client can send (its own namespace, "~" and random), so it never
 // collides.
 func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events []*wnms.ClientEvent, bodies [][]byte, clients map[int64]wnms.ClientUpdate) (int, error) {
@@ -63,7 +64,11 @@ func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events
 	err := s.withDays(ctx, len(events), func(i int) int64 { return events[i].Timestamp }, func() error {
 		var err error
 		n, err = s.writeDerived(ctx, customerID, d, func(b *bulkTx) (int64, error) {
-			return b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id, ts) DO NOTHING")
+			n, err := b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id, ts) DO NOTHING")
+			if err != nil {
+				return 0, err
+			}
+			return n, keepSlotAttempts(ctx, b, customerID, events, n)
 		})
 		return err
 	})
@@ -220,6 +225,16 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 	case "conn_obs", "perf_obs", "anomalies", "baseline_dirty":
 		// Baseline rows, keyed by slot: at most a few hundred an hour.
 		res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE slot < $1`, before)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		return int(n), err
+	case "slot_conn_clients", "slot_perf_clients":
+		// A row per client and place of a slot: a batch at a time, oldest
+		// slot first (the key's order).
+		res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE (slot, customer_id, mac, location_id, ssid, band) IN
+			(SELECT slot, customer_id, mac, location_id, ssid, band FROM `+table+` WHERE slot < $1 LIMIT `+strconv.Itoa(batch)+`)`, before)
 		if err != nil {
 			return 0, err
 		}

@@ -175,20 +175,30 @@ func (s *Store) parentIndexNames(ctx context.Context, plan string) (string, erro
 }
 
 // SlotQueryPlansForTest returns the engine's plans of the queries that
-// read one slot's events (its attempts and a page of its failing clients,
-// in band 5 GHz on SSID corp) and samples.
-func (s *Store) SlotQueryPlansForTest(ctx context.Context) (events, failing, samples string, err error) {
+// read one slot's clients (its attempts, a page of its failing clients in
+// band 5 GHz on SSID corp, and its sample sums) and of the statements
+// that recompute one client's rows of a slot from its events and samples.
+func (s *Store) SlotQueryPlansForTest(ctx context.Context) (attempts, failing, samples, recompute string, err error) {
 	slot := s.Now().UnixMilli() / 900000 * 900000 // a slot of today, whose partitions exist
-	bounds := slotBounds(1, slot)
-	if events, err = s.planForTest(ctx, slotAttemptsQuery(s.dialect), append(bounds, "Success", "Failure")...); err != nil {
-		return "", "", "", err
+	if attempts, err = s.planForTest(ctx, slotAttemptsQuery, 1, slot); err != nil {
+		return
 	}
 	q, extra := slotFailingQuery(s.dialect, []int64{1, 2, 3}, wnms.Band5GHz, "corp", 100)
-	if failing, err = s.planForTest(ctx, q, append(append(bounds, "Failure"), extra...)...); err != nil {
-		return "", "", "", err
+	if failing, err = s.planForTest(ctx, q, append([]any{int64(1), slot}, extra...)...); err != nil {
+		return
 	}
-	samples, err = s.planForTest(ctx, slotSumsQuery, 1, slot, slot+900000, -75, 10)
-	return events, failing, samples, err
+	if samples, err = s.planForTest(ctx, slotSumsQuery, 1, slot); err != nil {
+		return
+	}
+	for _, q := range []string{recomputeAttempts(s.dialect), recomputeSamples(s.dialect)} {
+		var plan string
+		q = q[strings.Index(q, "SELECT"):] // the rows it inserts
+		if plan, err = s.planForTest(ctx, q, 1, slot, slot+900000, "02:00:00:00:00:01"); err != nil {
+			return
+		}
+		recompute += plan + "\n"
+	}
+	return
 }
 
 // MigrateToForTest applies the migrations up to version, as a binary of

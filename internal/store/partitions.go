@@ -31,6 +31,7 @@ const PartitionsAhead = 7
 // partitionedTables are the day-partitioned tables and their time column.
 var partitionedTables = []struct{ table, column string }{
 	{"client_events", "ts"}, {"client_stats", "ts"}, {"ap_stats", "ts"}, {"conn_obs", "slot"}, {"perf_obs", "slot"},
+	{"slot_conn_clients", "slot"}, {"slot_perf_clients", "slot"},
 }
 
 // Partitioned reports whether table's old rows go by dropping whole day

@@ -33,9 +33,10 @@ type Purger interface {
 type DroppedPartition = wnms.DroppedPartition
 
 // PurgedTables are the telemetry tables retention purges, oldest rows
-// first: events, samples, AP heartbeats, the clients not seen since, and
-// the connection log bundles.
-var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "anomalies", "baseline_dirty"}
+// first: events, samples, AP heartbeats, the clients not seen since, the
+// connection log bundles, and the baseline rows of the slots before.
+var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "anomalies", "baseline_dirty",
+	"slot_conn_clients", "slot_perf_clients"}
 
 // Instrument registers the service's series: records ingested by kind and
 // result, and rows purged by table.

@@ -54,11 +54,13 @@ func TestRetentionAndMetrics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Old events, one old sample, the clients only they had seen, and
-		// the baseline marks of the old events' slot (all within 5 ms) and
-		// of the old sample's; on PostgreSQL the events went with their
-		// day's partition and the sample stays until its day is past.
-		want, oldSamples := 2*(telemetry.PurgeBatch+5)+1+2, 0
+		// Old events, one old sample, the clients only they had seen, the
+		// baseline marks of the old events' slot (all within 5 ms) and of
+		// the old sample's, and those slots' rows of each client (one per
+		// old event's client, one of the sample's); on PostgreSQL the
+		// events and the slots' client rows went with their day's
+		// partitions and the sample stays until its day is past.
+		want, oldSamples := 3*(telemetry.PurgeBatch+5)+1+2+1, 0
 		if b == apitest.Postgres {
 			want, oldSamples = telemetry.PurgeBatch+5+2, 1
 		}

@@ -1,0 +1,86 @@
+-- What each client did in each baseline slot, kept up to date by every
+-- ingest in the transaction that stores its records, so that recomputing
+-- a slot's observations reads one row per client and place instead of the
+-- slot's events and samples (a slot being filled was recomputed from all
+-- its events at every read). Partitioned by day on slot, like conn_obs.
+--
+-- slot_conn_clients: a client's connection attempts (Success and Failure
+-- events) at one location, SSID and band in a slot; failures is a bit set
+-- of what it failed in there: 1 any Failure, 2 association, 4
+-- authentication, 8 network (failureCode 1, 2, 3).
+CREATE TABLE slot_conn_clients (
+    customer_id BIGINT NOT NULL,
+    slot        BIGINT NOT NULL,
+    mac         TEXT NOT NULL,
+    location_id BIGINT NOT NULL,
+    ssid        TEXT NOT NULL,
+    band        TEXT NOT NULL,
+    failures    INTEGER NOT NULL,
+    PRIMARY KEY (slot, customer_id, mac, location_id, ssid, band)
+) PARTITION BY RANGE (slot);
+
+-- slot_perf_clients: the sums of a client's statistics samples with radio
+-- metrics at one location, SSID and band in a slot (wnms.ClientSums):
+-- how many, the sums of data rate, retry and RSSI, whether every one had
+-- a low RSSI (weak_all, 1 or 0), how many named a best neighbour
+-- (with_better) and how many of those heard it well enough better
+-- (better).
+CREATE TABLE slot_perf_clients (
+    customer_id BIGINT NOT NULL,
+    slot        BIGINT NOT NULL,
+    mac         TEXT NOT NULL,
+    location_id BIGINT NOT NULL,
+    ssid        TEXT NOT NULL,
+    band        TEXT NOT NULL,
+    samples     BIGINT NOT NULL,
+    rate_sum    DOUBLE PRECISION NOT NULL,
+    retry_sum   DOUBLE PRECISION NOT NULL,
+    rssi_sum    BIGINT NOT NULL,
+    weak_all    INTEGER NOT NULL,
+    better      BIGINT NOT NULL,
+    with_better BIGINT NOT NULL,
+    PRIMARY KEY (slot, customer_id, mac, location_id, ssid, band)
+) PARTITION BY RANGE (slot);
+
+-- A partition for every day client events or samples have one, and for
+-- yesterday to a week ahead (the server makes later ones as it does for
+-- the other day-partitioned tables).
+DO $$
+DECLARE
+    t text;
+    d bigint;
+    today bigint := floor(extract(epoch FROM now()) / 86400)::bigint;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['slot_conn_clients', 'slot_perf_clients'] LOOP
+        FOR d IN SELECT DISTINCT (extract(epoch FROM to_date(substring(c.relname FROM '_p([0-9]{8})$'), 'YYYYMMDD')) / 86400)::bigint
+                FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+                JOIN pg_namespace n ON n.oid = p.relnamespace
+                WHERE p.relname IN ('client_events', 'client_stats') AND n.nspname = current_schema()
+                    AND c.relname ~ '_p[0-9]{8}$'
+                UNION SELECT generate_series(today - 1, today + 7) LOOP
+            EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I FOR VALUES FROM (%s) TO (%s)',
+                t || '_p' || to_char(to_timestamp(d * 86400) AT TIME ZONE 'UTC', 'YYYYMMDD'), t, d * 86400000, (d + 1) * 86400000);
+        END LOOP;
+    END LOOP;
+END $$;
+
+-- Filled from what is stored (about a minute per ten million events).
+INSERT INTO slot_conn_clients (customer_id, slot, mac, location_id, ssid, band, failures)
+SELECT customer_id, ts - ts % 900000, mac, location_id, ssid,
+    CASE WHEN (body::json->>'channel')::int BETWEEN 1 AND 14 THEN 'BAND_2_4_GHZ'
+         WHEN (body::json->>'channel')::int > 14 THEN 'BAND_5_GHZ' ELSE '' END AS band,
+    MAX(CASE WHEN event_type = 'Failure' THEN 1 ELSE 0 END)
+    + 2 * MAX(CASE WHEN event_type = 'Failure' AND code = 1 THEN 1 ELSE 0 END)
+    + 4 * MAX(CASE WHEN event_type = 'Failure' AND code = 2 THEN 1 ELSE 0 END)
+    + 8 * MAX(CASE WHEN event_type = 'Failure' AND code = 3 THEN 1 ELSE 0 END)
+FROM client_events WHERE event_type IN ('Success', 'Failure')
+GROUP BY customer_id, ts - ts % 900000, mac, location_id, ssid, 6;
+
+INSERT INTO slot_perf_clients (customer_id, slot, mac, location_id, ssid, band, samples, rate_sum, retry_sum, rssi_sum,
+    weak_all, better, with_better)
+SELECT customer_id, ts - ts % 900000, mac, location_id, ssid,
+    CASE WHEN channel BETWEEN 1 AND 14 THEN 'BAND_2_4_GHZ' WHEN channel > 14 THEN 'BAND_5_GHZ' ELSE '' END AS band,
+    COUNT(*), SUM(data_rate), SUM(retry_pct), SUM(rssi), MIN(CASE WHEN rssi < -75 THEN 1 ELSE 0 END),
+    SUM(CASE WHEN best_nbr_rssi IS NOT NULL AND best_nbr_rssi >= rssi + 10 THEN 1 ELSE 0 END), COUNT(best_nbr_rssi)
+FROM client_stats WHERE rssi IS NOT NULL
+GROUP BY customer_id, ts - ts % 900000, mac, location_id, ssid, 6;
