@@ -85,9 +85,17 @@ func bandOf(channel string) string {
 const slotNumber = "(ts / 900000)"
 
 // slotWhere is the condition on client events of one customer ($1), slot
-// number ($2, slotNumber) and type ($5), within [$3, $4) as well, which
-// lets PostgreSQL read the slot's day partition alone.
-const slotWhere = `customer_id = $1 AND ` + slotNumber + ` = $2 AND ts >= $3 AND ts < $4 AND event_type = $5`
+// number ($2, slotNumber) and type ($5, Success or Failure), within [$3,
+// $4) as well, which lets PostgreSQL read the slot's day partition alone.
+// It states attemptTypes too, the condition of the partial index
+// client_events_slot, so that the planner can use that index.
+const slotWhere = `customer_id = $1 AND ` + slotNumber + ` = $2 AND ts >= $3 AND ts < $4 AND event_type = $5 AND ` + attemptTypes
+
+// attemptTypes is the condition on client events of the connection
+// attempts, word for word as the partial indexes client_events_slot and
+// client_events_connlog state it (a planner proves a query may use a
+// partial index only from such a condition, never from a parameter).
+const attemptTypes = `event_type IN ('` + wnms.Success + `', '` + wnms.Failure + `')`
 
 func init() {
 	if wnms.SlotDuration.Milliseconds() != 900000 {
