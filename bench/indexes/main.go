@@ -7,10 +7,13 @@
 // 10,000-row batches into every variant the fastest way the engine has
 // (COPY on PostgreSQL, multi-row INSERTs on SQLite), a batch into each in
 // turn, in rotating order, so that the machine's noise falls on all alike.
-// It prints each variant's rate per round, and at the end the median of
-// the rounds, the time a row takes, and what that adds to the reference: a
-// plain table with only a (customer, mac, ts) and a unique (customer,
-// eventId, ts) index, the yardstick of docs/bench-indexes.md.
+// It prints each variant's rate per round, and at the end the median time
+// a row takes and the variant's rate as a share of the reference's, batch
+// by batch (the median and quartiles of the ratios of batches inserted
+// within moments of each other, which a shared machine's changing load
+// disturbs less than whole rounds): the reference is a plain table with
+// only a (customer, mac, ts) and a unique (customer, eventId, ts) index,
+// the yardstick of docs/bench-indexes.md.
 //
 //	go run -tags wnmsbench ./bench/indexes                          # SQLite
 //	go run -tags wnmsbench ./bench/indexes -database-url "$URL"     # PostgreSQL, in a schema it drops after
@@ -153,6 +156,10 @@ func main() {
 		}
 	}
 	rates := make([][]float64, len(run))
+	// each[i][c] is variant i's time of batch c; the batches of a cycle
+	// go to every variant within moments of each other, so their ratio
+	// holds whatever the machine's load was meanwhile.
+	each := make([][]time.Duration, len(run))
 	for r := range *rounds {
 		took := make([]time.Duration, len(run))
 		for b := range *batches {
@@ -161,7 +168,9 @@ func main() {
 				i := (k + b + r) % len(run)
 				t := time.Now()
 				check(st.RawInsertIntoForBench(ctx, table(i), rows))
-				took[i] += time.Since(t)
+				d := time.Since(t)
+				took[i] += d
+				each[i] = append(each[i], d)
 			}
 		}
 		fmt.Printf("round %d:", r+1)
@@ -172,33 +181,38 @@ func main() {
 		}
 		fmt.Println()
 	}
-	ref := -1
+	ref := slices.IndexFunc(run, func(v variant) bool { return v.name == "reference" })
+	fmt.Printf("%-24s %-30s %12s %28s\n", "variant", "rows/s, each round", "µs a row", "vs reference, batch by batch")
 	for i, v := range run {
-		if v.name == "reference" {
-			ref = i
-		}
-	}
-	fmt.Printf("%-24s %-28s %12s %14s\n", "variant", "rows/s, each round", "µs a row", "vs reference")
-	for i, v := range run {
-		med := median(rates[i])
-		var each []string
+		var per []string
 		for _, x := range rates[i] {
-			each = append(each, fmt.Sprintf("%.0f", x))
+			per = append(per, fmt.Sprintf("%.0f", x))
+		}
+		var ratio []float64
+		for c := range each[i] {
+			if ref >= 0 {
+				ratio = append(ratio, float64(each[ref][c])/float64(each[i][c]))
+			}
+		}
+		var times []float64
+		for _, d := range each[i] {
+			times = append(times, float64(d.Microseconds())/batch)
 		}
 		vs := ""
-		if ref >= 0 {
-			vs = fmt.Sprintf("%.2f×", med/median(rates[ref]))
+		if len(ratio) > 0 {
+			vs = fmt.Sprintf("%.2f× (quartiles %.2f–%.2f)", quantile(ratio, 0.5), quantile(ratio, 0.25), quantile(ratio, 0.75))
 		}
-		fmt.Printf("%-24s %-28s %12.2f %14s\n", v.name, strings.Join(each, " / "), 1e6/med, vs)
+		fmt.Printf("%-24s %-30s %12.2f %28s\n", v.name, strings.Join(per, " / "), quantile(times, 0.5), vs)
 	}
 }
 
 func table(i int) string { return fmt.Sprintf("bench_events_%d", i) }
 
-func median(x []float64) float64 {
+// quantile is the q-quantile of x (nearest rank).
+func quantile(x []float64, q float64) float64 {
 	s := slices.Clone(x)
 	slices.Sort(s)
-	return s[len(s)/2]
+	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
 
 // generator makes the rows of client events, as InsertClientEvents makes
