@@ -6,7 +6,9 @@
 //  1. ingest: batches of 10,000 client events POSTed over HTTP by two
 //     concurrent senders, against the same rows inserted raw (COPY on
 //     PostgreSQL, batched multi-row INSERTs on SQLite) into the same table
-//     with the same indexes, alternating batch by batch;
+//     with the same indexes, and into a plain table with only a (customer,
+//     mac, ts) and a unique eventId index (the two-index yardstick of
+//     docs/bench-indexes.md), alternating block by block;
 //  2. load: the store is filled to -events events (30 days, -clients
 //     clients, -aps APs) through the store's own bulk path;
 //  3. reads: a page of 50 client events with totalCount, and a client's
@@ -268,16 +270,26 @@ func ingestRound(ctx context.Context, st *store.Store, svc *telemetry.Service, c
 		gen = &generator{r: load.r, end: time.Now(), span: *span}
 		label += fmt.Sprintf(" (events of the last %s)", *span)
 	}
-	var rawDur, httpDur time.Duration
+	var rawDur, refDur, httpDur time.Duration
 	var rawRows, httpRows int
 	per := max(*ingestN/4, 1)
+	// The two-index yardstick: a plain table with the columns of
+	// client_events and only a (customer, mac, ts) and a unique (customer,
+	// eventId, ts) index, which takes the same rows as the raw side.
+	check(st.EventTableForBench(ctx, "bench_reference", false, 0, 0, []string{
+		`CREATE UNIQUE INDEX {t}_event_id ON {t} (customer_id, event_id, ts)`, `CREATE INDEX {t}_mac ON {t} (customer_id, mac, ts)`}))
+	defer st.DropTableForBench(context.Background(), "bench_reference")
 	for range 2 {
 		for range per {
 			recs := gen.records(batch)
 			events, bodies := gen.parse(ctx, svc, recs)
+			rows := store.EventRowsForBench(1, events, bodies)
 			t0 := time.Now()
-			check(st.RawInsertEventsForBench(ctx, store.EventRowsForBench(1, events, bodies)))
+			check(st.RawInsertEventsForBench(ctx, rows))
 			rawDur += time.Since(t0)
+			t0 = time.Now()
+			check(st.RawInsertIntoForBench(ctx, "bench_reference", rows))
+			refDur += time.Since(t0)
 			rawRows += len(events)
 		}
 		// The block's batches, taken in turn by two senders.
@@ -302,8 +314,11 @@ func ingestRound(ctx context.Context, st *store.Store, svc *telemetry.Service, c
 		httpRows += len(bodies) * batch
 	}
 	rawRate, httpRate := float64(rawRows)/rawDur.Seconds(), float64(httpRows)/httpDur.Seconds()
+	refRate := float64(rawRows) / refDur.Seconds()
 	fmt.Printf("ingest %s: raw %.0f rows/s, HTTP (2 senders, %d-event batches) %.0f rows/s, ratio %.2f\n",
 		label, rawRate, batch, httpRate, httpRate/rawRate)
+	fmt.Printf("ingest %s: raw into a table with only a (customer, mac, ts) and a unique eventId index %.0f rows/s; HTTP's ratio to it %.2f, the raw insert's %.2f\n",
+		label, refRate, httpRate/refRate, rawRate/refRate)
 	return rawRows + httpRows
 }
 

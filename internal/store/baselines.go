@@ -115,6 +115,12 @@ func bandOf(channel string) string {
 const slotAttemptsQuery = `SELECT mac, location_id, ssid, band, failures FROM slot_conn_clients
 	WHERE customer_id = $1 AND slot = $2 ORDER BY slot, customer_id, mac, location_id, ssid, band`
 
+// attemptTypes is the condition on client events of the connection
+// attempts, word for word as the partial index client_events_connlog
+// states it (a planner proves a query may use a
+// partial index only from such a condition, never from a parameter).
+const attemptTypes = `event_type IN ('` + wnms.Success + `', '` + wnms.Failure + `')`
+
 // SlotAttempts calls f with the connection attempts (Success and Failure
 // events) of one slot of the customer, one row per client, location,
 // band and SSID with the categories it failed in, every row of a client

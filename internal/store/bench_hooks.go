@@ -4,6 +4,9 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -15,9 +18,15 @@ import (
 // handling: COPY straight into the table on PostgreSQL, multi-row INSERTs
 // on SQLite. It is the yardstick the ingest benchmark compares with.
 func (s *Store) RawInsertEventsForBench(ctx context.Context, rows [][]any) error {
+	return s.RawInsertIntoForBench(ctx, "client_events", rows)
+}
+
+// RawInsertIntoForBench is RawInsertEventsForBench into table, one with
+// the columns of client_events (EventTableForBench).
+func (s *Store) RawInsertIntoForBench(ctx context.Context, table string, rows [][]any) error {
 	if s.dialect != Postgres {
 		return s.bulk(ctx, s.tw, func(b *bulkTx) error {
-			_, err := b.Insert(ctx, "client_events", eventColumns, rows, "")
+			_, err := b.Insert(ctx, table, eventColumns, rows, "")
 			return err
 		})
 	}
@@ -27,9 +36,60 @@ func (s *Store) RawInsertEventsForBench(ctx context.Context, rows [][]any) error
 	}
 	defer conn.Close()
 	return conn.Raw(func(dc any) error {
-		_, err := dc.(*stdlib.Conn).Conn().CopyFrom(ctx, pgx.Identifier{"client_events"}, eventColumns, pgx.CopyFromRows(rows))
+		_, err := dc.(*stdlib.Conn).Conn().CopyFrom(ctx, pgx.Identifier{table}, eventColumns, pgx.CopyFromRows(rows))
 		return err
 	})
+}
+
+// EventTableForBench (re)creates table on the telemetry database with the
+// columns of client_events and no index but those of indexes, each a
+// statement in which {t} stands for the table's name. With partitioned
+// (PostgreSQL only) it is partitioned by day as client_events is, with
+// the partitions of the days from..to (ms); without, it is a plain table.
+// On SQLite id is the rowid, as in client_events.
+func (s *Store) EventTableForBench(ctx context.Context, table string, partitioned bool, from, to int64, indexes []string) error {
+	if _, err := s.tw.ExecContext(ctx, `DROP TABLE IF EXISTS `+table); err != nil {
+		return err
+	}
+	id := "id INTEGER PRIMARY KEY AUTOINCREMENT"
+	if s.dialect == Postgres {
+		id = "id BIGSERIAL NOT NULL"
+	}
+	ddl := `CREATE TABLE ` + table + ` (` + id + `, customer_id BIGINT NOT NULL, event_id TEXT NOT NULL,
+		mac TEXT NOT NULL, ts BIGINT NOT NULL, event_type TEXT NOT NULL, location_id BIGINT NOT NULL, ap_box_id BIGINT,
+		dot11ac BOOLEAN NOT NULL, ssid TEXT NOT NULL, protocol TEXT NOT NULL, code INTEGER, sub_code INTEGER, body TEXT NOT NULL)`
+	if partitioned && s.dialect == Postgres {
+		ddl += ` PARTITION BY RANGE (ts)`
+	}
+	if _, err := s.tw.ExecContext(ctx, ddl); err != nil {
+		return err
+	}
+	if partitioned && s.dialect == Postgres {
+		for day := from / dayMs; day <= to/dayMs; day++ {
+			if _, err := s.tw.ExecContext(ctx, `CREATE TABLE `+partitionName(table, day)+` PARTITION OF `+table+
+				` FOR VALUES FROM (`+strconv.FormatInt(day*dayMs, 10)+`) TO (`+strconv.FormatInt((day+1)*dayMs, 10)+`)`); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ix := range indexes {
+		if _, err := s.tw.ExecContext(ctx, strings.ReplaceAll(ix, "{t}", table)); err != nil {
+			return fmt.Errorf("%s: %w", ix, err)
+		}
+	}
+	return nil
+}
+
+// DropTableForBench drops a table EventTableForBench made.
+func (s *Store) DropTableForBench(ctx context.Context, table string) error {
+	_, err := s.tw.ExecContext(ctx, `DROP TABLE IF EXISTS `+table)
+	return err
+}
+
+// ExecTelemetryForBench runs a statement on the telemetry database.
+func (s *Store) ExecTelemetryForBench(ctx context.Context, query string, args ...any) error {
+	_, err := s.tw.ExecContext(ctx, query, args...)
+	return err
 }
 
 // EventRowsForBench turns events and their bodies into the rows that

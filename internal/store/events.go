@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -138,8 +139,13 @@ func (s *Store) eventFilter(q wnms.EventQuery) (string, sqlArgs) {
 	}
 	if q.Dot11ACOnly {
 		// The bare column, as the partial index client_events_connlog
-		// states it, so the planner can use that index.
+		// states it, so the planner can use that index; and its condition
+		// on the type when the query asks for connection attempts alone
+		// (as connection logs do), which that index holds.
 		where = append(where, "dot11ac")
+		if len(q.Types) > 0 && !slices.ContainsFunc(q.Types, func(t string) bool { return t != wnms.Success && t != wnms.Failure }) {
+			where = append(where, attemptTypes)
+		}
 	}
 	return strings.Join(where, " AND "), args
 }
@@ -186,6 +192,12 @@ func (s *Store) SubtreeLocations(ctx context.Context, customerID int64, paths []
 // Associations lists Success events in a window (see
 // telemetry.EventStore).
 func (s *Store) Associations(ctx context.Context, customerID int64, locs []int64, from, to int64, limit int) ([]json.RawMessage, error) {
+	q, args := s.associationsQuery(customerID, locs, from, to, limit)
+	return queryJSON(ctx, s.tr, q, args...)
+}
+
+// associationsQuery is Associations' query and its arguments.
+func (s *Store) associationsQuery(customerID int64, locs []int64, from, to int64, limit int) (string, sqlArgs) {
 	var args sqlArgs
 	where := "customer_id = " + args.add(customerID) + " AND event_type = " + args.add(wnms.Success) +
 		" AND ts >= " + args.add(from) + " AND ts <= " + args.add(to)
@@ -194,8 +206,7 @@ func (s *Store) Associations(ctx context.Context, customerID int64, locs []int64
 		args = append(args, arg)
 		where += " AND location_id" + cond
 	}
-	return queryJSON(ctx, s.tr, `SELECT body FROM client_events WHERE `+where+
-		` ORDER BY ts, id LIMIT `+strconv.Itoa(limit), args...)
+	return `SELECT body FROM client_events WHERE ` + where + ` ORDER BY ts, id LIMIT ` + strconv.Itoa(limit), args
 }
 
 // purgeColumns are the time column of each purged telemetry table.
@@ -281,11 +292,8 @@ func (s *Store) successAt(args *sqlArgs, customerID int64, locs []int64, from, t
 
 // DailyClients counts distinct clients a day (see telemetry.FootfallStore).
 func (s *Store) DailyClients(ctx context.Context, customerID int64, locs []int64, from, to, offset int64) (map[int64]int64, error) {
-	var args sqlArgs
-	off := args.add(offset)
-	where := s.successAt(&args, customerID, locs, from, to)
-	rows, err := s.tr.QueryContext(ctx, `SELECT (ts + `+off+`) / 86400000 AS day, count(DISTINCT mac)
-		FROM client_events WHERE `+where+` GROUP BY day`, args...)
+	q, args := s.dailyClientsQuery(customerID, locs, from, to, offset)
+	rows, err := s.tr.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -301,12 +309,27 @@ func (s *Store) DailyClients(ctx context.Context, customerID int64, locs []int64
 	return out, rows.Err()
 }
 
+// dailyClientsQuery is DailyClients' query and its arguments.
+func (s *Store) dailyClientsQuery(customerID int64, locs []int64, from, to, offset int64) (string, sqlArgs) {
+	var args sqlArgs
+	off := args.add(offset)
+	where := s.successAt(&args, customerID, locs, from, to)
+	return `SELECT (ts + ` + off + `) / 86400000 AS day, count(DISTINCT mac)
+		FROM client_events WHERE ` + where + ` GROUP BY day`, args
+}
+
 // DistinctClients counts distinct clients in a window (see
 // telemetry.FootfallStore).
 func (s *Store) DistinctClients(ctx context.Context, customerID int64, locs []int64, from, to int64) (int64, error) {
+	q, args := s.distinctClientsQuery(customerID, locs, from, to)
+	var n int64
+	err := s.tr.QueryRowContext(ctx, q, args...).Scan(&n)
+	return n, err
+}
+
+// distinctClientsQuery is DistinctClients' query and its arguments.
+func (s *Store) distinctClientsQuery(customerID int64, locs []int64, from, to int64) (string, sqlArgs) {
 	var args sqlArgs
 	where := s.successAt(&args, customerID, locs, from, to)
-	var n int64
-	err := s.tr.QueryRowContext(ctx, `SELECT count(DISTINCT mac) FROM client_events WHERE `+where, args...).Scan(&n)
-	return n, err
+	return `SELECT count(DISTINCT mac) FROM client_events WHERE ` + where, args
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -114,6 +115,97 @@ func TestClientLocationsLookUpEachClient(t *testing.T) {
 		}
 		if !strings.Contains(plan, want) || strings.Contains(plan, "clients_last_seen") {
 			t.Fatalf("plan without %s:\n%s", want, plan)
+		}
+	})
+}
+
+// TestEventReadsUseAnIndex: every read of client events is answered
+// through the index that docs/bench-indexes.md names for it, never by
+// reading the whole table (or a whole day partition), on both engines,
+// over a store that holds events of several days, types and clients with
+// the planner's statistics of them. The slot's reads are
+// TestSlotQueriesUseTheirIndexes'.
+func TestEventReadsUseAnIndex(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		st := storetest.OpenStore(t, b)
+		now := st.Now().UnixMilli()
+		var evs []*wnms.ClientEvent
+		var bodies [][]byte
+		for i := range 6000 {
+			typ := []string{wnms.Success, wnms.Success, wnms.Failure, "Intermediate"}[i%4]
+			evs = append(evs, &wnms.ClientEvent{EventID: fmt.Sprintf("e%d", i), MacAddress: fmt.Sprintf("02:00:00:00:%02X:%02X", i%300/256, i%300%256),
+				Timestamp: now - int64(i)*60_000, Type: typ, SSID: "corp", Channel: 36, Protocol: "A", LocationID: int64(1 + i%3), Dot11AC: i%2 == 0})
+			bodies = append(bodies, []byte(`{}`))
+		}
+		if _, err := st.InsertClientEvents(ctx, 1, evs, bodies, nil); err != nil {
+			t.Fatal(err)
+		}
+		plans, err := st.EventReadPlansForTest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{
+			"event page": "client_events_mac", "event count": "client_events_mac",
+			"connection logs Success": "client_events_connlog", "connection logs Failure": "client_events_connlog",
+			"stored event ids": "client_events_event_id",
+			// A window of time: on SQLite the time index; on PostgreSQL the
+			// window's day partitions, and in each an index (BRIN on time,
+			// or the slot's index of the attempts).
+			"associations": "client_events_", "daily clients": "client_events_", "distinct clients": "client_events_",
+		}
+		if b == storetest.SQLite {
+			want["purge"] = "client_events_ts"
+			want["associations"] = "client_events_ts"
+		}
+		if len(plans) != len(want) {
+			t.Errorf("%d plans, want %d", len(plans), len(want))
+		}
+		for name, plan := range plans {
+			t.Logf("%s:\n%s", name, plan)
+			full := strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "SCAN client_events\n") ||
+				strings.HasSuffix(plan, "SCAN client_events")
+			if !strings.Contains(plan, want[name]) || full {
+				t.Errorf("%s: plan without %s, or reading the whole table:\n%s", name, want[name], plan)
+			}
+		}
+	})
+}
+
+// TestEventIndexesHoldWhatTheirReadsNeed: ingest writes an entry in every
+// index of client_events for every event, so each holds only what a read
+// needs (docs/bench-indexes.md): the connection-log index only connection
+// attempts (Success and Failure events, the only ones its reads ask for);
+// no slot index (a baseline slot reads the per-client rows ingest keeps
+// in slot_conn_clients, never the slot's events); on PostgreSQL no primary key (no read looked events up
+// by it) and a BRIN index on time inside the day partitions instead of a
+// B-tree; on SQLite the B-tree on time, through which retention finds the
+// oldest events. The unique eventId index and the client's index stay.
+func TestEventIndexesHoldWhatTheirReadsNeed(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		indexes, err := storetest.OpenStore(t, b).EventIndexesForTest(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"client_events_event_id", "client_events_mac", "client_events_ts", "client_events_connlog"}
+		var names []string
+		for name := range indexes {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		slices.Sort(want)
+		if !slices.Equal(names, want) {
+			t.Errorf("indexes %v, want %v", names, want)
+		}
+		attempts := regexp.MustCompile(`event_type IN \('Success', 'Failure'\)|event_type = ANY \(ARRAY\['Success'::text, 'Failure'::text\]\)`)
+		for _, name := range []string{"client_events_connlog"} {
+			if !attempts.MatchString(indexes[name]) {
+				t.Errorf("%s holds more than connection attempts: %s", name, indexes[name])
+			}
+		}
+		brin := strings.Contains(indexes["client_events_ts"], "USING brin")
+		if brin != (b == storetest.Postgres) {
+			t.Errorf("client_events_ts: %s", indexes["client_events_ts"])
 		}
 	})
 }

@@ -201,6 +201,77 @@ func (s *Store) SlotQueryPlansForTest(ctx context.Context) (attempts, failing, s
 	return
 }
 
+// EventReadPlansForTest returns the engine's plans of the reads of client
+// events other than the slot's (SlotQueryPlansForTest), by name, with the
+// planner's statistics of the stored events brought up to date: a page of
+// a client's events with its count, a client's connection logs of each
+// kind, the associations export, the footfall counts, the eventIds a
+// restart looks for, and (on SQLite) the retention purge's selection.
+func (s *Store) EventReadPlansForTest(ctx context.Context) (map[string]string, error) {
+	day := s.Now().UnixMilli() / dayMs * dayMs // a day whose partitions exist
+	if _, err := s.tw.ExecContext(ctx, `ANALYZE client_events`); err != nil {
+		return nil, err
+	}
+	type read struct {
+		name, query string
+		args        []any
+	}
+	var reads []read
+	page := wnms.EventQuery{CustomerID: 1, MAC: "AA:BB:CC:DD:EE:FF", From: -1, To: -1, Limit: 50}
+	cond, args := s.eventFilter(page)
+	reads = append(reads, read{"event page", `SELECT body FROM client_events WHERE ` + cond + ` ORDER BY ts DESC, id DESC LIMIT 50`, args},
+		read{"event count", `SELECT count(*) FROM client_events WHERE ` + cond, args})
+	for _, typ := range []string{wnms.Success, wnms.Failure} {
+		q := page
+		q.Types, q.Dot11ACOnly = []string{typ}, true
+		cond, args := s.eventFilter(q)
+		reads = append(reads, read{"connection logs " + typ, `SELECT body FROM client_events WHERE ` + cond + ` ORDER BY ts DESC, id DESC LIMIT 100`, args})
+	}
+	q, args := s.associationsQuery(1, []int64{1, 2}, day, day+3_600_000, 1000)
+	reads = append(reads, read{"associations", q, args})
+	q, args = s.dailyClientsQuery(1, []int64{1, 2}, day, day+dayMs, 0)
+	reads = append(reads, read{"daily clients", q, args})
+	q, args = s.distinctClientsQuery(1, nil, day, day+dayMs)
+	reads = append(reads, read{"distinct clients", q, args})
+	reads = append(reads, read{"stored event ids", storedEventIDsQuery(2), []any{int64(1), day, "a", "b"}})
+	if s.dialect == SQLite {
+		reads = append(reads, read{"purge", `SELECT id FROM client_events WHERE ts < $1 LIMIT 1000`, []any{day}})
+	}
+	out := map[string]string{}
+	for _, r := range reads {
+		plan, err := s.planForTest(ctx, r.query, r.args...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.name, err)
+		}
+		out[r.name] = plan
+	}
+	return out, nil
+}
+
+// EventIndexesForTest lists the indexes of client_events (on PostgreSQL
+// those of the partitioned table, and its primary key's) by name, each
+// with its definition as the engine states it.
+func (s *Store) EventIndexesForTest(ctx context.Context) (map[string]string, error) {
+	query := `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'client_events' AND sql IS NOT NULL`
+	if s.dialect == Postgres {
+		query = `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'client_events'`
+	}
+	rows, err := s.tr.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			return nil, err
+		}
+		out[name] = def
+	}
+	return out, rows.Err()
+}
+
 // MigrateToForTest applies the migrations up to version, as a binary of
 // that schema would have.
 func (s *Store) MigrateToForTest(ctx context.Context, version int) error {

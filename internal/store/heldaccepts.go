@@ -90,8 +90,7 @@ func (s *Store) StoredEventIDs(ctx context.Context, customerID int64, eventIDs [
 		for _, id := range eventIDs[:n] {
 			args = append(args, id)
 		}
-		rows, err := s.tr.QueryContext(ctx, `SELECT DISTINCT event_id FROM client_events
-			WHERE customer_id = $1 AND ts >= $2 AND event_id IN (`+placeholders(3, n)+`)`, args...)
+		rows, err := s.tr.QueryContext(ctx, storedEventIDsQuery(n), args...)
 		if err != nil {
 			return nil, err
 		}
@@ -110,6 +109,12 @@ func (s *Store) StoredEventIDs(ctx context.Context, customerID int64, eventIDs [
 		eventIDs = eventIDs[n:]
 	}
 	return out, nil
+}
+
+// storedEventIDsQuery is StoredEventIDs' query of n eventIds ($3 on).
+func storedEventIDsQuery(n int) string {
+	return `SELECT DISTINCT event_id FROM client_events
+		WHERE customer_id = $1 AND ts >= $2 AND event_id IN (` + placeholders(3, n) + `)`
 }
 
 // placeholders is "$first, ..., $(first+n-1)".
