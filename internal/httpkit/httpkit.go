@@ -123,6 +123,9 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	}
 	if e := wnms.AuditFrom(r.Context()); e != nil {
 		e.SetChangedFields(wnms.FieldNames(b))
+		// Until the store names what the call changed: the name the body
+		// gives, so that a refused call names its target too.
+		e.SetResourceName(wnms.BodyName(b))
 	}
 	return b, nil
 }

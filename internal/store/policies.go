@@ -62,10 +62,15 @@ func updatePolicy[T any](ctx context.Context, s *Store, customerID int64, typ st
 		if _, err := s.readPolicy(ctx, tx, customerID, typ, true, cur); err != nil {
 			return err
 		}
+		before, err := json.Marshal(cur) // update may change cur
+		if err != nil {
+			return err
+		}
 		next, err := update(cur)
 		if err != nil {
 			return err
 		}
+		auditChange(ctx, policyNames[typ], json.RawMessage(before), next)
 		if err := s.writePolicy(ctx, tx, customerID, typ, next); err != nil {
 			return err
 		}
@@ -137,7 +142,21 @@ func (s *Store) HotspotSSIDPolicy(ctx context.Context, customerID int64) (*wnms.
 
 // PutHotspotSSIDPolicy replaces the customer's hotspot SSID policy.
 func (s *Store) PutHotspotSSIDPolicy(ctx context.Context, customerID int64, p *wnms.HotspotSSIDPolicy) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return s.writePolicy(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, p) })
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		cur := wnms.DefaultHotspotSSIDPolicy()
+		if _, err := s.readPolicy(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, true, cur); err != nil {
+			return err
+		}
+		auditChange(ctx, policyNames[wnms.HotspotSSIDPolicyType], cur, p)
+		return s.writePolicy(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, p)
+	})
+}
+
+// policyNames name the global policies in their audit records.
+var policyNames = map[string]string{
+	wnms.SNMPPolicyType:        "SNMP policy",
+	wnms.HotspotSSIDPolicyType: "hotspot SSID policy",
+	wnms.DataSourcesType:       "data sources",
 }
 
 type policyWriter interface {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // AuditActor is who made a recorded change.
@@ -24,8 +25,9 @@ type AuditActor struct {
 // AuditRecord is one entry of the audit log: a state-changing call on
 // either listener, a login, failed login, lockout or logout, or a change
 // made with the command line. It never holds a secret or a secret's value:
-// Path's query string has the values of secret parameters masked, and
-// ChangedFields names the fields a call sent, never their values.
+// Path's query string has the values of secret parameters masked,
+// ChangedFields names the fields a call sent, and Changes shows every
+// secret field as "***" (AuditSecretFields).
 type AuditRecord struct {
 	ID            int64      `json:"id"`
 	Timestamp     int64      `json:"timestamp"`
@@ -39,6 +41,17 @@ type AuditRecord struct {
 	ResourceID    string     `json:"resourceId"`
 	Status        int        `json:"status"`
 	ChangedFields []string   `json:"changedFields"`
+	// ResourceName names the resource as people know it: a user's loginId,
+	// a location's or profile's name, a webhook's URL host, a key's user
+	// and id. "" when the call named none that exists (a refused create).
+	ResourceName string `json:"resourceName"`
+	// Changes are the fields a committed configuration change changed,
+	// each with its value before and after (Diff): a creation has every
+	// before null, a deletion every after null; [] when the call
+	// committed no change. ChangesOmitted counts the changes left out
+	// beyond MaxAuditChanges.
+	Changes        []AuditChange `json:"changes"`
+	ChangesOmitted int           `json:"changesOmitted,omitempty"`
 	// LocationPath is where the call was: the materialized path of the
 	// location it was checked against (every call that takes a location
 	// is), or of the deepest location holding all of them when it was
@@ -89,6 +102,28 @@ type AuditEntry struct {
 	written int64 // the stored record's id, once a transaction wrote it
 	claimed bool
 	located bool // rec.LocationPath was set by AddLocation
+}
+
+// SetChange records what the call's change does to its resource: its name
+// and the field-level change from before to after (nil for a creation's
+// before and a deletion's after; see Diff). A transaction sets it before
+// it writes the record (Claim), and sets it again when it runs again; the
+// changes of a transaction that did not commit are never recorded
+// (Finish drops them).
+func (e *AuditEntry) SetChange(name string, before, after any) {
+	changes, omitted := Diff(before, after)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.rec.ResourceName = name
+	e.rec.Changes, e.rec.ChangesOmitted = changes, omitted
+}
+
+// SetResourceName names the call's resource where no change does (a
+// login's user, a refused call's target).
+func (e *AuditEntry) SetResourceName(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.rec.ResourceName = name
 }
 
 // NewAuditEntry starts the record of a call.
@@ -170,7 +205,16 @@ func (e *AuditEntry) Claim() (rec AuditRecord, ok bool) {
 		return AuditRecord{}, false
 	}
 	e.claimed = true
+	e.nameSession()
 	return e.rec, true
+}
+
+// nameSession names a login's, logout's or keep-alive's resource: the
+// session's user.
+func (e *AuditEntry) nameSession() {
+	if e.rec.ResourceType == "session" && e.rec.ResourceName == "" {
+		e.rec.ResourceName = e.rec.Actor.LoginID
+	}
 }
 
 // Written says the claimed record committed with id.
@@ -198,6 +242,12 @@ func (e *AuditEntry) Finish(status int) (rec AuditRecord, id int64, stored int) 
 	stored = e.rec.Status
 	e.rec.Status = status
 	e.claimed = true // nothing may claim it after the call ended
+	e.nameSession()
+	if e.written == 0 {
+		// No change committed: what a rolled-back transaction would have
+		// changed is not a change.
+		e.rec.Changes, e.rec.ChangesOmitted = nil, 0
+	}
 	return e.rec, e.written, stored
 }
 
@@ -297,4 +347,45 @@ func FieldNames(body []byte) []string {
 		}
 	}
 	return names
+}
+
+// maxNamedBody bounds the bodies BodyName reads.
+const maxNamedBody = 64 << 10
+
+// BodyName is the name a JSON object body gives its resource, as the
+// audit log shows it before the store names it: its loginId, templateName
+// or name, or its url's host; "" for none (or a body over 64 KiB).
+func BodyName(body []byte) string {
+	if len(body) > maxNamedBody {
+		return ""
+	}
+	var v struct {
+		LoginID      string `json:"loginId"`
+		TemplateName string `json:"templateName"`
+		Name         string `json:"name"`
+		URL          string `json:"url"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	for _, n := range []string{v.LoginID, v.TemplateName, v.Name} {
+		if n != "" {
+			return truncate(n, maxAuditFieldName*4)
+		}
+	}
+	if u, err := url.Parse(v.URL); err == nil {
+		return truncate(u.Host, maxAuditFieldName*4)
+	}
+	return ""
+}
+
+// truncate cuts s to at most n bytes, on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
