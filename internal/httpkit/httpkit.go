@@ -122,10 +122,11 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 		return nil, err
 	}
 	if e := wnms.AuditFrom(r.Context()); e != nil {
-		e.SetChangedFields(wnms.FieldNames(b))
-		// Until the store names what the call changed: the name the body
-		// gives, so that a refused call names its target too.
-		e.SetResourceName(wnms.BodyName(b))
+		// The name the body gives stands until the store names what the
+		// call changed, so that a refused call names its target too.
+		names, name := wnms.BodyFields(b)
+		e.SetChangedFields(names)
+		e.SetResourceName(name)
 	}
 	return b, nil
 }

@@ -65,6 +65,9 @@ const insertAuditEvent = `WITH a AS (` + insertAudit + `)
 type auditStmts struct {
 	mu            sync.Mutex
 	audit, outbox *sql.Stmt
+	// policy reads a global policy in its change's transaction: the value
+	// before a change that its audit record compares with the new one.
+	policy *sql.Stmt
 }
 
 // prepareAudit prepares the audit statements on the SQLite writer once;
@@ -91,7 +94,13 @@ func (s *Store) prepareAudit(ctx context.Context) {
 		a.Close()
 		return
 	}
-	p.audit, p.outbox = a, o
+	pol, err := s.w.PrepareContext(ctx, selectPolicy)
+	if err != nil {
+		a.Close()
+		o.Close()
+		return
+	}
+	p.audit, p.outbox, p.policy = a, o, pol
 }
 
 // stmt is the prepared form of st on q (a pool or a transaction of the

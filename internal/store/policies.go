@@ -159,6 +159,9 @@ var policyNames = map[string]string{
 	wnms.DataSourcesType:       "data sources",
 }
 
+// selectPolicy reads the stored value of a policy type of a customer.
+const selectPolicy = `SELECT body FROM global_policies WHERE customer_id = $1 AND policy_type = $2`
+
 type policyWriter interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
@@ -171,12 +174,22 @@ type policyReader interface {
 // whether one is stored (v is untouched when not). lock locks the row
 // for the rest of the transaction.
 func (s *Store) readPolicy(ctx context.Context, q policyReader, customerID int64, typ string, lock bool, v any) (bool, error) {
-	query := `SELECT body FROM global_policies WHERE customer_id = $1 AND policy_type = $2`
+	query := selectPolicy
 	if lock {
 		query += forUpdate(s.dialect, "global_policies")
 	}
+	var row *sql.Row
+	if tx, ok := q.(*sql.Tx); ok && s.dialect == SQLite {
+		// In a change's transaction on the one SQLite writer: prepared once.
+		if st := s.audit.stmt(ctx, tx, func(p *auditStmts) *sql.Stmt { return p.policy }); st != nil {
+			row = st.QueryRowContext(ctx, customerID, typ)
+		}
+	}
+	if row == nil {
+		row = q.QueryRowContext(ctx, query, customerID, typ)
+	}
 	var body string
-	err := q.QueryRowContext(ctx, query, customerID, typ).Scan(&body)
+	err := row.Scan(&body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

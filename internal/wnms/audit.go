@@ -318,65 +318,61 @@ const (
 // the body is not an object. Values are never looked at beyond skipping
 // them.
 func FieldNames(body []byte) []string {
-	b := bytes.TrimSpace(body)
-	if len(b) == 0 || b[0] != '{' {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if _, err := dec.Token(); err != nil {
-		return nil
-	}
-	names := []string{}
-	seen := map[string]bool{}
-	for dec.More() && len(names) < maxAuditFields {
-		t, err := dec.Token()
-		if err != nil {
-			return names
-		}
-		name, _ := t.(string)
-		if len(name) > maxAuditFieldName {
-			name = name[:maxAuditFieldName]
-		}
-		if !seen[name] {
-			seen[name] = true
-			names = append(names, name)
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return names
-		}
-	}
+	names, _ := BodyFields(body)
 	return names
 }
 
-// maxNamedBody bounds the bodies BodyName reads.
-const maxNamedBody = 64 << 10
+// nameFields are the body fields that name a resource, by preference.
+var nameFields = map[string]int{"loginId": 1, "templateName": 2, "name": 3, "url": 4}
 
-// BodyName is the name a JSON object body gives its resource, as the
-// audit log shows it before the store names it: its loginId, templateName
-// or name, or its url's host; "" for none (or a body over 64 KiB).
-func BodyName(body []byte) string {
-	if len(body) > maxNamedBody {
-		return ""
+// BodyFields is FieldNames and, in the same pass, the name the body gives
+// its resource, as the audit log shows it until the store names it: its
+// loginId, templateName or name, else its url's host; "" for none.
+func BodyFields(body []byte) (names []string, name string) {
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 || b[0] != '{' {
+		return nil, ""
 	}
-	var v struct {
-		LoginID      string `json:"loginId"`
-		TemplateName string `json:"templateName"`
-		Name         string `json:"name"`
-		URL          string `json:"url"`
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		return nil, ""
 	}
-	if json.Unmarshal(body, &v) != nil {
-		return ""
-	}
-	for _, n := range []string{v.LoginID, v.TemplateName, v.Name} {
-		if n != "" {
-			return truncate(n, maxAuditFieldName*4)
+	names = []string{}
+	seen := map[string]bool{}
+	rank := len(nameFields) + 1
+	for dec.More() && len(names) < maxAuditFields {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		field, _ := t.(string)
+		key := field
+		if len(field) > maxAuditFieldName {
+			field = field[:maxAuditFieldName]
+		}
+		if !seen[field] {
+			seen[field] = true
+			names = append(names, field)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		if r, ok := nameFields[key]; ok && r < rank {
+			var str string
+			if json.Unmarshal(v, &str) == nil && str != "" {
+				if key == "url" {
+					u, err := url.Parse(str)
+					if err != nil {
+						continue
+					}
+					str = u.Host
+				}
+				name, rank = str, r
+			}
 		}
 	}
-	if u, err := url.Parse(v.URL); err == nil {
-		return truncate(u.Host, maxAuditFieldName*4)
-	}
-	return ""
+	return names, truncate(name, maxAuditFieldName*4)
 }
 
 // truncate cuts s to at most n bytes, on a rune boundary.
