@@ -269,13 +269,6 @@ func auditChange(ctx context.Context, name string, before, after any) {
 	}
 }
 
-// auditName names the resource of the call in ctx where no change does.
-func auditName(ctx context.Context, name string) {
-	if e := wnms.AuditFrom(ctx); e != nil {
-		e.SetResourceName(name)
-	}
-}
-
 // AppendAudit stores a record on its own (wnms.AuditStore).
 func (s *Store) AppendAudit(ctx context.Context, r *wnms.AuditRecord) error {
 	_, err := s.writeAudit(ctx, s.w, r)
