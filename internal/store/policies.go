@@ -142,12 +142,15 @@ func (s *Store) HotspotSSIDPolicy(ctx context.Context, customerID int64) (*wnms.
 
 // PutHotspotSSIDPolicy replaces the customer's hotspot SSID policy.
 func (s *Store) PutHotspotSSIDPolicy(ctx context.Context, customerID int64, p *wnms.HotspotSSIDPolicy) error {
+	audited := wnms.AuditFrom(ctx) != nil
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		cur := wnms.DefaultHotspotSSIDPolicy()
-		if _, err := s.readPolicy(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, true, cur); err != nil {
-			return err
+		if audited { // the value it replaces, for the record's changes only
+			cur := wnms.DefaultHotspotSSIDPolicy()
+			if _, err := s.readPolicy(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, true, cur); err != nil {
+				return err
+			}
+			auditChange(ctx, policyNames[wnms.HotspotSSIDPolicyType], cur, p)
 		}
-		auditChange(ctx, policyNames[wnms.HotspotSSIDPolicyType], cur, p)
 		return s.writePolicy(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, p)
 	})
 }
