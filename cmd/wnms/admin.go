@@ -94,8 +94,9 @@ func runAPIKey(ctx context.Context, args []string, getenv func(string) string, s
 		if clusterParent {
 			command += " --cluster-parent"
 		}
+		// The API user, when the command creates it, has a record of its own.
+		u, err := auth.EnsureAPIUser(cliAudit(ctx, getenv, customer, "users", "", command), st, login, role, customer)
 		ctx := cliAudit(ctx, getenv, customer, "apikeys", "", command)
-		u, err := auth.EnsureAPIUser(ctx, st, login, role, customer)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -360,17 +361,30 @@ func TestAPIKeyCommandsAudited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var paths []string
+	// Newest first: the revoke, the key's creation, and the creation of its
+	// user, each naming its resource and listing its change.
+	var got []string
 	for _, r := range recs {
-		if r.Actor.Via != "cli" || r.Actor.LoginID != "opsperson" || r.Method != "CLI" || r.ResourceType != "apikeys" {
+		if r.Actor.Via != "cli" || r.Actor.LoginID != "opsperson" || r.Method != "CLI" {
 			t.Errorf("record %+v", r)
 		}
 		if strings.Contains(fmt.Sprintf("%+v", r), k.KeyValue) {
 			t.Errorf("a record holds the key's value: %+v", r)
 		}
-		paths = append(paths, r.Path)
+		login := ""
+		for _, c := range r.Changes {
+			if c.Field == "loginId" {
+				login = string(c.Before) + ">" + string(c.After)
+			}
+		}
+		got = append(got, r.Path+" | "+r.ResourceType+" | "+r.ResourceName+" | "+login)
 	}
-	if got := strings.Join(paths, "; "); got != "wnms apikey revoke "+k.KeyID+"; wnms apikey create --login robot" {
-		t.Errorf("audited commands: %s", got)
+	want := []string{
+		"wnms apikey revoke " + k.KeyID + ` | apikeys | robot key ` + k.KeyID + ` | "robot">null`,
+		"wnms apikey create --login robot | apikeys | robot key " + k.KeyID + ` | null>"robot"`,
+		`wnms apikey create --login robot | users | robot | null>"robot"`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audited commands (-want +got):\n%s", diff)
 	}
 }

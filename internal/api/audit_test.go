@@ -102,6 +102,10 @@ func TestAuditLogSessionsAndSecrets(t *testing.T) {
 				rec.ResourceType != w.typ || rec.Method != "POST" && rec.Method != "PUT" {
 				t.Errorf("%s: record %+v", w.name, rec)
 			}
+			// A session's record is named by its user, a user's by its loginId.
+			if name := map[string]string{"session": w.login, "users": "dave"}[w.typ]; rec.ResourceName != name {
+				t.Errorf("%s: resourceName %q, want %q", w.name, rec.ResourceName, name)
+			}
 		}
 		if recs := findAudit(all, ok); len(recs) == 1 && !strings.Contains(recs[0].Path, "password=***") {
 			t.Errorf("login: the query's password is not masked: %q", recs[0].Path)
@@ -124,6 +128,10 @@ func TestAuditLogSessionsAndSecrets(t *testing.T) {
 		for _, rec := range lock {
 			if rec.ResourceType == "users" && rec.ResourceID == fmt.Sprint(carol.UserID) && strings.Join(rec.ChangedFields, ",") == "lockedUntil" {
 				sawLock = true
+				if rec.ResourceName != "carol" || len(rec.Changes) != 1 || rec.Changes[0].Field != "lockedUntil" ||
+					string(rec.Changes[0].Before) != "0" || string(rec.Changes[0].After) == "0" {
+					t.Errorf("lockout record: name %q, changes %s; want carol's lockedUntil from 0 to the lock's end", rec.ResourceName, changesText(rec.Changes))
+				}
 			}
 		}
 		if !sawLock {

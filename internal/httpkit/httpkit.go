@@ -122,7 +122,11 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 		return nil, err
 	}
 	if e := wnms.AuditFrom(r.Context()); e != nil {
-		e.SetChangedFields(wnms.FieldNames(b))
+		// The name the body gives stands until the store names what the
+		// call changed, so that a refused call names its target too.
+		names, name := wnms.BodyFields(b)
+		e.SetChangedFields(names)
+		e.SetResourceName(name)
 	}
 	return b, nil
 }

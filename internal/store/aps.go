@@ -72,8 +72,18 @@ func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*wnms.AP,
 	sorted := slices.Clone(aps)
 	slices.SortFunc(sorted, func(a, b *wnms.AP) int { return cmp.Compare(a.MacAddress, b.MacAddress) })
 	var up []wnms.AP
+	audited := wnms.AuditFrom(ctx) != nil
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		up = up[:0]
+		// The audit record lists what changed of the APs' inventory (name,
+		// model, address, location, software): a heartbeat that changes
+		// none of it lists nothing.
+		was, is := map[string]any{}, map[string]any{}
+		defer func() {
+			if audited {
+				auditChange(ctx, apsName(sorted), was, is)
+			}
+		}()
 		for _, a := range sorted {
 			radios, err := json.Marshal(a.Radios)
 			if err != nil {
@@ -96,9 +106,18 @@ func (s *Store) UpsertAPs(ctx context.Context, customerID int64, aps []*wnms.AP,
 			// AP counts as coming up.
 			var wasUp sql.NullBool
 			var prevSeen sql.NullInt64
-			err = tx.QueryRowContext(ctx, `SELECT active, last_seen FROM aps WHERE box_id = $1`+forUpdate(s.dialect, "aps"), box).Scan(&wasUp, &prevSeen)
+			var inv apInventory
+			err = tx.QueryRowContext(ctx, `SELECT active, last_seen, name, model, ip_address, location_id, software_version
+				FROM aps WHERE box_id = $1`+forUpdate(s.dialect, "aps"), box).Scan(&wasUp, &prevSeen,
+				&inv.Name, &inv.Model, &inv.IPAddress, &inv.LocationID, &inv.SoftwareVersion)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
+			}
+			if next := (apInventory{a.Name, a.Model, a.IPAddress, a.LocationID.ID, a.SoftwareVersion}); !wasUp.Valid || next != inv {
+				if wasUp.Valid {
+					was[a.MacAddress] = inv
+				}
+				is[a.MacAddress] = next
 			}
 			_, err = tx.ExecContext(ctx, `INSERT INTO aps (box_id, customer_id, mac, name, model, ip_address, location_id,
 				software_version, vendor_name, device_capability, ap_template_name, placed, num_assoc_clients,
@@ -341,4 +360,34 @@ func (s *Store) APsForSources(ctx context.Context, customerID int64, bssids, nam
 		out = append(out, ap)
 	}
 	return out, rows.Err()
+}
+
+// apInventory is what the audit log compares of an AP.
+type apInventory struct {
+	Name            string `json:"name"`
+	Model           string `json:"model"`
+	IPAddress       string `json:"ipAddress"`
+	LocationID      int64  `json:"locationId"`
+	SoftwareVersion string `json:"softwareVersion"`
+}
+
+// apsName names the APs of a heartbeat in the audit log: "name (mac)" for
+// one, the first three and a count for more.
+func apsName(aps []*wnms.AP) string {
+	var b strings.Builder
+	for i, a := range aps {
+		if i == 3 {
+			fmt.Fprintf(&b, " and %d more", len(aps)-3)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if a.Name != "" {
+			b.WriteString(a.Name + " (" + a.MacAddress + ")")
+		} else {
+			b.WriteString(a.MacAddress)
+		}
+	}
+	return b.String()
 }

@@ -18,8 +18,9 @@ type execQuerier interface {
 }
 
 const insertAudit = `INSERT INTO audit_log (customer_id, ts, user_id, login_id, key_id, role, via,
-	source_address, request_id, method, path, resource_type, resource_id, status, changed_fields, location_path)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id`
+	source_address, request_id, method, path, resource_type, resource_id, status, changed_fields, location_path,
+	resource_name, changes, changes_omitted)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING id`
 
 // auditArgs are r's values for insertAudit.
 func (s *Store) auditArgs(r *wnms.AuditRecord) ([]any, error) {
@@ -34,8 +35,15 @@ func (s *Store) auditArgs(r *wnms.AuditRecord) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	cj := []byte("[]")
+	if len(r.Changes) > 0 {
+		if cj, err = json.Marshal(r.Changes); err != nil {
+			return nil, err
+		}
+	}
 	return []any{r.CustomerID, r.Timestamp, r.Actor.UserID, r.Actor.LoginID, r.Actor.KeyID, string(r.Actor.Role), r.Actor.Via,
-		r.SourceAddress, r.RequestID, r.Method, r.Path, r.ResourceType, r.ResourceID, r.Status, string(fj), r.LocationPath}, nil
+		r.SourceAddress, r.RequestID, r.Method, r.Path, r.ResourceType, r.ResourceID, r.Status, string(fj), r.LocationPath,
+		r.ResourceName, string(cj), r.ChangesOmitted}, nil
 }
 
 // insertOutbox stores an event in the outbox; on SQLite the one writer
@@ -45,10 +53,10 @@ const insertOutbox = `INSERT INTO event_outbox (customer_id, kind, ts, location_
 // insertAuditEvent is insertAudit and, in the same statement, the
 // configChanged event of the record into the inbox (PostgreSQL): one round
 // trip, and no lock on the outbox's order in the change's transaction.
-// The event's data is $18, the record's id and $19 joined.
+// The event's data is $21, the record's id and $22 joined.
 const insertAuditEvent = `WITH a AS (` + insertAudit + `)
 	INSERT INTO event_inbox (customer_id, kind, ts, location_path, data)
-	SELECT $1, $17, $2, '', $18::text || a.id::text || $19::text FROM a RETURNING (SELECT id FROM a)`
+	SELECT $1, $20, $2, '', $21::text || a.id::text || $22::text FROM a RETURNING (SELECT id FROM a)`
 
 // auditStmts are insertAudit and insertOutbox prepared on the SQLite
 // writer: parsing them again in every change's transaction, which holds
@@ -57,6 +65,9 @@ const insertAuditEvent = `WITH a AS (` + insertAudit + `)
 type auditStmts struct {
 	mu            sync.Mutex
 	audit, outbox *sql.Stmt
+	// policy reads a global policy in its change's transaction: the value
+	// before a change that its audit record compares with the new one.
+	policy *sql.Stmt
 }
 
 // prepareAudit prepares the audit statements on the SQLite writer once;
@@ -83,7 +94,13 @@ func (s *Store) prepareAudit(ctx context.Context) {
 		a.Close()
 		return
 	}
-	p.audit, p.outbox = a, o
+	pol, err := s.w.PrepareContext(ctx, selectPolicy)
+	if err != nil {
+		a.Close()
+		o.Close()
+		return
+	}
+	p.audit, p.outbox, p.policy = a, o, pol
 }
 
 // stmt is the prepared form of st on q (a pool or a transaction of the
@@ -213,9 +230,9 @@ func (s *Store) auditInTx(ctx context.Context, tx *sql.Tx) (done func(committed 
 
 // auditAlso writes, inside tx, a second record for the call in ctx: a
 // change the call made to another resource than its own (the lock that a
-// failed login puts on its user). A change made outside any call records
-// nothing here.
-func (s *Store) auditAlso(ctx context.Context, tx *sql.Tx, resourceType, resourceID string, fields []string) error {
+// failed login puts on its user), named name, changed from before to
+// after (wnms.Diff). A change made outside any call records nothing here.
+func (s *Store) auditAlso(ctx context.Context, tx *sql.Tx, resourceType, resourceID, name string, before, after any) error {
 	e := wnms.AuditFrom(ctx)
 	if e == nil {
 		return nil
@@ -224,7 +241,12 @@ func (s *Store) auditAlso(ctx context.Context, tx *sql.Tx, resourceType, resourc
 	if r.CustomerID == 0 {
 		return nil
 	}
-	r.ResourceType, r.ResourceID, r.ChangedFields, r.Status = resourceType, resourceID, fields, 200
+	r.Changes, r.ChangesOmitted = wnms.Diff(before, after)
+	fields := make([]string, len(r.Changes))
+	for i, c := range r.Changes {
+		fields[i] = c.Field
+	}
+	r.ResourceType, r.ResourceID, r.ResourceName, r.ChangedFields, r.Status = resourceType, resourceID, name, fields, 200
 	_, err := s.writeAudit(ctx, tx, &r)
 	return err
 }
@@ -233,6 +255,17 @@ func (s *Store) auditAlso(ctx context.Context, tx *sql.Tx, resourceType, resourc
 func auditCreated(ctx context.Context, id int64) {
 	if e := wnms.AuditFrom(ctx); e != nil {
 		e.SetResource("", strconv.FormatInt(id, 10))
+	}
+}
+
+// auditChange records, in the audit record of the call in ctx, the name of
+// the resource a transaction changes and its change from before to after
+// (nil before: created; nil after: deleted), as wnms.Diff lists it. It
+// must run inside the transaction, before it commits (the record is
+// written in it); a change made outside any call records nothing.
+func auditChange(ctx context.Context, name string, before, after any) {
+	if e := wnms.AuditFrom(ctx); e != nil {
+		e.SetChange(name, before, after)
 	}
 }
 
@@ -309,7 +342,8 @@ func (s *Store) AuditRecords(ctx context.Context, q wnms.AuditQuery) ([]wnms.Aud
 	}
 	n := len(args)
 	rows, err := tx.QueryContext(ctx, `SELECT id, customer_id, ts, user_id, login_id, key_id, role, via, source_address,
-		request_id, method, path, resource_type, resource_id, status, changed_fields FROM audit_log WHERE `+cond+
+		request_id, method, path, resource_type, resource_id, status, changed_fields, resource_name, changes, changes_omitted
+		FROM audit_log WHERE `+cond+
 		` ORDER BY ts DESC, id DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, err
@@ -319,14 +353,17 @@ func (s *Store) AuditRecords(ctx context.Context, q wnms.AuditQuery) ([]wnms.Aud
 	for rows.Next() {
 		var r wnms.AuditRecord
 		var role string
-		var fields jsonText
+		var fields, changes jsonText
 		if err := rows.Scan(&r.ID, &r.CustomerID, &r.Timestamp, &r.Actor.UserID, &r.Actor.LoginID, &r.Actor.KeyID, &role,
 			&r.Actor.Via, &r.SourceAddress, &r.RequestID, &r.Method, &r.Path, &r.ResourceType, &r.ResourceID, &r.Status,
-			&fields); err != nil {
+			&fields, &r.ResourceName, &changes, &r.ChangesOmitted); err != nil {
 			return nil, 0, err
 		}
 		r.Actor.Role = wnms.Role(role)
 		if err := json.Unmarshal(fields, &r.ChangedFields); err != nil {
+			return nil, 0, err
+		}
+		if err := json.Unmarshal(changes, &r.Changes); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, r)

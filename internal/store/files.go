@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -29,6 +31,8 @@ func (s *Store) AttachFile(ctx context.Context, f *wnms.File) (*wnms.FloorLayout
 	now := s.nowMS()
 	f.CreatedAt = now
 	f.Size = int64(len(f.Data))
+	digest := sha256.Sum256(f.Data)
+	sum := hex.EncodeToString(digest[:])
 	var out *wnms.FloorLayout
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		// Touching the row first locks it on PostgreSQL, so concurrent
@@ -48,6 +52,21 @@ func (s *Store) AttachFile(ctx context.Context, f *wnms.File) (*wnms.FloorLayout
 		if err := tx.QueryRowContext(ctx, `SELECT `+keyColumn+` FROM layouts WHERE location_id = $1`, f.LocationID).Scan(&old); err != nil {
 			return err
 		}
+		// The audit record shows a file by its type, size and hash, never
+		// its bytes or key (a key is the file's link).
+		var before any
+		if old.Valid {
+			var was struct {
+				ContentType string `json:"contentType"`
+				Size        int64  `json:"size"`
+			}
+			if err := tx.QueryRowContext(ctx, `SELECT content_type, size FROM files WHERE file_key = $1`, old.String).Scan(
+				&was.ContentType, &was.Size); err == nil {
+				before = map[string]any{f.Kind: was}
+			}
+		}
+		auditChange(ctx, locationName(ctx, tx, f.LocationID), before, map[string]any{f.Kind: map[string]any{
+			"contentType": f.ContentType, "size": f.Size, "sha256": sum}})
 		if _, err := tx.ExecContext(ctx, `INSERT INTO files (file_key, location_id, kind, content_type, size, bytes, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, f.Key, f.LocationID, f.Kind, f.ContentType, f.Size, f.Data, now); err != nil {
 			return err

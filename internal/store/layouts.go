@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,6 +129,22 @@ func (s *Store) PutLayout(ctx context.Context, l *wnms.FloorLayout, usesSpmFile 
 		}
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var oldDoc, oldObstacles sql.NullString
+		var oldSpm sql.NullBool
+		err := tx.QueryRowContext(ctx, `SELECT doc, obstacles_info, uses_spm_file FROM layouts WHERE location_id = $1`,
+			l.LocationID).Scan(&oldDoc, &oldObstacles, &oldSpm)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		var before any
+		if oldDoc.Valid {
+			before = auditLayout([]byte(oldDoc.String), []byte(oldObstacles.String), oldSpm.Bool)
+		}
+		spm := oldSpm.Bool
+		if mode != spmKeep {
+			spm = mode == spmSet
+		}
+		auditChange(ctx, locationName(ctx, tx, l.LocationID), before, auditLayout(doc, obstacles, spm))
 		if mode == spmSet {
 			var key sql.NullString
 			err := tx.QueryRowContext(ctx, `SELECT spm_file_key FROM layouts WHERE location_id = $1`, l.LocationID).Scan(&key)
@@ -139,7 +157,7 @@ func (s *Store) PutLayout(ctx context.Context, l *wnms.FloorLayout, usesSpmFile 
 		}
 		// The CASE keeps the flag consistent with the key even if a
 		// concurrent delete removed the SPM file after the check above.
-		_, err := tx.ExecContext(ctx, `INSERT INTO layouts (location_id, doc, obstacles_info, uses_spm_file, modified_at, placement_changed_at)
+		_, err = tx.ExecContext(ctx, `INSERT INTO layouts (location_id, doc, obstacles_info, uses_spm_file, modified_at, placement_changed_at)
 			VALUES ($1, $2, $3, FALSE, $4, $4)
 			ON CONFLICT (location_id) DO UPDATE SET doc = excluded.doc, obstacles_info = excluded.obstacles_info,
 				modified_at = excluded.modified_at, placement_changed_at = excluded.placement_changed_at,
@@ -158,6 +176,13 @@ func (s *Store) PutLayout(ctx context.Context, l *wnms.FloorLayout, usesSpmFile 
 // transaction. A floor without a layout is RESOURCE_NOT_FOUND.
 func (s *Store) DeleteLayout(ctx context.Context, locationID int64) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		var oldDoc, oldObstacles string
+		var oldSpm bool
+		err := tx.QueryRowContext(ctx, `SELECT doc, obstacles_info, uses_spm_file FROM layouts WHERE location_id = $1`,
+			locationID).Scan(&oldDoc, &oldObstacles, &oldSpm)
+		if err == nil {
+			auditChange(ctx, locationName(ctx, tx, locationID), auditLayout([]byte(oldDoc), []byte(oldObstacles), oldSpm), nil)
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM files WHERE location_id = $1`, locationID); err != nil {
 			return err
 		}
@@ -172,4 +197,20 @@ func (s *Store) DeleteLayout(ctx context.Context, locationID int64) error {
 		}
 		return nil
 	})
+}
+
+// auditLayoutObstacles bounds what the audit record of a layout decodes
+// of its obstacles: a longer obstaclesInfo is compared and shown as its
+// size and hash.
+const auditLayoutObstacles = 64 << 10
+
+// auditLayout is a stored layout (its doc and obstaclesInfo JSON, and
+// whether it uses its SPM file) as its audit record compares it.
+func auditLayout(doc, obstacles []byte, usesSpm bool) any {
+	var info any = json.RawMessage(obstacles)
+	if len(obstacles) > auditLayoutObstacles {
+		sum := sha256.Sum256(obstacles)
+		info = map[string]any{"bytes": len(obstacles), "sha256": hex.EncodeToString(sum[:])}
+	}
+	return map[string]any{"layout": json.RawMessage(doc), "obstaclesInfo": info, "usesSpmFile": usesSpm}
 }

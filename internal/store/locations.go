@@ -144,6 +144,7 @@ func (s *Store) CreateLocation(ctx context.Context, l *wnms.Location) error {
 		l.ID = wnms.LocalID(id)
 		l.Path = wnms.PathOf(parentPath, id)
 		auditCreated(ctx, id)
+		auditChange(ctx, l.Name, nil, auditLocation(l.Type, l.Name, l.TimezoneID, l.LocationTag, l.ParentID.ID))
 		_, err = tx.ExecContext(ctx, `UPDATE locations SET path = $1 WHERE id = $2`, l.Path, id)
 		return err
 	})
@@ -176,9 +177,11 @@ func folderPath(ctx context.Context, tx *sql.Tx, id int64) (string, error) {
 // VALIDATION_FAILED.
 func (s *Store) UpdateLocation(ctx context.Context, l *wnms.Location) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var oldPath string
+		var oldPath, oldType, oldName, oldTZ string
+		var oldTag *string
 		var oldParent sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT path, parent_id FROM locations WHERE id = $1`, l.ID.ID).Scan(&oldPath, &oldParent)
+		err := tx.QueryRowContext(ctx, `SELECT path, parent_id, type, name, timezone_id, location_tag FROM locations WHERE id = $1`,
+			l.ID.ID).Scan(&oldPath, &oldParent, &oldType, &oldName, &oldTZ, &oldTag)
 		if errors.Is(err, sql.ErrNoRows) {
 			return wnms.NotFound("no location %d", l.ID.ID)
 		}
@@ -205,6 +208,8 @@ func (s *Store) UpdateLocation(ctx context.Context, l *wnms.Location) error {
 		if l.ParentID != nil {
 			parent = l.ParentID.ID
 		}
+		auditChange(ctx, l.Name, auditLocation(oldType, oldName, oldTZ, oldTag, oldParent.Int64),
+			auditLocation(oldType, l.Name, l.TimezoneID, l.LocationTag, parent))
 		_, err = tx.ExecContext(ctx, `UPDATE locations SET name = $1, timezone_id = $2, location_tag = $3, parent_id = $4
 			WHERE id = $5`, l.Name, l.TimezoneID, l.LocationTag, parent, l.ID.ID)
 		l.Path = newPath
@@ -227,6 +232,18 @@ func (s *Store) DeleteLocation(ctx context.Context, id int64) error {
 		if n > 0 {
 			return wnms.Errorf(wnms.Conflict, "location %d has %d children", id, n)
 		}
+		var typ, name, tz string
+		var tag *string
+		var parent sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT type, name, timezone_id, location_tag, parent_id FROM locations WHERE id = $1`,
+			id).Scan(&typ, &name, &tz, &tag, &parent)
+		if errors.Is(err, sql.ErrNoRows) {
+			return wnms.NotFound("no location %d", id)
+		}
+		if err != nil {
+			return err
+		}
+		auditChange(ctx, name, auditLocation(typ, name, tz, tag, parent.Int64), nil)
 		res, err := tx.ExecContext(ctx, `DELETE FROM locations WHERE id = $1`, id)
 		if err != nil {
 			return err
@@ -282,4 +299,25 @@ func (s *Store) LocationNamePath(ctx context.Context, id int64) (string, error) 
 		b.WriteString("/" + names[n])
 	}
 	return b.String(), nil
+}
+
+// auditLocation is a location as its audit record compares it.
+func auditLocation(typ, name, timezone string, tag *string, parent int64) any {
+	return struct {
+		Type        string  `json:"type"`
+		Name        string  `json:"name"`
+		TimezoneID  string  `json:"timezoneId"`
+		LocationTag *string `json:"locationTag"`
+		ParentID    int64   `json:"parentId"`
+	}{typ, name, timezone, tag, parent}
+}
+
+// locationName is the name of location id read through q, "" when unknown:
+// how the audit log names a floor's layout, files and zones.
+func locationName(ctx context.Context, q querier, id int64) string {
+	var name string
+	if err := q.QueryRowContext(ctx, `SELECT name FROM locations WHERE id = $1`, id).Scan(&name); err != nil {
+		return ""
+	}
+	return name
 }

@@ -62,10 +62,15 @@ func updatePolicy[T any](ctx context.Context, s *Store, customerID int64, typ st
 		if _, err := s.readPolicy(ctx, tx, customerID, typ, true, cur); err != nil {
 			return err
 		}
+		before, err := json.Marshal(cur) // update may change cur
+		if err != nil {
+			return err
+		}
 		next, err := update(cur)
 		if err != nil {
 			return err
 		}
+		auditChange(ctx, policyNames[typ], json.RawMessage(before), next)
 		if err := s.writePolicy(ctx, tx, customerID, typ, next); err != nil {
 			return err
 		}
@@ -137,8 +142,28 @@ func (s *Store) HotspotSSIDPolicy(ctx context.Context, customerID int64) (*wnms.
 
 // PutHotspotSSIDPolicy replaces the customer's hotspot SSID policy.
 func (s *Store) PutHotspotSSIDPolicy(ctx context.Context, customerID int64, p *wnms.HotspotSSIDPolicy) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return s.writePolicy(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, p) })
+	audited := wnms.AuditFrom(ctx) != nil
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if audited { // the value it replaces, for the record's changes only
+			cur := wnms.DefaultHotspotSSIDPolicy()
+			if _, err := s.readPolicy(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, true, cur); err != nil {
+				return err
+			}
+			auditChange(ctx, policyNames[wnms.HotspotSSIDPolicyType], cur, p)
+		}
+		return s.writePolicy(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, p)
+	})
 }
+
+// policyNames name the global policies in their audit records.
+var policyNames = map[string]string{
+	wnms.SNMPPolicyType:        "SNMP policy",
+	wnms.HotspotSSIDPolicyType: "hotspot SSID policy",
+	wnms.DataSourcesType:       "data sources",
+}
+
+// selectPolicy reads the stored value of a policy type of a customer.
+const selectPolicy = `SELECT body FROM global_policies WHERE customer_id = $1 AND policy_type = $2`
 
 type policyWriter interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -152,12 +177,22 @@ type policyReader interface {
 // whether one is stored (v is untouched when not). lock locks the row
 // for the rest of the transaction.
 func (s *Store) readPolicy(ctx context.Context, q policyReader, customerID int64, typ string, lock bool, v any) (bool, error) {
-	query := `SELECT body FROM global_policies WHERE customer_id = $1 AND policy_type = $2`
+	query := selectPolicy
 	if lock {
 		query += forUpdate(s.dialect, "global_policies")
 	}
+	var row *sql.Row
+	if tx, ok := q.(*sql.Tx); ok && s.dialect == SQLite {
+		// In a change's transaction on the one SQLite writer: prepared once.
+		if st := s.audit.stmt(ctx, tx, func(p *auditStmts) *sql.Stmt { return p.policy }); st != nil {
+			row = st.QueryRowContext(ctx, customerID, typ)
+		}
+	}
+	if row == nil {
+		row = q.QueryRowContext(ctx, query, customerID, typ)
+	}
 	var body string
-	err := q.QueryRowContext(ctx, query, customerID, typ).Scan(&body)
+	err := row.Scan(&body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

@@ -260,10 +260,25 @@ func (s *Store) releaseAttempts(ctx context.Context, q execQuerier, ids []int64)
 // CreateAPIKey stores a key (its hash only).
 func (s *Store) CreateAPIKey(ctx context.Context, k *wnms.APIKey) error {
 	k.CreatedAt = s.nowMS()
-	_, err := s.exec(ctx, `INSERT INTO api_keys (key_id, user_id, hash, created_at, cluster_parent) VALUES ($1, $2, $3, $4, $5)`,
-		k.KeyID, k.UserID, k.Hash, k.CreatedAt, k.ClusterParent)
-	return err
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (key_id, user_id, hash, created_at, cluster_parent) VALUES ($1, $2, $3, $4, $5)`,
+			k.KeyID, k.UserID, k.Hash, k.CreatedAt, k.ClusterParent); err != nil {
+			return err
+		}
+		if wnms.AuditFrom(ctx) == nil {
+			return nil
+		}
+		a := *k
+		if err := tx.QueryRowContext(ctx, `SELECT login_id, customer_id FROM users WHERE id = $1`, k.UserID).Scan(&a.LoginID, &a.CustomerID); err != nil {
+			return err
+		}
+		auditChange(ctx, keyName(&a), nil, &a)
+		return nil
+	})
 }
+
+// keyName names an API key in the audit log: its user's loginId and its id.
+func keyName(k *wnms.APIKey) string { return k.LoginID + " key " + k.KeyID }
 
 const keyColumns = `k.key_id, k.user_id, u.login_id, u.customer_id, k.created_at, k.last_used_at, k.cluster_parent, k.hash
 	FROM api_keys k JOIN users u ON u.id = k.user_id`
@@ -313,6 +328,9 @@ func (s *Store) DeleteAPIKey(ctx context.Context, customerID int64, keyID string
 		return err
 	}
 	return s.authTx(ctx, wnms.AuthEvent{User: userID}, func(tx *sql.Tx) error {
+		if old, err := scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` WHERE k.key_id = $1`, keyID)); err == nil {
+			auditChange(ctx, keyName(old), old, nil)
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM api_keys WHERE key_id = $1 AND user_id = $2`, keyID, userID)
 		if err != nil {
 			return err

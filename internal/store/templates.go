@@ -196,6 +196,7 @@ func (s *Store) insertTemplate(ctx context.Context, tx *sql.Tx, t *wnms.Template
 	defer func() {
 		if t.TemplateID != 0 {
 			auditCreated(ctx, t.TemplateID)
+			auditChange(ctx, t.TemplateName, nil, t)
 		}
 	}()
 	return tx.QueryRowContext(ctx, `INSERT INTO templates (customer_id, location_id, name, description,
@@ -310,6 +311,7 @@ func (s *Store) EditTemplate(ctx context.Context, customerID, id int64,
 		}
 		t.TemplateID, t.CustomerID, t.CreatedAtLocationID = old.TemplateID, old.CustomerID, old.CreatedAtLocationID
 		t.LocationPath = old.LocationPath
+		auditChange(ctx, t.TemplateName, old, t)
 		_, err = tx.ExecContext(ctx, `UPDATE templates SET name = $1, description = $2, mnc_template_id = $3,
 			mnc_template = $4, ssid = $5, frequency_band = $6, security_mode = $7, security_type = $8, username = $9,
 			password = $10, passphrase = $11, ping_servers = $12, wan_test_url = $13, ping_test_enabled = $14,
@@ -332,12 +334,17 @@ func (s *Store) EditTemplate(ctx context.Context, customerID, id int64,
 // DeleteTemplate removes a profile of the customer; an unknown one is
 // RESOURCE_NOT_FOUND.
 func (s *Store) DeleteTemplate(ctx context.Context, customerID, id int64) error {
-	res, err := s.exec(ctx, `DELETE FROM templates WHERE id = $1 AND customer_id = $2`, id, customerID)
-	if err != nil {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		old, err := scanTemplate(tx.QueryRowContext(ctx, `SELECT `+templateColumns+
+			` WHERE t.id = $1 AND t.customer_id = $2`, id, customerID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return wnms.NotFound("no template %d", id)
+		}
+		if err != nil {
+			return err
+		}
+		auditChange(ctx, old.TemplateName, old, nil)
+		_, err = tx.ExecContext(ctx, `DELETE FROM templates WHERE id = $1 AND customer_id = $2`, id, customerID)
 		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return wnms.NotFound("no template %d", id)
-	}
-	return nil
+	})
 }

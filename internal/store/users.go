@@ -147,6 +147,7 @@ func (s *Store) CreateUser(ctx context.Context, u *wnms.User, passwordHash strin
 		defer func() {
 			if u.UserID != 0 {
 				auditCreated(ctx, u.UserID)
+				auditChange(ctx, u.LoginID, nil, auditUser(u, setOrNot(passwordHash)))
 			}
 		}()
 		return tx.QueryRowContext(ctx, `INSERT INTO users (id, login_id, first_name, last_name, email, role, user_type,
@@ -224,6 +225,15 @@ func (s *Store) ModifyUser(ctx context.Context, customerID, userID int64, passwo
 		if err := updateUser(ctx, tx, u, append(args, u.UserID, u.CustomerID)); err != nil {
 			return err
 		}
+		// A new password shows as a change of "password" (masked), whatever
+		// the hashes.
+		oldPw, newPw := "", ""
+		if passwordHash != "" {
+			oldPw, newPw = "old", "new"
+		}
+		after := *u
+		after.Derive(s.Now())
+		auditChange(ctx, u.LoginID, auditUser(old, oldPw), auditUser(&after, newPw))
 		if passwordHash == "" {
 			return nil
 		}
@@ -253,8 +263,8 @@ func (s *Store) SetPassword(ctx context.Context, userID int64, hash, keep string
 }
 
 func (s *Store) setPassword(ctx context.Context, tx *sql.Tx, userID int64, hash, keep string) error {
-	var raw string
-	err := tx.QueryRowContext(ctx, `SELECT passwd_settings FROM users WHERE id = $1`, userID).Scan(&raw)
+	var raw, login string
+	err := tx.QueryRowContext(ctx, `SELECT passwd_settings, login_id FROM users WHERE id = $1`, userID).Scan(&raw, &login)
 	if errors.Is(err, sql.ErrNoRows) {
 		return wnms.NotFound("no user %d", userID)
 	}
@@ -275,6 +285,11 @@ func (s *Store) setPassword(ctx context.Context, tx *sql.Tx, userID int64, hash,
 	if err != nil {
 		return err
 	}
+	if e := wnms.AuditFrom(ctx); e != nil && e.Record().ResourceName == "" {
+		// A password changed on its own (ModifyUser records the user's
+		// whole change before it comes here).
+		auditChange(ctx, login, map[string]any{"password": "old"}, map[string]any{"password": "new"})
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2`, userID, keep); err != nil {
 		return err
 	}
@@ -285,6 +300,16 @@ func (s *Store) setPassword(ctx context.Context, tx *sql.Tx, userID int64, hash,
 // DeleteUser removes a user of a customer, with its keys and sessions.
 func (s *Store) DeleteUser(ctx context.Context, customerID, userID int64) error {
 	return s.authTx(ctx, wnms.AuthEvent{User: userID}, func(tx *sql.Tx) error {
+		old, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+userFrom+
+			` WHERE u.id = $1 AND u.customer_id = $2`, userID, customerID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return wnms.NotFound("no user %d", userID)
+		}
+		if err != nil {
+			return err
+		}
+		old.Derive(s.Now())
+		auditChange(ctx, old.LoginID, auditUser(old, ""), nil)
 		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE id = $1 AND customer_id = $2`, userID, customerID)
 		if err != nil {
 			return err
@@ -317,13 +342,19 @@ func (s *Store) ReserveGuess(ctx context.Context, userID int64, max int) (n int,
 // ends its sessions at once.
 func (s *Store) LockUser(ctx context.Context, userID int64, until int64) error {
 	return s.authTx(ctx, wnms.AuthEvent{User: userID}, func(tx *sql.Tx) error {
+		var login string
+		var was int64
+		if err := tx.QueryRowContext(ctx, `SELECT login_id, locked_until FROM users WHERE id = $1`, userID).Scan(&login, &was); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET locked_until = $1, failed_logins = 0 WHERE id = $2`, until, userID); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, userID); err != nil {
 			return err
 		}
-		return s.auditAlso(ctx, tx, "users", strconv.FormatInt(userID, 10), []string{"lockedUntil"})
+		return s.auditAlso(ctx, tx, "users", strconv.FormatInt(userID, 10), login,
+			map[string]int64{"lockedUntil": was}, map[string]int64{"lockedUntil": until})
 	})
 }
 
@@ -360,8 +391,10 @@ func customFields(ctx context.Context, q querier, customerID int64) ([]wnms.Cust
 func (s *Store) CreateCustomField(ctx context.Context, customerID int64, name string) (*wnms.CustomField, error) {
 	f := &wnms.CustomField{Name: name}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `INSERT INTO custom_fields (customer_id, name) VALUES ($1, $2) RETURNING id`,
+		err := tx.QueryRowContext(ctx, `INSERT INTO custom_fields (customer_id, name) VALUES ($1, $2) RETURNING id`,
 			customerID, name).Scan(&f.ID)
+		auditChange(ctx, name, nil, f)
+		return err
 	})
 	if isUnique(err) {
 		return nil, wnms.Errorf(wnms.DuplicateEntity, "custom field %q exists", name)
@@ -408,4 +441,28 @@ func (r txReads) LocationPaths(ctx context.Context, ids []int64) (map[int64]stri
 
 func (r txReads) CustomFields(ctx context.Context, customerID int64) ([]wnms.CustomField, error) {
 	return customFields(ctx, r.q, customerID)
+}
+
+// auditUser is a user as its audit record compares it: its fields, and
+// "password" when the change sets one (only ever shown masked).
+func auditUser(u *wnms.User, password string) any {
+	b, err := json.Marshal(u) // wnms.User encodes itself
+	if err != nil || password == "" {
+		return json.RawMessage(b)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return json.RawMessage(b)
+	}
+	m["password"] = json.RawMessage(`"` + password + `"`)
+	return m
+}
+
+// setOrNot is "set" for a password hash, "" for none: what a user's audit
+// record compares of its password.
+func setOrNot(hash string) string {
+	if hash == "" {
+		return ""
+	}
+	return "set"
 }

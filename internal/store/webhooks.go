@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"slices"
 	"time"
 
@@ -79,6 +80,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w *wnms.Webhook) error {
 			return err
 		}
 		auditCreated(ctx, w.ID)
+		auditChange(ctx, webhookName(w.URL), nil, auditWebhook(w))
 		return nil
 	})
 }
@@ -93,9 +95,14 @@ func (s *Store) UpdateWebhook(ctx context.Context, customerID, id int64, update 
 			return err
 		}
 		was := w.Enabled
+		before, err := json.Marshal(auditWebhook(w)) // for the audit record; update changes w
+		if err != nil {
+			return err
+		}
 		if err := update(w); err != nil {
 			return err
 		}
+		auditChange(ctx, webhookName(w.URL), json.RawMessage(before), auditWebhook(w))
 		kinds, err := json.Marshal(w.Kinds)
 		if err != nil {
 			return err
@@ -122,6 +129,9 @@ func (s *Store) UpdateWebhook(ctx context.Context, customerID, id int64, update 
 // DeleteWebhook removes a webhook and its deliveries (wnms.WebhookStore).
 func (s *Store) DeleteWebhook(ctx context.Context, customerID, id int64) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		if w, err := s.webhookOn(ctx, tx, customerID, id, ""); err == nil {
+			auditChange(ctx, webhookName(w.URL), auditWebhook(w), nil)
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM webhooks WHERE id = $1 AND customer_id = $2`, id, customerID)
 		if err != nil {
 			return err
@@ -653,4 +663,24 @@ func eventsAfter(ctx context.Context, q querier, after int64, limit int) ([]*wnm
 		out = append(out, &e)
 	}
 	return out, rows.Err()
+}
+
+// webhookName names a webhook in the audit log: its URL's host (the rest
+// of a URL may carry a token).
+func webhookName(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return ""
+}
+
+// auditWebhook is a webhook as its audit record compares it: a password
+// in its URL's user information shows as "xxxxx" (the secret field is
+// masked by the record itself).
+func auditWebhook(w *wnms.Webhook) *wnms.Webhook {
+	c := *w
+	if u, err := url.Parse(w.URL); err == nil {
+		c.URL = u.Redacted()
+	}
+	return &c
 }

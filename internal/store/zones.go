@@ -122,6 +122,10 @@ func (s *Store) UpdateZoneConfig(ctx context.Context, c *wnms.ZoneConfig, parts 
 		if err := s.insertZoneConfig(ctx, tx, c.CustomerID, c.LocationID); err != nil {
 			return err
 		}
+		before, err := readZoneConfig(ctx, tx, c.CustomerID, c.LocationID)
+		if err != nil {
+			return err
+		}
 		n := len(args)
 		if _, err := tx.ExecContext(ctx, `UPDATE zone_configs SET `+strings.Join(set, ", ")+
 			` WHERE location_id = $`+strconv.Itoa(n+1)+` AND customer_id = $`+strconv.Itoa(n+2),
@@ -132,6 +136,7 @@ func (s *Store) UpdateZoneConfig(ctx context.Context, c *wnms.ZoneConfig, parts 
 		if err != nil {
 			return err
 		}
+		auditChange(ctx, locationName(ctx, tx, c.LocationID), auditZone(before), auditZone(stored))
 		*c = *stored
 		return nil
 	})
@@ -146,4 +151,13 @@ func (s *Store) FloorCount(ctx context.Context, customerID int64, path string) (
 		WHERE type = $1 AND customer_id = $2 AND `+subtreeMatch(s.dialect, "path", "$3", "$4"),
 		wnms.FloorLocation, customerID, lo, hi).Scan(&n)
 	return n, err
+}
+
+// auditZone is a zone configuration as its audit record compares it.
+func auditZone(c *wnms.ZoneConfig) any {
+	return struct {
+		Layout    *wnms.ZoneLayout    `json:"layout"`
+		Footfall  *wnms.FootfallRange `json:"footfall"`
+		DwellTime []int               `json:"dwellTime"`
+	}{c.Layout, c.Footfall, c.DwellTime}
 }

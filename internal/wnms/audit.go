@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // AuditActor is who made a recorded change.
@@ -24,8 +25,9 @@ type AuditActor struct {
 // AuditRecord is one entry of the audit log: a state-changing call on
 // either listener, a login, failed login, lockout or logout, or a change
 // made with the command line. It never holds a secret or a secret's value:
-// Path's query string has the values of secret parameters masked, and
-// ChangedFields names the fields a call sent, never their values.
+// Path's query string has the values of secret parameters masked,
+// ChangedFields names the fields a call sent, and Changes shows every
+// secret field as "***" (AuditSecretFields).
 type AuditRecord struct {
 	ID            int64      `json:"id"`
 	Timestamp     int64      `json:"timestamp"`
@@ -39,6 +41,17 @@ type AuditRecord struct {
 	ResourceID    string     `json:"resourceId"`
 	Status        int        `json:"status"`
 	ChangedFields []string   `json:"changedFields"`
+	// ResourceName names the resource as people know it: a user's loginId,
+	// a location's or profile's name, a webhook's URL host, a key's user
+	// and id. "" when the call named none that exists (a refused create).
+	ResourceName string `json:"resourceName"`
+	// Changes are the fields a committed configuration change changed,
+	// each with its value before and after (Diff): a creation has every
+	// before null, a deletion every after null; [] when the call
+	// committed no change. ChangesOmitted counts the changes left out
+	// beyond MaxAuditChanges.
+	Changes        []AuditChange `json:"changes"`
+	ChangesOmitted int           `json:"changesOmitted,omitempty"`
 	// LocationPath is where the call was: the materialized path of the
 	// location it was checked against (every call that takes a location
 	// is), or of the deepest location holding all of them when it was
@@ -89,6 +102,28 @@ type AuditEntry struct {
 	written int64 // the stored record's id, once a transaction wrote it
 	claimed bool
 	located bool // rec.LocationPath was set by AddLocation
+}
+
+// SetChange records what the call's change does to its resource: its name
+// and the field-level change from before to after (nil for a creation's
+// before and a deletion's after; see Diff). A transaction sets it before
+// it writes the record (Claim), and sets it again when it runs again; the
+// changes of a transaction that did not commit are never recorded
+// (Finish drops them).
+func (e *AuditEntry) SetChange(name string, before, after any) {
+	changes, omitted := Diff(before, after)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.rec.ResourceName = name
+	e.rec.Changes, e.rec.ChangesOmitted = changes, omitted
+}
+
+// SetResourceName names the call's resource where no change does (a
+// login's user, a refused call's target).
+func (e *AuditEntry) SetResourceName(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.rec.ResourceName = name
 }
 
 // NewAuditEntry starts the record of a call.
@@ -170,7 +205,16 @@ func (e *AuditEntry) Claim() (rec AuditRecord, ok bool) {
 		return AuditRecord{}, false
 	}
 	e.claimed = true
+	e.nameSession()
 	return e.rec, true
+}
+
+// nameSession names a login's, logout's or keep-alive's resource: the
+// session's user.
+func (e *AuditEntry) nameSession() {
+	if e.rec.ResourceType == "session" && e.rec.ResourceName == "" {
+		e.rec.ResourceName = e.rec.Actor.LoginID
+	}
 }
 
 // Written says the claimed record committed with id.
@@ -198,6 +242,12 @@ func (e *AuditEntry) Finish(status int) (rec AuditRecord, id int64, stored int) 
 	stored = e.rec.Status
 	e.rec.Status = status
 	e.claimed = true // nothing may claim it after the call ended
+	e.nameSession()
+	if e.written == 0 {
+		// No change committed: what a rolled-back transaction would have
+		// changed is not a change.
+		e.rec.Changes, e.rec.ChangesOmitted = nil, 0
+	}
 	return e.rec, e.written, stored
 }
 
@@ -268,33 +318,70 @@ const (
 // the body is not an object. Values are never looked at beyond skipping
 // them.
 func FieldNames(body []byte) []string {
+	names, _ := BodyFields(body)
+	return names
+}
+
+// nameFields are the body fields that name a resource, by preference.
+var nameFields = map[string]int{"loginId": 1, "templateName": 2, "name": 3, "url": 4}
+
+// BodyFields is FieldNames and, in the same pass, the name the body gives
+// its resource, as the audit log shows it until the store names it: its
+// loginId, templateName or name, else its url's host; "" for none.
+func BodyFields(body []byte) (names []string, name string) {
 	b := bytes.TrimSpace(body)
 	if len(b) == 0 || b[0] != '{' {
-		return nil
+		return nil, ""
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if _, err := dec.Token(); err != nil {
-		return nil
+		return nil, ""
 	}
-	names := []string{}
+	names = []string{}
 	seen := map[string]bool{}
+	rank := len(nameFields) + 1
 	for dec.More() && len(names) < maxAuditFields {
 		t, err := dec.Token()
 		if err != nil {
-			return names
+			break
 		}
-		name, _ := t.(string)
-		if len(name) > maxAuditFieldName {
-			name = name[:maxAuditFieldName]
+		field, _ := t.(string)
+		key := field
+		if len(field) > maxAuditFieldName {
+			field = field[:maxAuditFieldName]
 		}
-		if !seen[name] {
-			seen[name] = true
-			names = append(names, name)
+		if !seen[field] {
+			seen[field] = true
+			names = append(names, field)
 		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return names
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		if r, ok := nameFields[key]; ok && r < rank {
+			var str string
+			if json.Unmarshal(v, &str) == nil && str != "" {
+				if key == "url" {
+					u, err := url.Parse(str)
+					if err != nil {
+						continue
+					}
+					str = u.Host
+				}
+				name, rank = str, r
+			}
 		}
 	}
-	return names
+	return names, truncate(name, maxAuditFieldName*4)
+}
+
+// truncate cuts s to at most n bytes, on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
