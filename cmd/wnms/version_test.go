@@ -46,10 +46,7 @@ func TestResolveVersion(t *testing.T) {
 // returns its path.
 func buildWnms(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
+	gobin := goCommand(t)
 	out := filepath.Join(t.TempDir(), "wnms")
 	cmd := exec.Command(gobin, append(append([]string{"build", "-o", out}, args...), ".")...)
 	cmd.Env = append(os.Environ(), env...)
@@ -87,7 +84,7 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 		}
 		// The same build but for the commit: only the link is new.
 		bin := buildWnms(t, []string{"CGO_ENABLED=0"}, "-trimpath", "-buildvcs=true", "-ldflags", "-X main.Version=9.8.7-test")
-		if info, _ := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "version", "-m", bin).Output(); !strings.Contains(string(info), "vcs.revision=") {
+		if info, _ := exec.Command(goCommand(t), "version", "-m", bin).Output(); !strings.Contains(string(info), "vcs.revision=") {
 			// The go command records no VCS information in a git worktree
 			// (its .git is a file): only a plain clone can check this.
 			t.Skip("the toolchain recorded no vcs.revision here (a git worktree?)")
@@ -105,4 +102,25 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 			t.Errorf("version from VCS: %q, want commit %s", got, wantCommit)
 		}
 	})
+}
+
+// goCommand is the go command that runs this test: `go env GOROOT`'s, as
+// the go command exports GOROOT to the tests it runs, else the one on PATH.
+func goCommand(t *testing.T) string {
+	t.Helper()
+	if root := os.Getenv("GOROOT"); root != "" {
+		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
+			return p
+		}
+	}
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	return p
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
