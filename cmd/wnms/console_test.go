@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -218,19 +219,31 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 	if len(anomalies) == 0 {
 		t.Fatal("the demo has no anomalies to show")
 	}
-	outage := anomalies[len(anomalies)-1]
-	var failing struct {
-		Clients []struct {
-			MacAddress        string   `json:"macAddress"`
-			FailureCategories []string `json:"failureCategories"`
-		} `json:"clients"`
+	// The outage's slots are the oldest that hold clients failing on
+	// authentication; the demo's quiet hours can hold other anomalies too
+	// (one client of a few failing its association is one today).
+	var victim string
+	outage := anomalies[0]
+	for i := len(anomalies) - 1; i >= 0 && victim == ""; i-- {
+		a := anomalies[i]
+		var failing struct {
+			Clients []struct {
+				MacAddress        string   `json:"macAddress"`
+				FailureCategories []string `json:"failureCategories"`
+			} `json:"clients"`
+		}
+		admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/clientsconnectivity/failingclients?locationid=%d&timestamp=%d",
+			a.LocationID.ID, a.Timestamp), nil).Decode(t, &failing)
+		for _, c := range failing.Clients {
+			if slices.Contains(c.FailureCategories, "Authentication") {
+				victim, outage = c.MacAddress, a
+				break
+			}
+		}
 	}
-	admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/clientsconnectivity/failingclients?locationid=%d&timestamp=%d",
-		outage.LocationID.ID, outage.Timestamp), nil).Decode(t, &failing)
-	if len(failing.Clients) == 0 {
-		t.Fatalf("no failing clients in the outage's slot %+v", outage)
+	if victim == "" {
+		t.Fatalf("no anomaly of the demo holds a client failing on authentication: %+v", anomalies)
 	}
-	victim := failing.Clients[0].MacAddress
 
 	ctx := b.page()
 	t.Run("administrator by key", func(t *testing.T) {
