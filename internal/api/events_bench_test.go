@@ -209,21 +209,7 @@ func BenchmarkEventFanout(b *testing.B) {
 			total := rate * seconds
 			// Events are raised from several places at once (the AP watch,
 			// the evaluation, logins): eight raisers share the rate.
-			var raisers sync.WaitGroup
-			for r := range raisersN {
-				raisers.Add(1)
-				go func() {
-					defer raisers.Done()
-					for i := r; i < total; i += raisersN {
-						if wait := time.Until(start.Add(time.Duration(i) * time.Second / rate)); wait > 0 {
-							time.Sleep(wait)
-						}
-						e.API.Hub.APChange(ctx, notify.AP{CustomerID: 1, BoxID: int64(i%500 + 1), Name: "ap", MacAddress: "00:11:22:33:44:55"}, i%2 == 0)
-					}
-				}()
-			}
-			raisers.Wait()
-			raised := time.Since(start)
+			raised := raiseAPChanges(ctx, e.API.Hub, start, rate, total, raisersN)
 			deadline := time.Now().Add(2 * time.Minute)
 			for {
 				mu.Lock()
@@ -309,4 +295,24 @@ func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ds[len(ds)/2], ds[len(ds)*99/100]
+}
+
+// raiseAPChanges raises total AP up/down events at rate per second from
+// start, shared by n goroutines, and returns how long raising took.
+func raiseAPChanges(ctx context.Context, hub *notify.Hub, start time.Time, rate, total, n int) time.Duration {
+	var raisers sync.WaitGroup
+	for r := range n {
+		raisers.Add(1)
+		go func() {
+			defer raisers.Done()
+			for i := r; i < total; i += n {
+				if wait := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); wait > 0 {
+					time.Sleep(wait)
+				}
+				hub.APChange(ctx, notify.AP{CustomerID: 1, BoxID: int64(i%500 + 1), Name: "ap", MacAddress: "00:11:22:33:44:55"}, i%2 == 0)
+			}
+		}()
+	}
+	raisers.Wait()
+	return time.Since(start)
 }

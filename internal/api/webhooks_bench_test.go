@@ -12,7 +12,6 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/wnms/wnms/internal/apitest"
-	"github.com/wnms/wnms/internal/notify"
 )
 
 // BenchmarkWebhookDelivery raises AP events at 1,000 a second for 10 s
@@ -70,21 +69,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			total := rate * seconds
-			var raisers sync.WaitGroup
-			for r := range raisersN {
-				raisers.Add(1)
-				go func() {
-					defer raisers.Done()
-					for i := r; i < total; i += raisersN {
-						if wait := time.Until(start.Add(time.Duration(i) * time.Second / rate)); wait > 0 {
-							time.Sleep(wait)
-						}
-						e.API.Hub.APChange(ctx, notify.AP{CustomerID: 1, BoxID: int64(i%500 + 1), Name: "ap", MacAddress: "00:11:22:33:44:55"}, i%2 == 0)
-					}
-				}()
-			}
-			raisers.Wait()
-			raised := time.Since(start)
+			raised := raiseAPChanges(ctx, e.API.Hub, start, rate, total, raisersN)
 			deadline := time.Now().Add(90 * time.Second)
 			for {
 				mu.Lock()
