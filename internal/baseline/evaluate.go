@@ -43,6 +43,8 @@ func (s *Service) EvaluateEvery(ctx context.Context, customers func(ctx context.
 // evaluation, records what is anomalous, and announces each anomaly this
 // call recorded (another replica's are its own to announce).
 func (s *Service) EvaluateCustomer(ctx context.Context, customerID int64) error {
+	s.evaluating.Lock()
+	defer s.evaluating.Unlock()
 	// Catch up on marked slots a bounded number at a time, newest first,
 	// so that a large import is absorbed over a few minutes without one
 	// long transaction; reads refresh what they need themselves.
@@ -101,6 +103,8 @@ func evaluatedKey(customerID int64) string {
 // it had been evaluated: history that was just imported gets its
 // anomalies recorded. It never moves the evaluation forward.
 func (s *Service) EvaluateSince(ctx context.Context, customerID int64, since time.Time) error {
+	s.evaluating.Lock()
+	defer s.evaluating.Unlock()
 	last := SlotOf(since.UnixMilli()) - slotMs
 	if v, ok, err := s.Store.Setting(ctx, evaluatedKey(customerID)); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -65,6 +66,10 @@ type Service struct {
 	OnAnomaly func(a Anomaly, locationPath string)
 
 	refreshing singleflight.Group // slots being recomputed, by customer/slot/version
+	// evaluating serialises the evaluations of this process and the moves
+	// of their mark (EvaluateSince), so that a periodic run that started
+	// before a look-back cannot write its mark over it.
+	evaluating sync.Mutex
 	// lastLive is the last count of a slot being filled, for the reads
 	// that find it at the same version (no batch since).
 	lastLive atomic.Pointer[liveCount]
