@@ -430,3 +430,69 @@ func TestIncidentAccess(t *testing.T) {
 		}
 	})
 }
+
+// A performance anomaly (recorded as the evaluation records them) with
+// the slot's samples: six clients at −80 dBm of whom two also at a low
+// data rate, four fine. The cause is performance, Low RSSI, for all six
+// troubled clients; the incident is of kind clientsperformance and its
+// peak counts the slot's measured clients. A connectivity anomaly of the
+// next slot on the same site makes it mixed.
+func TestIncidentPerformance(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		x := newIncidentEnv(t, b)
+		e := x.e
+		const bssid = "00:11:74:00:0c:01"
+		ingestAP(t, e, x.a2, "00:11:74:00:0c:00", bssid, "AP hall")
+		slot := time.UnixMilli(at(11, 0))
+		var records []string
+		for i := range 10 {
+			rssi, rate := -60, 100.0
+			if i < 6 {
+				rssi = -80
+			}
+			if i < 2 {
+				rate = 5
+			}
+			for k := range 3 {
+				records = append(records, fmt.Sprintf(`{"macAddress":"aa:bb:cc:00:02:%02x","bssid":%q,"channel":36,"ssid":"corp",
+					"timestamp":%d,"rssi":%d,"dataRateMbps":%g,"retryRatePct":1}`, i, bssid, slot.Add(time.Duration(k)*time.Minute).UnixMilli(), rssi, rate))
+			}
+		}
+		e.Admin.Expect(http.StatusOK, "POST", "/V5/ingest/clientstats", apitest.Raw{ContentType: "application/json",
+			Body: []byte("[" + strings.Join(records, ",") + "]")})
+		x.evaluate(t)
+		if _, err := e.Store.RecordAnomaly(context.Background(), wnms.Anomaly{CustomerID: 1, LocationID: x.a2.ID.ID,
+			Kind: "clientsperformance", Slot: at(11, 0), Observation: 60, Threshold: 20, RaisedAt: x.clock.Now().UnixMilli()}); err != nil {
+			t.Fatal(err)
+		}
+		x.evaluate(t)
+		var page incidentList
+		e.Admin.Expect(http.StatusOK, "GET", "/V5/incidents", nil).Decode(t, &page)
+		if len(page.Incidents) != 1 {
+			t.Fatalf("incidents %+v", page)
+		}
+		in := page.Incidents[0]
+		if c := in.Cause; c == nil || c.Stage != "performance" || c.Reason.Text != "Low RSSI" || c.Reason.FailureCode != nil || c.Share != 1 {
+			t.Errorf("cause %+v", c)
+		}
+		if in.Kind != "clientsperformance" || in.Peak != (wnms.IncidentPeak{Timestamp: at(11, 0), Observation: 60, AffectedClients: 6,
+			AttemptingClients: 10}) {
+			t.Errorf("incident %+v", in)
+		}
+		reasons := map[string]int{}
+		for _, f := range in.Evidence {
+			if f.Type == "reason" {
+				reasons[f.ID] = f.Clients
+			}
+		}
+		if len(reasons) != 2 || reasons["lowRssi"] != 6 || reasons["lowDataRate"] != 2 {
+			t.Errorf("evidence %+v", in.Evidence)
+		}
+		x.anomaly(t, x.a1, at(11, 15))
+		x.evaluate(t)
+		e.Admin.Expect(http.StatusOK, "GET", "/V5/incidents", nil).Decode(t, &page)
+		if len(page.Incidents) != 1 || page.Incidents[0].Kind != "mixed" || !slices.Equal(page.Incidents[0].Floors, []int64{x.a1.ID.ID, x.a2.ID.ID}) {
+			t.Errorf("incidents %+v", page.Incidents)
+		}
+	})
+}
