@@ -496,3 +496,37 @@ func TestIncidentPerformance(t *testing.T) {
 		}
 	})
 }
+
+// incidentOpened and incidentClosed reach a webhook that selects them at
+// the incident's site (a history incident is opened and closed at once),
+// signed like every delivery; a site outside the webhook's location sends
+// it nothing.
+func TestIncidentWebhook(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		x := newIncidentEnv(t, b)
+		e := x.e
+		allowLocalReceivers(e)
+		startHub(t, e)
+		startDispatcher(t, e, 0)
+		r := newReceiver(t)
+		createHook(t, e.Admin, r.srv.URL, map[string]any{"kinds": []string{"incidentOpened", "incidentClosed"},
+			"locationId": map[string]any{"type": "locallocationid", "id": x.a.ID.ID}})
+		x.anomaly(t, x.b1, at(10, 0))
+		x.anomaly(t, x.a1, at(10, 0))
+		x.evaluate(t)
+		acked := r.waitAcked(t, 2, 10*time.Second)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		var kinds []string
+		for id := range acked {
+			kinds = append(kinds, r.kinds[id])
+		}
+		slices.Sort(kinds)
+		if !slices.Equal(kinds, []string{"incidentClosed", "incidentOpened"}) {
+			t.Errorf("delivered %q", kinds)
+		}
+		if r.hits.Load() != 2 {
+			t.Errorf("%d deliveries, want 2 (none of site B)", r.hits.Load())
+		}
+	})
+}
