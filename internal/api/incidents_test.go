@@ -174,10 +174,30 @@ func TestIncidentGrouping(t *testing.T) {
 			t.Fatalf("grouped again: incidents %q, want %q", got, want)
 		}
 
+		// 12:30: a new incident of A opens at 12:15; a late anomaly at
+		// 12:00 bridges it with the closed one before (one slot from
+		// each): one incident, open, until the evaluation passes 12:15.
+		x.clock.Set(incidentNow.Add(2*incidentSlot + 2*time.Minute))
+		x.anomaly(t, x.a2, at(12, 15))
+		x.evaluate(t)
+		x.clock.Advance(time.Minute)
+		x.anomaly(t, x.a1, at(12, 0))
+		x.evaluate(t)
+		want[1] = "A A1,A2 10:00-open"
+		if got := x.spans(t, e.Admin, ""); !slices.Equal(got, want) {
+			t.Fatalf("after a bridge to an open incident: incidents %q, want %q", got, want)
+		}
+		x.clock.Advance(2 * incidentSlot)
+		x.evaluate(t)
+		want[1] = "A A1,A2 10:00-12:30"
+		if got := x.spans(t, e.Admin, ""); !slices.Equal(got, want) {
+			t.Fatalf("closed: incidents %q, want %q", got, want)
+		}
+
 		// Announced: three opened and closed by the first runs, then the
 		// 11:00 incident closed, then the late incident of B opened and
-		// closed.
-		got := stream.next(t, 8)
+		// closed, then the 12:15 incident opened and (merged) closed.
+		got := stream.next(t, 10)
 		var kinds []string
 		for _, ev := range got {
 			kinds = append(kinds, ev.Kind)
@@ -191,8 +211,8 @@ func TestIncidentGrouping(t *testing.T) {
 				closed++
 			}
 		}
-		if opened != 4 || closed != 4 {
-			t.Errorf("events %q: want 4 opened and 4 closed", kinds)
+		if opened != 5 || closed != 5 {
+			t.Errorf("events %q: want 5 opened and 5 closed", kinds)
 		}
 		stream.none(t, "admin")
 	})

@@ -168,7 +168,8 @@ func (s *Store) AcknowledgeIncident(ctx context.Context, customerID, id int64) e
 // stored span (another replica may have computed more meanwhile). The
 // incident is closed (To = the end of its last slot) when its last slot
 // started at least two slots before evaluatedThrough, the newest slot the
-// evaluation covered. Sites are taken one at a time (a lock on the site),
+// evaluation covered (or when every incident it joins was closed: late
+// anomalies extend a closed incident, they do not reopen it). Sites are taken one at a time (a lock on the site),
 // so what each replica reports as opened or closed, only one does. in.ID,
 // in.To and in.Acknowledged are set to what is stored.
 func (s *Store) SaveIncident(ctx context.Context, in *wnms.Incident, evaluatedThrough int64) (wnms.IncidentChange, error) {
@@ -193,15 +194,15 @@ func (s *Store) SaveIncident(ctx context.Context, in *wnms.Incident, evaluatedTh
 			return err
 		}
 		first, last := in.From, in.LastSlot
-		wasClosed := false
+		anyOpen := false
 		for _, k := range known {
 			first, last = min(first, k.From), max(last, k.LastSlot)
 			ack = ack || k.Acknowledged
+			anyOpen = anyOpen || k.To == nil
 		}
-		if len(known) > 0 {
-			wasClosed = known[0].To != nil
-		}
-		if wasClosed || last+incidentGap <= evaluatedThrough {
+		// Closed once the evaluation passed it; an incident that was closed
+		// stays closed when late anomalies extend it.
+		if last+incidentGap <= evaluatedThrough || (len(known) > 0 && !anyOpen) {
 			end := last + incidentSlotMs
 			to = &end
 		}
@@ -211,9 +212,8 @@ func (s *Store) SaveIncident(ctx context.Context, in *wnms.Incident, evaluatedTh
 				acknowledged, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
 				in.CustomerID, in.SiteLocationID, first, last, to, in.Kind, string(b), false, s.nowMS()).Scan(&id)
 		}
-		keep := known[0]
-		id = keep.ID
-		ch.Closed = !wasClosed && to != nil
+		id = known[0].ID
+		ch.Closed = anyOpen && to != nil
 		for _, k := range known[1:] {
 			ch.Merged = append(ch.Merged, k.ID)
 			if _, err := tx.ExecContext(ctx, `DELETE FROM incidents WHERE id = $1`, k.ID); err != nil {
