@@ -228,14 +228,20 @@ func ingestAP(t *testing.T, e *apitest.Env, floor *wnms.Location, mac, bssid, na
 }
 
 // clientEvents are n clients' events at t on the AP of bssid and ssid:
-// Failure 2/203 (RADIUS server unreachable) when fail, else Success.
+// when fail, each client's three attempts, two failing with 2/203 (RADIUS
+// server unreachable) and one with 2/202 (credentials rejected), as
+// clients retrying through an outage see; else a Success.
 func clientEvents(prefix string, first, n int, bssid, ssid string, t time.Time, fail bool) []string {
 	var out []string
 	for i := first; i < first+n; i++ {
 		head := fmt.Sprintf(`{"eventId":"%s-%d","macAddress":"aa:bb:cc:00:01:%02x","bssid":%q,"channel":36,"ssid":%q,"timestamp":%d`,
 			prefix, i, i, bssid, ssid, t.UnixMilli()+int64(i)*1000)
 		if fail {
-			out = append(out, head+`,"eventType":"Failure","failureCode":2,"subFailureCode":203}`)
+			for k, sub := range []int{202, 203, 203} {
+				head := fmt.Sprintf(`{"eventId":"%s-%d-%d","macAddress":"aa:bb:cc:00:01:%02x","bssid":%q,"channel":36,"ssid":%q,"timestamp":%d`,
+					prefix, i, k, i, bssid, ssid, t.UnixMilli()+int64(i)*1000+int64(k)*100_000)
+				out = append(out, head+fmt.Sprintf(`,"eventType":"Failure","failureCode":2,"subFailureCode":%d}`, sub))
+			}
 		} else {
 			out = append(out, head+`,"eventType":"Success","dhcpLatency":1,"aaaLatency":1,"dnsLatency":0}`)
 		}
@@ -243,8 +249,9 @@ func clientEvents(prefix string, first, n int, bssid, ssid string, t time.Time, 
 	return out
 }
 
-// A RADIUS outage: every corp client fails authentication with 2/203. The
-// cause is stage authentication with that reason for all of them; the
+// A RADIUS outage: every corp client fails authentication, mostly with
+// 2/203, once with 2/202. The cause is stage authentication with 2/203
+// for all of them (each client counts for its most frequent failure); the
 // scope is the SSID corp when guest clients of the same AP got on, and the
 // site when corp was all there was. The peak counts the slot's clients.
 func TestIncidentCauseAndScope(t *testing.T) {

@@ -283,8 +283,9 @@ func scanTallies(ctx context.Context, q querier, query string, args ...any) ([]w
 
 // ConnectivityCounts counts the clients that attempted to connect (Success
 // or Failure events) in [from, to) at the locations, and those of them
-// that failed, in all and by failure code pair, AP, SSID, band, RADIUS
-// server (the radiusPrimaryIP of their Intermediate events) and location.
+// that failed, in all and by failure code pair (each client by its most
+// frequent one), AP, SSID, band, RADIUS server (the radiusPrimaryIP of
+// their Intermediate events) and location.
 func (s *Store) ConnectivityCounts(ctx context.Context, customerID int64, locations []int64, from, to int64) (*wnms.IncidentCounts, error) {
 	out := &wnms.IncidentCounts{}
 	cond, arg := inList(s.dialect, "$4", locations)
@@ -314,8 +315,15 @@ func (s *Store) ConnectivityCounts(ctx context.Context, customerID int64, locati
 		return nil, err
 	}
 	evWhere := ` FROM client_events WHERE customer_id = $1 AND ts >= $2 AND ts < $3 AND location_id` + cond
-	if out.Reasons, err = scanTallies(ctx, s.tr, `SELECT CAST(code AS TEXT) || '/' || CAST(sub_code AS TEXT), COUNT(DISTINCT mac), 0`+
-		evWhere+` AND event_type = 'Failure' GROUP BY code, sub_code`+lim, args...); err != nil {
+	// Each failing client counts for its most frequent failure (ties: the
+	// lower code pair), so that the reasons' clients add up to the failing
+	// clients and a client that retried through two answers of one outage
+	// (RADIUS unreachable, then rejected) counts once.
+	if out.Reasons, err = scanTallies(ctx, s.tr, `SELECT reason, COUNT(*), 0 FROM (
+			SELECT CAST(code AS TEXT) || '/' || CAST(sub_code AS TEXT) AS reason,
+				ROW_NUMBER() OVER (PARTITION BY mac ORDER BY COUNT(*) DESC, code, sub_code) AS pick`+
+		evWhere+` AND event_type = 'Failure' GROUP BY mac, code, sub_code) AS per_client
+		WHERE pick = 1 GROUP BY reason`+lim, args...); err != nil {
 		return nil, err
 	}
 	if out.APs, err = scanTallies(ctx, s.tr, `SELECT CAST(ap_box_id AS TEXT), COUNT(DISTINCT CASE WHEN event_type = 'Failure' THEN mac END),
