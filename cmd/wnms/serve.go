@@ -530,6 +530,7 @@ func (s *server) background(ctx, bg context.Context) {
 		}
 		return ids, nil
 	}, time.Minute)
+	go s.api.Incidents.RunEvery(bg, time.Minute) // groups what the evaluation recorded
 	if s.cluster != nil {
 		go s.cluster.Run(bg)
 		// Caught from now on: SIGHUP's default would end the process.

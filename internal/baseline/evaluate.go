@@ -115,3 +115,17 @@ func (s *Service) EvaluateSince(ctx context.Context, customerID int64, since tim
 	}
 	return s.Store.PutSetting(ctx, evaluatedKey(customerID), strconv.FormatInt(last, 10))
 }
+
+// EvaluatedThrough is the start (Unix ms) of the newest closed slot the
+// customer's evaluation has covered, 0 before its first evaluation.
+func (s *Service) EvaluatedThrough(ctx context.Context, customerID int64) (int64, error) {
+	v, ok, err := s.Store.Setting(ctx, evaluatedKey(customerID))
+	if err != nil || !ok {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, nil
+	}
+	return n, nil
+}
