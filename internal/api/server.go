@@ -25,6 +25,7 @@ import (
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/notify"
+	"github.com/wnms/wnms/internal/servicelevel"
 	"github.com/wnms/wnms/internal/snmp"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -57,6 +58,7 @@ type Store interface {
 	wnms.FileStore
 	telemetry.Store
 	baseline.Store
+	servicelevel.Store
 	wnms.AuditStore
 	wnms.EventStore
 	wnms.WebhookStore
@@ -85,6 +87,8 @@ type Server struct {
 	Router *httpkit.Router
 	// Baselines answers the baseline calls and evaluates anomalies.
 	Baselines *baseline.Service
+	// ServiceLevels answers the service level calls.
+	ServiceLevels *servicelevel.Service
 	// SNMP sends the traps of every customer's SNMP policy.
 	SNMP *snmp.Sender
 	// OnSNMPPolicyChange is called after an SNMP policy is stored (the
@@ -134,6 +138,7 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 	s.Telemetry.Secret = a.Secret
 	s.Telemetry.Instrument(reg)
 	s.Baselines = baseline.NewService(st, log)
+	s.ServiceLevels = &servicelevel.Service{Store: st}
 	s.SNMP = snmp.NewSender(st.SNMPPolicy, snmp.NewEngine(1, a.Secret), log)
 	s.SNMP.Instrument(reg)
 	s.Hub = &notify.Hub{Store: st, Traps: s.SNMP, Log: log}

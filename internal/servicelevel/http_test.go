@@ -1,0 +1,264 @@
+package servicelevel_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/servicelevel"
+	"github.com/wnms/wnms/internal/wnms"
+)
+
+func raw(records []string) apitest.Raw {
+	return apitest.Raw{ContentType: "application/json", Body: []byte("[" + strings.Join(records, ",") + "]")}
+}
+
+// attempt is one connection attempt to ingest: at ms offset at of the
+// hour, on radio bssid (channel ch, ssid), a Success with the phase
+// timestamps given relative to its association (-1: absent), or a
+// Failure code/sub.
+type attempt struct {
+	id         string
+	bssid      string
+	ch         int
+	ssid       string
+	code, sub  int   // Failure when code > 0
+	auth, netw int64 // ms after association; -1 absent
+	noAssoc    bool
+}
+
+func (a attempt) record(t0 int64, i int) string {
+	ts := t0 + int64(i)*1000
+	head := fmt.Sprintf(`{"eventId":%q,"macAddress":"aa:bb:cc:00:01:%02x","bssid":%q,"channel":%d,"ssid":%q,"timestamp":%d`,
+		a.id, i, a.bssid, a.ch, a.ssid, ts+30_000)
+	if a.code > 0 {
+		return head + fmt.Sprintf(`,"eventType":"Failure","failureCode":%d,"subFailureCode":%d,"associationTimestamp":%d}`, a.code, a.sub, ts)
+	}
+	s := head + `,"eventType":"Success"`
+	if !a.noAssoc {
+		s += fmt.Sprintf(`,"associationTimestamp":%d`, ts)
+	}
+	if a.auth >= 0 {
+		s += fmt.Sprintf(`,"authenticationTimestamp":%d`, ts+a.auth)
+	}
+	if a.netw >= 0 {
+		s += fmt.Sprintf(`,"networkTimestamp":%d`, ts+a.netw)
+	}
+	return s + "}"
+}
+
+const (
+	ap1corp  = "00:11:74:00:0a:01" // AP 1, floor 1, channel 36, corp
+	ap1guest = "00:11:74:00:0a:02" // AP 1, floor 1, channel 6, guest
+	ap2guest = "00:11:74:00:0b:01" // AP 2, floor 2, channel 1, guest
+	ap3corp  = "00:11:74:00:0c:01" // AP 3, another folder
+)
+
+// The attempts of the test, worked out by hand below.
+var attempts = []attempt{
+	{id: "s1", bssid: ap1corp, ch: 36, ssid: "corp", auth: 500, netw: 1000},  // 1 s: within; phases equal
+	{id: "s2", bssid: ap1corp, ch: 36, ssid: "corp", auth: 3000, netw: 4500}, // 4.5 s: slow in authentication
+	{id: "s3", bssid: ap1corp, ch: 36, ssid: "corp", auth: 100, netw: 5100},  // 5.1 s: slow in DHCP
+	{id: "s4", bssid: ap1corp, ch: 36, ssid: "corp", auth: -1, netw: -1},     // untimed: association only
+	{id: "s5", bssid: ap1corp, ch: 36, ssid: "corp", auth: 4000, netw: -1},   // 4 s exactly, no DHCP: within
+	{id: "f1", bssid: ap1corp, ch: 36, ssid: "corp", code: 2, sub: 203},
+	{id: "f2", bssid: ap1corp, ch: 36, ssid: "corp", code: 3, sub: 303},
+	{id: "s6", bssid: ap1guest, ch: 6, ssid: "guest", auth: 0, netw: 200}, // open network: within
+	{id: "f3", bssid: ap1guest, ch: 6, ssid: "guest", code: 1, sub: 101},
+	{id: "f4", bssid: ap1guest, ch: 6, ssid: "guest", code: 3, sub: 301},
+	{id: "s7", bssid: ap2guest, ch: 1, ssid: "guest", auth: 100, netw: 4100}, // 4.1 s: slow in DHCP
+	{id: "f5", bssid: ap2guest, ch: 1, ssid: "guest", code: 3, sub: 302},
+	{id: "s8", bssid: ap3corp, ch: 36, ssid: "corp", auth: 100, netw: 200}, // elsewhere
+	{id: "f6", bssid: ap3corp, ch: 36, ssid: "corp", code: 2, sub: 201},
+}
+
+func pct(v float64) *float64 { return &v }
+func flag(v bool) *bool      { return &v }
+func count(v int64) *int64   { return &v }
+
+// conn and ttc are the expected metrics: attempts and successes, the
+// failures by association, authentication, dhcp, dns; timed Successes,
+// those within, untimed, slow by authentication and dhcp.
+func conn(goal float64, attempts, successes int64, assoc, auth, dhcp, dns int64) servicelevel.Metric {
+	m := servicelevel.Metric{Metric: "successfulConnects", Target: servicelevel.Target{Goal: goal}, Count: attempts,
+		Classifiers: []servicelevel.Classifier{{Name: "association", Count: assoc}, {Name: "authentication", Count: auth},
+			{Name: "dhcp", Count: dhcp}, {Name: "dns", Count: dns}}}
+	fill(&m, successes)
+	return m
+}
+
+func ttc(goal, seconds float64, timed, within, untimed, auth, dhcp int64) servicelevel.Metric {
+	m := servicelevel.Metric{Metric: "timeToConnect", Target: servicelevel.Target{Goal: goal, Seconds: &seconds}, Count: timed,
+		Untimed: &untimed, Classifiers: []servicelevel.Classifier{{Name: "authentication", Count: auth}, {Name: "dhcp", Count: dhcp}}}
+	fill(&m, within)
+	return m
+}
+
+// fill sets the value, met and shares the way the arithmetic of the
+// answer says, rounded to two decimals by hand in the table below.
+func fill(m *servicelevel.Metric, met int64) {
+	if m.Count > 0 {
+		v := roundPct(met, m.Count)
+		m.Value, m.Met = &v, flag(v >= m.Target.Goal)
+	}
+	var rest int64
+	for _, c := range m.Classifiers {
+		rest += c.Count
+	}
+	for i := range m.Classifiers {
+		if rest > 0 {
+			m.Classifiers[i].Share = pct(roundPct(m.Classifiers[i].Count, rest))
+		}
+	}
+}
+
+// roundPct is the table of the percentages this test's counts give,
+// worked out by hand (two decimals).
+func roundPct(n, d int64) float64 {
+	v, ok := map[[2]int64]float64{
+		{7, 12}: 58.33, {1, 5}: 20, {2, 5}: 40, {3, 6}: 50, {1, 3}: 33.33, {2, 3}: 66.67, {5, 6}: 83.33,
+		{6, 10}: 60, {1, 4}: 25, {3, 5}: 60, {1, 2}: 50, {0, 1}: 0, {1, 1}: 100, {0, 2}: 0, {2, 2}: 100,
+		{5, 7}: 71.43, {2, 4}: 50, {0, 3}: 0, {3, 3}: 100, {0, 4}: 0, {4, 4}: 100, {4, 5}: 80, {0, 5}: 0, {5, 5}: 100,
+		{8, 13}: 61.54, {4, 7}: 57.14, {2, 6}: 33.33, {4, 6}: 66.67, {6, 11}: 54.55, {7, 11}: 63.64,
+	}[[2]int64{n, d}]
+	if !ok {
+		panic(fmt.Sprintf("no hand-worked value for %d/%d", n, d))
+	}
+	return v
+}
+
+type fixture struct {
+	e                           *apitest.Env
+	site, floor1, floor2, other *wnms.Location
+	hour                        time.Time
+	ap1, ap2                    int64
+}
+
+func setup(t *testing.T, b apitest.Backend) *fixture {
+	e := apitest.New(t, b)
+	now := time.Date(2026, 11, 20, 12, 0, 30, 0, time.UTC)
+	clock := apitest.NewClock(now)
+	e.UseClock(clock)
+	e.API.Baselines.Now = clock.Now
+	f := &fixture{e: e, hour: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)}
+	f.site = e.NewLocation(t, 0, wnms.FolderLocation, "Site", 1)
+	f.floor1 = e.NewLocation(t, f.site.ID.ID, wnms.FloorLocation, "Floor 1", 1)
+	f.floor2 = e.NewLocation(t, f.site.ID.ID, wnms.FloorLocation, "Floor 2", 1)
+	f.other = e.NewLocation(t, 0, wnms.FolderLocation, "Other", 1)
+	ap := func(mac, name string, l *wnms.Location, radios string) int64 {
+		e.Admin.Expect(200, "POST", "/V5/ingest/aps", raw([]string{fmt.Sprintf(`{"macaddress":%q,"name":%q,
+			"locationId":{"type":"locallocationid","id":%d},"radios":[%s]}`, mac, name, l.ID.ID, radios)}))
+		var aps []struct {
+			BoxID      int64  `json:"boxId"`
+			MacAddress string `json:"macAddress"`
+		}
+		e.Admin.Expect(200, "GET", "/V5/devices/aps?macaddress="+mac, nil).Decode(t, &aps)
+		if len(aps) != 1 {
+			t.Fatalf("AP %s: %+v", mac, aps)
+		}
+		return aps[0].BoxID
+	}
+	f.ap1 = ap("00:11:74:00:0a:00", "AP 1", f.floor1, fmt.Sprintf(`{"macaddress":%q,"channel":36,"ssid":"corp"},{"macaddress":%q,"channel":6,"ssid":"guest"}`, ap1corp, ap1guest))
+	f.ap2 = ap("00:11:74:00:0b:00", "AP 2", f.floor2, fmt.Sprintf(`{"macaddress":%q,"channel":1,"ssid":"guest"}`, ap2guest))
+	ap("00:11:74:00:0c:00", "AP 3", f.other, fmt.Sprintf(`{"macaddress":%q,"channel":36,"ssid":"corp"}`, ap3corp))
+	var records []string
+	for i, a := range attempts {
+		records = append(records, a.record(f.hour.UnixMilli(), i))
+	}
+	e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", raw(records))
+	return f
+}
+
+func (f *fixture) levels(t *testing.T, c *apitest.Client, query string) servicelevel.Levels {
+	var got servicelevel.Levels
+	c.Expect(200, "GET", fmt.Sprintf("/V5/servicelevels?fromtime=%d&totime=%d&%s", f.hour.UnixMilli()+10*60_000,
+		f.hour.UnixMilli()+50*60_000, query), nil).Decode(t, &got)
+	return got
+}
+
+// The service levels through HTTP, against numbers worked out by hand:
+// the whole site and each grouping; another folder's attempts never
+// count; an empty window counts nothing and has no value.
+func TestServiceLevels(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := setup(t, b)
+		e := f.e
+		// The site: 12 attempts (s1–s7, f1–f5), 7 Successes; failures
+		// association f3, authentication f1, dhcp f4 f5, dns f2. Timed: s1,
+		// s2, s3, s5, s6, s7 (s4 untimed); within 4 s: s1, s5 (4 s exactly),
+		// s6; slow: s2 in authentication, s3 and s7 in DHCP.
+		site := []servicelevel.Metric{conn(95, 12, 7, 1, 1, 2, 1), ttc(90, 4, 6, 3, 1, 1, 2)}
+		floor1 := []servicelevel.Metric{conn(95, 10, 6, 1, 1, 1, 1), ttc(90, 4, 5, 3, 1, 1, 1)}
+		floor2 := []servicelevel.Metric{conn(95, 2, 1, 0, 0, 1, 0), ttc(90, 4, 1, 0, 0, 0, 1)}
+		corp := []servicelevel.Metric{conn(95, 7, 5, 0, 1, 0, 1), ttc(90, 4, 4, 2, 1, 1, 1)}
+		guest := []servicelevel.Metric{conn(95, 5, 2, 1, 0, 2, 0), ttc(90, 4, 2, 1, 0, 0, 1)}
+		from, to := f.hour.UnixMilli(), f.hour.UnixMilli()+3600_000
+		loc := wnms.LocalID(f.site.ID.ID)
+		for _, tc := range []struct {
+			groupBy string
+			groups  []servicelevel.Group
+		}{
+			{"none", []servicelevel.Group{}},
+			{"floor", []servicelevel.Group{{Type: "floor", ID: float64(f.floor1.ID.ID), Name: "Floor 1", Metrics: floor1},
+				{Type: "floor", ID: float64(f.floor2.ID.ID), Name: "Floor 2", Metrics: floor2}}},
+			{"ap", []servicelevel.Group{{Type: "ap", ID: float64(f.ap1), Name: "AP 1", Metrics: floor1},
+				{Type: "ap", ID: float64(f.ap2), Name: "AP 2", Metrics: floor2}}},
+			{"ssid", []servicelevel.Group{{Type: "ssid", ID: "corp", Name: "corp", Metrics: corp},
+				{Type: "ssid", ID: "guest", Name: "guest", Metrics: guest}}},
+			{"band", []servicelevel.Group{{Type: "band", ID: wnms.Band5GHz, Name: wnms.Band5GHz, Metrics: corp},
+				{Type: "band", ID: wnms.Band24GHz, Name: wnms.Band24GHz, Metrics: guest}}},
+		} {
+			got := f.levels(t, e.Admin, fmt.Sprintf("locationid=%d&groupby=%s", f.site.ID.ID, tc.groupBy))
+			want := servicelevel.Levels{LocationID: loc, From: from, To: to, GroupBy: tc.groupBy, Metrics: site, Groups: tc.groups}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("groupby %s (-want +got):\n%s", tc.groupBy, d)
+			}
+		}
+		// A floor alone; the other folder alone (s8, f6).
+		if got := f.levels(t, e.Admin, fmt.Sprintf("locationid=%d", f.floor2.ID.ID)); cmp.Diff(floor2, got.Metrics) != "" {
+			t.Errorf("floor 2: %s", cmp.Diff(floor2, got.Metrics))
+		}
+		other := []servicelevel.Metric{conn(95, 2, 1, 0, 1, 0, 0), ttc(90, 4, 1, 1, 0, 0, 0)}
+		if got := f.levels(t, e.Admin, fmt.Sprintf("locationid=%d", f.other.ID.ID)); cmp.Diff(other, got.Metrics) != "" {
+			t.Errorf("other folder: %s", cmp.Diff(other, got.Metrics))
+		}
+		// An empty window: nothing counted, no value (never 100 %).
+		var empty servicelevel.Levels
+		e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/servicelevels?locationid=%d&groupby=ap&fromtime=%d&totime=%d", f.site.ID.ID,
+			from-5*3600_000, from-3600_000-1), nil).Decode(t, &empty)
+		wantEmpty := []servicelevel.Metric{conn(95, 0, 0, 0, 0, 0, 0), ttc(90, 4, 0, 0, 0, 0, 0)}
+		if d := cmp.Diff(wantEmpty, empty.Metrics); d != "" || len(empty.Groups) != 0 || empty.Metrics[0].Value != nil {
+			t.Errorf("empty window: %s %+v", d, empty.Groups)
+		}
+	})
+}
+
+// A retried batch (some events stored already) recounts its hours from
+// the stored events: the counts stay exact, with only the new event added.
+func TestServiceLevelsRetry(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := setup(t, b)
+		var records []string
+		for i, a := range attempts {
+			records = append(records, a.record(f.hour.UnixMilli(), i))
+		}
+		extra := attempt{id: "s9", bssid: ap2guest, ch: 1, ssid: "guest", auth: 100, netw: 300}
+		records = append(records, extra.record(f.hour.UnixMilli(), len(attempts)))
+		var res struct {
+			Accepted, Duplicates int
+		}
+		f.e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", raw(records)).Decode(t, &res)
+		if res.Accepted != 1 || res.Duplicates != len(attempts) {
+			t.Fatalf("retry: %+v", res)
+		}
+		// The site: 13 attempts, 8 Successes; timed 7... s9 within.
+		want := []servicelevel.Metric{conn(95, 13, 8, 1, 1, 2, 1), ttc(90, 4, 7, 4, 1, 1, 2)}
+		got := f.levels(t, f.e.Admin, fmt.Sprintf("locationid=%d", f.site.ID.ID))
+		if d := cmp.Diff(want, got.Metrics); d != "" {
+			t.Errorf("after the retry (-want +got):\n%s", d)
+		}
+	})
+}

@@ -1,0 +1,166 @@
+package wnms
+
+// The domain of the service levels (decisions §24): what each connection
+// attempt counts as, and the hourly counts the store keeps of them. The
+// arithmetic that makes the metrics is the servicelevel package's.
+
+// ServiceLevelHour is the width of the store's service level counts: an
+// attempt counts in the UTC hour holding its timestamp.
+const ServiceLevelHour = int64(3600000)
+
+// HourOf is the start (Unix ms) of the hour holding ms.
+func HourOf(ms int64) int64 {
+	h := ms - ms%ServiceLevelHour
+	if ms < 0 && ms%ServiceLevelHour != 0 {
+		h -= ServiceLevelHour
+	}
+	return h
+}
+
+// Outcomes of a connection attempt (a Success or Failure event), as the
+// service level counts keep them: where a Failure failed, and what a
+// Success's time to connect says.
+const (
+	OutcomeAssociation    = 1  // Failure, failureCode 1
+	OutcomeAuthentication = 2  // Failure, failureCode 2
+	OutcomeDHCP           = 3  // Failure, failureCode 3 except 303 (no offer, NAK, gateway, address conflict)
+	OutcomeDNS            = 4  // Failure 3/303 DNS resolution failed
+	OutcomeUntimed        = 10 // Success without a time to connect (no association timestamp, or none after it)
+	OutcomeSlowAuth       = 11 // Success whose authentication took at least its share of the time to connect
+	OutcomeSlowDHCP       = 12 // Success whose DHCP phase took more than its share
+)
+
+// TTCStepMs is the resolution of a stored time to connect: it is kept in
+// whole steps, rounded up, so "within a target" is exact for every target
+// that is a whole number of steps (targets are given in tenths of a
+// second).
+const TTCStepMs = 100
+
+// MaxTTCSteps is the largest time to connect kept (60 s); longer ones are
+// kept as one step more, over any target.
+const MaxTTCSteps = 600
+
+// AttemptOutcome is what a Success or Failure event counts as, and for a
+// timed Success its time to connect in TTCStepMs steps (rounded up).
+// ok is false for any other event.
+//
+// A Success's time to connect runs from its association to the network:
+// associationTimestamp to networkTimestamp (to authenticationTimestamp
+// when no DHCP exchange was seen: a static address, or a roaming client
+// keeping its lease). Its phases are authentication (association to
+// authentication; none on an open network) and DHCP (authentication to
+// network). Each phase has half the target as its share, so a Success
+// over the target has at least one phase over its share: the slow phase
+// is the longer one (authentication when they are equal), the one
+// further over its share. The association's own duration is not reported
+// (its timestamp marks its end), so it is no phase of the time to
+// connect. A Success without an association timestamp, without either
+// later one, or whose timestamps run backwards is untimed.
+func AttemptOutcome(e *ClientEvent) (outcome int, steps int64, ok bool) {
+	switch e.Type {
+	case Failure:
+		code, sub := 0, 0
+		if e.Code != nil {
+			code = *e.Code
+		}
+		if e.SubCode != nil {
+			sub = *e.SubCode
+		}
+		switch {
+		case code == CategoryAssociation:
+			return OutcomeAssociation, 0, true
+		case code == CategoryAuthentication:
+			return OutcomeAuthentication, 0, true
+		case sub == 303:
+			return OutcomeDNS, 0, true
+		default:
+			return OutcomeDHCP, 0, true
+		}
+	case Success:
+		o, s := SuccessOutcome(e.AssociatedAt, e.AuthenticatedAt, e.NetworkAt)
+		return o, s, true
+	}
+	return 0, 0, false
+}
+
+// SuccessOutcome is AttemptOutcome of a Success with these phase
+// timestamps (nil: not observed).
+func SuccessOutcome(assoc, auth, network *int64) (outcome int, steps int64) {
+	if assoc == nil || (auth == nil && network == nil) {
+		return OutcomeUntimed, 0
+	}
+	a := *assoc
+	u := a
+	if auth != nil {
+		u = *auth
+	}
+	n := u
+	if network != nil {
+		n = *network
+	}
+	if u < a || n < u {
+		return OutcomeUntimed, 0
+	}
+	ttc := n - a
+	steps = (ttc + TTCStepMs - 1) / TTCStepMs
+	if steps > MaxTTCSteps {
+		steps = MaxTTCSteps + 1
+	}
+	if u-a >= n-u {
+		return OutcomeSlowAuth, steps
+	}
+	return OutcomeSlowDHCP, steps
+}
+
+// ServiceLevelKey is one row of the hourly service level counts: the
+// attempts of an hour at one location, AP (0: none known), SSID and band
+// with one outcome and time to connect.
+type ServiceLevelKey struct {
+	Hour       int64
+	LocationID int64
+	APBoxID    int64
+	SSID, Band string
+	Outcome    int
+	Steps      int64
+}
+
+// Groupings of GET /servicelevels.
+const (
+	GroupNone  = "none"
+	GroupFloor = "floor"
+	GroupAP    = "ap"
+	GroupSSID  = "ssid"
+	GroupBand  = "band"
+)
+
+// ServiceLevelQuery selects the hourly counts of one customer: the hours
+// from..to (the start of each, ms, inclusive), at Locations (nil: all),
+// summed by GroupBy, telling apart the timed Successes within TargetSteps.
+type ServiceLevelQuery struct {
+	CustomerID  int64
+	From, To    int64
+	Locations   []int64
+	GroupBy     string
+	TargetSteps int64
+}
+
+// ServiceLevelCount is the attempts of one group and outcome, and how
+// many of them connected within the target (timed Successes only).
+type ServiceLevelCount struct {
+	Group    string // the location id, AP box id (0: none), SSID or band; "" ungrouped
+	Outcome  int
+	Attempts int64
+	Within   int64
+}
+
+// ServiceLevelTargets are a location's targets: SuccessGoal % of
+// attempts succeed; TTCGoal % of timed Successes connect within TTCMs.
+type ServiceLevelTargets struct {
+	SuccessGoal float64 `json:"successfulConnectsGoal"`
+	TTCMs       int64   `json:"timeToConnectMs"`
+	TTCGoal     float64 `json:"timeToConnectGoal"`
+}
+
+// DefaultServiceLevelTargets apply where no location up the tree has its
+// own: 95 % of attempts succeed, 90 % of Successes connect within 4 s.
+var DefaultServiceLevelTargets = ServiceLevelTargets{SuccessGoal: 95, TTCMs: 4000, TTCGoal: 90}
