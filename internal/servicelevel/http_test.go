@@ -122,7 +122,7 @@ func roundPct(n, d int64) float64 {
 		{7, 12}: 58.33, {1, 5}: 20, {2, 5}: 40, {3, 6}: 50, {1, 3}: 33.33, {2, 3}: 66.67, {5, 6}: 83.33,
 		{6, 10}: 60, {1, 4}: 25, {3, 5}: 60, {1, 2}: 50, {0, 1}: 0, {1, 1}: 100, {0, 2}: 0, {2, 2}: 100,
 		{5, 7}: 71.43, {2, 4}: 50, {0, 3}: 0, {3, 3}: 100, {0, 4}: 0, {4, 4}: 100, {4, 5}: 80, {0, 5}: 0, {5, 5}: 100,
-		{8, 13}: 61.54, {4, 7}: 57.14, {2, 6}: 33.33, {4, 6}: 66.67, {6, 11}: 54.55, {7, 11}: 63.64,
+		{8, 13}: 61.54, {3, 4}: 75, {4, 7}: 57.14, {2, 6}: 33.33, {4, 6}: 66.67, {6, 11}: 54.55, {7, 11}: 63.64,
 	}[[2]int64{n, d}]
 	if !ok {
 		panic(fmt.Sprintf("no hand-worked value for %d/%d", n, d))
@@ -259,6 +259,152 @@ func TestServiceLevelsRetry(t *testing.T) {
 		got := f.levels(t, f.e.Admin, fmt.Sprintf("locationid=%d", f.site.ID.ID))
 		if d := cmp.Diff(want, got.Metrics); d != "" {
 			t.Errorf("after the retry (-want +got):\n%s", d)
+		}
+	})
+}
+
+type targets struct {
+	LocationID         wnms.LocationID  `json:"locationId"`
+	DefinedAt          *wnms.LocationID `json:"definedAt"`
+	SuccessfulConnects struct {
+		Goal float64 `json:"goal"`
+	} `json:"successfulConnects"`
+	TimeToConnect struct {
+		Seconds float64 `json:"seconds"`
+		Goal    float64 `json:"goal"`
+	} `json:"timeToConnect"`
+}
+
+func (f *fixture) targets(t *testing.T, l *wnms.Location) targets {
+	var got targets
+	f.e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/servicelevels/targets?locationid=%d", l.ID.ID), nil).Decode(t, &got)
+	return got
+}
+
+// Targets per location: the defaults until set; a location's own
+// targets apply to its subtree, a deeper location's own ones below it;
+// the metrics are measured against locationid's applied targets; the
+// change is audited with its fields; a bad target or parameter is the
+// error body of decisions §3 and changes nothing.
+func TestServiceLevelTargets(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := setup(t, b)
+		e := f.e
+		check := func(l *wnms.Location, definedAt *wnms.Location, goal, seconds, ttcGoal float64) {
+			t.Helper()
+			got := f.targets(t, l)
+			if got.LocationID.ID != l.ID.ID || (definedAt == nil) != (got.DefinedAt == nil) ||
+				(definedAt != nil && got.DefinedAt.ID != definedAt.ID.ID) || got.SuccessfulConnects.Goal != goal ||
+				got.TimeToConnect.Seconds != seconds || got.TimeToConnect.Goal != ttcGoal {
+				t.Errorf("targets of %s: %+v, want defined at %v: %v %v %v", l.Name, got, definedAt, goal, seconds, ttcGoal)
+			}
+		}
+		check(f.floor1, nil, 95, 4, 90)
+		put := func(l *wnms.Location, body string) *apitest.Response {
+			return e.Admin.Do("PUT", fmt.Sprintf("/V5/servicelevels/targets?locationid=%d", l.ID.ID),
+				apitest.Raw{ContentType: "application/json", Body: []byte(body)})
+		}
+		if r := put(f.site, `{"successfulConnects":{"goal":50},"timeToConnect":{"seconds":5,"goal":80}}`); r.Status != 200 {
+			t.Fatalf("PUT site: %d %s", r.Status, r.Body)
+		}
+		check(f.site, f.site, 50, 5, 80)
+		check(f.floor1, f.site, 50, 5, 80)
+		check(f.other, nil, 95, 4, 90)
+		// Within 5 s: s1, s2 (4.5 s), s5, s6, s7 (4.1 s) of 6; slow: s3 in DHCP.
+		want := []servicelevel.Metric{conn(50, 12, 7, 1, 1, 2, 1), ttc(80, 5, 6, 5, 1, 0, 1)}
+		if got := f.levels(t, e.Admin, fmt.Sprintf("locationid=%d", f.site.ID.ID)); cmp.Diff(want, got.Metrics) != "" {
+			t.Errorf("site against its targets (-want +got):\n%s", cmp.Diff(want, got.Metrics))
+		}
+		// The floor's own targets: 0.5 s; the site keeps its own.
+		if r := put(f.floor1, `{"successfulConnects":{"goal":60},"timeToConnect":{"seconds":0.5,"goal":50}}`); r.Status != 200 {
+			t.Fatalf("PUT floor: %d %s", r.Status, r.Body)
+		}
+		check(f.floor1, f.floor1, 60, 0.5, 50)
+		check(f.site, f.site, 50, 5, 80)
+		// Within 0.5 s on floor 1: s6 (0.2 s) of s1, s2, s3, s5, s6. Slow
+		// in authentication: s1 (its phases are equal, 0.5 s each: the
+		// tie goes to authentication), s2, s5 (4 s of authentication, no
+		// DHCP); in DHCP: s3.
+		want = []servicelevel.Metric{conn(60, 10, 6, 1, 1, 1, 1), ttc(50, 0.5, 5, 1, 1, 3, 1)}
+		if got := f.levels(t, e.Admin, fmt.Sprintf("locationid=%d", f.floor1.ID.ID)); cmp.Diff(want, got.Metrics) != "" {
+			t.Errorf("floor 1 against its targets (-want +got):\n%s", cmp.Diff(want, got.Metrics))
+		}
+		// The audit record of the site's change names its fields.
+		recs, _, err := e.Store.AuditRecords(t.Context(), wnms.AuditQuery{CustomerID: 1, From: -1, To: -1, ResourceType: "servicelevels", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 2 {
+			t.Fatalf("audit records: %+v", recs)
+		}
+		site := recs[1]
+		var fields []string
+		for _, c := range site.Changes {
+			fields = append(fields, c.Field+" "+string(c.Before)+"→"+string(c.After))
+		}
+		if site.ResourceID != fmt.Sprint(f.site.ID.ID) || site.Status != 200 || strings.Join(fields, ", ") !=
+			"successfulConnects.goal 95→50, timeToConnect.goal 90→80, timeToConnect.seconds 4→5" {
+			t.Errorf("audit record: %+v %v", site, fields)
+		}
+
+		// Bad targets change nothing.
+		for _, tc := range []struct {
+			query, body, code string
+		}{
+			{"", `{"successfulConnects":{"goal":101},"timeToConnect":{"seconds":4,"goal":90}}`, wnms.ValidationFailed},
+			{"", `{"successfulConnects":{"goal":-1},"timeToConnect":{"seconds":4,"goal":90}}`, wnms.ValidationFailed},
+			{"", `{"successfulConnects":{"goal":90},"timeToConnect":{"seconds":4,"goal":100.5}}`, wnms.ValidationFailed},
+			{"", `{"successfulConnects":{"goal":90},"timeToConnect":{"seconds":0,"goal":90}}`, wnms.ValidationFailed},
+			{"", `{"successfulConnects":{"goal":90},"timeToConnect":{"seconds":60.1,"goal":90}}`, wnms.ValidationFailed},
+			{"", `{"successfulConnects":{"goal":90},"timeToConnect":{"seconds":4.05,"goal":90}}`, wnms.ValidationFailed},
+			{"", `{"successfulConnects":{"goal":90},"timeToConnect":{"goal":90}}`, wnms.ValidationFailed},
+			{"", `{"successfulConnects":{"goal":90}}`, wnms.ValidationFailed},
+			{"", `{"timeToConnect":{"seconds":4,"goal":90}}`, wnms.ValidationFailed},
+			{"", `{"successfulConnects":{"goal":"high"},"timeToConnect":{"seconds":4,"goal":90}}`, wnms.InvalidRequestBody},
+			{"", `[1]`, wnms.InvalidRequestBody},
+			{"", `{`, wnms.InvalidRequestBody},
+			{"none", `{"successfulConnects":{"goal":90},"timeToConnect":{"seconds":4,"goal":90}}`, wnms.MissingParameter},
+			{"locationid=abc", `{"successfulConnects":{"goal":90},"timeToConnect":{"seconds":4,"goal":90}}`, wnms.InvalidParameter},
+		} {
+			path := fmt.Sprintf("/V5/servicelevels/targets?locationid=%d", f.site.ID.ID)
+			switch tc.query {
+			case "none":
+				path = "/V5/servicelevels/targets"
+			case "":
+			default:
+				path = "/V5/servicelevels/targets?" + tc.query
+			}
+			r := e.Admin.Do("PUT", path, apitest.Raw{ContentType: "application/json", Body: []byte(tc.body)})
+			if r.Status != 400 || r.ErrorCode() != tc.code {
+				t.Errorf("PUT %s %s: %d %s, want 400 %s", path, tc.body, r.Status, r.Body, tc.code)
+			}
+		}
+		check(f.site, f.site, 50, 5, 80)
+		check(f.floor1, f.floor1, 60, 0.5, 50)
+
+		// Bad parameters of the read.
+		hour := f.hour.UnixMilli()
+		for _, tc := range []struct{ query, code string }{
+			{"groupby=room", wnms.InvalidParameter},
+			{"groupby=", ""},
+			{"locationid=abc", wnms.InvalidParameter},
+			{fmt.Sprintf("fromtime=%d&totime=%d", hour, hour-1), wnms.InvalidParameter},
+			{fmt.Sprintf("fromtime=%d&totime=%d", hour-32*24*3600_000, hour), wnms.InvalidParameter},
+			{"fromtime=yesterday", wnms.InvalidParameter},
+		} {
+			r := e.Admin.Do("GET", "/V5/servicelevels?"+tc.query, nil)
+			if tc.code == "" {
+				if r.Status != 200 {
+					t.Errorf("GET %s: %d %s", tc.query, r.Status, r.Body)
+				}
+				continue
+			}
+			if r.Status != 400 || r.ErrorCode() != tc.code {
+				t.Errorf("GET %s: %d %s, want 400 %s", tc.query, r.Status, r.Body, tc.code)
+			}
+		}
+		if r := e.Admin.Do("GET", "/V5/servicelevels/targets?locationid=x", nil); r.Status != 400 || r.ErrorCode() != wnms.InvalidParameter {
+			t.Errorf("GET targets locationid=x: %d %s", r.Status, r.Body)
 		}
 	})
 }

@@ -45,7 +45,7 @@ type Store interface {
 	Locations(ctx context.Context, customerID int64) ([]*wnms.Location, error)
 	ServiceLevelCounts(ctx context.Context, q wnms.ServiceLevelQuery) ([]wnms.ServiceLevelCount, error)
 	ServiceLevelTargets(ctx context.Context, customerID int64) (map[int64]wnms.ServiceLevelTargets, error)
-	PutServiceLevelTargets(ctx context.Context, customerID, locationID int64, before, t wnms.ServiceLevelTargets) error
+	PutServiceLevelTargets(ctx context.Context, customerID, locationID int64, name string, before, t wnms.ServiceLevelTargets) error
 	APNames(ctx context.Context, customerID int64, boxIDs []int64) (map[int64]string, error)
 }
 
@@ -389,7 +389,7 @@ func (s *Service) SetTargets(ctx context.Context, customerID int64, l *wnms.Loca
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Store.PutServiceLevelTargets(ctx, customerID, l.ID.ID, before, t); err != nil {
+	if err := s.Store.PutServiceLevelTargets(ctx, customerID, l.ID.ID, "service level targets of "+l.Name, before, t); err != nil {
 		return nil, err
 	}
 	return s.Targets(ctx, customerID, l)

@@ -281,12 +281,12 @@ func (s *Store) ServiceLevelTargets(ctx context.Context, customerID int64) (map[
 }
 
 // PutServiceLevelTargets sets a location's own targets; the call's audit
-// record, written in the same transaction, names them and what they
-// replace (the targets the location had applied before, its own or
-// inherited: before).
-func (s *Store) PutServiceLevelTargets(ctx context.Context, customerID, locationID int64, before, t wnms.ServiceLevelTargets) error {
+// record, written in the same transaction, names them (name) and what
+// they replace (before: the targets the location had applied, its own,
+// inherited or the defaults).
+func (s *Store) PutServiceLevelTargets(ctx context.Context, customerID, locationID int64, name string, before, t wnms.ServiceLevelTargets) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		auditChange(ctx, "service level targets of location "+strconv.FormatInt(locationID, 10), before, t)
+		auditChange(ctx, name, before.AuditView(), t.AuditView())
 		_, err := tx.ExecContext(ctx, `INSERT INTO service_level_targets (customer_id, location_id, success_goal, ttc_ms, ttc_goal, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (customer_id, location_id)
 			DO UPDATE SET success_goal = excluded.success_goal, ttc_ms = excluded.ttc_ms, ttc_goal = excluded.ttc_goal,

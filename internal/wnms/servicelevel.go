@@ -156,9 +156,16 @@ type ServiceLevelCount struct {
 // ServiceLevelTargets are a location's targets: SuccessGoal % of
 // attempts succeed; TTCGoal % of timed Successes connect within TTCMs.
 type ServiceLevelTargets struct {
-	SuccessGoal float64 `json:"successfulConnectsGoal"`
-	TTCMs       int64   `json:"timeToConnectMs"`
-	TTCGoal     float64 `json:"timeToConnectGoal"`
+	SuccessGoal float64
+	TTCMs       int64
+	TTCGoal     float64
+}
+
+// AuditView is the targets as the calls show them, for an audit record's
+// field-level changes ("timeToConnect.seconds").
+func (t ServiceLevelTargets) AuditView() map[string]any {
+	return map[string]any{"successfulConnects": map[string]any{"goal": t.SuccessGoal},
+		"timeToConnect": map[string]any{"seconds": float64(t.TTCMs) / 1000, "goal": t.TTCGoal}}
 }
 
 // DefaultServiceLevelTargets apply where no location up the tree has its
