@@ -357,6 +357,7 @@ func TestServiceLevelTargets(t *testing.T) {
 			{"", `{"successfulConnects":{"goal":90},"timeToConnect":{"seconds":0,"goal":90}}`, wnms.ValidationFailed},
 			{"", `{"successfulConnects":{"goal":90},"timeToConnect":{"seconds":60.1,"goal":90}}`, wnms.ValidationFailed},
 			{"", `{"successfulConnects":{"goal":90},"timeToConnect":{"seconds":4.05,"goal":90}}`, wnms.ValidationFailed},
+			{"", `{"successfulConnects":{"goal":90},"timeToConnect":{"seconds":4.2,"goal":90}}`, wnms.ValidationFailed},
 			{"", `{"successfulConnects":{"goal":90},"timeToConnect":{"goal":90}}`, wnms.ValidationFailed},
 			{"", `{"successfulConnects":{"goal":90}}`, wnms.ValidationFailed},
 			{"", `{"timeToConnect":{"seconds":4,"goal":90}}`, wnms.ValidationFailed},

@@ -100,25 +100,9 @@ type Levels struct {
 	Groups     []Group         `json:"groups"`
 }
 
-// tally is one group's counts by outcome.
-type tally struct {
-	attempts, within [wnms.OutcomeSlowDHCP + 1]int64
-}
-
-func (t *tally) add(c wnms.ServiceLevelCount) {
-	if c.Outcome < 0 || c.Outcome > wnms.OutcomeSlowDHCP {
-		return
-	}
-	t.attempts[c.Outcome] += c.Attempts
-	t.within[c.Outcome] += c.Within
-}
-
-func (t *tally) total() int64 {
-	var n int64
-	for _, a := range t.attempts {
-		n += a
-	}
-	return n
+// total is a group's attempts.
+func total(c *wnms.ServiceCounts) int64 {
+	return c.Successes + c.FailAssoc + c.FailAuth + c.FailDHCP + c.FailDNS
 }
 
 // Levels answers the service levels of location l (which the caller
@@ -134,7 +118,7 @@ func (s *Service) Levels(ctx context.Context, customerID int64, l *wnms.Location
 		return nil, err
 	}
 	q := wnms.ServiceLevelQuery{CustomerID: customerID, From: wnms.HourOf(from), To: wnms.HourOf(to), GroupBy: groupBy,
-		TargetSteps: t.TTCMs / wnms.TTCStepMs}
+		TargetMs: t.TTCMs}
 	names := map[int64]string{}
 	for _, x := range locs {
 		names[x.ID.ID] = x.Name
@@ -150,19 +134,19 @@ func (s *Service) Levels(ctx context.Context, customerID int64, l *wnms.Location
 		return nil, err
 	}
 	out := &Levels{LocationID: wnms.LocalID(l.ID.ID), From: q.From, To: q.To + wnms.ServiceLevelHour, GroupBy: groupBy, Groups: []Group{}}
-	var all tally
-	groups := map[string]*tally{}
+	var all wnms.ServiceCounts
+	groups := map[string]*wnms.ServiceCounts{}
 	for _, c := range counts {
-		all.add(c)
+		all.Add(c.ServiceCounts)
 		if groupBy == wnms.GroupNone {
 			continue
 		}
 		g := groups[c.Group]
 		if g == nil {
-			g = &tally{}
+			g = &wnms.ServiceCounts{}
 			groups[c.Group] = g
 		}
-		g.add(c)
+		g.Add(c.ServiceCounts)
 	}
 	out.Metrics = metrics(&all, t)
 	if groupBy == wnms.GroupNone {
@@ -174,17 +158,13 @@ func (s *Service) Levels(ctx context.Context, customerID int64, l *wnms.Location
 	}
 	// Most attempts first; ties by the group's key.
 	slices.SortFunc(keys, func(a, b string) int {
-		return cmp.Or(cmp.Compare(groups[b].total(), groups[a].total()), strings.Compare(a, b))
+		return cmp.Or(cmp.Compare(total(groups[b]), total(groups[a])), strings.Compare(a, b))
 	})
-	var rest *tally
+	var rest *wnms.ServiceCounts
 	if len(keys) > MaxGroups {
-		rest = &tally{}
+		rest = &wnms.ServiceCounts{}
 		for _, k := range keys[MaxGroups:] {
-			g := groups[k]
-			for i := range g.attempts {
-				rest.attempts[i] += g.attempts[i]
-				rest.within[i] += g.within[i]
-			}
+			rest.Add(*groups[k])
 		}
 		keys = keys[:MaxGroups]
 	}
@@ -222,31 +202,21 @@ func (s *Service) Levels(ctx context.Context, customerID int64, l *wnms.Location
 	return out, nil
 }
 
-// metrics are the two metrics of a tally against targets t.
-func metrics(c *tally, t wnms.ServiceLevelTargets) []Metric {
-	a := c.attempts
+// metrics are the two metrics of a group's counts against targets t.
+func metrics(c *wnms.ServiceCounts, t wnms.ServiceLevelTargets) []Metric {
 	failures := []Classifier{
-		{Name: "association", Count: a[wnms.OutcomeAssociation]},
-		{Name: "authentication", Count: a[wnms.OutcomeAuthentication]},
-		{Name: "dhcp", Count: a[wnms.OutcomeDHCP]},
-		{Name: "dns", Count: a[wnms.OutcomeDNS]},
+		{Name: "association", Count: c.FailAssoc},
+		{Name: "authentication", Count: c.FailAuth},
+		{Name: "dhcp", Count: c.FailDHCP},
+		{Name: "dns", Count: c.FailDNS},
 	}
-	successes := a[wnms.OutcomeUntimed] + a[wnms.OutcomeSlowAuth] + a[wnms.OutcomeSlowDHCP]
-	attempts := successes
-	for _, f := range failures {
-		attempts += f.Count
-	}
-	timed := a[wnms.OutcomeSlowAuth] + a[wnms.OutcomeSlowDHCP]
-	within := c.within[wnms.OutcomeSlowAuth] + c.within[wnms.OutcomeSlowDHCP]
-	slow := []Classifier{
-		{Name: "authentication", Count: a[wnms.OutcomeSlowAuth] - c.within[wnms.OutcomeSlowAuth]},
-		{Name: "dhcp", Count: a[wnms.OutcomeSlowDHCP] - c.within[wnms.OutcomeSlowDHCP]},
-	}
+	timed := c.Successes - c.Untimed
+	slow := []Classifier{{Name: "authentication", Count: c.SlowAuth}, {Name: "dhcp", Count: c.SlowDHCP}}
 	seconds := float64(t.TTCMs) / 1000
-	untimed := a[wnms.OutcomeUntimed]
+	untimed := c.Untimed
 	return []Metric{
-		metric(SuccessfulConnects, Target{Goal: t.SuccessGoal}, successes, attempts, failures, nil),
-		metric(TimeToConnect, Target{Goal: t.TTCGoal, Seconds: &seconds}, within, timed, slow, &untimed),
+		metric(SuccessfulConnects, Target{Goal: t.SuccessGoal}, c.Successes, total(c), failures, nil),
+		metric(TimeToConnect, Target{Goal: t.TTCGoal, Seconds: &seconds}, timed-c.SlowAuth-c.SlowDHCP, timed, slow, &untimed),
 	}
 }
 
@@ -332,8 +302,8 @@ func (in *TargetsInput) Check() (wnms.ServiceLevelTargets, error) {
 		return t, wnms.Invalid("timeToConnect.seconds", "must be more than 0 and at most 60, not %g", sec)
 	}
 	ms := math.Round(sec * 1000)
-	if math.Mod(ms, wnms.TTCStepMs) != 0 || math.Abs(ms-sec*1000) > 1e-6 {
-		return t, wnms.Invalid("timeToConnect.seconds", "must be a whole number of tenths of a second, not %g", sec)
+	if math.Mod(ms, wnms.TargetStepMs) != 0 || math.Abs(ms-sec*1000) > 1e-6 {
+		return t, wnms.Invalid("timeToConnect.seconds", "must be a multiple of 0.5 s, not %g", sec)
 	}
 	t.SuccessGoal, t.TTCMs, t.TTCGoal = *in.SuccessfulConnects.Goal, int64(ms), *in.TimeToConnect.Goal
 	return t, nil

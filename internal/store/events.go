@@ -244,11 +244,11 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 		}
 		n, err := res.RowsAffected()
 		return int(n), err
-	case "service_level_hours":
-		// A row per place and outcome of an hour: a batch at a time.
-		res, err := s.tw.ExecContext(ctx, `DELETE FROM service_level_hours WHERE (customer_id, hour, location_id, ap_box_id, ssid, band, outcome, ttc_steps) IN
-			(SELECT customer_id, hour, location_id, ap_box_id, ssid, band, outcome, ttc_steps FROM service_level_hours
-			WHERE hour < $1 LIMIT `+strconv.Itoa(batch)+`)`, wnms.HourOf(before))
+	case "service_level_hours", "service_level_slow":
+		// A row per place of an hour (and target): a batch at a time.
+		res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE (customer_id, hour, location_id, ap_box_id, ssid, band) IN
+			(SELECT customer_id, hour, location_id, ap_box_id, ssid, band FROM `+table+` WHERE hour < $1 LIMIT `+strconv.Itoa(batch)+`)`,
+			wnms.HourOf(before))
 		if err != nil {
 			return 0, err
 		}

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,42 +14,103 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// The service levels' hourly counts (service_level_hours), kept by every
-// ingest in the transaction that stores its events, as the baseline
-// slots' client rows are (slotclients.go), and for the same reasons exact:
+// The service levels' hourly counts, kept by every ingest in the
+// transaction that stores its events, as the baseline slots' client rows
+// are (slotclients.go), and for the same reasons exact:
+// service_level_hours holds an hour's attempts by place and outcome,
+// service_level_slow its timed Successes slower than each target (a
+// multiple of wnms.TargetStepMs up to wnms.MaxTargetMs) by slow phase.
 //   - A batch all of whose events were stored adds its attempts' counts.
 //   - A batch of which some were not (a retry) cannot tell which: the
 //     counts of every hour it names are made again from the stored
 //     events instead (an hour's events, read once, counted in memory by
-//     row of the table, which is at most its number of places and
-//     outcomes).
+//     row of the tables, at most its places times the targets).
 //
 // On PostgreSQL additions commute and take the hours' advisory locks
 // shared; a recount takes them exclusively after the batch's events are
 // written, so it waits for the additions under way and counts them all.
 
-var serviceLevelColumns = []string{"customer_id", "hour", "location_id", "ap_box_id", "ssid", "band", "outcome", "ttc_steps", "attempts"}
+var (
+	serviceHourColumns = []string{"customer_id", "hour", "location_id", "ap_box_id", "ssid", "band", "successes", "untimed",
+		"fail_assoc", "fail_auth", "fail_dhcp", "fail_dns"}
+	serviceSlowColumns = []string{"customer_id", "target_ms", "hour", "location_id", "ap_box_id", "ssid", "band", "slow_auth", "slow_dhcp"}
+)
 
-const serviceLevelKey = "ON CONFLICT (customer_id, hour, location_id, ap_box_id, ssid, band, outcome, ttc_steps) DO UPDATE SET "
-
-func compareServiceKeys(a, b wnms.ServiceLevelKey) int {
+func compareServicePlaces(a, b wnms.ServicePlace) int {
 	return cmp.Or(cmp.Compare(a.Hour, b.Hour), cmp.Compare(a.LocationID, b.LocationID), cmp.Compare(a.APBoxID, b.APBoxID),
-		strings.Compare(a.SSID, b.SSID), strings.Compare(a.Band, b.Band), cmp.Compare(a.Outcome, b.Outcome), cmp.Compare(a.Steps, b.Steps))
+		strings.Compare(a.SSID, b.SSID), strings.Compare(a.Band, b.Band))
 }
 
-// serviceKey is the row of service_level_hours an event counts in (ok
-// false: not a connection attempt).
-func serviceKey(e *wnms.ClientEvent) (wnms.ServiceLevelKey, bool) {
-	outcome, steps, ok := wnms.AttemptOutcome(e)
+// slowKey is a row of service_level_slow: a target and a place.
+type slowKey struct {
+	target int64
+	place  wnms.ServicePlace
+}
+
+// serviceTally is what a batch (or an hour's events) adds to the two
+// tables.
+type serviceTally struct {
+	hours map[wnms.ServicePlace]*wnms.ServiceCounts
+	slow  map[slowKey]*[2]int64 // slow_auth, slow_dhcp
+}
+
+func newServiceTally() *serviceTally {
+	return &serviceTally{hours: map[wnms.ServicePlace]*wnms.ServiceCounts{}, slow: map[slowKey]*[2]int64{}}
+}
+
+// add counts an event (nothing for one that is no connection attempt): a
+// timed Success is slow for every target below its time to connect.
+func (t *serviceTally) add(e *wnms.ClientEvent) {
+	outcome, ttc, ok := wnms.AttemptOutcome(e)
 	if !ok {
-		return wnms.ServiceLevelKey{}, false
+		return
 	}
 	var box int64
 	if e.APBoxID != nil {
 		box = *e.APBoxID
 	}
-	return wnms.ServiceLevelKey{Hour: wnms.HourOf(e.Timestamp), LocationID: e.LocationID, APBoxID: box, SSID: e.SSID,
-		Band: wnms.BandOf(e.Channel), Outcome: outcome, Steps: steps}, true
+	p := wnms.ServicePlace{Hour: wnms.HourOf(e.Timestamp), LocationID: e.LocationID, APBoxID: box, SSID: e.SSID, Band: wnms.BandOf(e.Channel)}
+	c := t.hours[p]
+	if c == nil {
+		c = &wnms.ServiceCounts{}
+		t.hours[p] = c
+	}
+	c.CountAttempt(outcome)
+	if outcome != wnms.OutcomeSlowAuth && outcome != wnms.OutcomeSlowDHCP {
+		return
+	}
+	for target := int64(wnms.TargetStepMs); target <= wnms.MaxTargetMs && target < ttc; target += wnms.TargetStepMs {
+		k := slowKey{target, p}
+		n := t.slow[k]
+		if n == nil {
+			n = &[2]int64{}
+			t.slow[k] = n
+		}
+		if outcome == wnms.OutcomeSlowAuth {
+			n[0]++
+		} else {
+			n[1]++
+		}
+	}
+}
+
+// rows are the tally's rows of both tables, in key order.
+func (t *serviceTally) rows(customerID int64) (hours, slow [][]any) {
+	places := slices.SortedFunc(maps.Keys(t.hours), compareServicePlaces)
+	for _, p := range places {
+		c := t.hours[p]
+		hours = append(hours, []any{customerID, p.Hour, p.LocationID, p.APBoxID, p.SSID, p.Band, c.Successes, c.Untimed,
+			c.FailAssoc, c.FailAuth, c.FailDHCP, c.FailDNS})
+	}
+	keys := slices.SortedFunc(maps.Keys(t.slow), func(a, b slowKey) int {
+		return cmp.Or(cmp.Compare(a.target, b.target), compareServicePlaces(a.place, b.place))
+	})
+	for _, k := range keys {
+		n := t.slow[k]
+		p := k.place
+		slow = append(slow, []any{customerID, k.target, p.Hour, p.LocationID, p.APBoxID, p.SSID, p.Band, n[0], n[1]})
+	}
+	return hours, slow
 }
 
 // lockHours takes the service level advisory lock of each hour (sorted)
@@ -69,32 +131,23 @@ func lockHours(ctx context.Context, b *bulkTx, customerID int64, hours []int64, 
 	return nil
 }
 
-// keepServiceLevels brings service_level_hours up to date with a batch
-// of events of which stored were stored (see above).
+// keepServiceLevels brings the service level counts up to date with a
+// batch of events of which stored were stored (see above).
 func keepServiceLevels(ctx context.Context, b *bulkTx, customerID int64, events []*wnms.ClientEvent, stored int64) error {
 	if stored == 0 {
 		return nil
 	}
-	counts := map[wnms.ServiceLevelKey]int64{}
+	t := newServiceTally()
 	for _, e := range events {
-		if k, ok := serviceKey(e); ok {
-			counts[k]++
-		}
+		t.add(e)
 	}
-	if len(counts) == 0 {
+	if len(t.hours) == 0 {
 		return nil
 	}
-	keys := slices.SortedFunc(func(yield func(wnms.ServiceLevelKey) bool) {
-		for k := range counts {
-			if !yield(k) {
-				return
-			}
-		}
-	}, compareServiceKeys)
 	var hours []int64
-	for _, k := range keys {
-		if len(hours) == 0 || hours[len(hours)-1] != k.Hour {
-			hours = append(hours, k.Hour)
+	for _, p := range slices.SortedFunc(maps.Keys(t.hours), compareServicePlaces) {
+		if len(hours) == 0 || hours[len(hours)-1] != p.Hour {
+			hours = append(hours, p.Hour)
 		}
 	}
 	all := stored == int64(len(events))
@@ -109,12 +162,29 @@ func keepServiceLevels(ctx context.Context, b *bulkTx, customerID int64, events 
 		}
 		return nil
 	}
-	rows := make([][]any, len(keys))
-	for i, k := range keys {
-		rows[i] = []any{customerID, k.Hour, k.LocationID, k.APBoxID, k.SSID, k.Band, int64(k.Outcome), k.Steps, counts[k]}
+	return insertServiceTally(ctx, b, customerID, t, true)
+}
+
+// insertServiceTally writes a tally's rows, added to those stored (add)
+// or as new rows.
+func insertServiceTally(ctx context.Context, b *bulkTx, customerID int64, t *serviceTally, add bool) error {
+	hours, slow := t.rows(customerID)
+	sum := func(table, key string, cols []string) string {
+		if !add {
+			return ""
+		}
+		set := make([]string, len(cols))
+		for i, c := range cols {
+			set[i] = c + " = " + table + "." + c + " + excluded." + c
+		}
+		return "ON CONFLICT (" + key + ") DO UPDATE SET " + strings.Join(set, ", ")
 	}
-	_, err := b.Insert(ctx, "service_level_hours", serviceLevelColumns, rows,
-		serviceLevelKey+"attempts = service_level_hours.attempts + excluded.attempts")
+	if _, err := b.Insert(ctx, "service_level_hours", serviceHourColumns, hours, sum("service_level_hours",
+		"customer_id, hour, location_id, ap_box_id, ssid, band", serviceHourColumns[6:])); err != nil {
+		return err
+	}
+	_, err := b.Insert(ctx, "service_level_slow", serviceSlowColumns, slow, sum("service_level_slow",
+		"customer_id, target_ms, hour, location_id, ap_box_id, ssid, band", serviceSlowColumns[7:]))
 	return err
 }
 
@@ -127,10 +197,11 @@ type phaseTimes struct {
 	Network *int64 `json:"networkTimestamp"`
 }
 
-// recountServiceHour makes the customer's rows of hour in
-// service_level_hours again from its stored events.
+// recountServiceHour makes the customer's rows of hour in both tables
+// again from its stored events, read once and counted in memory by row
+// (at most the hour's places times the targets).
 func recountServiceHour(ctx context.Context, b *bulkTx, customerID, hour int64) error {
-	counts := map[wnms.ServiceLevelKey]int64{}
+	t := newServiceTally()
 	err := b.Query(ctx, `SELECT ts, event_type, location_id, ap_box_id, ssid, code, sub_code, body FROM client_events
 		WHERE customer_id = $1 AND ts >= $2 AND ts < $3 AND event_type IN ('`+wnms.Success+`', '`+wnms.Failure+`')`,
 		[]any{customerID, hour, hour + wnms.ServiceLevelHour}, func(scan func(dest ...any) error) error {
@@ -157,33 +228,18 @@ func recountServiceHour(ctx context.Context, b *bulkTx, customerID, hour int64) 
 				e.Channel = *p.Channel
 			}
 			e.AssociatedAt, e.AuthenticatedAt, e.NetworkAt = known(p.Assoc), known(p.Auth), known(p.Network)
-			if k, ok := serviceKey(&e); ok {
-				counts[k]++
-			}
+			t.add(&e)
 			return nil
 		})
 	if err != nil {
 		return err
 	}
-	if _, err := b.Exec(ctx, `DELETE FROM service_level_hours WHERE customer_id = $1 AND hour = $2`, customerID, hour); err != nil {
-		return err
-	}
-	if len(counts) == 0 {
-		return nil
-	}
-	keys := slices.SortedFunc(func(yield func(wnms.ServiceLevelKey) bool) {
-		for k := range counts {
-			if !yield(k) {
-				return
-			}
+	for _, table := range []string{"service_level_hours", "service_level_slow"} {
+		if _, err := b.Exec(ctx, `DELETE FROM `+table+` WHERE customer_id = $1 AND hour = $2`, customerID, hour); err != nil {
+			return err
 		}
-	}, compareServiceKeys)
-	rows := make([][]any, len(keys))
-	for i, k := range keys {
-		rows[i] = []any{customerID, k.Hour, k.LocationID, k.APBoxID, k.SSID, k.Band, int64(k.Outcome), k.Steps, counts[k]}
 	}
-	_, err = b.Insert(ctx, "service_level_hours", serviceLevelColumns, rows, "")
-	return err
+	return insertServiceTally(ctx, b, customerID, t, false)
 }
 
 // known is a stored timestamp as observed: 0 and absent are not known.
@@ -216,17 +272,10 @@ func (s *Store) RebuildServiceLevels(ctx context.Context, customerID, from, to i
 }
 
 // ServiceLevelCounts sums the service level counts of q (see
-// wnms.ServiceLevelQuery) by group, outcome and whether the time to
-// connect is within q.TargetSteps: one row per group and outcome, so its
-// size is the number of groups, never the number of attempts.
+// wnms.ServiceLevelQuery) by group: one row per group of each table
+// comes back, so its size is the number of groups, never the number of
+// attempts. The slow Successes are read from q.TargetMs's rows only.
 func (s *Store) ServiceLevelCounts(ctx context.Context, q wnms.ServiceLevelQuery) ([]wnms.ServiceLevelCount, error) {
-	var args sqlArgs
-	where := "customer_id = " + args.add(q.CustomerID) + " AND hour >= " + args.add(q.From) + " AND hour <= " + args.add(q.To)
-	if q.Locations != nil {
-		cond, arg := inList(s.dialect, "$"+strconv.Itoa(len(args)+1), q.Locations)
-		args = append(args, arg)
-		where += " AND location_id" + cond
-	}
 	var group string
 	switch q.GroupBy {
 	case wnms.GroupNone:
@@ -242,22 +291,70 @@ func (s *Store) ServiceLevelCounts(ctx context.Context, q wnms.ServiceLevelQuery
 	default:
 		return nil, errors.New("service levels: unknown grouping " + q.GroupBy)
 	}
-	rows, err := s.tr.QueryContext(ctx, `SELECT `+group+` AS g, outcome, SUM(attempts),
-		SUM(CASE WHEN ttc_steps <= `+args.add(q.TargetSteps)+` THEN attempts ELSE 0 END)
-		FROM service_level_hours WHERE `+where+` GROUP BY g, outcome`, args...)
+	where := func(args *sqlArgs) string {
+		w := "customer_id = " + args.add(q.CustomerID) + " AND hour >= " + args.add(q.From) + " AND hour <= " + args.add(q.To)
+		if q.Locations != nil {
+			cond, arg := inList(s.dialect, "$"+strconv.Itoa(len(*args)+1), q.Locations)
+			*args = append(*args, arg)
+			w += " AND location_id" + cond
+		}
+		return w
+	}
+	byGroup := map[string]*wnms.ServiceLevelCount{}
+	var order []string
+	at := func(g string) *wnms.ServiceLevelCount {
+		c := byGroup[g]
+		if c == nil {
+			c = &wnms.ServiceLevelCount{Group: g}
+			byGroup[g] = c
+			order = append(order, g)
+		}
+		return c
+	}
+	var args sqlArgs
+	w := where(&args)
+	rows, err := s.tr.QueryContext(ctx, `SELECT `+group+` AS g, SUM(successes), SUM(untimed), SUM(fail_assoc), SUM(fail_auth),
+		SUM(fail_dhcp), SUM(fail_dns) FROM service_level_hours WHERE `+w+` GROUP BY g`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []wnms.ServiceLevelCount
 	for rows.Next() {
-		var c wnms.ServiceLevelCount
-		if err := rows.Scan(&c.Group, &c.Outcome, &c.Attempts, &c.Within); err != nil {
+		var g string
+		var c wnms.ServiceCounts
+		if err := rows.Scan(&g, &c.Successes, &c.Untimed, &c.FailAssoc, &c.FailAuth, &c.FailDHCP, &c.FailDNS); err != nil {
 			return nil, err
 		}
-		out = append(out, c)
+		at(g).Add(c)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	args = sqlArgs{}
+	target := args.add(q.TargetMs)
+	w = where(&args)
+	rows, err = s.tr.QueryContext(ctx, `SELECT `+group+` AS g, SUM(slow_auth), SUM(slow_dhcp) FROM service_level_slow
+		WHERE target_ms = `+target+` AND `+w+` GROUP BY g`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g string
+		var c wnms.ServiceCounts
+		if err := rows.Scan(&g, &c.SlowAuth, &c.SlowDHCP); err != nil {
+			return nil, err
+		}
+		at(g).Add(c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]wnms.ServiceLevelCount, len(order))
+	for i, g := range order {
+		out[i] = *byGroup[g]
+	}
+	return out, nil
 }
 
 // ServiceLevelTargets returns the customer's locations' own targets.

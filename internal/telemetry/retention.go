@@ -37,7 +37,7 @@ type DroppedPartition = wnms.DroppedPartition
 // connection log bundles, the baseline rows of the slots before, and the
 // service level counts of the hours before.
 var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "anomalies", "baseline_dirty",
-	"slot_conn_clients", "slot_perf_clients", "service_level_hours"}
+	"slot_conn_clients", "slot_perf_clients", "service_level_hours", "service_level_slow"}
 
 // Instrument registers the service's series: records ingested by kind and
 // result, and rows purged by table.

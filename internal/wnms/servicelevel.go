@@ -18,31 +18,28 @@ func HourOf(ms int64) int64 {
 }
 
 // Outcomes of a connection attempt (a Success or Failure event), as the
-// service level counts keep them: where a Failure failed, and what a
-// Success's time to connect says.
+// service level counts keep them: where a Failure failed, and which phase
+// of a timed Success was the slow one.
 const (
 	OutcomeAssociation    = 1  // Failure, failureCode 1
 	OutcomeAuthentication = 2  // Failure, failureCode 2
 	OutcomeDHCP           = 3  // Failure, failureCode 3 except 303 (no offer, NAK, gateway, address conflict)
 	OutcomeDNS            = 4  // Failure 3/303 DNS resolution failed
 	OutcomeUntimed        = 10 // Success without a time to connect (no association timestamp, or none after it)
-	OutcomeSlowAuth       = 11 // Success whose authentication took at least its share of the time to connect
-	OutcomeSlowDHCP       = 12 // Success whose DHCP phase took more than its share
+	OutcomeSlowAuth       = 11 // timed Success whose authentication took at least as long as its DHCP
+	OutcomeSlowDHCP       = 12 // timed Success whose DHCP took longer than its authentication
 )
 
-// TTCStepMs is the resolution of a stored time to connect: it is kept in
-// whole steps, rounded up, so "within a target" is exact for every target
-// that is a whole number of steps (targets are given in tenths of a
-// second).
-const TTCStepMs = 100
-
-// MaxTTCSteps is the largest time to connect kept (60 s); longer ones are
-// kept as one step more, over any target.
-const MaxTTCSteps = 600
+// TargetStepMs and MaxTargetMs bound a time to connect target: a multiple
+// of 500 ms, at most 60 s. The counts keep, for each such target, the
+// Successes slower than it.
+const (
+	TargetStepMs = 500
+	MaxTargetMs  = 60000
+)
 
 // AttemptOutcome is what a Success or Failure event counts as, and for a
-// timed Success its time to connect in TTCStepMs steps (rounded up).
-// ok is false for any other event.
+// timed Success its time to connect (ms). ok is false for any other event.
 //
 // A Success's time to connect runs from its association to the network:
 // associationTimestamp to networkTimestamp (to authenticationTimestamp
@@ -52,11 +49,12 @@ const MaxTTCSteps = 600
 // network). Each phase has half the target as its share, so a Success
 // over the target has at least one phase over its share: the slow phase
 // is the longer one (authentication when they are equal), the one
-// further over its share. The association's own duration is not reported
-// (its timestamp marks its end), so it is no phase of the time to
-// connect. A Success without an association timestamp, without either
-// later one, or whose timestamps run backwards is untimed.
-func AttemptOutcome(e *ClientEvent) (outcome int, steps int64, ok bool) {
+// further over its share, whatever the target. The association's own
+// duration is not reported (its timestamp marks its end), so it is no
+// phase of the time to connect. A Success without an association
+// timestamp, without either later one, or whose timestamps run backwards
+// is untimed.
+func AttemptOutcome(e *ClientEvent) (outcome int, ttcMs int64, ok bool) {
 	switch e.Type {
 	case Failure:
 		code, sub := 0, 0
@@ -77,15 +75,15 @@ func AttemptOutcome(e *ClientEvent) (outcome int, steps int64, ok bool) {
 			return OutcomeDHCP, 0, true
 		}
 	case Success:
-		o, s := SuccessOutcome(e.AssociatedAt, e.AuthenticatedAt, e.NetworkAt)
-		return o, s, true
+		o, ms := SuccessOutcome(e.AssociatedAt, e.AuthenticatedAt, e.NetworkAt)
+		return o, ms, true
 	}
 	return 0, 0, false
 }
 
 // SuccessOutcome is AttemptOutcome of a Success with these phase
 // timestamps (nil: not observed).
-func SuccessOutcome(assoc, auth, network *int64) (outcome int, steps int64) {
+func SuccessOutcome(assoc, auth, network *int64) (outcome int, ttcMs int64) {
 	if assoc == nil || (auth == nil && network == nil) {
 		return OutcomeUntimed, 0
 	}
@@ -101,27 +99,60 @@ func SuccessOutcome(assoc, auth, network *int64) (outcome int, steps int64) {
 	if u < a || n < u {
 		return OutcomeUntimed, 0
 	}
-	ttc := n - a
-	steps = (ttc + TTCStepMs - 1) / TTCStepMs
-	if steps > MaxTTCSteps {
-		steps = MaxTTCSteps + 1
-	}
 	if u-a >= n-u {
-		return OutcomeSlowAuth, steps
+		return OutcomeSlowAuth, n - a
 	}
-	return OutcomeSlowDHCP, steps
+	return OutcomeSlowDHCP, n - a
 }
 
-// ServiceLevelKey is one row of the hourly service level counts: the
-// attempts of an hour at one location, AP (0: none known), SSID and band
-// with one outcome and time to connect.
-type ServiceLevelKey struct {
+// ServicePlace is where an attempt counts: its hour, location, AP (0:
+// none known), SSID and band.
+type ServicePlace struct {
 	Hour       int64
 	LocationID int64
 	APBoxID    int64
 	SSID, Band string
-	Outcome    int
-	Steps      int64
+}
+
+// ServiceCounts are the attempts of a place or group: the Successes,
+// the untimed ones among them, the failures by outcome, and (for one
+// target) the timed Successes slower than it by slow phase.
+type ServiceCounts struct {
+	Successes, Untimed                     int64
+	FailAssoc, FailAuth, FailDHCP, FailDNS int64
+	SlowAuth, SlowDHCP                     int64
+}
+
+// Add adds c to s.
+func (s *ServiceCounts) Add(c ServiceCounts) {
+	s.Successes += c.Successes
+	s.Untimed += c.Untimed
+	s.FailAssoc += c.FailAssoc
+	s.FailAuth += c.FailAuth
+	s.FailDHCP += c.FailDHCP
+	s.FailDNS += c.FailDNS
+	s.SlowAuth += c.SlowAuth
+	s.SlowDHCP += c.SlowDHCP
+}
+
+// CountAttempt adds an attempt of outcome to s (the slow counts are
+// the store's, by target).
+func (s *ServiceCounts) CountAttempt(outcome int) {
+	switch outcome {
+	case OutcomeAssociation:
+		s.FailAssoc++
+	case OutcomeAuthentication:
+		s.FailAuth++
+	case OutcomeDHCP:
+		s.FailDHCP++
+	case OutcomeDNS:
+		s.FailDNS++
+	case OutcomeUntimed:
+		s.Successes++
+		s.Untimed++
+	default:
+		s.Successes++
+	}
 }
 
 // Groupings of GET /servicelevels.
@@ -135,22 +166,20 @@ const (
 
 // ServiceLevelQuery selects the hourly counts of one customer: the hours
 // from..to (the start of each, ms, inclusive), at Locations (nil: all),
-// summed by GroupBy, telling apart the timed Successes within TargetSteps.
+// summed by GroupBy, with the timed Successes slower than TargetMs.
 type ServiceLevelQuery struct {
-	CustomerID  int64
-	From, To    int64
-	Locations   []int64
-	GroupBy     string
-	TargetSteps int64
+	CustomerID int64
+	From, To   int64
+	Locations  []int64
+	GroupBy    string
+	TargetMs   int64
 }
 
-// ServiceLevelCount is the attempts of one group and outcome, and how
-// many of them connected within the target (timed Successes only).
+// ServiceLevelCount is the counts of one group: the location id, AP box
+// id (0: none), SSID or band; "" ungrouped.
 type ServiceLevelCount struct {
-	Group    string // the location id, AP box id (0: none), SSID or band; "" ungrouped
-	Outcome  int
-	Attempts int64
-	Within   int64
+	Group string
+	ServiceCounts
 }
 
 // ServiceLevelTargets are a location's targets: SuccessGoal % of
