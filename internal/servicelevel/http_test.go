@@ -409,3 +409,48 @@ func TestServiceLevelTargets(t *testing.T) {
 		}
 	})
 }
+
+// A grouped answer lists the 50 groups with the most attempts and sums
+// the rest into one group of type other.
+func TestServiceLevelsGroupCap(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := setup(t, b)
+		// 52 more SSIDs on AP 2: ssid-00 to ssid-49 with 2 attempts each
+		// (a Success and a Failure), ssid-50 and ssid-51 with one Success.
+		var records []string
+		i := 0
+		for s := range 52 {
+			n := 2
+			if s >= 50 {
+				n = 1
+			}
+			for k := range n {
+				a := attempt{id: fmt.Sprintf("g%d", i), bssid: ap2guest, ch: 1, ssid: fmt.Sprintf("ssid-%02d", s), auth: 100, netw: 200}
+				if k == 1 {
+					a.code, a.sub = 2, 201
+				}
+				records = append(records, a.record(f.hour.UnixMilli()+100_000, i))
+				i++
+			}
+		}
+		f.e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", raw(records))
+		got := f.levels(t, f.e.Admin, fmt.Sprintf("locationid=%d&groupby=ssid", f.site.ID.ID))
+		if len(got.Groups) != 51 {
+			t.Fatalf("%d groups, want 50 and other", len(got.Groups))
+		}
+		// corp (7 attempts) and guest (5) first, then ssid-00 to ssid-47
+		// (2 each, by name); ssid-48, ssid-49 (2 each), ssid-50 and ssid-51
+		// (1 each) are the 4 more: 6 attempts, 4 Successes.
+		if got.Groups[0].ID != "corp" || got.Groups[1].ID != "guest" || got.Groups[2].ID != "ssid-00" || got.Groups[49].ID != "ssid-47" {
+			t.Errorf("groups: %v %v %v %v", got.Groups[0].ID, got.Groups[1].ID, got.Groups[2].ID, got.Groups[49].ID)
+		}
+		other := got.Groups[50]
+		want := []servicelevel.Metric{conn(95, 6, 4, 0, 2, 0, 0), ttc(90, 4, 4, 4, 0, 0, 0)}
+		if other.Type != "other" || other.ID != nil || other.Name != "4 more" || cmp.Diff(want, other.Metrics) != "" {
+			t.Errorf("other: %+v %s", other, cmp.Diff(want, other.Metrics))
+		}
+		if got.Metrics[0].Count != 12+102 {
+			t.Errorf("the whole site counted %d attempts", got.Metrics[0].Count)
+		}
+	})
+}
