@@ -77,7 +77,6 @@ var attempts = []attempt{
 
 func pct(v float64) *float64 { return &v }
 func flag(v bool) *bool      { return &v }
-func count(v int64) *int64   { return &v }
 
 // conn and ttc are the expected metrics: attempts and successes, the
 // failures by association, authentication, dhcp, dns; timed Successes,
