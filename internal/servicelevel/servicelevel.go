@@ -46,7 +46,7 @@ type Store interface {
 	ServiceLevelCounts(ctx context.Context, q wnms.ServiceLevelQuery) ([]wnms.ServiceLevelCount, error)
 	ServiceLevelTargets(ctx context.Context, customerID int64) (map[int64]wnms.ServiceLevelTargets, error)
 	PutServiceLevelTargets(ctx context.Context, customerID, locationID int64, name string, before, t wnms.ServiceLevelTargets) error
-	APNames(ctx context.Context, customerID int64, boxIDs []int64) (map[int64]string, error)
+	ServiceLevelAPNames(ctx context.Context, customerID int64, boxIDs []int64) (map[int64]string, error)
 }
 
 // Service answers the service level calls.
@@ -176,7 +176,7 @@ func (s *Service) Levels(ctx context.Context, customerID int64, l *wnms.Location
 				ids = append(ids, id)
 			}
 		}
-		if aps, err = s.Store.APNames(ctx, customerID, ids); err != nil {
+		if aps, err = s.Store.ServiceLevelAPNames(ctx, customerID, ids); err != nil {
 			return nil, err
 		}
 	}

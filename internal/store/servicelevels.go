@@ -392,8 +392,9 @@ func (s *Store) PutServiceLevelTargets(ctx context.Context, customerID, location
 	})
 }
 
-// APNames returns the names of the customer's APs among boxIDs.
-func (s *Store) APNames(ctx context.Context, customerID int64, boxIDs []int64) (map[int64]string, error) {
+// ServiceLevelAPNames returns the names of the customer's APs among
+// boxIDs, which the service levels grouped by AP show.
+func (s *Store) ServiceLevelAPNames(ctx context.Context, customerID int64, boxIDs []int64) (map[int64]string, error) {
 	out := make(map[int64]string, len(boxIDs))
 	if len(boxIDs) == 0 {
 		return out, nil
