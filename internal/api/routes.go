@@ -106,5 +106,8 @@ func (s *Server) routes() {
 	s.handle("GET /datasources", suAd, s.getDataSources)
 	s.handle("PUT /datasources", suAd, s.putDataSources)
 	s.handle("GET /datasources/status", suAd, s.getDataSourceStatus)
+	s.handle("GET /servicelevels", anyRole, s.serviceLevels)
+	s.handle("GET /servicelevels/targets", anyRole, s.serviceLevelTargets)
+	s.handle("PUT /servicelevels/targets", suAd, s.putServiceLevelTargets)
 	s.handle("GET /openapi.json", public, s.openAPI)
 }

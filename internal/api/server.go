@@ -26,6 +26,7 @@ import (
 	"github.com/wnms/wnms/internal/incident"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/notify"
+	"github.com/wnms/wnms/internal/servicelevel"
 	"github.com/wnms/wnms/internal/snmp"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -59,6 +60,7 @@ type Store interface {
 	telemetry.Store
 	baseline.Store
 	incident.Store
+	servicelevel.Store
 	wnms.AuditStore
 	wnms.EventStore
 	wnms.WebhookStore
@@ -90,6 +92,8 @@ type Server struct {
 	// Incidents groups anomalies into incidents and answers the incident
 	// calls.
 	Incidents *incident.Service
+	// ServiceLevels answers the service level calls.
+	ServiceLevels *servicelevel.Service
 	// SNMP sends the traps of every customer's SNMP policy.
 	SNMP *snmp.Sender
 	// OnSNMPPolicyChange is called after an SNMP policy is stored (the
@@ -139,6 +143,7 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 	s.Telemetry.Secret = a.Secret
 	s.Telemetry.Instrument(reg)
 	s.Baselines = baseline.NewService(st, log)
+	s.ServiceLevels = &servicelevel.Service{Store: st}
 	s.SNMP = snmp.NewSender(st.SNMPPolicy, snmp.NewEngine(1, a.Secret), log)
 	s.SNMP.Instrument(reg)
 	s.Hub = &notify.Hub{Store: st, Traps: s.SNMP, Log: log}

@@ -69,7 +69,10 @@ func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events
 			if err != nil {
 				return 0, err
 			}
-			return n, keepSlotAttempts(ctx, b, customerID, events, n)
+			if err := keepSlotAttempts(ctx, b, customerID, events, n); err != nil {
+				return 0, err
+			}
+			return n, keepServiceLevels(ctx, b, customerID, events, n)
 		})
 		return err
 	})
@@ -236,6 +239,16 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 	case "conn_obs", "perf_obs", "anomalies", "baseline_dirty":
 		// Baseline rows, keyed by slot: at most a few hundred an hour.
 		res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE slot < $1`, before)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		return int(n), err
+	case "service_level_hours", "service_level_slow":
+		// A row per place of an hour (and target): a batch at a time.
+		res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE (customer_id, hour, location_id, ap_box_id, ssid, band) IN
+			(SELECT customer_id, hour, location_id, ap_box_id, ssid, band FROM `+table+` WHERE hour < $1 LIMIT `+strconv.Itoa(batch)+`)`,
+			wnms.HourOf(before))
 		if err != nil {
 			return 0, err
 		}

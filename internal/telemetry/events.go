@@ -254,6 +254,7 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 			AuthenticationTimestamp: known(c.AuthenticationTimestamp), NetworkTimestamp: known(c.NetworkTimestamp),
 			AutoTestSessionID: c.AutoTestSessionID, AutoTestStatusCode: c.AutoTestStatusCode, AutoTestStatus: c.AutoTestStatus,
 			Username: given(in.Username), IP: given(deref(in.IP)), HostName: given(c.HostName)}
+		e.AssociatedAt, e.AuthenticatedAt, e.NetworkAt = conn.AssociationTimestamp, conn.AuthenticationTimestamp, conn.NetworkTimestamp
 	}
 	switch typ {
 	case Success:

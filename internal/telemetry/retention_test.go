@@ -59,10 +59,11 @@ func TestRetentionAndMetrics(t *testing.T) {
 		// the old sample's, and those slots' rows of each client (one per
 		// old event's client, one of the sample's); on PostgreSQL the
 		// events and the slots' client rows went with their day's
-		// partitions and the sample stays until its day is past.
-		want, oldSamples := 3*(telemetry.PurgeBatch+5)+1+2+1, 0
+		// partitions and the sample stays until its day is past. And the
+		// service level counts of the old events' hour (one place).
+		want, oldSamples := 3*(telemetry.PurgeBatch+5)+1+2+1+1, 0
 		if b == apitest.Postgres {
-			want, oldSamples = telemetry.PurgeBatch+5+2, 1
+			want, oldSamples = telemetry.PurgeBatch+5+2+1, 1
 		}
 		if n != want {
 			t.Errorf("purged %d rows, want %d", n, want)

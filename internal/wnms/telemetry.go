@@ -298,6 +298,10 @@ type ClientEvent struct {
 	IP         string // the client's address the event carries, if any
 	FileID     string // the log bundle a Failure names, if any
 
+	// The phase timestamps of a Success or Failure (ms; nil: not
+	// observed): association, authentication and network (DHCP) done.
+	AssociatedAt, AuthenticatedAt, NetworkAt *int64
+
 	// Set by Place: the location and AP of the event's BSSID.
 	LocationID int64
 	APBoxID    *int64
