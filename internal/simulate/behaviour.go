@@ -436,7 +436,7 @@ func (n *Network) incidentsOn(c *Client, segs []seg, incs []Incident, r *rand.Ra
 // profile, an old driver).
 const (
 	// failRate is the chance that any connection attempt fails.
-	failRate = 0.06
+	failRate = 0.05
 	// flakyFirst is the chance that a flaky client's first attempt of the
 	// day fails, and flakyRate that another does.
 	flakyFirst, flakyRate = 0.5, 0.05
