@@ -359,12 +359,21 @@ func sendAll(ctx context.Context, a *API, events []Event, samples []Sample, batc
 // heartbeats reports every AP but those an ap-down incident has taken,
 // with its clients and traffic, and answers how many it reported.
 func heartbeats(ctx context.Context, a *API, g *Generator, now int64) (int, error) {
+	recs := heartbeatRecords(g, now)
+	_, err := Ingest(ctx, a, "aps", recs)
+	return len(recs), err
+}
+
+// heartbeatRecords are the AP reports of a live round at now: every AP
+// but those an ap-down incident has taken (an AP whose radio is broken,
+// one-bad-ap, is up and reports).
+func heartbeatRecords(g *Generator, now int64) []apRecord {
 	assoc := g.Associated(now)
 	var recs []apRecord
 	for _, ap := range g.Net.APs() {
 		down := false
 		for _, in := range g.Incidents {
-			down = down || in.AP == ap && now >= in.From && now < in.To
+			down = down || in.Kind == APDown && in.AP == ap && now >= in.From && now < in.To
 		}
 		if down {
 			continue
@@ -376,8 +385,7 @@ func heartbeats(ctx context.Context, a *API, g *Generator, now int64) (int, erro
 		r.NumAssocClients, r.TxBytes, r.RxBytes = &k, &tx, &rx
 		recs = append(recs, r)
 	}
-	_, err := Ingest(ctx, a, "aps", recs)
-	return len(recs), err
+	return recs
 }
 
 // Vendor is the vendorName of simulated APs.

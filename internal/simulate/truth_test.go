@@ -313,3 +313,29 @@ func TestQuietNetworkBackground(t *testing.T) {
 		}
 	}
 }
+
+// In live mode an AP that is down sends no heartbeat; an AP whose radio
+// is broken still does, with the clients it still has.
+func TestHeartbeatsDuringAPIncidents(t *testing.T) {
+	n := NewNetwork(1, defaults, time.UTC)
+	incs := n.Place([]Incident{{Kind: APDown, Ago: 3 * time.Hour}, {Kind: BadAP, Ago: 3 * time.Hour}}, wed)
+	g := NewGenerator(n, incs)
+	during := incs[0].From + 20*time.Minute.Milliseconds()
+	reported := func(t int64) map[string]int {
+		out := map[string]int{}
+		for _, r := range heartbeatRecords(g, t) {
+			out[r.MacAddress] = *r.NumAssocClients
+		}
+		return out
+	}
+	now, after := reported(during), reported(incs[0].To+time.Minute.Milliseconds())
+	if _, ok := now[incs[0].AP.MAC]; ok || len(now) != len(n.APs())-1 {
+		t.Errorf("the AP that is down reports (%d reports)", len(now))
+	}
+	if _, ok := now[incs[1].AP.MAC]; !ok {
+		t.Error("the AP with a broken radio does not report")
+	}
+	if _, ok := after[incs[0].AP.MAC]; !ok {
+		t.Error("the AP does not report once the incident is over")
+	}
+}
