@@ -122,8 +122,8 @@ func main() {
 			QuietSiteDays: siteDays, Served: with.incidents, QuietServed: quiet.incidents})
 		list = append(list, Run{Seed: seed, Truths: with.truths, Flags: with.fromList, Quiet: quiet.fromList,
 			QuietSiteDays: siteDays, Served: with.incidents, QuietServed: quiet.incidents})
-		fmt.Fprintf(os.Stderr, "seed %d: run with incidents %s, quiet run %s (%d events, %d samples each)\n",
-			seed, t1.Sub(t0).Round(time.Second), time.Since(t1).Round(time.Second), with.events, with.samples)
+		fmt.Fprintf(os.Stderr, "seed %d: run with incidents %s (%d events, %d samples), quiet run %s (%d events, %d samples)\n",
+			seed, t1.Sub(t0).Round(time.Second), with.events, with.samples, time.Since(t1).Round(time.Second), quiet.events, quiet.samples)
 	}
 	if !served {
 		fmt.Println("incidents: not served by this server (404)")
