@@ -103,6 +103,8 @@ func main() {
 	ctx := context.Background()
 	var base, list []Run
 	served := true
+	// Flagged site-slots of each baseline alone: [with incidents, quiet].
+	byBaseline := map[string]*[2]int{"clientsconnectivity": {}, "clientsperformance": {}}
 	for i := range *seeds {
 		seed := *firstArg + uint64(i)
 		incs := plan(seed, sz.Sites, end)
@@ -117,6 +119,10 @@ func main() {
 			log.Fatalf("seed %d, quiet: %v", seed, err)
 		}
 		served = served && with.served && quiet.served
+		for k, n := range byBaseline {
+			n[0] += with.byBaseline[k].Count()
+			n[1] += quiet.byBaseline[k].Count()
+		}
 		siteDays := sz.Sites * scoredDays
 		base = append(base, Run{Seed: seed, Truths: with.truths, Flags: with.fromBaselines, Quiet: quiet.fromBaselines,
 			QuietSiteDays: siteDays, Served: with.incidents, QuietServed: quiet.incidents})
@@ -139,12 +145,15 @@ func main() {
 	fmt.Print(rb.Markdown("Anomalous slots from the baselines (" + what + ")"))
 	fmt.Println()
 	fmt.Print(rl.Markdown("Anomalous slots from GET /V5/baselines/anomalies (" + what + ")"))
+	fmt.Printf("\nflagged site-slots by baseline: connectivity %d (quiet runs %d), performance %d (quiet runs %d)\n",
+		byBaseline["clientsconnectivity"][0], byBaseline["clientsconnectivity"][1],
+		byBaseline["clientsperformance"][0], byBaseline["clientsperformance"][1])
 	if rb.Flagged != rl.Flagged || rb.QuietFlagged != rl.QuietFlagged {
 		fmt.Printf("\nthe two differ: %d flagged site-slots from the baselines, %d listed (quiet runs: %d and %d)\n",
 			rb.Flagged, rl.Flagged, rb.QuietFlagged, rl.QuietFlagged)
 	}
 	if *asJSON {
-		b, _ := json.MarshalIndent(map[string]any{"setup": what, "baselines": rb, "anomalies": rl}, "", "  ")
+		b, _ := json.MarshalIndent(map[string]any{"setup": what, "baselines": rb, "anomalies": rl, "byBaseline": byBaseline}, "", "  ")
 		fmt.Println(string(b))
 	}
 }
@@ -186,6 +195,7 @@ func plan(seed uint64, nSites int, end time.Time) []simulate.Incident {
 type result struct {
 	truths                  []Truth
 	fromBaselines, fromList Flags
+	byBaseline              map[string]Flags // the flags of each baseline alone
 	incidents               []Served
 	served                  bool
 	events, samples         int64
@@ -228,7 +238,8 @@ func runOnce(ctx context.Context, seed uint64, sz simulate.Sizes, end time.Time,
 	if sum.Rejected > 0 {
 		return nil, fmt.Errorf("the server rejected %d records", sum.Rejected)
 	}
-	res := &result{truths: sum.Incidents, events: sum.Events, samples: sum.Stats, fromBaselines: Flags{}, fromList: Flags{}}
+	res := &result{truths: sum.Incidents, events: sum.Events, samples: sum.Stats, fromBaselines: Flags{}, fromList: Flags{},
+		byBaseline: map[string]Flags{"clientsconnectivity": {}, "clientsperformance": {}}}
 
 	// The network's floors, with their location ids (Setup finds them).
 	n := simulate.NewNetwork(seed, sz, time.UTC)
@@ -288,6 +299,7 @@ func runOnce(ctx context.Context, seed uint64, sz simulate.Sizes, end time.Time,
 			for _, p := range points {
 				if p.Anomalous {
 					res.fromBaselines.Add(site, p.Timestamp)
+					res.byBaseline[kind].Add(site, p.Timestamp)
 				}
 			}
 		}
