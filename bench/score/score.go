@@ -155,15 +155,15 @@ func CauseRight(t Truth, s Served) bool {
 }
 
 // ScopeRight says whether a served incident's scope is the truth's or one
-// the truth lists as equivalent: the same type (case-insensitive) and the
-// same id or, when the served id is empty, the same name.
+// the truth lists as equivalent: the same type and the same id or the same
+// name (case-insensitive; the simulator's names are unique: an AP's name,
+// a site's, an SSID).
 func ScopeRight(t Truth, s Served) bool {
 	for _, want := range append([]simulate.Scope{t.Scope}, t.Equivalent...) {
 		if !strings.EqualFold(s.Scope.Type, want.Type) {
 			continue
 		}
-		id := string(s.Scope.ID)
-		if id != "" && strings.EqualFold(id, want.ID) || id == "" && strings.EqualFold(s.Scope.Name, want.Name) {
+		if id := string(s.Scope.ID); id != "" && strings.EqualFold(id, want.ID) || s.Scope.Name != "" && strings.EqualFold(s.Scope.Name, want.Name) {
 			return true
 		}
 	}

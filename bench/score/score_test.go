@@ -80,6 +80,10 @@ func TestMatchCauseScope(t *testing.T) {
 	if m := Match(perf, list); m == nil || m.ID != "a" || CauseRight(perf, *m) || ScopeRight(perf, *m) {
 		t.Errorf("open incident: %+v", m)
 	}
+	wrongID := served(t, `[{"siteLocationId": 8, "from": `+itoa(t0)+`, "cause": {"stage": "performance"}, "scope": {"type": "band", "id": "BAND_2_4_GHZ"}}]`)
+	if ScopeRight(perf, wrongID[0]) {
+		t.Error("the 2.4 GHz band taken for the 5 GHz band")
+	}
 	byName := served(t, `[{"siteLocationId": 8, "from": `+itoa(t0)+`, "cause": {"stage": "performance", "reason": {"text": "high retry"}}, "scope": {"type": "band", "name": "5 GHz"}}]`)
 	if !CauseRight(perf, byName[0]) || !ScopeRight(perf, byName[0]) {
 		t.Error("a performance incident with the band named but no id")
