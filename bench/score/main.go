@@ -38,8 +38,8 @@
 //     incident (same site, overlapping the stretched window, the one
 //     overlapping most) has the expected stage and, but for performance,
 //     the expected failure and sub-failure codes;
-//   - scope accuracy: the same with the expected scope (type and id, or a
-//     scope the simulator lists as equivalent).
+//   - scope accuracy: the same with the expected scope (its type, and its
+//     id or name; or a scope the simulator lists as equivalent).
 //
 // It prints a markdown table per source of flags and, with -json, the
 // reports as JSON too, and how long each run took.
