@@ -398,7 +398,18 @@ func dropDatabase(base, name string) {
 		return
 	}
 	defer db.Close()
-	if _, err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
-		log.Printf("drop database %s: %v", name, err)
+	// WITH (FORCE) cannot end another role's backend (an autovacuum worker
+	// after a large load): try again for a while.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			log.Printf("drop database %s: %v", name, err)
+			return
+		}
+		time.Sleep(time.Second)
 	}
 }
