@@ -152,6 +152,13 @@ func main() {
 		fmt.Printf("\nthe two differ: %d flagged site-slots from the baselines, %d listed (quiet runs: %d and %d)\n",
 			rb.Flagged, rl.Flagged, rb.QuietFlagged, rl.QuietFlagged)
 	}
+	for _, r := range base {
+		for _, t := range r.Truths {
+			if found, _ := Detect(t, r.Flags); !found {
+				fmt.Printf("missed (baselines): seed %d %s at %s, %s–%s\n", r.Seed, t.Kind, t.Site, t.From, t.To)
+			}
+		}
+	}
 	if *asJSON {
 		b, _ := json.MarshalIndent(map[string]any{"setup": what, "baselines": rb, "anomalies": rl, "byBaseline": byBaseline}, "", "  ")
 		fmt.Println(string(b))
