@@ -17,8 +17,9 @@
 //   - GET /V5/baselines/clientsconnectivity and /clientsperformance of
 //     every floor (all SSIDs, band ANY): their anomalous data points;
 //   - GET /V5/baselines/anomalies: the anomalies listed;
-//   - GET /V5/incidents: the incidents (decisions §24), when the server
-//     serves them ("incidents: not served by this server (404)" when not).
+//   - GET /V5/incidents of each site: the incidents (decisions §24), when
+//     the server serves them ("incidents: not served by this server
+//     (404)" when not).
 //
 // A site-slot is flagged when a floor of the site has an anomalous slot
 // (from the baselines, and separately from the anomalies list). The
@@ -312,14 +313,21 @@ func runOnce(ctx context.Context, seed uint64, sz simulate.Sizes, end time.Time,
 		}
 	}
 
-	err = getJSON(hc, srv.Base+"/V5/incidents?"+window, cookie, &res.incidents)
-	var nf notFound
-	switch {
-	case errors.As(err, &nf):
-	case err != nil:
-		return nil, err
-	default:
-		res.served = true
+	// The incidents of each site (one call per site keeps each answer
+	// small).
+	res.served = true
+	for _, s := range n.Sites {
+		var list []Served
+		err = getJSON(hc, fmt.Sprintf("%s/V5/incidents?locationid=%d&%s", srv.Base, s.LocID, window), cookie, &list)
+		var nf notFound
+		switch {
+		case errors.As(err, &nf):
+			res.served = false
+			return res, nil
+		case err != nil:
+			return nil, err
+		}
+		res.incidents = append(res.incidents, list...)
 	}
 	return res, nil
 }
