@@ -98,6 +98,13 @@ func TestSimulateIncidentsShowInBaselines(t *testing.T) {
 			if radius["site"] != "Sim Site 1" || inter["site"] != "Sim Site 2" || radius["from"] != "2026-11-18T14:00:00Z" {
 				t.Fatalf("incidents: %v", incs)
 			}
+			// Each incident's ground truth: its cause and scope as wnms names them.
+			cause, scope := radius["cause"].(map[string]any), radius["scope"].(map[string]any)
+			if cause["stage"] != "authentication" || cause["subFailureCode"] != 203.0 || cause["text"] != "RADIUS server unreachable" ||
+				scope["type"] != "site" || scope["id"] != fmt.Sprint(radius["siteLocationId"]) || scope["name"] != "Sim Site 1" ||
+				inter["scope"].(map[string]any)["id"] != "BAND_5_GHZ" || inter["cause"].(map[string]any)["stage"] != "performance" {
+				t.Fatalf("ground truth: %v", incs)
+			}
 			c := apitest.Remote(t, base, "sim-admin", "sim-admin-value-0123456789")
 			end, _ := time.Parse(time.RFC3339, simEnd)
 			day := fmt.Sprintf("fromtime=%d&totime=%d", end.Add(-24*time.Hour).UnixMilli(), end.UnixMilli()-1)

@@ -8,35 +8,54 @@ import (
 	"time"
 )
 
-// Incident kinds.
+// Incident kinds (decisions §24 lists them; docs/simulate.md says what
+// each does).
 const (
-	RadiusDown     = "radius-down"     // 802.1X fails (202/203) on one site
+	RadiusDown     = "radius-down"     // the site's RADIUS server is unreachable (203, some 204) for 802.1X clients
+	RadiusReject   = "radius-reject"   // the user store is broken: Access-Reject (202) for 802.1X clients
+	WrongPSK       = "wrong-psk"       // the iot SSID's passphrase changed: its clients fail the 4-way handshake (201)
 	DHCPExhaustion = "dhcp-exhaustion" // no addresses (301/302) on one site
+	SlowDHCP       = "slow-dhcp"       // DHCP answers take seconds; a share of clients time out (301)
 	APDown         = "ap-down"         // one AP stops; its clients move
+	BadAP          = "one-bad-ap"      // one AP's 5 GHz radio rejects associations (101); its neighbours are fine
 	Interference   = "interference"    // retries up, rates down on one channel
 )
 
 // IncidentKinds are the incidents the simulator knows.
-var IncidentKinds = []string{RadiusDown, DHCPExhaustion, APDown, Interference}
+var IncidentKinds = []string{RadiusDown, RadiusReject, WrongPSK, DHCPExhaustion, SlowDHCP, APDown, BadAP, Interference}
 
 // IncidentLength is how long an incident lasts.
 const IncidentLength = 45 * time.Minute
+
+// IncidentGap is the least time between two incidents at one site: the
+// end of one and the start of the next are at least two slots apart, so
+// that a detection up to two slots late is never taken for the next.
+const IncidentGap = 30 * time.Minute
+
+// PSKSSID is the SSID a wrong-psk incident changes the passphrase of: the
+// SSID of the IoT devices, which authenticate with a pre-shared key.
+const PSKSSID = SSIDIoT
+
+// RadiusServer is the address of the RADIUS server the simulated APs ask.
+const RadiusServer = "10.0.0.11"
 
 // Incident is a trouble at one site, [From, To) in ms.
 type Incident struct {
 	Kind     string
 	Ago      time.Duration // before the end of the backfill
 	Site     *Site
-	AP       *AP // ap-down: the AP that goes
+	AP       *AP // ap-down: the AP that goes; one-bad-ap: the AP whose 5 GHz radio is broken
 	From, To int64
 }
 
-// ParseIncident parses KIND@AGO, AGO a Go duration (radius-down@3h).
+// ParseIncident parses KIND@AGO, AGO a Go duration (radius-down@3h); the
+// kind is matched without regard to case (one-bad-AP).
 func ParseIncident(s string) (Incident, error) {
 	kind, ago, ok := strings.Cut(s, "@")
 	if !ok {
 		return Incident{}, fmt.Errorf("--incident %q: expected KIND@AGO, such as radius-down@3h", s)
 	}
+	kind = strings.ToLower(kind)
 	if !slices.Contains(IncidentKinds, kind) {
 		return Incident{}, fmt.Errorf("--incident %q: the kind must be one of %s", s, strings.Join(IncidentKinds, ", "))
 	}
@@ -48,21 +67,63 @@ func ParseIncident(s string) (Incident, error) {
 }
 
 // Place fixes the incidents on the network, for a backfill ending at end:
-// the i-th incident (0-based) hits site i modulo the number of sites; an
-// ap-down takes that site's first AP; interference is on
-// InterferenceChannel.
+// the i-th incident (0-based) hits site i modulo the number of sites, or
+// the next site where it keeps IncidentGap from every incident placed
+// before it (when none does, it stays on site i: Clashes tells); an
+// ap-down takes that site's first AP, a one-bad-ap the middle AP of its
+// last floor; interference is on InterferenceChannel.
 func (n *Network) Place(incs []Incident, end time.Time) []Incident {
 	out := make([]Incident, len(incs))
 	for i, in := range incs {
-		in.Site = n.Sites[i%len(n.Sites)]
 		in.From = end.Add(-in.Ago).UnixMilli()
 		in.To = in.From + IncidentLength.Milliseconds()
-		if in.Kind == APDown {
+		in.Site = n.Sites[i%len(n.Sites)]
+		for k := range n.Sites {
+			s := n.Sites[(i+k)%len(n.Sites)]
+			if !slices.ContainsFunc(out[:i], func(o Incident) bool { return o.Site == s && near(o, in) }) {
+				in.Site = s
+				break
+			}
+		}
+		switch in.Kind {
+		case APDown:
 			in.AP = in.Site.Floors[0].APs[0]
+		case BadAP:
+			f := in.Site.Floors[len(in.Site.Floors)-1]
+			in.AP = f.APs[len(f.APs)/2]
 		}
 		out[i] = in
 	}
 	return out
+}
+
+// near says whether two incidents are less than IncidentGap apart.
+func near(a, b Incident) bool {
+	gap := IncidentGap.Milliseconds()
+	return a.From < b.To+gap && b.From < a.To+gap
+}
+
+// Clashes answers the first two placed incidents (by index) at one site
+// that are less than IncidentGap apart, or -1, -1.
+func Clashes(placed []Incident) (int, int) {
+	for i := range placed {
+		for j := range i {
+			if placed[i].Site == placed[j].Site && near(placed[i], placed[j]) {
+				return j, i
+			}
+		}
+	}
+	return -1, -1
+}
+
+// active is the incident of kind at the client's site at t, or nil.
+func active(kind string, c *Client, t int64, incs []Incident) *Incident {
+	for i := range incs {
+		if in := &incs[i]; in.Kind == kind && in.Site == c.Home.Site && t >= in.From && t < in.To {
+			return in
+		}
+	}
+	return nil
 }
 
 // Event is a client event in the shape ingest takes (docs/api.md §16).
@@ -136,6 +197,12 @@ type seg struct {
 	connect    bool // it begins with a connection attempt
 	roam       bool // that attempt is a roam from the previous AP
 	leave      bool // it ends with a disassociation
+	// Before it connects to ap, the client fails fails attempts on
+	// failOn with failure (failCode, failSub): an AP that went away, or
+	// a broken radio.
+	failOn            *AP
+	fails             int
+	failCode, failSub int
 }
 
 // conn is a stretch during which the client is connected, sending
@@ -275,8 +342,11 @@ func (n *Network) plan(c *Client, midnight time.Time) []seg {
 }
 
 // incidentsOn applies the incidents to a client's segments: an AP that
-// goes sends its clients to a neighbour; RADIUS and DHCP troubles force
-// the clients they touch to connect again during the incident.
+// goes drops its clients, which find a neighbour after trying the AP
+// they knew; a broken radio drops its clients and fails every
+// association until they try a neighbour; RADIUS, passphrase and DHCP
+// troubles force the clients they touch to connect again during the
+// incident.
 func (n *Network) incidentsOn(c *Client, segs []seg, incs []Incident, r *rand.Rand) []seg {
 	for _, in := range incs {
 		if in.Site != c.Home.Site {
@@ -289,38 +359,67 @@ func (n *Network) incidentsOn(c *Client, segs []seg, incs []Incident, r *rand.Ra
 				continue
 			}
 			switch in.Kind {
-			case APDown:
-				if s.ap != in.AP {
+			case APDown, BadAP:
+				if s.ap != in.AP || in.Kind == BadAP && !c.Band5 {
 					out = append(out, s)
 					continue
 				}
 				nb := neighbour(s.ap, r)
+				code, sub, fails := 1, 102, 0 // association timed out: the AP is gone
+				if in.Kind == BadAP {
+					code, sub, fails = 1, 101, 1+r.IntN(3) // rejected by the broken radio, again and again
+				}
 				if s.start >= in.From {
+					// It arrives or roams while the AP is gone: an AP
+					// that is down sends no beacons, so it goes to the
+					// neighbour at once; a broken radio still beacons,
+					// and is tried first.
 					s.ap, s.roam = nb, false
+					if in.Kind == BadAP && s.connect {
+						s.failOn, s.fails, s.failCode, s.failSub = in.AP, fails, code, sub
+					}
 					out = append(out, s)
 					continue
 				}
-				// Dropped when the AP goes; associates to the neighbour.
+				// Dropped when the AP goes (or the radio hangs); it tries
+				// again at the AP it knew (once or twice: its scan is
+				// stale), then at the neighbour.
 				kick := in.From + int64(r.IntN(60))*second
-				if kick >= s.end-10*second {
+				if in.Kind == BadAP {
+					kick = in.From + int64(r.IntN(600))*second
+				}
+				if kick >= s.end-10*second || kick >= in.To {
 					out = append(out, s)
 					continue
 				}
-				out = append(out, seg{start: s.start, end: kick, ap: s.ap, connect: s.connect, roam: s.roam},
-					seg{start: kick + 3*second, end: s.end, ap: nb, connect: true, leave: s.leave})
-			case RadiusDown, DHCPExhaustion:
-				if in.Kind == RadiusDown && c.SSID != SSIDCorp || in.Kind == DHCPExhaustion && r.IntN(2) == 0 {
+				if in.Kind == APDown {
+					fails = 1 + r.IntN(2)
+				}
+				out = append(out, seg{start: s.start, end: kick, ap: s.ap, connect: s.connect, roam: s.roam,
+					failOn: s.failOn, fails: s.fails, failCode: s.failCode, failSub: s.failSub},
+					seg{start: kick + 3*second, end: s.end, ap: nb, connect: true, leave: s.leave,
+						failOn: in.AP, fails: fails, failCode: code, failSub: sub})
+			case RadiusDown, RadiusReject, WrongPSK, DHCPExhaustion, SlowDHCP:
+				switch {
+				case (in.Kind == RadiusDown || in.Kind == RadiusReject) && c.SSID != SSIDCorp,
+					in.Kind == WrongPSK && c.SSID != PSKSSID,
+					(in.Kind == DHCPExhaustion || in.Kind == SlowDHCP) && r.IntN(2) == 0:
 					out = append(out, s)
 					continue
 				}
-				// 802.1X re-authentication or a lease renewal: the client
-				// must connect again.
+				// 802.1X re-authentication, a lease renewal, or the
+				// APs re-keying the SSID with its new passphrase: the
+				// client must connect again.
 				t := max(in.From, s.start+minute) + int64(r.IntN(12*60))*second
+				if in.Kind == WrongPSK {
+					t = max(in.From, s.start+minute) + int64(r.IntN(120))*second
+				}
 				if t >= s.end-minute || t >= in.To {
 					out = append(out, s)
 					continue
 				}
-				out = append(out, seg{start: s.start, end: t, ap: s.ap, connect: s.connect, roam: s.roam},
+				out = append(out, seg{start: s.start, end: t, ap: s.ap, connect: s.connect, roam: s.roam,
+					failOn: s.failOn, fails: s.fails, failCode: s.failCode, failSub: s.failSub},
 					seg{start: t, end: s.end, ap: s.ap, connect: true, leave: s.leave})
 			default:
 				out = append(out, s)
@@ -330,6 +429,18 @@ func (n *Network) incidentsOn(c *Client, segs []seg, incs []Incident, r *rand.Ra
 	}
 	return segs
 }
+
+// Background failures: even on a network where nothing is wrong a few
+// clients an hour fail to connect at a busy site (a wrong or stale
+// password, a laptop that walks out of range, a phone with a stale
+// profile, an old driver).
+const (
+	// failRate is the chance that any connection attempt fails.
+	failRate = 0.05
+	// flakyFirst is the chance that a flaky client's first attempt of the
+	// day fails, and flakyRate that another does.
+	flakyFirst, flakyRate = 0.5, 0.05
+)
 
 // failure is why a connection attempt at t fails (0, 0: it does not);
 // first says it is the client's first attempt of the day.
@@ -343,20 +454,31 @@ func (n *Network) failure(c *Client, t int64, first bool, incs []Incident, r *ra
 			if r.Float64() < 0.7 {
 				return 2, 203
 			}
-			return 2, 202
+			return 2, 204 // the EAP exchange times out first
+		case in.Kind == RadiusReject && c.SSID == SSIDCorp:
+			if r.Float64() < 0.9 {
+				return 2, 202
+			}
+			return 2, 204
+		case in.Kind == WrongPSK && c.SSID == PSKSSID:
+			return 2, 201
 		case in.Kind == DHCPExhaustion:
 			if r.Float64() < 0.75 {
 				return 3, 301
 			}
 			return 3, 302
+		case in.Kind == SlowDHCP:
+			if r.Float64() < 0.45 {
+				return 3, 301 // gave up waiting for the offer
+			}
 		}
 	}
-	p := 0.001
+	p := failRate
 	switch {
 	case c.Flaky && first:
-		p = 1
+		p = flakyFirst
 	case c.Flaky:
-		p = 0.05
+		p = flakyRate
 	}
 	if r.Float64() >= p {
 		return 0, 0
@@ -413,7 +535,16 @@ func (n *Network) dayOf(c *Client, midnight time.Time, incs []Incident) *day {
 			t := s.start
 			roam := s.roam
 			for tries := 0; tries < 1000 && t < s.end; tries++ {
-				code, sub := n.failure(c, t, attempts == 0, incs, r)
+				var code, sub int
+				if tries < s.fails {
+					// The AP it tries first is gone or broken.
+					radio := s.failOn.Radio(c.Band5)
+					base = Event{BSSID: radio.BSSID, Channel: radio.Channel}
+					code, sub, roam = s.failCode, s.failSub, false
+				} else {
+					base = Event{BSSID: radio.BSSID, Channel: radio.Channel}
+					code, sub = n.failure(c, t, attempts == 0, incs, r)
+				}
 				attempts++
 				assoc := t + 5 + int64(r.IntN(40))
 				if !roam && c.Band5 && r.Float64() < 0.1 {
@@ -449,24 +580,35 @@ func (n *Network) dayOf(c *Client, midnight time.Time, incs []Incident) *day {
 						e := base
 						e.EventType, e.Timestamp, e.FailureCode, e.SubFailureCode = "Failure", auth, code, sub
 						e.AssociationTimestamp = assoc
+						if corp && sub != 201 {
+							e.RadiusPrimaryIP = ptr(RadiusServer) // the server the AP asked
+						}
 						add(e)
 					default:
 						if corp && !(roam && c.Kind == Laptop) {
 							e := inter(auth, 2, 11, 0)
-							e.RadiusPrimaryIP = ptr("10.0.0.11")
+							e.RadiusPrimaryIP = ptr(RadiusServer)
 							add(e)
 							e = inter(auth+1, 2, 12, 0)
 							e.DetailedRole, e.Vlan, e.BwUpload, e.BwDownload = ptr("employee"), ptr(20), ptr(50000), ptr(200000)
 							add(e)
 						}
 						dhcp := int64(0)
+						slow := active(SlowDHCP, c, t, incs) != nil
 						if !roam {
 							dhcp = 20 + int64(r.IntN(200))
+							if slow {
+								dhcp = 2500 + int64(r.IntN(6000)) // the DHCP server answers late
+							}
 						}
 						net := auth + dhcp
 						if code == 3 {
+							wait := 3000 + int64(r.IntN(4000))
+							if slow {
+								wait = 10000 + int64(r.IntN(20000)) // the client waited for an offer
+							}
 							e := base
-							e.EventType, e.Timestamp, e.FailureCode, e.SubFailureCode = "Failure", net+3000+int64(r.IntN(4000)), code, sub
+							e.EventType, e.Timestamp, e.FailureCode, e.SubFailureCode = "Failure", net+wait, code, sub
 							e.AssociationTimestamp, e.AuthenticationTimestamp = assoc, auth
 							add(e)
 							break
@@ -489,10 +631,15 @@ func (n *Network) dayOf(c *Client, midnight time.Time, incs []Incident) *day {
 				if connected >= 0 {
 					break
 				}
-				// Failed: it tries again, as a new association.
+				// Failed: it tries again, as a new association (soon, at
+				// another AP, when the one it tried is gone or broken).
 				roam = false
 				t = last + 45*second + int64(r.IntN(105))*second
+				if tries < s.fails {
+					t = last + 3*second + int64(r.IntN(20))*second
+				}
 			}
+			base = Event{BSSID: radio.BSSID, Channel: radio.Channel}
 		}
 		if connected < 0 || connected >= s.end {
 			continue

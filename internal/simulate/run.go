@@ -62,6 +62,14 @@ func (c *Config) Check() error {
 			return fmt.Errorf("--incident %s@%s starts before the backfill (%d days)", in.Kind, in.Ago, c.Days)
 		}
 	}
+	// Where incidents go depends on their AGOs and the number of sites
+	// only: place them on a network of that many sites.
+	placed := NewNetwork(0, Sizes{Sites: c.Sites, Floors: 1, APsPerFloor: 1, Clients: 1}, time.UTC).Place(c.Incidents, time.Unix(0, 0))
+	if i, j := Clashes(placed); i >= 0 {
+		a, b := c.Incidents[i], c.Incidents[j]
+		return fmt.Errorf("--incident %s@%s and %s@%s: every site has an incident within %s of them; space them further apart or add sites",
+			a.Kind, a.Ago, b.Kind, b.Ago, IncidentGap)
+	}
 	return nil
 }
 
@@ -79,15 +87,25 @@ type Summary struct {
 	Incidents  []IncidentSummary `json:"incidents,omitempty"`
 }
 
-// IncidentSummary says where and when an incident was.
+// IncidentSummary says where and when an incident was, and what wnms
+// should find (Incident.Truth): its ground truth.
 type IncidentSummary struct {
 	Kind    string `json:"kind"`
 	Site    string `json:"site"`
 	SiteID  int64  `json:"siteLocationId"`
-	From    string `json:"from"`
+	From    string `json:"from"` // RFC 3339, [from, to)
 	To      string `json:"to"`
+	FromMs  int64  `json:"fromMs"`
+	ToMs    int64  `json:"toMs"`
 	AP      string `json:"ap,omitempty"`
 	Channel int    `json:"channel,omitempty"`
+	SSID    string `json:"ssid,omitempty"`
+	Band    string `json:"band,omitempty"`
+	// Scope is the narrowest scope holding the incident's affected
+	// clients; Equivalent lists scopes holding exactly the same ones.
+	Scope      Scope   `json:"scope"`
+	Equivalent []Scope `json:"equivalentScopes,omitempty"`
+	Cause      Cause   `json:"cause"`
 }
 
 // counts are the running totals of a run.
@@ -127,15 +145,7 @@ func Run(ctx context.Context, a *API, cfg Config, sum *Summary) error {
 	}
 	incs := n.Place(cfg.Incidents, end)
 	for _, in := range incs {
-		is := IncidentSummary{Kind: in.Kind, Site: in.Site.Name, SiteID: in.Site.LocID,
-			From: time.UnixMilli(in.From).UTC().Format(time.RFC3339), To: time.UnixMilli(in.To).UTC().Format(time.RFC3339)}
-		if in.AP != nil {
-			is.AP = in.AP.Name
-		}
-		if in.Kind == Interference {
-			is.Channel = InterferenceChannel
-		}
-		sum.Incidents = append(sum.Incidents, is)
+		sum.Incidents = append(sum.Incidents, in.Truth())
 	}
 	g := NewGenerator(n, incs)
 	var c counts
@@ -349,12 +359,21 @@ func sendAll(ctx context.Context, a *API, events []Event, samples []Sample, batc
 // heartbeats reports every AP but those an ap-down incident has taken,
 // with its clients and traffic, and answers how many it reported.
 func heartbeats(ctx context.Context, a *API, g *Generator, now int64) (int, error) {
+	recs := heartbeatRecords(g, now)
+	_, err := Ingest(ctx, a, "aps", recs)
+	return len(recs), err
+}
+
+// heartbeatRecords are the AP reports of a live round at now: every AP
+// but those an ap-down incident has taken (an AP whose radio is broken,
+// one-bad-ap, is up and reports).
+func heartbeatRecords(g *Generator, now int64) []apRecord {
 	assoc := g.Associated(now)
 	var recs []apRecord
 	for _, ap := range g.Net.APs() {
 		down := false
 		for _, in := range g.Incidents {
-			down = down || in.AP == ap && now >= in.From && now < in.To
+			down = down || in.Kind == APDown && in.AP == ap && now >= in.From && now < in.To
 		}
 		if down {
 			continue
@@ -366,8 +385,7 @@ func heartbeats(ctx context.Context, a *API, g *Generator, now int64) (int, erro
 		r.NumAssocClients, r.TxBytes, r.RxBytes = &k, &tx, &rx
 		recs = append(recs, r)
 	}
-	_, err := Ingest(ctx, a, "aps", recs)
-	return len(recs), err
+	return recs
 }
 
 // Vendor is the vendorName of simulated APs.
