@@ -60,6 +60,11 @@ type Service struct {
 	// K and MinSamples are --baseline-k and --baseline-min-samples.
 	K          float64
 	MinSamples int
+	// MinClients, MinSigma and Alpha are --anomaly-min-clients,
+	// --anomaly-min-sigma and --anomaly-alpha (see Params).
+	MinClients int
+	MinSigma   float64
+	Alpha      float64
 	// OnAnomaly is where a recorded anomaly is announced (once, on the
 	// replica that recorded it): the SNMP trap wnmsBaselineAnomaly. It must
 	// not block.
@@ -83,7 +88,14 @@ type liveCount struct {
 
 // NewService returns a Service with the default k and minimum samples.
 func NewService(st Store, log *slog.Logger) *Service {
-	return &Service{Store: st, Now: time.Now, Log: log, K: DefaultK, MinSamples: DefaultMinSamples}
+	return &Service{Store: st, Now: time.Now, Log: log, K: DefaultK, MinSamples: DefaultMinSamples,
+		MinClients: DefaultMinClients, MinSigma: DefaultMinSigma, Alpha: DefaultAlpha}
+}
+
+// params are the service's settings for a baseline that goes dir.
+func (s *Service) params(dir Direction, intThreshold bool) Params {
+	return Params{K: s.K, MinSamples: s.MinSamples, Direction: dir, IntThreshold: intThreshold,
+		MinClients: s.MinClients, MinSigma: s.MinSigma, Alpha: s.Alpha}
 }
 
 // Refresh recomputes the customer's out-of-date slots in [from, to],
@@ -361,7 +373,7 @@ func (s *Service) Connectivity(ctx context.Context, customerID int64, l *wnms.Lo
 		}
 		return Obs{Value: c.Observation, Samples: c.Attempting}
 	}
-	p := Params{K: s.K, MinSamples: s.MinSamples, Direction: HigherIsWorse}
+	p := s.params(HigherIsWorse, false)
 	out := []ConnPoint{}
 	for _, slot := range Slots(from, to) {
 		c := obs[slot]
@@ -424,7 +436,7 @@ func (s *Service) Performance(ctx context.Context, customerID int64, l *wnms.Loc
 		p := obs[slot]
 		return Obs{Value: p.Observation, Samples: p.Clients}
 	}
-	params := Params{K: s.K, MinSamples: s.MinSamples, Direction: HigherIsWorse, IntThreshold: true}
+	params := s.params(HigherIsWorse, true)
 	zone := locationZone(l)
 	out := []PerfPoint{}
 	for _, slot := range Slots(from, to) {
@@ -528,7 +540,7 @@ func (s *Service) DataRate(ctx context.Context, customerID int64, l *wnms.Locati
 		last[slot] = x
 	}
 	hist := func(slot int64) Obs { return DataRate(rates[slot]) }
-	params := Params{K: s.K, MinSamples: s.MinSamples, Direction: LowerIsWorse}
+	params := s.params(LowerIsWorse, false)
 	zone := locationZone(l)
 	out := []RatePoint{}
 	for _, slot := range Slots(from, to) {
