@@ -20,6 +20,9 @@ import (
 // Store is what baselines need of the store.
 type Store interface {
 	DirtyCustomers(ctx context.Context) ([]int64, error)
+	// FlushDerived writes the slot marks of acknowledged batches that wait
+	// in memory, so that a refresh clears them.
+	FlushDerived(ctx context.Context) error
 	DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]DirtySlot, error)
 	// SlotAttempts calls f with the slot's attempts, one row per client
 	// and place, every row of a client before the next client's.
@@ -42,6 +45,11 @@ type Store interface {
 	ConnObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]Connectivity, error)
 	PerfObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]Performance, error)
 	RecordAnomaly(ctx context.Context, a Anomaly) (bool, error)
+	// PendingAnomalySlots lists the slots at or before to stored since the
+	// evaluation last looked at them, newest first; ClearPendingAnomalySlots
+	// clears those still at the version listed.
+	PendingAnomalySlots(ctx context.Context, customerID, to int64, limit int) ([]DirtySlot, error)
+	ClearPendingAnomalySlots(ctx context.Context, customerID int64, slots []DirtySlot) error
 	Anomalies(ctx context.Context, customerID int64, locations []int64, from, to int64) ([]Anomaly, error)
 	Location(ctx context.Context, id int64) (*wnms.Location, error)
 	Locations(ctx context.Context, customerID int64) ([]*wnms.Location, error)
@@ -71,9 +79,9 @@ type Service struct {
 	OnAnomaly func(a Anomaly, locationPath string)
 
 	refreshing singleflight.Group // slots being recomputed, by customer/slot/version
-	// evaluating serialises the evaluations of this process and the moves
-	// of their mark (EvaluateSince), so that a periodic run that started
-	// before a look-back cannot write its mark over it.
+	// evaluating serialises the evaluations of this process, so that two
+	// runs do not evaluate the same changed slots at once nor write their
+	// marks over each other.
 	evaluating sync.Mutex
 	// lastLive is the last count of a slot being filled, for the reads
 	// that find it at the same version (no batch since).

@@ -35,7 +35,7 @@ type DroppedPartition = wnms.DroppedPartition
 // PurgedTables are the telemetry tables retention purges, oldest rows
 // first: events, samples, AP heartbeats, the clients not seen since, the
 // connection log bundles, and the baseline rows of the slots before.
-var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "anomalies", "baseline_dirty",
+var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "anomalies", "baseline_dirty", "anomaly_pending",
 	"slot_conn_clients", "slot_perf_clients"}
 
 // Instrument registers the service's series: records ingested by kind and
