@@ -199,27 +199,24 @@ func Threshold(mean, sd float64, n int, p Params) float64 {
 		}
 		return th
 	}
-	sigma := sd
-	if p.MinSigma > sd {
-		sigma = p.MinSigma
-	}
-	kSigma := mean + p.K*sigma
-	// need is the fewest affected clients that pass the minimum and the
-	// binomial test; the largest observation short of it, 100·(need−1)/n,
-	// is computed as an observation is (100 × count / n), so that an
-	// observation of need−1 clients is equal to it, not above.
-	need := p.MinClients
-	if n < p.MinSamples || n <= 0 {
-		need = n + 1
-	} else if p.Alpha > 0 {
-		need = max(need, MinSignificant(n, max(mean/100, MinRate), p.Alpha))
-	}
+	kSigma := mean + p.K*max(sd, p.MinSigma)
+	// count is the largest observation with too few affected clients:
+	// 100·(need−1)/n, need the fewest that pass the minimum and the
+	// binomial test (n + 1 when none do). It is computed as an observation
+	// is (100 × count / n), so that the observation of need−1 clients is
+	// equal to it, not above. With too few samples it is 100, which no
+	// observation is above.
 	count := math.Inf(-1)
-	if need > 0 {
-		count = 100 * float64(need-1) / float64(max(n, 1))
-	}
-	if n <= 0 {
+	if n <= 0 || n < p.MinSamples {
 		count = 100
+	} else {
+		need := p.MinClients
+		if p.Alpha > 0 {
+			need = max(need, MinSignificant(n, max(mean/100, MinRate), p.Alpha))
+		}
+		if need > 0 {
+			count = 100 * float64(need-1) / float64(n)
+		}
 	}
 	if p.IntThreshold {
 		return max(math.Round(kSigma), math.Ceil(count))
