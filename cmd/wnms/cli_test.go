@@ -284,6 +284,8 @@ func TestServeBadFlagsChangeNothing(t *testing.T) {
 		{"database-max-conns from the environment", nil, map[string]string{"WNMS_DATABASE_MAX_CONNS": "-3"}, "WNMS_DATABASE_MAX_CONNS -3"},
 		{"radius-accept-hold", []string{"--radius-accept-hold", "500ms"}, nil, "--radius-accept-hold"},
 		{"radius-accept-hold too long", []string{"--radius-accept-hold", "1h"}, nil, "--radius-accept-hold"},
+		{"radius-store-wait", []string{"--radius-store-wait", "1ms"}, nil, "--radius-store-wait"},
+		{"radius-store-wait too long", []string{"--radius-store-wait", "1m"}, nil, "--radius-store-wait"},
 		{"tls-cert alone", []string{"--tls-cert", "x.pem"}, nil, "--tls-key"},
 		{"bootstrap key id alone", []string{"--bootstrap-key-id", "k"}, nil, "--bootstrap-key-value"},
 		{"database-url", []string{"--database-url", "mysql://x"}, nil, "--database-url"},

@@ -148,7 +148,7 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 		}
 	}
 	if s.radiusAuthConn != nil {
-		d.proxy = radius.NewProxy(d.bridge.Radius, d.bridge, radius.ProxyOptions{Logger: log, Health: health})
+		d.proxy = radius.NewProxy(d.bridge.Radius, d.bridge, radius.ProxyOptions{Logger: log, Health: health, StoreWait: s.c.radiusStoreWait})
 	}
 	if s.radiusAcctConn != nil {
 		d.acct = radius.NewAccounting(d.bridge.Radius, d.bridge, radius.AccountingOptions{Logger: log, Health: health, Sessions: s.st})
@@ -259,6 +259,13 @@ func (d *dataSources) instrument(reg *metrics.Registry) {
 			m["without_client"] += float64(c.EventsWithoutClient.Load())
 		}
 		return m
+	})
+	reg.CounterFunc("wnms_radius_accepts_unstored_total", "Access-Accepts passed on before their Success was known to be committed (the wait ran out, or storing failed).", func() float64 {
+		n := 0.0
+		for _, c := range counters() {
+			n += float64(c.AcceptsUnstored.Load())
+		}
+		return n
 	})
 	reg.CounterVecFunc("wnms_syslog_messages_total", "Syslog messages received, by outcome (parsed, or the reason dropped).", "outcome", func() map[string]float64 {
 		m := map[string]float64{"received": 0, "parsed": 0}

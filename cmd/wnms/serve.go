@@ -68,15 +68,19 @@ type serveConfig struct {
 	// radiusAcceptHold is how long a RADIUS accept waits for the syslog
 	// Success of its connection (--radius-accept-hold).
 	radiusAcceptHold time.Duration
-	clusterConfig    string
-	baselineK        float64
-	webhookPrivate   bool // --webhook-allow-private
-	allowedHosts     string
-	baselineMin      int
-	anomalyClients   int     // --anomaly-min-clients
-	anomalySigma     float64 // --anomaly-min-sigma
-	anomalyAlpha     float64 // --anomaly-alpha
-	demo             bool
+	// radiusStoreWait bounds how long an Access-Accept waits for its
+	// Success to be committed before it goes to the NAS
+	// (--radius-store-wait).
+	radiusStoreWait time.Duration
+	clusterConfig   string
+	baselineK       float64
+	webhookPrivate  bool // --webhook-allow-private
+	allowedHosts    string
+	baselineMin     int
+	anomalyClients  int     // --anomaly-min-clients
+	anomalySigma    float64 // --anomaly-min-sigma
+	anomalyAlpha    float64 // --anomaly-alpha
+	demo            bool
 
 	cluster *cluster.Config // read from clusterConfig by parseServe
 }
@@ -158,6 +162,7 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.StringVar(&c.radiusAcct, "radius-acct-listen", "off", "UDP address of the RADIUS accounting server (e.g. :1813), or off")
 	fs.StringVar(&c.syslogListen, "syslog-listen", "off", "address of the syslog receiver, UDP and TCP (e.g. :514), or off")
 	fs.DurationVar(&c.radiusAcceptHold, "radius-accept-hold", datasource.AcceptHold, "how long a RADIUS accept of a source that also sends syslog waits for the syslog Success of its connection (1s to 10m)")
+	fs.DurationVar(&c.radiusStoreWait, "radius-store-wait", time.Second, "how long an Access-Accept waits for its Success to be committed before it goes to the NAS anyway (10ms to 30s)")
 	fs.DurationVar(&c.retention, "retention", telemetry.DefaultRetention, "how long client events and samples are kept (purged hourly)")
 	fs.DurationVar(&c.auditRetention, "audit-retention", 400*24*time.Hour, "how long audit log records are kept (purged hourly)")
 	fs.BoolVar(&c.webhookPrivate, "webhook-allow-private", false, "let webhooks reach loopback, private (RFC 1918, fc00::/7) and this server's own addresses; only a SUPERUSER may set such a target")
@@ -532,6 +537,7 @@ func (s *server) background(ctx, bg context.Context) {
 		}
 		return ids, nil
 	}, time.Minute)
+	go s.api.Incidents.RunEvery(bg, time.Minute) // groups what the evaluation recorded
 	if s.cluster != nil {
 		go s.cluster.Run(bg)
 		// Caught from now on: SIGHUP's default would end the process.
@@ -737,6 +743,8 @@ func (c *serveConfig) validate(cmd *command) error {
 		return bad("syslog-listen", strconv.Quote(c.syslogListen), "must be off or host:port")
 	case c.radiusAcceptHold < time.Second || c.radiusAcceptHold > 10*time.Minute:
 		return bad("radius-accept-hold", c.radiusAcceptHold, "must be 1s to 10m")
+	case c.radiusStoreWait < 10*time.Millisecond || c.radiusStoreWait > 30*time.Second:
+		return bad("radius-store-wait", c.radiusStoreWait, "must be 10ms to 30s")
 	case !(c.baselineK > 0 && c.baselineK <= 10): // NaN too (finite refused it already)
 		return bad("baseline-k", c.baselineK, "must be above 0 and at most 10")
 	case strings.ContainsAny(c.allowedHosts, "/:@"):

@@ -79,6 +79,12 @@ func (s *Server) routes() {
 	s.handle("GET /baselines/anomalies", anyRole, s.anomalies)
 	s.handle("GET /baselines/clientsconnectivity/failingclients", anyRole, s.failingClients) // an extension
 
+	// Incidents (an extension): anomalies grouped per site, with cause,
+	// scope and evidence.
+	s.handle("GET /incidents", anyRole, s.listIncidents)
+	s.handle("GET /incidents/{id}", anyRole, s.getIncident)
+	s.handle("POST /incidents/{id}/acknowledge", suAdOp, s.acknowledgeIncident)
+
 	// Extensions (api.md §2, §5, §6).
 	s.handle("POST /login/{clientidentifier}/{timeout}", public, s.login)
 	s.handle("PUT /users/customfields", suAd, s.createCustomField)

@@ -23,6 +23,7 @@ import (
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/console"
 	"github.com/wnms/wnms/internal/httpkit"
+	"github.com/wnms/wnms/internal/incident"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/notify"
 	"github.com/wnms/wnms/internal/snmp"
@@ -57,6 +58,7 @@ type Store interface {
 	wnms.FileStore
 	telemetry.Store
 	baseline.Store
+	incident.Store
 	wnms.AuditStore
 	wnms.EventStore
 	wnms.WebhookStore
@@ -85,6 +87,9 @@ type Server struct {
 	Router *httpkit.Router
 	// Baselines answers the baseline calls and evaluates anomalies.
 	Baselines *baseline.Service
+	// Incidents groups anomalies into incidents and answers the incident
+	// calls.
+	Incidents *incident.Service
 	// SNMP sends the traps of every customer's SNMP policy.
 	SNMP *snmp.Sender
 	// OnSNMPPolicyChange is called after an SNMP policy is stored (the
@@ -154,6 +159,17 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 		s.Hub.RaiseAnomaly(ctx, notify.Anomaly{CustomerID: an.CustomerID, LocationID: an.LocationID, Kind: an.Kind,
 			Slot: an.Slot, Observation: an.Observation, Baseline: an.Baseline, Threshold: an.Threshold})
 	}
+	s.Incidents = incident.NewService(st, log)
+	s.Incidents.EvaluatedThrough = s.Baselines.EvaluatedThrough
+	announce := func(closed bool) func(in *wnms.Incident) {
+		return func(in *wnms.Incident) {
+			log.Info("incident", "customer_id", in.CustomerID, "id", in.ID, "site_id", in.SiteLocationID, "closed", closed)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			s.Hub.RaiseIncident(ctx, in, closed)
+		}
+	}
+	s.Incidents.OnOpened, s.Incidents.OnClosed = announce(false), announce(true)
 	locked := a.OnUserLocked
 	a.OnUserLocked = func(u *wnms.User) {
 		log.Warn("user locked after failed logins", "user_id", u.UserID, "login_id", u.LoginID)

@@ -31,4 +31,5 @@ func (e *Env) UseClock(c *Clock) {
 	e.Auth.Now = c.Now
 	e.Store.Now = c.Now
 	e.API.Telemetry.Now = c.Now
+	e.API.Incidents.Now = c.Now
 }

@@ -212,5 +212,9 @@ func (s *Service) EvaluatedThrough(ctx context.Context, customerID int64) (int64
 	if err != nil || !ok {
 		return 0, err
 	}
-	return strconv.ParseInt(v, 10, 64)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, nil // not written by the evaluation: as if never evaluated
+	}
+	return n, nil
 }

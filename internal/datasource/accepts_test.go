@@ -46,7 +46,7 @@ func TestAcceptsBounded(t *testing.T) {
 	// whatever the NASes send; what holdOrLetGo lets go waits for the next
 	// release (at most maxHeld of it; past that it is counted, dropped).
 	for i := range maxHeld + 10 {
-		a.holdOrLetGo(e, rec(fmt.Sprintf("mac-%d", i)), t0.Add(10*time.Second), 1)
+		a.holdOrLetGo(e, rec(fmt.Sprintf("mac-%d", i)), t0.Add(10*time.Second), 1, nil)
 	}
 	// (The client above still had 4 held: 14 go.)
 	if a.n != maxHeld || len(a.byKey) != maxHeld || len(a.due) != 14 {
@@ -57,7 +57,7 @@ func TestAcceptsBounded(t *testing.T) {
 		t.Fatalf("released %d (%d dropped), %d left; want the 14 let go", len(got), dropped, a.n)
 	}
 	for i := range maxHeld + 3 {
-		a.holdOrLetGo(e, rec(fmt.Sprintf("more-%d", i)), t0.Add(10*time.Second), 1)
+		a.holdOrLetGo(e, rec(fmt.Sprintf("more-%d", i)), t0.Add(10*time.Second), 1, nil)
 	}
 	got, dropped = a.expired(t0.Add(11 * time.Second))
 	if len(got) != 2*maxHeld || dropped != 3 || len(a.byKey) != 0 || a.n != 0 {
@@ -217,7 +217,7 @@ func TestHoldSuccess(t *testing.T) {
 		{"an unknown source", radius.Source{Group: 2, Name: "ap"}, success, false},
 		{"a Failure", radius.Source{Group: 1, Name: "ap"}, json.RawMessage(`{"macAddress":"02:00:00:00:00:01","eventType":"Failure"}`), false},
 	} {
-		if got := b.HoldSuccess(c.src, c.rec); got != c.want {
+		if got := b.HoldSuccess(c.src, c.rec, make(chan bool, 1)); got != c.want {
 			t.Errorf("%s: held %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -512,7 +512,7 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return err
 		}
-		if kind == telemetry.KindEvents && b.holdAccept(e, m) {
+		if kind == telemetry.KindEvents && b.holdAccept(e, m, nil) {
 			continue
 		}
 		recs = append(recs, m)
@@ -528,25 +528,26 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 // whether it did. The proxy calls it before it passes the Access-Accept
 // to the NAS, instead of queueing the Success: so the accept is held
 // before the NAS completes the connection, whatever the store is doing.
-// It never waits on the store.
-func (b *Bridge) HoldSuccess(src radius.Source, rec json.RawMessage) bool {
+// It never waits on the store; stored is told once the accept's row is
+// written (see persistHeld), or that it will not be.
+func (b *Bridge) HoldSuccess(src radius.Source, rec json.RawMessage, stored chan<- bool) bool {
 	b.init()
 	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
 	if ok {
 		b.heardFrom(e, time.Now())
 	}
 	var m map[string]any
-	return ok && e.src.Syslog && json.Unmarshal(rec, &m) == nil && b.holdAccept(e, m)
+	return ok && e.src.Syslog && json.Unmarshal(rec, &m) == nil && b.holdAccept(e, m, stored)
 }
 
 // holdAccept holds m, a client event of source e, when it is a RADIUS
 // Success that should wait for its syslog Success, and says whether it
-// did.
-func (b *Bridge) holdAccept(e *entry, m map[string]any) bool {
+// did; stored (nil, or room for one) is told whether its row is written.
+func (b *Bridge) holdAccept(e *entry, m map[string]any, stored chan<- bool) bool {
 	if !e.src.Syslog || m["eventType"] != telemetry.Success {
 		return false
 	}
-	b.accepts.holdOrLetGo(e, m, time.Now(), b.ServerID)
+	b.accepts.holdOrLetGo(e, m, time.Now(), b.ServerID, stored)
 	b.heardAccept(e, m)
 	select {
 	case b.wake <- struct{}{}:
@@ -700,8 +701,9 @@ type accepts struct {
 // under the caps is stored alone by the next release (the caller must
 // not wait on the store). Each accept is also queued for persistHeld,
 // which writes it and its Intermediate event.
-func (a *accepts) holdOrLetGo(e *entry, rec map[string]any, now time.Time, server int64) {
+func (a *accepts) holdOrLetGo(e *entry, rec map[string]any, now time.Time, server int64, stored chan<- bool) {
 	f := newFresh(e, rec, now, server)
+	f.stored = stored
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out *heldAccept
@@ -709,6 +711,7 @@ func (a *accepts) holdOrLetGo(e *entry, rec map[string]any, now time.Time, serve
 	f.h.server = server
 	if len(a.fresh) >= maxHeld {
 		a.lost++
+		f.tell(false)
 	} else {
 		a.fresh = append(a.fresh, f)
 	}

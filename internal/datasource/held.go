@@ -149,6 +149,17 @@ type freshAccept struct {
 	write bool        // the row is to be written
 	row   wnms.HeldAccept
 	event map[string]any
+	// stored, when not nil (room for one), is told once whether the row
+	// is written: the proxy answers the NAS after that.
+	stored chan<- bool
+}
+
+// tell tells f's waiter, if any, whether its row is written.
+func (f *freshAccept) tell(ok bool) {
+	if f.stored != nil {
+		f.stored <- ok
+		f.stored = nil
+	}
 }
 
 func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
@@ -192,6 +203,7 @@ func acceptEventID(id string) string {
 func (a *accepts) queueFresh(f freshAccept) {
 	if len(a.fresh) >= maxHeld {
 		a.lost++
+		f.tell(false)
 		return
 	}
 	a.fresh = append(a.fresh, f)
@@ -247,6 +259,11 @@ func (b *Bridge) persistHeld(ctx context.Context) {
 			a.mu.Unlock()
 			return
 		}
+	}
+	for i := range fresh {
+		// Written (or its Success is on the way already): the NAS may
+		// have the accept.
+		fresh[i].tell(true)
 	}
 	b.queueEvents(fresh)
 }

@@ -42,14 +42,16 @@ func TestHeldAcceptsSurviveARestart(t *testing.T) {
 				return b
 			}
 			now := time.Now()
-			accept := func(b *Bridge, id, mac string) {
+			accept := func(b *Bridge, id, mac string) <-chan bool {
 				t.Helper()
 				rec, _ := json.Marshal(map[string]any{"eventId": id, "macAddress": mac, "eventType": "Success",
 					"bssid": "AA:BB:CC:DD:EE:FF", "ssid": "corp", "timestamp": now.UnixMilli(), "username": "carol",
 					"authenticationTimestamp": now.UnixMilli(), "aaaLatency": 42, "radiusPrimaryIP": "10.0.0.9"})
-				if !b.HoldSuccess(radius.Source{Group: wnms.OnPremCustomer, Name: "lab"}, rec) {
+				stored := make(chan bool, 1)
+				if !b.HoldSuccess(radius.Source{Group: wnms.OnPremCustomer, Name: "lab"}, rec, stored) {
 					t.Fatal("the accept was not held")
 				}
+				return stored
 			}
 			events := func(mac, typ string) []map[string]any {
 				t.Helper()
@@ -77,9 +79,24 @@ func TestHeldAcceptsSurviveARestart(t *testing.T) {
 
 			// Held, then a graceful stop: the accept shows as a RADIUS
 			// accept event and waits in the store.
+			// The proxy answers the NAS once told the row is written, and
+			// not before.
 			b1 := start(time.Minute)
-			accept(b1, "radius-joined", "02:00:00:00:00:01")
-			accept(b1, "radius-alone", "02:00:00:00:00:02")
+			told := []<-chan bool{accept(b1, "radius-joined", "02:00:00:00:00:01"), accept(b1, "radius-alone", "02:00:00:00:00:02")}
+			for _, c := range told {
+				if len(c) != 0 {
+					t.Fatal("told before the row is written")
+				}
+			}
+			b1.persistHeld(ctx) // what persistOnWake does at once
+			for _, c := range told {
+				if len(c) != 1 || !<-c {
+					t.Fatal("not told the row is written")
+				}
+			}
+			if n := rows(); n != 2 {
+				t.Fatalf("%d rows held in the store once told, want 2", n)
+			}
 			b1.Flush(ctx)
 			if ev := events("02:00:00:00:00:01", "Intermediate"); len(ev) != 1 || ev[0]["categoryCode"] != float64(2) ||
 				ev[0]["typeCode"] != float64(11) || ev[0]["radiusPrimaryIP"] != "10.0.0.9" {

@@ -212,17 +212,23 @@ func formatFloat(f float64) string {
 }
 
 type gaugeFunc struct {
-	name, help string
-	f          func() float64
+	name, help, typ string
+	f               func() float64
 }
 
 // GaugeFunc registers a gauge whose value f returns at scrape time.
 func (r *Registry) GaugeFunc(name, help string, f func() float64) {
-	r.add(&gaugeFunc{name: name, help: help, f: f})
+	r.add(&gaugeFunc{name: name, help: help, typ: "gauge", f: f})
+}
+
+// CounterFunc registers a counter whose value f returns at scrape time
+// (a value kept elsewhere, that only grows).
+func (r *Registry) CounterFunc(name, help string, f func() float64) {
+	r.add(&gaugeFunc{name: name, help: help, typ: "counter", f: f})
 }
 
 func (g *gaugeFunc) write(w io.Writer) {
-	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s %s\n", g.name, g.help, g.name, g.name, formatFloat(g.f()))
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", g.name, g.help, g.name, g.typ, g.name, formatFloat(g.f()))
 }
 
 type gaugeVecFunc struct {

@@ -42,6 +42,7 @@ type Traps interface {
 	BaselineAnomaly(a snmp.Anomaly)
 	UserLocked(customerID int64, login string)
 	UpstreamChange(customerID int64, address, kind string, up bool)
+	IncidentChange(in snmp.Incident, closed bool)
 }
 
 // Retention is how long the outbox keeps an event: the event stream
@@ -419,5 +420,32 @@ func (h *Hub) UserLocked(ctx context.Context, u *wnms.User) {
 		map[string]any{"userId": u.UserID, "loginId": u.LoginID, "lockedUntil": u.LockedUntil})
 	if h.Traps != nil {
 		h.Traps.UserLocked(u.CustomerID, u.LoginID)
+	}
+}
+
+// RaiseIncident raises incidentOpened, or incidentClosed when closed, with
+// its trap. The event concerns the incident's site; its data is the
+// incident as GET /incidents/{id} answers it, with the site's path of
+// names (locationPath).
+func (h *Hub) RaiseIncident(ctx context.Context, in *wnms.Incident, closed bool) {
+	path, names := h.locate(ctx, in.SiteLocationID)
+	kind := wnms.EventIncidentOpened
+	if closed {
+		kind = wnms.EventIncidentClosed
+	}
+	h.raise(ctx, &wnms.Event{Kind: kind, CustomerID: in.CustomerID, LocationPath: path}, struct {
+		*wnms.Incident
+		LocationPath string `json:"locationPath"`
+	}{in, names})
+	if h.Traps != nil {
+		t := snmp.Incident{CustomerID: in.CustomerID, ID: in.ID, LocationPath: names, At: time.UnixMilli(in.From),
+			Scope: in.Scope.Type + " " + in.Scope.Name}
+		if closed && in.To != nil {
+			t.At = time.UnixMilli(*in.To)
+		}
+		if in.Cause != nil {
+			t.Cause = in.Cause.Stage + ": " + in.Cause.Reason.Text
+		}
+		h.Traps.IncidentChange(t, closed)
 	}
 }

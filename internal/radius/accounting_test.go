@@ -207,6 +207,9 @@ func TestAccountingPassOnAfterCommit(t *testing.T) {
 	if acctExchange(t, addr, start, 300*time.Millisecond) != nil {
 		t.Fatal("answered although the Sink failed")
 	}
+	// The refusal is in before the Sink takes records again (a loaded
+	// machine may not have handled the packet within the 300 ms).
+	waitFor(t, "the Sink's refusal", func() bool { return a.Counters().SinkErrors.Load() == 1 })
 	sink.setFail(false)
 	for range 2 {
 		resp := acctExchange(t, addr, start, 2*time.Second)

@@ -17,6 +17,7 @@ type Counters struct {
 	Events               atomic.Uint64 // records the Sink committed
 	SinkErrors           atomic.Uint64 // Sink calls that failed
 	EventsDropped        atomic.Uint64 // records dropped because the Sink fell behind
+	AcceptsUnstored      atomic.Uint64 // Access-Accepts relayed before their Success was known to be stored (the wait ran out, or it failed)
 	EventsWithoutClient  atomic.Uint64 // observations without a Calling-Station-Id MAC, not recorded
 	ConversationsEvicted atomic.Uint64 // authentication conversations evicted at the cap, unreported
 	SessionsEvicted      atomic.Uint64 // accounting sessions evicted at the cap (their next delta is lost)

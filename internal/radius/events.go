@@ -41,10 +41,13 @@ type Sink interface {
 // view of it). The proxy offers it each Success before it passes the
 // Access-Accept to the NAS, and before queueing the Success, so that it
 // is held before the NAS can complete the connection; one it takes
-// (true) is not emitted.
+// (true) is not emitted. For one it takes, it sends once on stored (a
+// channel with room for one): true once what it holds is in the store
+// (it survives a kill), false when it gave up on storing it. The proxy
+// waits for that, a bounded time, before it answers the NAS.
 // HoldSuccess must not wait on a store.
 type SuccessHolder interface {
-	HoldSuccess(src Source, record json.RawMessage) bool
+	HoldSuccess(src Source, record json.RawMessage, stored chan<- bool) bool
 }
 
 // record is a client event or sample in the ingest format, plus where it

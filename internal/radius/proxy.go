@@ -26,8 +26,14 @@ type ProxyOptions struct {
 	MaxInFlight      int           // requests being forwarded at once; 4,096
 	MaxPerSource     int           // of them, from one source; 256
 	MaxPerGroup      int           // of them, from the sources of one group (a customer); 1,024
-	Logger           *slog.Logger  // for upstream state changes and Sink errors; never given a secret
-	Health           *Health       // told of every upstream's answers and silences (optional)
+	// StoreWait bounds how long an Access-Accept waits for its Success to
+	// be in the store before it goes to the NAS; 1 s. An accept whose
+	// Success is committed first is never lost to a crash of the server;
+	// one that waited out the bound is answered anyway (counted), as the
+	// NAS must not time out because the store is slow.
+	StoreWait time.Duration
+	Logger    *slog.Logger // for upstream state changes and Sink errors; never given a secret
+	Health    *Health      // told of every upstream's answers and silences (optional)
 }
 
 // Proxy is the RADIUS authentication proxy (RFC 2865, 3579; decisions
@@ -84,8 +90,9 @@ type conversation struct {
 }
 
 type event struct {
-	src Source
-	rec json.RawMessage
+	src    Source
+	rec    json.RawMessage
+	stored chan<- bool // nil, or told once whether rec was committed
 }
 
 // NewProxy returns a proxy that reads its sources and upstreams from s
@@ -99,6 +106,9 @@ func NewProxy(s *Settings, sink Sink, opts ProxyOptions) *Proxy {
 	}
 	if opts.MaxConversations <= 0 {
 		opts.MaxConversations = 1 << 16
+	}
+	if opts.StoreWait <= 0 {
+		opts.StoreWait = time.Second
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -123,7 +133,11 @@ func (p *Proxy) Serve(ctx context.Context, pc net.PacketConn) error {
 	var wg, bg sync.WaitGroup
 	bg.Add(2)
 	go func() { defer bg.Done(); p.sweep(ctx) }()
-	go func() { defer bg.Done(); emitLoop(ctx, p.sink, p.events, &p.counters, p.opts.Logger) }()
+	// The events of requests still being answered when ctx ends are
+	// stored too: the emit loop stops only once they are all queued.
+	ectx, ecancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer ecancel()
+	go func() { defer bg.Done(); emitLoop(ectx, p.sink, p.events, &p.counters, p.opts.Logger) }()
 	stop := context.AfterFunc(ctx, func() { pc.SetReadDeadline(time.Now()) })
 	defer stop()
 	err := readLoop(ctx, pc, func(b []byte, from netip.AddrPort) {
@@ -155,6 +169,7 @@ func (p *Proxy) Serve(ctx context.Context, pc net.PacketConn) error {
 	})
 	wg.Wait()
 	cancel()
+	ecancel()
 	bg.Wait()
 	p.pool.close()
 	return err
@@ -275,7 +290,13 @@ func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPo
 		if ip, err := rad.IPAddr(resp.Get(attrFramedIPAddress)); err == nil {
 			r.IP = ptr(ip.String()) // the address the server gave the client
 		}
-		p.emit(conv.src, r)
+		// The NAS has the accept only once its Success is in the store
+		// (or the wait is over): a server killed meanwhile has not
+		// answered, and the NAS asks again. A retransmission meanwhile
+		// finds no answer yet and is dropped as a duplicate.
+		stored := make(chan bool, 1)
+		p.emitStored(conv.src, r, stored)
+		p.awaitStored(ctx, stored)
 	}
 	p.finish(key, ex, wire)
 	if _, err := pc.WriteTo(wire, net.UDPAddrFromAddrPort(from)); err != nil {
@@ -578,21 +599,55 @@ func (p *Proxy) sweep(ctx context.Context) {
 
 // emit queues r for the Sink; when the Sink falls behind it is dropped
 // and counted, as the proxy must not hold up authentications.
-func (p *Proxy) emit(src Source, r record) {
+func (p *Proxy) emit(src Source, r record) { p.emitStored(src, r, nil) }
+
+// emitStored is emit, telling stored (when not nil; room for one) once
+// whether r is in the store: true once committed, false when it is not
+// recorded, dropped or the Sink failed.
+func (p *Proxy) emitStored(src Source, r record, stored chan<- bool) {
+	tell := func(ok bool) {
+		if stored != nil {
+			stored <- ok
+		}
+	}
 	if r.MacAddress == "" {
 		p.counters.EventsWithoutClient.Add(1)
+		tell(false)
 		return
 	}
 	rec := marshal(r)
-	if h, ok := p.sink.(SuccessHolder); ok && r.EventType == "Success" && h.HoldSuccess(src, rec) {
-		p.counters.Events.Add(1)
-		return
+	if h, ok := p.sink.(SuccessHolder); ok && r.EventType == "Success" {
+		held := stored
+		if held == nil {
+			held = make(chan bool, 1) // nobody waits
+		}
+		if h.HoldSuccess(src, rec, held) {
+			p.counters.Events.Add(1)
+			return
+		}
 	}
 	select {
-	case p.events <- event{src, rec}:
+	case p.events <- event{src, rec, stored}:
 	default:
 		p.counters.EventsDropped.Add(1)
+		tell(false)
 	}
+}
+
+// awaitStored waits until stored says the Success is in the store, at
+// most StoreWait, and counts an accept answered without that.
+func (p *Proxy) awaitStored(ctx context.Context, stored <-chan bool) {
+	t := time.NewTimer(p.opts.StoreWait)
+	defer t.Stop()
+	select {
+	case ok := <-stored:
+		if ok {
+			return
+		}
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	p.counters.AcceptsUnstored.Add(1)
 }
 
 // emitLoop gives queued events to the sink in batches, one call a
@@ -610,11 +665,19 @@ func emitLoop(ctx context.Context, sink Sink, q chan event, c *Counters, log *sl
 			}
 		}
 		batch := map[Source][]json.RawMessage{first.src: {first.rec}}
+		waiting := map[Source][]chan<- bool{}
+		wait := func(e event) {
+			if e.stored != nil {
+				waiting[e.src] = append(waiting[e.src], e.stored)
+			}
+		}
+		wait(first)
 	more:
 		for n := 1; n < 1000; n++ {
 			select {
 			case e := <-q:
 				batch[e.src] = append(batch[e.src], e.rec)
+				wait(e)
 			default:
 				break more
 			}
@@ -623,6 +686,9 @@ func emitLoop(ctx context.Context, sink Sink, q chan event, c *Counters, log *sl
 			ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			err := sink.Emit(ectx, src, KindClientEvents, recs)
 			cancel()
+			for _, w := range waiting[src] {
+				w <- err == nil
+			}
 			if err != nil {
 				c.SinkErrors.Add(1)
 				log.Warn("radius: events not stored", "source", src.Name, "records", len(recs), "err", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/netip"
 	"sync"
@@ -263,7 +264,7 @@ func (s *holdingSink) Emit(ctx context.Context, _ Source, _ string, records []js
 	}
 }
 
-func (s *holdingSink) HoldSuccess(_ Source, rec json.RawMessage) bool {
+func (s *holdingSink) HoldSuccess(_ Source, rec json.RawMessage, stored chan<- bool) bool {
 	var m map[string]any
 	if err := json.Unmarshal(rec, &m); err != nil {
 		panic(err)
@@ -271,7 +272,79 @@ func (s *holdingSink) HoldSuccess(_ Source, rec json.RawMessage) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.held = append(s.held, m)
+	stored <- true // kept where it survives, as far as this test goes
 	return true
+}
+
+// gateSink commits nothing until it is let through, and notes, as each
+// Emit starts, whether the NAS had its answer by then.
+type gateSink struct {
+	nasHasAnswer  *atomic.Bool
+	open          chan struct{}
+	fail          bool
+	mu            sync.Mutex
+	emits         int
+	answeredFirst bool // an Emit started with the NAS answered already
+}
+
+func (s *gateSink) Emit(ctx context.Context, _ Source, _ string, _ []json.RawMessage) error {
+	s.mu.Lock()
+	s.emits++
+	s.answeredFirst = s.answeredFirst || s.nasHasAnswer.Load()
+	s.mu.Unlock()
+	select {
+	case <-s.open:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if s.fail {
+		return errors.New("the store failed")
+	}
+	return nil
+}
+
+// The NAS has an Access-Accept only once its Success is committed, so a
+// server killed before the commit has not answered and the NAS asks
+// again; a Success that cannot be stored does not hold the answer up.
+func TestProxyAnswersAcceptOnceStored(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		fail     bool
+		unstored uint64
+	}{{"committed", false, 0}, {"the store fails", true, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			up := newUpstream(t, acceptPAP)
+			var got atomic.Bool
+			sink := &gateSink{nasHasAnswer: &got, open: make(chan struct{}), fail: c.fail}
+			p, addr := startProxyWith(t, Config{Sources: []SourceConfig{localSource()}, Upstreams: []Upstream{up.config(1000)}},
+				ProxyOptions{StoreWait: time.Minute}, sink)
+			n := newNAS(t, addr)
+			req, wire := signedPAP(t, "pw", "02:00:00:00:00:07")
+			answer := make(chan []byte, 1)
+			go func() {
+				a := n.send(wire, time.Minute)
+				got.Store(a != nil)
+				answer <- a
+			}()
+			waitFor(t, "the Success's Emit", func() bool { sink.mu.Lock(); defer sink.mu.Unlock(); return sink.emits == 1 })
+			if len(answer) != 0 {
+				t.Fatal("the NAS has the accept before its Success is committed")
+			}
+			close(sink.open)
+			resp := checkAnswer(t, <-answer, req)
+			if resp.Code != rad.CodeAccessAccept {
+				t.Fatalf("answer %v, want an Access-Accept", resp.Code)
+			}
+			sink.mu.Lock()
+			defer sink.mu.Unlock()
+			if sink.answeredFirst {
+				t.Error("the NAS had the accept when its Success's Emit started")
+			}
+			if u := p.Counters().AcceptsUnstored.Load(); u != c.unstored {
+				t.Errorf("%d accepts counted as answered unstored, want %d", u, c.unstored)
+			}
+		})
+	}
 }
 
 // A SuccessHolder gets the Success before the NAS has the accept, even

@@ -41,6 +41,9 @@ var (
 	oidTrapAPBoxID     = wnmsTrapObjects.Append(10) // wnmsTrapApBoxId
 	oidTrapUpstream    = wnmsTrapObjects.Append(11) // wnmsTrapUpstreamAddress
 	oidTrapUpstreamKnd = wnmsTrapObjects.Append(12) // wnmsTrapUpstreamKind
+	oidTrapIncidentID  = wnmsTrapObjects.Append(13) // wnmsTrapIncidentId
+	oidTrapIncidentCse = wnmsTrapObjects.Append(14) // wnmsTrapIncidentCause
+	oidTrapIncidentScp = wnmsTrapObjects.Append(15) // wnmsTrapIncidentScope
 )
 
 // Notification kinds: the names of WNMS-MIB (coldStart is SNMPv2-MIB's).
@@ -53,6 +56,8 @@ const (
 	KindUserLocked      = "wnmsUserLocked"
 	KindUpstreamDown    = "wnmsUpstreamDown"
 	KindUpstreamUp      = "wnmsUpstreamUp"
+	KindIncidentOpened  = "wnmsIncidentOpened"
+	KindIncidentClosed  = "wnmsIncidentClosed"
 )
 
 // notificationOIDs are the snmpTrapOID values of the kinds.
@@ -65,6 +70,8 @@ var notificationOIDs = map[string]OID{
 	KindUserLocked:      wnmsNotifications.Append(5),
 	KindUpstreamDown:    wnmsNotifications.Append(6),
 	KindUpstreamUp:      wnmsNotifications.Append(7),
+	KindIncidentOpened:  wnmsNotifications.Append(8),
+	KindIncidentClosed:  wnmsNotifications.Append(9),
 }
 
 // Standard objects.

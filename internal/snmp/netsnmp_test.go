@@ -334,4 +334,12 @@ func TestEveryTrapKindCarriesItsVarbinds(t *testing.T) {
 	d.WaitFor(t, "OID: .1.3.6.1.4.1.61550.0.4", `.1.3.6.1.4.1.61550.1.2.4 = STRING: "connectivity"`,
 		`.1.3.6.1.4.1.61550.1.2.5 = STRING: "2026-11-22T09:15:00Z"`, `.1.3.6.1.4.1.61550.1.2.6 = STRING: "41.5"`,
 		`.1.3.6.1.4.1.61550.1.2.7 = STRING: "72.25"`)
+	in := Incident{CustomerID: 1, ID: 17, LocationPath: "/Campus/Building A", At: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC),
+		Cause: "authentication: RADIUS server unreachable", Scope: "ssid corp"}
+	s.IncidentChange(in, false)
+	d.WaitFor(t, "OID: .1.3.6.1.4.1.61550.0.8", ".1.3.6.1.4.1.61550.1.2.13 = INTEGER: 17",
+		`.1.3.6.1.4.1.61550.1.2.3 = STRING: "/Campus/Building A"`, `.1.3.6.1.4.1.61550.1.2.5 = STRING: "2026-11-22T09:00:00Z"`,
+		`.1.3.6.1.4.1.61550.1.2.14 = STRING: "authentication: RADIUS server unreachable"`, `.1.3.6.1.4.1.61550.1.2.15 = STRING: "ssid corp"`)
+	s.IncidentChange(in, true)
+	d.WaitFor(t, "OID: .1.3.6.1.4.1.61550.0.9")
 }

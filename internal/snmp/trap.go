@@ -297,3 +297,27 @@ func (s *Sender) BaselineAnomaly(a Anomaly) {
 		str(oidTrapThreshold, strconv.FormatFloat(a.Threshold, 'f', -1, 64)),
 	}})
 }
+
+// Incident is what wnmsIncidentOpened and wnmsIncidentClosed say: which
+// incident, its site, when it began (or ended) and its cause and scope.
+type Incident struct {
+	CustomerID   int64
+	ID           int64
+	LocationPath string
+	At           time.Time
+	Cause, Scope string
+}
+
+// IncidentChange queues wnmsIncidentOpened, or wnmsIncidentClosed when
+// closed.
+func (s *Sender) IncidentChange(in Incident, closed bool) {
+	k := KindIncidentOpened
+	if closed {
+		k = KindIncidentClosed
+	}
+	s.Send(Trap{Kind: k, CustomerID: in.CustomerID, Vars: []gosnmp.SnmpPDU{
+		{Name: oidTrapIncidentID.String(), Type: gosnmp.Integer, Value: int(in.ID)},
+		str(oidTrapLocation, in.LocationPath), str(oidTrapSlotStart, in.At.UTC().Format(time.RFC3339)),
+		str(oidTrapIncidentCse, in.Cause), str(oidTrapIncidentScp, in.Scope),
+	}})
+}

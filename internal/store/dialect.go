@@ -68,6 +68,15 @@ func eventChannel(d Dialect) string {
 	return `json_extract(body, '$.channel')`
 }
 
+// eventBodyText is a text field of a client event's stored body (NULL
+// when absent), as eventChannel reads the channel.
+func eventBodyText(d Dialect, field string) string {
+	if d == Postgres {
+		return `(body::json->>'` + field + `')`
+	}
+	return `json_extract(body, '$.` + field + `')`
+}
+
 // forUpdate is the clause that locks the rows of table (its name or alias
 // in the query) that a transaction reads before it writes them back: FOR
 // UPDATE OF on PostgreSQL; nothing on SQLite, where the write transaction

@@ -16,6 +16,10 @@ const (
 	// customer's data sources stopped answering, or answers again.
 	EventUpstreamDown = "upstreamDown"
 	EventUpstreamUp   = "upstreamUp"
+	// EventIncidentOpened and EventIncidentClosed: a site's anomalies
+	// began an incident, or the incident ended.
+	EventIncidentOpened = "incidentOpened"
+	EventIncidentClosed = "incidentClosed"
 	// EventTest is what POST /webhooks/{id}/test sends; it is never
 	// stored or streamed.
 	EventTest = "test"
@@ -23,7 +27,7 @@ const (
 
 // EventKinds are the kinds an event stream or a webhook may select.
 var EventKinds = []string{EventAPDown, EventAPUp, EventAnomaly, EventUserLocked, EventConfigChanged,
-	EventUpstreamDown, EventUpstreamUp}
+	EventUpstreamDown, EventUpstreamUp, EventIncidentOpened, EventIncidentClosed}
 
 // Event is something that happened which other systems are told of: an AP
 // down or up, a baseline anomaly, a user locked by failed logins, a
