@@ -199,8 +199,8 @@ func demoKey(ctx context.Context, st *store.Store, a *auth.Service, dataDir stri
 
 // runDemo builds and runs the demo network against the API at base
 // (http[s]://host:port) until ctx ends. Once the first history is in, it
-// has the anomaly evaluation look back over it, so that the incident is
-// listed among the anomalies at once.
+// runs the anomaly evaluation until the history is evaluated, so that the
+// incident is listed among the anomalies at once.
 func runDemo(ctx context.Context, st *store.Store, a *auth.Service, bl *baseline.Service, base, dataDir string, stdout io.Writer, log *slog.Logger) error {
 	keyID, value, path, err := demoKey(ctx, st, a, dataDir)
 	if err != nil {
@@ -245,11 +245,9 @@ wnms: demo: log in with the demo key (an ADMINISTRATOR; also in %s):
 			if resumed {
 				what = "the history is brought up to date"
 			} else {
-				err := bl.EvaluateSince(ctx, wnms.OnPremCustomer, until.Add(-demoIncidentAgo-time.Hour))
-				if err == nil {
-					err = bl.EvaluateCustomer(ctx, wnms.OnPremCustomer)
-				}
-				if err != nil {
+				// Every slot of the history is new to the evaluation: a few
+				// runs (each looks at four days of slots) evaluate them all.
+				if err := bl.EvaluateUntilDone(ctx, wnms.OnPremCustomer, 10); err != nil {
 					log.Warn("demo: evaluating the history for anomalies failed", "err", err)
 				}
 			}

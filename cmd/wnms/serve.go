@@ -77,6 +77,9 @@ type serveConfig struct {
 	webhookPrivate  bool // --webhook-allow-private
 	allowedHosts    string
 	baselineMin     int
+	anomalyClients  int     // --anomaly-min-clients
+	anomalySigma    float64 // --anomaly-min-sigma
+	anomalyAlpha    float64 // --anomaly-alpha
 	demo            bool
 
 	cluster *cluster.Config // read from clusterConfig by parseServe
@@ -148,6 +151,9 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.DurationVar(&c.apTimeout, "ap-timeout", telemetry.DefaultAPTimeout, "how long an AP may be silent before it counts as down")
 	fs.Float64Var(&c.baselineK, "baseline-k", baseline.DefaultK, "standard deviations above (or below, for data rate) the baseline that make a slot anomalous")
 	fs.IntVar(&c.baselineMin, "baseline-min-samples", baseline.DefaultMinSamples, "samples a slot needs before it can be anomalous")
+	fs.IntVar(&c.anomalyClients, "anomaly-min-clients", baseline.DefaultMinClients, "failing (or troubled) clients an anomalous connectivity or performance slot has at least")
+	fs.Float64Var(&c.anomalySigma, "anomaly-min-sigma", baseline.DefaultMinSigma, "the least standard deviation a baseline is taken to have, in percentage points (for data rate, percent of the baseline)")
+	fs.Float64Var(&c.anomalyAlpha, "anomaly-alpha", baseline.DefaultAlpha, "how improbable at the baseline's rate a slot's count of failing (or troubled) clients must be to be anomalous (one-sided binomial test; above 0, at most 1)")
 	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster file naming this server's child servers (JSON; re-read on SIGHUP)")
 	fs.StringVar(&c.snmpAgentListen, "snmp-agent-listen", "127.0.0.1:1161", "UDP address of the SNMP agent, or off")
 	fs.StringVar(&c.metricsListen, "metrics-listen", defaultMetricsListen, "address of the listener of /metrics (plain HTTP, no login), off, or api to serve /metrics on the API listener")
@@ -332,6 +338,7 @@ func (s *server) wireServices(ctx context.Context) error {
 	s.api.Telemetry.APTimeout = c.apTimeout
 	s.api.Telemetry.Retention = c.retention
 	s.api.Baselines.K, s.api.Baselines.MinSamples = c.baselineK, c.baselineMin
+	s.api.Baselines.MinClients, s.api.Baselines.MinSigma, s.api.Baselines.Alpha = c.anomalyClients, c.anomalySigma, c.anomalyAlpha
 	s.api.Webhooks.Targets.AllowPrivate = c.webhookPrivate
 	// SNMP: this start's engine boots, the trap sender and the agent.
 	boots, err := st.CountUp(ctx, "snmp_engine_boots")
@@ -744,6 +751,12 @@ func (c *serveConfig) validate(cmd *command) error {
 		return bad("allowed-hosts", strconv.Quote(c.allowedHosts), "must be host names separated by commas, without scheme or port")
 	case c.baselineMin < 1:
 		return bad("baseline-min-samples", c.baselineMin, "must be at least 1")
+	case c.anomalyClients < 1:
+		return bad("anomaly-min-clients", c.anomalyClients, "must be at least 1")
+	case !(c.anomalySigma >= 0 && c.anomalySigma <= 100): // NaN too
+		return bad("anomaly-min-sigma", c.anomalySigma, "must be 0 to 100 (percentage points)")
+	case !(c.anomalyAlpha > 0 && c.anomalyAlpha <= 1):
+		return bad("anomaly-alpha", c.anomalyAlpha, "must be above 0 and at most 1")
 	case (c.bootstrapKeyID == "") != (c.bootstrapValue == ""):
 		return usagef("--bootstrap-key-id and --bootstrap-key-value go together")
 	case c.bootstrapParent && c.bootstrapKeyID == "":

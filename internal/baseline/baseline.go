@@ -12,12 +12,29 @@
 //     days that have at least one sample; with fewer than 3 such days, of
 //     the previous 96 slots (24 hours) that have at least one sample; with
 //     fewer than 4 of those there is no baseline;
-//   - the threshold is baseline + k·σ where higher is worse (connectivity,
-//     performance; rounded to an integer for performance) and baseline − k·σ
-//     where lower is worse (data rate);
-//   - an observation is anomalous when there is a baseline, the slot has at
-//     least the minimum number of samples, and the observation is beyond
-//     the threshold (strictly).
+//   - where higher is worse (connectivity and performance: the percentage
+//     of a slot's n clients that are affected, failing or in trouble) a
+//     slot is anomalous only when all of these hold (decisions §24): it has
+//     at least the minimum samples (clients); at least the minimum affected
+//     clients; an observation above baseline + k·max(σ, the σ floor); and
+//     an affected count improbable at the baseline's rate, the one-sided
+//     binomial P(X ≥ affected | n, p0) below α, with p0 = max(baseline/100,
+//     1 %). A σ of 0 (a history without a single failure) so no longer makes
+//     one failing client of six an anomaly;
+//   - where lower is worse (a client's data rate, in Mbps) the slot is
+//     anomalous when it has the minimum samples and its observation is
+//     below baseline − k·max(σ, floor × baseline / 100): the σ floor, given
+//     in percentage points, reads there as a percentage of the baseline;
+//   - the threshold is the effective bar of the slot: the observation is
+//     anomalous exactly when it is above it (below, for data rate). Where
+//     higher is worse it is the larger of baseline + k·max(σ, floor) and
+//     the largest observation with too few affected clients for the slot's
+//     n (100·(a−1)/n, a the fewest affected clients that pass the minimum
+//     and the binomial test); a slot with too few samples has the bar 100
+//     (0 for data rate), which no observation passes. The performance
+//     baseline's threshold is an integer: its k·σ part is rounded, its
+//     count part rounded up, so that a slot above it still has enough
+//     affected clients.
 package baseline
 
 import (
@@ -38,6 +55,15 @@ const (
 	// --baseline-min-samples.
 	DefaultK          = 2.0
 	DefaultMinSamples = 5
+	// DefaultMinClients, DefaultMinSigma and DefaultAlpha are the defaults
+	// of --anomaly-min-clients, --anomaly-min-sigma (percentage points)
+	// and --anomaly-alpha.
+	DefaultMinClients = 3
+	DefaultMinSigma   = 5.0
+	DefaultAlpha      = 0.001
+	// MinRate is the least baseline rate the binomial test assumes (1 %):
+	// a history without failures does not make one failure improbable.
+	MinRate = 0.01
 )
 
 const slotMs = int64(SlotDuration / time.Millisecond)
@@ -84,12 +110,24 @@ const (
 	LowerIsWorse
 )
 
-// Params are a baseline's settings.
+// Params are a baseline's settings. MinClients, MinSigma and Alpha are the
+// rest of the anomaly rule (see the package comment); their zero values
+// leave that part out (Alpha 0: no binomial test), which is the plain
+// k·σ rule.
 type Params struct {
 	K            float64
 	MinSamples   int
 	Direction    Direction
 	IntThreshold bool // the performance baseline's threshold is an integer
+	// MinClients is the fewest affected clients an anomalous slot has
+	// (higher is worse only).
+	MinClients int
+	// MinSigma is the floor under σ, in percentage points (for data rate,
+	// percent of the baseline).
+	MinSigma float64
+	// Alpha is the significance of the binomial test (higher is worse
+	// only); 0: no test.
+	Alpha float64
 }
 
 // Obs is the observation of one slot; Samples is what it was computed
@@ -123,7 +161,9 @@ func HistorySlots(slot int64, loc *time.Location) (sameSlot, previous []int64) {
 	return sameSlot, previous
 }
 
-// Evaluate computes the baseline of slot for the observation obs.
+// Evaluate computes the baseline of slot for the observation obs. Where
+// higher is worse, obs.Value is the percentage of obs.Samples clients that
+// are affected, so the affected count is obs.Value × obs.Samples / 100.
 func Evaluate(slot int64, obs Obs, loc *time.Location, history History, p Params) Result {
 	sameSlot, previous := HistorySlots(slot, loc)
 	values := collect(sameSlot, history)
@@ -134,24 +174,55 @@ func Evaluate(slot int64, obs Obs, loc *time.Location, history History, p Params
 		}
 	}
 	mean, sd := meanStd(values)
-	th := mean + p.K*sd
-	if p.Direction == LowerIsWorse {
-		th = mean - p.K*sd
-	}
-	if p.IntThreshold {
-		th = math.Round(th)
-	}
+	th := Threshold(mean, sd, obs.Samples, p)
 	r := Result{Baseline: &mean, StdDev: &sd, Threshold: &th}
-	if obs.Samples >= p.MinSamples && obs.Samples > 0 {
-		if p.Direction == LowerIsWorse {
-			r.Anomalous = obs.Value < th
-		} else {
-			r.Anomalous = obs.Value > th
-		}
+	if p.Direction == LowerIsWorse {
+		r.Anomalous = obs.Value < th
+	} else {
+		r.Anomalous = obs.Value > th
 	}
 	return r
 }
 
+// Threshold is the effective bar of a slot of n samples against a
+// baseline of mean and σ sd (see the package comment): an observation of
+// the slot is anomalous exactly when it is above it (below, for data
+// rate).
+func Threshold(mean, sd float64, n int, p Params) float64 {
+	if p.Direction == LowerIsWorse {
+		th := mean - p.K*max(sd, p.MinSigma/100*mean)
+		if n < p.MinSamples || n <= 0 {
+			th = min(th, 0) // no rate is below 0
+		}
+		if p.IntThreshold {
+			th = math.Round(th)
+		}
+		return th
+	}
+	kSigma := mean + p.K*max(sd, p.MinSigma)
+	// count is the largest observation with too few affected clients:
+	// 100·(need−1)/n, need the fewest that pass the minimum and the
+	// binomial test (n + 1 when none do). It is computed as an observation
+	// is (100 × count / n), so that the observation of need−1 clients is
+	// equal to it, not above. With too few samples it is 100, which no
+	// observation is above.
+	count := math.Inf(-1)
+	if n <= 0 || n < p.MinSamples {
+		count = 100
+	} else {
+		need := p.MinClients
+		if p.Alpha > 0 {
+			need = max(need, MinSignificant(n, max(mean/100, MinRate), p.Alpha))
+		}
+		if need > 0 {
+			count = 100 * float64(need-1) / float64(n)
+		}
+	}
+	if p.IntThreshold {
+		return max(math.Round(kSigma), math.Ceil(count))
+	}
+	return max(kSigma, count)
+}
 func collect(slots []int64, history History) []float64 {
 	var out []float64
 	for _, s := range slots {

@@ -101,10 +101,11 @@ func TestEvaluate(t *testing.T) {
 			p:    higher, baseline: math.NaN(),
 		},
 		{
-			// Beyond the threshold, but 4 samples < 5.
+			// Beyond the k·σ bar, but 4 samples < 5: the threshold is 100,
+			// which no observation passes.
 			name: "too few samples", loc: utc, slot: "2026-11-20 10:00", obs: Obs{99, 4},
 			hist: map[string]Obs{"2026-11-19 10:00": {10, 8}, "2026-11-18 10:00": {10, 8}, "2026-11-17 10:00": {10, 8}},
-			p:    higher, baseline: 10, sd: 0, threshold: 10,
+			p:    higher, baseline: 10, sd: 0, threshold: 100,
 		},
 		{
 			// Data rate: lower is worse. 100, 120, 140 Mbps: mean 120,

@@ -79,20 +79,32 @@ func TestConnectivityBaseline(t *testing.T) {
 		e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", raw(records))
 
 		// Baseline: mean of 10, 20, 30 = 20; population σ = √(((−10)² + 0² +
-		// 10²) / 3) = √66.67 = 8.1650; threshold 20 + 2σ = 36.3299.
-		// Observation 6/10 = 60 % > 36.33 with 10 samples ≥ 5: anomalous.
+		// 10²) / 3) = √66.67 = 8.1650; k·σ bar 20 + 2σ = 36.3299.
+		// Observation 6/10 = 60 % with 10 samples ≥ 5. At the baseline's
+		// rate of 20 %, 6 or more of 10 failing has the probability 0.0064,
+		// not below α = 0.001; 7 or more has 0.00086. So the threshold is
+		// the observation of 6 of 10, 60, and 60 is not anomalous.
 		window := fmt.Sprintf("fromtime=%d&totime=%d", slot.UnixMilli(), slot.UnixMilli()+60_000)
-		for _, loc := range []int64{site.ID.ID, floor.ID.ID, 0} {
-			var pts []point
-			e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/clientsconnectivity?locationid=%d&%s", loc, window), nil).Decode(t, &pts)
-			sd := math.Sqrt(200.0 / 3)
-			if len(pts) != 1 || !near(pts[0].Baseline, 20) || !near(pts[0].StandardDeviation, sd) || !near(pts[0].Threshold, 20+2*sd) ||
-				pts[0].Observation != 60 || pts[0].AbsoluteObservation != 6 || pts[0].NoOfSamplesForObservation != 10 ||
-				!pts[0].Anomalous || pts[0].PercentageClientsAuthFailure != 60 || pts[0].NoClientsAuthFailure != 6 ||
-				pts[0].Timestamp != slot.UnixMilli() {
-				t.Fatalf("location %d: %+v", loc, pts)
+		check := func(threshold float64, anomalous bool) {
+			t.Helper()
+			for _, loc := range []int64{site.ID.ID, floor.ID.ID, 0} {
+				var pts []point
+				e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/clientsconnectivity?locationid=%d&%s", loc, window), nil).Decode(t, &pts)
+				sd := math.Sqrt(200.0 / 3)
+				if len(pts) != 1 || !near(pts[0].Baseline, 20) || !near(pts[0].StandardDeviation, sd) || !near(pts[0].Threshold, threshold) ||
+					pts[0].Observation != 60 || pts[0].AbsoluteObservation != 6 || pts[0].NoOfSamplesForObservation != 10 ||
+					pts[0].Anomalous != anomalous || pts[0].PercentageClientsAuthFailure != 60 || pts[0].NoClientsAuthFailure != 6 ||
+					pts[0].Timestamp != slot.UnixMilli() {
+					t.Fatalf("location %d: %+v", loc, pts)
+				}
 			}
 		}
+		check(60, false)
+		// At α = 1 %, 6 of 10 is improbable enough (0.0064 < 0.01) and 5
+		// of 10 is not (0.033): the threshold is the observation of 5 of
+		// 10, 50, and 60 is anomalous.
+		e.API.Baselines.Alpha = 0.01
+		check(50, true)
 		// The slot's failing clients are the six the observation counts,
 		// listed by MAC up to the limit; none in another folder or band.
 		for _, tc := range []struct {
@@ -137,7 +149,7 @@ func TestConnectivityBaseline(t *testing.T) {
 		// The evaluation finds the 11:45 slot anomalous on the floor, and
 		// records and announces it once, with two replicas at it together.
 		second := baseline.NewService(apitest.OpenStoreAt(t, e.Config), nil)
-		second.Now = clock.Now
+		second.Now, second.Alpha = clock.Now, 0.01
 		var mu sync.Mutex
 		var announced []string
 		announce := func(a baseline.Anomaly, path string) {
@@ -263,8 +275,10 @@ func TestPerformanceAndDataRateBaselines(t *testing.T) {
 		// before and today. Client 00 always has a good rate; clients 01
 		// up to the day's count have 5 Mbps (low data rate): 1, 2, 3 of 10
 		// on the days before (10 %, 20 %, 30 %), 6 of 10 today (60 %).
-		// Baseline 20, σ = √((100 + 0 + 100) / 3) = 8.165, threshold
-		// round(20 + 16.33) = 36: 60 is anomalous.
+		// Baseline 20, σ = √((100 + 0 + 100) / 3) = 8.165, k·σ bar
+		// round(20 + 16.33) = 36; but 6 of 10 at the rate of 20 % has the
+		// probability 0.0064, not below α = 0.001 (7 of 10: 0.00086), so
+		// the threshold is that of 6 of 10, 60: 60 is not anomalous.
 		// Data rate of client 00: one sample each of 100, 120 and 140 Mbps
 		// on the days before (mean 120, σ = √(800 / 3) = 16.33, threshold
 		// 120 − 32.66 = 87.34), and today five samples of 80: anomalous.
@@ -297,8 +311,8 @@ func TestPerformanceAndDataRateBaselines(t *testing.T) {
 		e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/clientsperformance?locationid=%d&%s", floor.ID.ID, window), nil).Decode(t, &perf)
 		sd := math.Sqrt(200.0 / 3)
 		if len(perf) != 1 || !near(perf[0].Baseline, 20) || !near(perf[0].StandardDeviation, sd) || perf[0].Threshold == nil ||
-			*perf[0].Threshold != 36 || perf[0].Observation != 60 || perf[0].NoOfSamplesForObservation != 10 || perf[0].AbsoluteObservation != 6 ||
-			perf[0].NoClientsLowDataRate != 6 || perf[0].PercentageClientsLowDataRate != 60 || !perf[0].Anomalous {
+			*perf[0].Threshold != 60 || perf[0].Observation != 60 || perf[0].NoOfSamplesForObservation != 10 || perf[0].AbsoluteObservation != 6 ||
+			perf[0].NoClientsLowDataRate != 6 || perf[0].PercentageClientsLowDataRate != 60 || perf[0].Anomalous {
 			t.Fatalf("performance: %+v", perf)
 		}
 		// One client alone: client 03 was low today and on day −3 only.

@@ -20,6 +20,9 @@ import (
 // Store is what baselines need of the store.
 type Store interface {
 	DirtyCustomers(ctx context.Context) ([]int64, error)
+	// FlushDerived writes the slot marks of acknowledged batches that wait
+	// in memory, so that a refresh clears them.
+	FlushDerived(ctx context.Context) error
 	DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]DirtySlot, error)
 	// SlotAttempts calls f with the slot's attempts, one row per client
 	// and place, every row of a client before the next client's.
@@ -42,6 +45,11 @@ type Store interface {
 	ConnObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]Connectivity, error)
 	PerfObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]Performance, error)
 	RecordAnomaly(ctx context.Context, a Anomaly) (bool, error)
+	// PendingAnomalySlots lists the slots at or before to stored since the
+	// evaluation last looked at them, newest first; ClearPendingAnomalySlots
+	// clears those still at the version listed.
+	PendingAnomalySlots(ctx context.Context, customerID, to int64, limit int) ([]DirtySlot, error)
+	ClearPendingAnomalySlots(ctx context.Context, customerID int64, slots []DirtySlot) error
 	Anomalies(ctx context.Context, customerID int64, locations []int64, from, to int64) ([]Anomaly, error)
 	Location(ctx context.Context, id int64) (*wnms.Location, error)
 	Locations(ctx context.Context, customerID int64) ([]*wnms.Location, error)
@@ -60,15 +68,20 @@ type Service struct {
 	// K and MinSamples are --baseline-k and --baseline-min-samples.
 	K          float64
 	MinSamples int
+	// MinClients, MinSigma and Alpha are --anomaly-min-clients,
+	// --anomaly-min-sigma and --anomaly-alpha (see Params).
+	MinClients int
+	MinSigma   float64
+	Alpha      float64
 	// OnAnomaly is where a recorded anomaly is announced (once, on the
 	// replica that recorded it): the SNMP trap wnmsBaselineAnomaly. It must
 	// not block.
 	OnAnomaly func(a Anomaly, locationPath string)
 
 	refreshing singleflight.Group // slots being recomputed, by customer/slot/version
-	// evaluating serialises the evaluations of this process and the moves
-	// of their mark (EvaluateSince), so that a periodic run that started
-	// before a look-back cannot write its mark over it.
+	// evaluating serialises the evaluations of this process, so that two
+	// runs do not evaluate the same changed slots at once nor write their
+	// marks over each other.
 	evaluating sync.Mutex
 	// lastLive is the last count of a slot being filled, for the reads
 	// that find it at the same version (no batch since).
@@ -83,7 +96,14 @@ type liveCount struct {
 
 // NewService returns a Service with the default k and minimum samples.
 func NewService(st Store, log *slog.Logger) *Service {
-	return &Service{Store: st, Now: time.Now, Log: log, K: DefaultK, MinSamples: DefaultMinSamples}
+	return &Service{Store: st, Now: time.Now, Log: log, K: DefaultK, MinSamples: DefaultMinSamples,
+		MinClients: DefaultMinClients, MinSigma: DefaultMinSigma, Alpha: DefaultAlpha}
+}
+
+// params are the service's settings for a baseline that goes dir.
+func (s *Service) params(dir Direction, intThreshold bool) Params {
+	return Params{K: s.K, MinSamples: s.MinSamples, Direction: dir, IntThreshold: intThreshold,
+		MinClients: s.MinClients, MinSigma: s.MinSigma, Alpha: s.Alpha}
 }
 
 // Refresh recomputes the customer's out-of-date slots in [from, to],
@@ -361,7 +381,7 @@ func (s *Service) Connectivity(ctx context.Context, customerID int64, l *wnms.Lo
 		}
 		return Obs{Value: c.Observation, Samples: c.Attempting}
 	}
-	p := Params{K: s.K, MinSamples: s.MinSamples, Direction: HigherIsWorse}
+	p := s.params(HigherIsWorse, false)
 	out := []ConnPoint{}
 	for _, slot := range Slots(from, to) {
 		c := obs[slot]
@@ -424,7 +444,7 @@ func (s *Service) Performance(ctx context.Context, customerID int64, l *wnms.Loc
 		p := obs[slot]
 		return Obs{Value: p.Observation, Samples: p.Clients}
 	}
-	params := Params{K: s.K, MinSamples: s.MinSamples, Direction: HigherIsWorse, IntThreshold: true}
+	params := s.params(HigherIsWorse, true)
 	zone := locationZone(l)
 	out := []PerfPoint{}
 	for _, slot := range Slots(from, to) {
@@ -528,7 +548,7 @@ func (s *Service) DataRate(ctx context.Context, customerID int64, l *wnms.Locati
 		last[slot] = x
 	}
 	hist := func(slot int64) Obs { return DataRate(rates[slot]) }
-	params := Params{K: s.K, MinSamples: s.MinSamples, Direction: LowerIsWorse}
+	params := s.params(LowerIsWorse, false)
 	zone := locationZone(l)
 	out := []RatePoint{}
 	for _, slot := range Slots(from, to) {

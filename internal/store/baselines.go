@@ -243,9 +243,53 @@ func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn
 					}
 				}
 			}
-			_, err := b.Exec(ctx, `DELETE FROM baseline_dirty WHERE customer_id = $1 AND slot = $2 AND version = $3`, customerID, slot, version)
+			if _, err := b.Exec(ctx, `DELETE FROM baseline_dirty WHERE customer_id = $1 AND slot = $2 AND version = $3`, customerID, slot, version); err != nil {
+				return err
+			}
+			// The anomaly evaluation looks at the slot again (PendingAnomalySlots).
+			_, err := b.Exec(ctx, `INSERT INTO anomaly_pending (customer_id, slot, version) VALUES ($1, $2, $3)
+				ON CONFLICT (customer_id, slot) DO UPDATE SET version = excluded.version`, customerID, slot, version)
 			return err
 		})
+	})
+}
+
+// PendingAnomalySlots lists the customer's slots at or before to (Unix ms)
+// whose observations were stored since the anomaly evaluation last looked
+// at them, newest first, at most limit of them.
+func (s *Store) PendingAnomalySlots(ctx context.Context, customerID, to int64, limit int) ([]wnms.DirtySlot, error) {
+	rows, err := s.tr.QueryContext(ctx, `SELECT slot, version FROM anomaly_pending WHERE customer_id = $1 AND slot <= $2
+		ORDER BY slot DESC LIMIT `+strconv.Itoa(max(limit, 0)), customerID, to)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []wnms.DirtySlot
+	for rows.Next() {
+		var d wnms.DirtySlot
+		if err := rows.Scan(&d.Slot, &d.Version); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// ClearPendingAnomalySlots clears the marks of slots the evaluation looked
+// at, each only if it is still at the version looked at (a slot stored
+// again since stays marked).
+func (s *Store) ClearPendingAnomalySlots(ctx context.Context, customerID int64, slots []wnms.DirtySlot) error {
+	if len(slots) == 0 {
+		return nil
+	}
+	return s.bulk(ctx, s.tw, func(b *bulkTx) error {
+		for _, d := range slots {
+			if _, err := b.Exec(ctx, `DELETE FROM anomaly_pending WHERE customer_id = $1 AND slot = $2 AND version = $3`,
+				customerID, d.Slot, d.Version); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -383,9 +427,10 @@ func (s *Store) ConnObs(ctx context.Context, customerID, locationID int64, band,
 // whether this call stored it (so that it is announced once, whichever
 // replica finds it first).
 func (s *Store) RecordAnomaly(ctx context.Context, a wnms.Anomaly) (inserted bool, err error) {
-	res, err := s.tw.ExecContext(ctx, `INSERT INTO anomalies (customer_id, location_id, kind, slot, observation, baseline, threshold, raised_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (customer_id, location_id, kind, slot) DO NOTHING`,
-		a.CustomerID, a.LocationID, a.Kind, a.Slot, a.Observation, a.Baseline, a.Threshold, a.RaisedAt)
+	res, err := s.tw.ExecContext(ctx, `INSERT INTO anomalies (customer_id, location_id, kind, slot, observation, baseline, threshold, raised_at,
+		affected, attempting)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (customer_id, location_id, kind, slot) DO NOTHING`,
+		a.CustomerID, a.LocationID, a.Kind, a.Slot, a.Observation, a.Baseline, a.Threshold, a.RaisedAt, int64(a.Affected), int64(a.Attempting))
 	if err != nil {
 		return false, err
 	}
@@ -403,8 +448,8 @@ func (s *Store) Anomalies(ctx context.Context, customerID int64, locations []int
 		args = append(args, arg)
 		where += " AND location_id" + cond
 	}
-	rows, err := s.tr.QueryContext(ctx, `SELECT location_id, kind, slot, observation, baseline, threshold, raised_at
-		FROM anomalies WHERE `+where+` ORDER BY slot DESC, location_id`, args...)
+	rows, err := s.tr.QueryContext(ctx, `SELECT location_id, kind, slot, observation, baseline, threshold, raised_at, affected, attempting
+		FROM anomalies WHERE `+where+` ORDER BY slot DESC, location_id, kind`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -412,7 +457,7 @@ func (s *Store) Anomalies(ctx context.Context, customerID int64, locations []int
 	out := []wnms.Anomaly{}
 	for rows.Next() {
 		a := wnms.Anomaly{CustomerID: customerID}
-		if err := rows.Scan(&a.LocationID, &a.Kind, &a.Slot, &a.Observation, &a.Baseline, &a.Threshold, &a.RaisedAt); err != nil {
+		if err := rows.Scan(&a.LocationID, &a.Kind, &a.Slot, &a.Observation, &a.Baseline, &a.Threshold, &a.RaisedAt, &a.Affected, &a.Attempting); err != nil {
 			return nil, err
 		}
 		out = append(out, a)
@@ -421,9 +466,11 @@ func (s *Store) Anomalies(ctx context.Context, customerID int64, locations []int
 }
 
 // BaselineCustomers lists the customers with observations since since
-// (Unix ms): those the anomaly evaluation looks at.
+// (Unix ms) or slots the anomaly evaluation has yet to look at: those it
+// looks at.
 func (s *Store) BaselineCustomers(ctx context.Context, since int64) ([]int64, error) {
-	return queryIDs(ctx, s.tr, `SELECT DISTINCT customer_id FROM conn_obs WHERE slot >= $1 ORDER BY customer_id`, since)
+	return queryIDs(ctx, s.tr, `SELECT customer_id FROM conn_obs WHERE slot >= $1
+		UNION SELECT customer_id FROM anomaly_pending ORDER BY customer_id`, since)
 }
 
 // CountAnomalies counts the anomalies of every customer with a slot at or

@@ -236,7 +236,7 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 		}
 	}
 	switch table {
-	case "conn_obs", "perf_obs", "anomalies", "baseline_dirty":
+	case "conn_obs", "perf_obs", "anomalies", "baseline_dirty", "anomaly_pending":
 		// Baseline rows, keyed by slot: at most a few hundred an hour.
 		res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE slot < $1`, before)
 		if err != nil {

@@ -36,7 +36,7 @@ type DroppedPartition = wnms.DroppedPartition
 // first: events, samples, AP heartbeats, the clients not seen since, the
 // connection log bundles, the baseline rows of the slots before, and the
 // service level counts of the hours before.
-var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "anomalies", "baseline_dirty",
+var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "anomalies", "baseline_dirty", "anomaly_pending",
 	"slot_conn_clients", "slot_perf_clients", "service_level_hours", "service_level_slow"}
 
 // Instrument registers the service's series: records ingested by kind and

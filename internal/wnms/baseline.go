@@ -162,6 +162,11 @@ type Anomaly struct {
 	Baseline    float64 `json:"baseline"`
 	Threshold   float64 `json:"threshold"`
 	RaisedAt    int64   `json:"-"`
+	// Affected and Attempting are the slot's clients: failing (or in
+	// trouble) and attempting (or with samples); 0 for anomalies recorded
+	// before they were kept.
+	Affected   int `json:"-"`
+	Attempting int `json:"-"`
 }
 
 // ScopedSample is a client statistics sample with when and where it was
