@@ -50,9 +50,18 @@ func TestRetentionAndMetrics(t *testing.T) {
 			t.Fatalf("ingest: %+v %+v", res.Accepted, res2.Accepted)
 		}
 		e.Admin.Expect(200, "POST", "/V5/ingest/clientstats", body(samples...))
-		n, err := e.API.Telemetry.Purge(t.Context(), e.Store)
-		if err != nil {
-			t.Fatal(err)
+		// On PostgreSQL the purge skips client rows a write holds (the
+		// clients' upkeep may still be at them on a loaded machine) and
+		// takes them the next time: purge until nothing is left.
+		n := 0
+		for range 10 {
+			m, err := e.API.Telemetry.Purge(t.Context(), e.Store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n += m; m == 0 {
+				break
+			}
 		}
 		// Old events, one old sample, the clients only they had seen, the
 		// baseline marks of the old events' slot (all within 5 ms) and of
