@@ -59,7 +59,6 @@ import (
 	"log"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -215,7 +214,7 @@ func runOnce(ctx context.Context, seed uint64, sz simulate.Sizes, end time.Time,
 	if u != "" {
 		name := fmt.Sprintf("wnms_score_%d_%d", time.Now().UnixNano(), seed)
 		var err error
-		if u, err = createDatabase(ctx, *dbURL, name); err != nil {
+		if u, err = benchserver.CreateDatabase(ctx, *dbURL, name); err != nil {
 			return nil, err
 		}
 		defer dropDatabase(*dbURL, name)
@@ -394,25 +393,6 @@ func locationID(raw json.RawMessage) int64 {
 	}
 	json.Unmarshal(raw, &l)
 	return l.ID
-}
-
-// createDatabase makes the database name beside the one of base and
-// returns its URL.
-func createDatabase(ctx context.Context, base, name string) (string, error) {
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		return "", err
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", fmt.Errorf("create database %s: %w", name, err)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", err
-	}
-	u.Path = "/" + name
-	return u.String(), nil
 }
 
 func dropDatabase(base, name string) {

@@ -23,6 +23,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the checks
 
+	"github.com/wnms/wnms/bench/internal/benchserver"
 	"github.com/wnms/wnms/internal/radius/radiustest"
 )
 
@@ -88,7 +89,7 @@ func newRun(ctx context.Context) (*run, error) {
 	if *dbURL != "" {
 		r.adminURL = *dbURL
 		name := fmt.Sprintf("wnms_soak_%d", time.Now().Unix())
-		if r.dbURL, err = createDatabase(ctx, *dbURL, name); err != nil {
+		if r.dbURL, err = benchserver.CreateDatabase(ctx, *dbURL, name); err != nil {
 			return r, err
 		}
 	}
@@ -316,25 +317,6 @@ func freePort() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no port free for both TCP and UDP")
-}
-
-// createDatabase makes the database name beside the one of base and
-// returns its URL.
-func createDatabase(ctx context.Context, base, name string) (string, error) {
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		return "", err
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", fmt.Errorf("create database %s: %w", name, err)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", err
-	}
-	u.Path = "/" + name
-	return u.String(), nil
 }
 
 func dropDatabase(base, of string) {

@@ -5,11 +5,13 @@ package benchserver
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -176,4 +178,23 @@ func (s *Server) SessionWith(ctx context.Context, c *http.Client, query string) 
 		}
 	}
 	return "", fmt.Errorf("login: %s", resp.Status)
+}
+
+// CreateDatabase makes the PostgreSQL database name beside the one of
+// base (a URL) and returns its URL.
+func CreateDatabase(ctx context.Context, base, name string) (string, error) {
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
 }
