@@ -85,7 +85,9 @@ func TestEvaluationCoversEveryKindAndLateData(t *testing.T) {
 		}
 		stored, err := e.API.Baselines.Store.Anomalies(context.Background(), 1, nil, 0, now.UnixMilli())
 		if err != nil || len(stored) != 2 || stored[0].Affected != 9 || stored[0].Attempting != 10 || stored[1].Affected != 9 ||
-			stored[1].Attempting != 10 || stored[0].Threshold != 100*2.0/10 || stored[1].Threshold != 20 {
+			stored[1].Attempting != 10 || stored[0].Threshold != 100*4.0/10 || stored[1].Threshold != 40 {
+			// 5 of 10 is the least count improbable at the 5 % floor rate
+			// (P(X ≥ 4) = 0.00103 is not below α): the bar is 4 of 10.
 			t.Fatalf("stored %+v %v", stored, err)
 		}
 		if through, err := e.API.Baselines.EvaluatedThrough(context.Background(), 1); err != nil || through != time.Date(2026, 11, 20, 11, 45, 0, 0, time.UTC).UnixMilli() {

@@ -151,28 +151,31 @@ func TestRuleEdgeCases(t *testing.T) {
 		anomalous bool
 	}{
 		// σ = 0: a history without failures. One failing client of six
-		// (16.7 %) was an anomaly under k·σ alone. Now 3 clients are
-		// needed: the threshold is the observation of 2 of 6.
-		{"σ 0, 1 of 6 failing", Obs{100.0 / 6, 6}, days(0, 6), def, 100 * 2.0 / 6, false},
-		// 3 of 6 at a 0 % history (1 % assumed): 3 clients, 50 % > 10,
-		// and P(X ≥ 3 | 6, 0.01) = 1.9e-5 < 0.001.
-		{"σ 0, 3 of 6 failing", Obs{50, 6}, days(0, 6), def, 100 * 2.0 / 6, true},
+		// (16.7 %) was an anomaly under k·σ alone. Now, with 5 % assumed,
+		// 4 clients are needed (P(X ≥ 3 | 6, 0.05) = 0.0022 is not below
+		// 0.001, P(X ≥ 4) = 8.6e-5 is): the bar is the observation of 3 of 6.
+		{"σ 0, 1 of 6 failing", Obs{100.0 / 6, 6}, days(0, 6), def, 100 * 3.0 / 6, false},
+		// 3 of 6 is the background of a healthy network now and then.
+		{"σ 0, 3 of 6 failing", Obs{50, 6}, days(0, 6), def, 100 * 3.0 / 6, false},
+		{"σ 0, 4 of 6 failing", Obs{100 * 4.0 / 6, 6}, days(0, 6), def, 100 * 3.0 / 6, true},
 		// One client, failing: too few samples; the bar is 100.
 		{"one client", Obs{100, 1}, days(0, 6), def, 100, false},
 		// 3 of 3 against a baseline of 0: 3 clients, but 3 < 5 samples.
 		{"3 of 3 failing", Obs{100, 3}, days(0, 3), def, 100, false},
-		// A full outage: 45 of 45 against 4 % (σ 0): anomalous. The bar
-		// is the observation of 7 of 45: P(X ≥ 8 | 45, 0.04) < 0.001.
-		{"full outage", Obs{100, 45}, days(4, 45), def, 100 * 7.0 / 45, true},
+		// A full outage: 45 of 45 against 4 % (σ 0, 5 % assumed):
+		// anomalous. The bar is the observation of 8 of 45: P(X ≥ 9 | 45,
+		// 0.05) < 0.001.
+		{"full outage", Obs{100, 45}, days(4, 45), def, 100 * 8.0 / 45, true},
 		// 5 of 100 against 1 %: 5 clients, but 5 % is not above 1 + 2·5
-		// (the σ floor) = 11, and P(X ≥ 5 | 100, 0.01) = 0.0034 ≥ 0.001.
-		{"5 of 100 against 1 %", Obs{5, 100}, days(1, 100), def, 11, false},
-		// 12 of 100 against 1 %: above 11, and improbable.
-		{"12 of 100 against 1 %", Obs{12, 100}, days(1, 100), def, 11, true},
-		// A performance slot: the count bar (2 of 7, 28.57 %) rounds up to
-		// 29, so 2 troubled clients are never enough.
-		{"performance, 2 of 7", Obs{100 * 2.0 / 7, 7}, days(0, 7), Params{K: 2, MinSamples: 5, MinClients: 3, MinSigma: 5,
-			Alpha: 0.001, IntThreshold: true}, 29, false},
+		// (the σ floor) = 11, nor improbable at 5 %: the least count that
+		// is, is 14 (the bar 13 %).
+		{"5 of 100 against 1 %", Obs{5, 100}, days(1, 100), def, 13, false},
+		// 15 of 100 against 1 %: above 13, and improbable.
+		{"15 of 100 against 1 %", Obs{15, 100}, days(1, 100), def, 13, true},
+		// A performance slot: the count bar (3 of 7, 42.86 %: 4 are needed
+		// at 5 %) rounds up to 43, so 3 troubled clients are never enough.
+		{"performance, 3 of 7", Obs{100 * 3.0 / 7, 7}, days(0, 7), Params{K: 2, MinSamples: 5, MinClients: 3, MinSigma: 5,
+			Alpha: 0.001, IntThreshold: true}, 43, false},
 		// Data rate, σ 0 at 100 Mbps: the floor is 5 % of the baseline, so
 		// the threshold is 100 − 2·5 = 90 and 95 Mbps is not anomalous
 		// (under k·σ alone any rate below 100 was).

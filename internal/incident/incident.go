@@ -459,8 +459,11 @@ func (s *Service) describe(ctx context.Context, customerID int64, ss *sites, sit
 		top := d.list[0]
 		share := float64(top.Affected) / float64(counts.Affected)
 		// The value holds most affected clients and is narrower than the
-		// site: some of the site's clients were elsewhere.
-		if top.Key != "" && share >= ScopeShare && top.Attempted < counts.Attempted {
+		// site: some of the site's clients were elsewhere, and fared
+		// clearly better there. Holding most affected clients alone is
+		// not enough: a value most of the site's clients have (the staff
+		// SSID) holds most of any site-wide trouble's too.
+		if top.Key != "" && share >= ScopeShare && top.Attempted < counts.Attempted && concentrated(top, counts) {
 			id, label := name(d.typ, top.Key)
 			in.Scope = wnms.IncidentScope{Type: d.typ, ID: id, Name: label, Share: round(min(share, 1))}
 			break
@@ -486,6 +489,21 @@ func (s *Service) describe(ctx context.Context, customerID int64, ss *sites, sit
 
 // ScopeShare is the share of affected clients a scope must hold.
 const ScopeShare = 0.8
+
+// ScopeLift is how many times the share of affected clients inside a
+// scope must be that outside it (the rest of the site).
+const ScopeLift = 4
+
+// concentrated reports whether the clients of the value t were affected
+// at least ScopeLift times as often as the site's other clients.
+func concentrated(t wnms.Tally, all *wnms.IncidentCounts) bool {
+	if t.Attempted <= 0 {
+		return false
+	}
+	in := float64(t.Affected) / float64(t.Attempted)
+	out := float64(all.Affected-t.Affected) / float64(all.Attempted-t.Attempted)
+	return in >= ScopeLift*out
+}
 
 // EvidencePerType is how many reasons, APs, SSIDs, bands, RADIUS servers
 // and floors the evidence names at most.
