@@ -501,7 +501,8 @@ func (s *server) run(ctx context.Context, ready func(listening)) error {
 }
 
 // background starts the work that runs beside the requests until bg ends:
-// housekeeping, the AP watch, retention, the trap queue, baseline
+// housekeeping, the AP watch, retention, the count of service levels an
+// upgraded store's attempts lack, the trap queue, baseline
 // evaluation, the cluster (and its reload on SIGHUP), the demo and the
 // SNMP agent; and sends each SNMP policy's coldStart trap.
 func (s *server) background(ctx, bg context.Context) {
@@ -509,6 +510,7 @@ func (s *server) background(ctx, bg context.Context) {
 	go housekeeping(bg, st, log)
 	go s.api.Telemetry.WatchAPs(bg)
 	go s.api.Telemetry.PurgeEvery(bg, st, time.Hour)
+	go s.api.ServiceLevels.Backfill(bg, s.api.Telemetry.Retention, log)
 	go every.Period(bg, time.Hour, func(ctx context.Context) {
 		n, err := st.PurgeAudit(ctx, time.Now().Add(-s.c.auditRetention).UnixMilli())
 		if err != nil && ctx.Err() == nil {

@@ -1,7 +1,11 @@
 package servicelevel_test
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/wnms/wnms/internal/apitest"
 	"github.com/wnms/wnms/internal/servicelevel"
+	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -450,6 +455,82 @@ func TestServiceLevelsGroupCap(t *testing.T) {
 		}
 		if got.Metrics[0].Count != 12+102 {
 			t.Errorf("the whole site counted %d attempts", got.Metrics[0].Count)
+		}
+	})
+}
+
+// rawTelemetry opens the env's telemetry database behind the store's
+// back: to put it in the state of a store upgraded from before ingest
+// kept the service level counts.
+func rawTelemetry(t *testing.T, e *apitest.Env) *sql.DB {
+	t.Helper()
+	driver, dsn := "sqlite", filepath.Join(e.Config.DataDir, store.TelemetryFile)
+	if e.Backend == apitest.Postgres {
+		driver, dsn = "pgx", e.Config.DatabaseURL
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// An upgraded store's attempts stored before ingest kept their counts are
+// counted by the background backfill, exactly as ingest counts them, from
+// the oldest hour retention keeps; a new store has nothing to backfill;
+// the backfill leaves nothing behind once done.
+func TestServiceLevelsBackfill(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		for _, tc := range []struct {
+			name      string
+			retention time.Duration
+			want      []servicelevel.Metric
+		}{
+			{"within retention", 30 * 24 * time.Hour, []servicelevel.Metric{conn(95, 12, 7, 1, 1, 2, 1), ttc(90, 4, 6, 3, 1, 1, 2)}},
+			{"older than retention", time.Hour, []servicelevel.Metric{conn(95, 0, 0, 0, 0, 0, 0), ttc(90, 4, 0, 0, 0, 0, 0)}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				f := setup(t, b)
+				db := rawTelemetry(t, f.e)
+				ctx := context.Background()
+				left := func() int {
+					t.Helper()
+					var n int
+					if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM service_level_backfill`).Scan(&n); err != nil {
+						t.Fatal(err)
+					}
+					return n
+				}
+				if n := left(); n != 0 {
+					t.Fatalf("a new store has %d backfill rows", n)
+				}
+				// The state a migration leaves on a store whose attempts
+				// were stored uncounted.
+				for _, q := range []string{`DELETE FROM service_level_hours`, `DELETE FROM service_level_slow`,
+					`INSERT INTO service_level_backfill (next_hour, until_ms)
+					SELECT MIN(ts) - MIN(ts) % 3600000, MAX(ts) + 1 FROM client_events HAVING COUNT(*) > 0`} {
+					if _, err := db.ExecContext(ctx, q); err != nil {
+						t.Fatal(err)
+					}
+				}
+				site := fmt.Sprintf("locationid=%d", f.site.ID.ID)
+				if got := f.levels(t, f.e.Admin, site); got.Metrics[0].Count != 0 {
+					t.Fatalf("uncounted store counts %d attempts", got.Metrics[0].Count)
+				}
+				f.e.API.ServiceLevels.Backfill(ctx, tc.retention, slog.New(slog.NewTextHandler(f.e.Logs, nil)))
+				if d := cmp.Diff(tc.want, f.levels(t, f.e.Admin, site).Metrics); d != "" {
+					t.Errorf("after the backfill (-want +got):\n%s", d)
+				}
+				if n := left(); n != 0 {
+					t.Errorf("%d backfill rows left", n)
+				}
+				// Once done, a restart's backfill has nothing to do.
+				f.e.API.ServiceLevels.Backfill(ctx, tc.retention, slog.New(slog.NewTextHandler(f.e.Logs, nil)))
+				if d := cmp.Diff(tc.want, f.levels(t, f.e.Admin, site).Metrics); d != "" {
+					t.Errorf("after a second backfill (-want +got):\n%s", d)
+				}
+			})
 		}
 	})
 }

@@ -13,6 +13,7 @@ package servicelevel
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"math"
 	"slices"
 	"strconv"
@@ -47,11 +48,52 @@ type Store interface {
 	ServiceLevelTargets(ctx context.Context, customerID int64) (map[int64]wnms.ServiceLevelTargets, error)
 	PutServiceLevelTargets(ctx context.Context, customerID, locationID int64, name string, before, t wnms.ServiceLevelTargets) error
 	ServiceLevelAPNames(ctx context.Context, customerID int64, boxIDs []int64) (map[int64]string, error)
+	// BackfillServiceLevels counts the next hour of attempts stored
+	// before ingest kept the counts, at or after from (ms); hour is the
+	// one counted (-1: none), done that nothing is left.
+	BackfillServiceLevels(ctx context.Context, from int64) (hour int64, done bool, err error)
 }
 
 // Service answers the service level calls.
 type Service struct {
 	Store Store
+}
+
+// Backfill counts the service levels of the attempts a store held before
+// ingest kept their counts (an upgraded store), an hour at a time from the
+// oldest hour within retention, pausing between hours so that ingest and
+// reads go on; it returns when nothing is left, or ctx ends. A store
+// without such attempts returns at once.
+func (s *Service) Backfill(ctx context.Context, retention time.Duration, log *slog.Logger) {
+	hours := 0
+	for {
+		hour, done, err := s.Store.BackfillServiceLevels(ctx, time.Now().Add(-retention).UnixMilli())
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Error("service levels: counting the stored attempts failed; trying again in a minute", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Minute):
+			}
+			continue
+		}
+		if hour >= 0 {
+			hours++
+		}
+		if done {
+			if hours > 0 {
+				log.Info("service levels counted from the stored attempts", "hours", hours)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Classifier is one place attempts failed or were slow: how many, and

@@ -271,6 +271,52 @@ func (s *Store) RebuildServiceLevels(ctx context.Context, customerID, from, to i
 	return nil
 }
 
+// backfillSkip is how many hours without attempts one backfill step
+// passes over before it records where it got to.
+const backfillSkip = 24 * 7
+
+// BackfillServiceLevels takes one step of counting the service levels of
+// the attempts stored before ingest kept their counts (the
+// service_level_backfill row a migration left): the next hour, at or
+// after from (ms: the oldest hour retention keeps), that holds attempts
+// is counted again from its stored events for each customer it holds, as
+// RebuildServiceLevels does, and the row moves past it. done tells that
+// nothing is left (the row is gone); hour is the hour counted (-1 when
+// none was).
+func (s *Store) BackfillServiceLevels(ctx context.Context, from int64) (hour int64, done bool, err error) {
+	var next, until int64
+	err = s.tr.QueryRowContext(ctx, `SELECT next_hour, until_ms FROM service_level_backfill`).Scan(&next, &until)
+	if errors.Is(err, sql.ErrNoRows) {
+		return -1, true, nil
+	}
+	if err != nil {
+		return -1, false, err
+	}
+	h := max(next, wnms.HourOf(from))
+	hour = -1
+	for i := 0; i < backfillSkip && h < until && hour < 0; i++ {
+		customers, err := queryIDs(ctx, s.tr, `SELECT DISTINCT customer_id FROM client_events
+			WHERE ts >= $1 AND ts < $2 AND event_type IN ('`+wnms.Success+`', '`+wnms.Failure+`') ORDER BY customer_id`,
+			h, h+wnms.ServiceLevelHour)
+		if err != nil {
+			return -1, false, err
+		}
+		for _, c := range customers {
+			if err := s.RebuildServiceLevels(ctx, c, h, h); err != nil {
+				return -1, false, err
+			}
+			hour = h
+		}
+		h += wnms.ServiceLevelHour
+	}
+	if h >= until {
+		_, err = s.tw.ExecContext(ctx, `DELETE FROM service_level_backfill`)
+		return hour, err == nil, err
+	}
+	_, err = s.tw.ExecContext(ctx, `UPDATE service_level_backfill SET next_hour = $1`, h)
+	return hour, false, err
+}
+
 // ServiceLevelCounts sums the service level counts of q (see
 // wnms.ServiceLevelQuery) by group: one row per group of each table
 // comes back, so its size is the number of groups, never the number of
