@@ -254,6 +254,15 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 		}
 		n, err := res.RowsAffected()
 		return int(n), err
+	case "incidents":
+		// Incidents live in the main database, a row per incident.
+		res, err := s.w.ExecContext(ctx, `DELETE FROM incidents WHERE id IN
+			(SELECT id FROM incidents WHERE last_slot < $1 LIMIT `+strconv.Itoa(batch)+`)`, before)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		return int(n), err
 	case "slot_conn_clients", "slot_perf_clients":
 		// A row per client and place of a slot: a batch at a time, oldest
 		// slot first (the key's order).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wnms/wnms/internal/apitest"
 	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // Retention purges the events, samples and clients older than
@@ -113,6 +114,44 @@ func TestRetentionAndMetrics(t *testing.T) {
 			if !strings.Contains(metrics, want) {
 				t.Errorf("/metrics lacks %s", want)
 			}
+		}
+	})
+}
+
+// Retention deletes the incidents whose last slot is older than
+// --retention (their anomalies go with the same pass) and keeps the
+// others; /metrics counts them.
+func TestRetentionPurgesIncidents(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		e.API.Telemetry.Retention = 24 * time.Hour
+		site := e.NewLocation(t, 0, wnms.FolderLocation, "Site", 1)
+		slot := time.Now().Truncate(15 * time.Minute)
+		ids := map[string]int64{}
+		for _, tc := range []struct {
+			name string
+			last time.Time
+		}{
+			{"old", slot.Add(-25 * time.Hour)},
+			{"recent", slot.Add(-23 * time.Hour)},
+			{"open", slot.Add(-15 * time.Minute)},
+		} {
+			in := &wnms.Incident{CustomerID: 1, SiteLocationID: site.ID.ID, From: tc.last.Add(-30 * time.Minute).UnixMilli(),
+				LastSlot: tc.last.UnixMilli(), Kind: "clientsconnectivity", Scope: wnms.IncidentScope{Type: "site"}}
+			if _, err := e.Store.SaveIncident(t.Context(), in, slot.UnixMilli()); err != nil {
+				t.Fatal(err)
+			}
+			ids[tc.name] = in.ID
+		}
+		if _, err := e.API.Telemetry.Purge(t.Context(), e.Store); err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]int{"old": 404, "recent": 200, "open": 200} {
+			e.Admin.Expect(want, "GET", fmt.Sprintf("/V5/incidents/%d", ids[name]), nil)
+		}
+		metrics := string(e.Admin.Expect(200, "GET", "/metrics", nil).Body)
+		if want := `wnms_telemetry_purged_rows_total{table="incidents"} 1`; !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
 		}
 	})
 }
