@@ -159,9 +159,16 @@ func (s *Store) LastEventID(ctx context.Context) (int64, error) {
 	return id.Int64, err
 }
 
-// PurgeEvents deletes the events older than before (wnms.EventStore).
+// PurgeEvents deletes the events older than before (wnms.EventStore):
+// ids are given in commit order, so it deletes the oldest ids up to the
+// first event at or after before, reading only what it deletes (there is
+// no index on time: it would be a page more for every audited change to
+// write). An event older than before but committed after a newer one
+// goes at the next purge.
 func (s *Store) PurgeEvents(ctx context.Context, before int64) (int64, error) {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM event_outbox WHERE ts < $1`, before)
+	res, err := s.w.ExecContext(ctx, `DELETE FROM event_outbox WHERE id < coalesce(
+		(SELECT id FROM event_outbox WHERE ts >= $1 ORDER BY id LIMIT 1),
+		(SELECT max(id) + 1 FROM event_outbox))`, before)
 	if err != nil {
 		return 0, err
 	}
