@@ -243,15 +243,6 @@ func (s *Store) APs(ctx context.Context, q wnms.APQuery) ([]wnms.AP, int, error)
 		where = append(where, f)
 	}
 	cond := strings.Join(where, " AND ")
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
-	if err != nil {
-		return nil, 0, err
-	}
-	defer tx.Rollback()
-	var total int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM aps WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
 	col, ok := apSortColumns[q.Sort]
 	if !ok {
 		col = "box_id"
@@ -266,15 +257,13 @@ func (s *Store) APs(ctx context.Context, q wnms.APQuery) ([]wnms.AP, int, error)
 	}
 	query := `SELECT ` + apColumns + ` FROM aps WHERE ` + cond + ` ORDER BY ` + order +
 		` LIMIT ` + strconv.Itoa(q.Limit) + ` OFFSET ` + strconv.Itoa(q.Offset)
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, 0, err
-	}
-	out, err := collectAPs(rows)
-	if err != nil {
-		return nil, 0, err
-	}
-	return out, total, tx.Commit()
+	return snapshotPage(ctx, s.r, `SELECT count(*) FROM aps WHERE `+cond, args, query, args, func(sc scanner) (wnms.AP, error) {
+		a, err := scanAP(sc)
+		if err != nil {
+			return wnms.AP{}, err
+		}
+		return *a, nil
+	})
 }
 
 // MarkAPsDown records as down the APs announced up but silent since

@@ -349,44 +349,29 @@ func (s *Store) AuditRecords(ctx context.Context, q wnms.AuditQuery) ([]wnms.Aud
 		where = append(where, "("+strings.Join(in, " OR ")+")")
 	}
 	cond := strings.Join(where, " AND ")
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
-	if err != nil {
-		return nil, 0, err
-	}
-	defer tx.Rollback()
-	var total int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM audit_log WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
 	n := len(args)
-	rows, err := tx.QueryContext(ctx, `SELECT id, customer_id, ts, user_id, login_id, key_id, role, via, source_address,
+	return snapshotPage(ctx, s.r, `SELECT count(*) FROM audit_log WHERE `+cond, args,
+		`SELECT id, customer_id, ts, user_id, login_id, key_id, role, via, source_address,
 		request_id, method, path, resource_type, resource_id, status, changed_fields, resource_name, changes, changes_omitted
-		FROM audit_log WHERE `+cond+
-		` ORDER BY ts DESC, id DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, q.Limit, q.Offset)...)
-	if err != nil {
-		return nil, 0, err
+		FROM audit_log WHERE `+cond+` ORDER BY ts DESC, id DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
+		append(args, q.Limit, q.Offset), scanAuditRecord)
+}
+
+// scanAuditRecord scans a row of the audit log (AuditRecords' columns).
+func scanAuditRecord(sc scanner) (wnms.AuditRecord, error) {
+	var r wnms.AuditRecord
+	var role string
+	var fields, changes jsonText
+	if err := sc.Scan(&r.ID, &r.CustomerID, &r.Timestamp, &r.Actor.UserID, &r.Actor.LoginID, &r.Actor.KeyID, &role,
+		&r.Actor.Via, &r.SourceAddress, &r.RequestID, &r.Method, &r.Path, &r.ResourceType, &r.ResourceID, &r.Status,
+		&fields, &r.ResourceName, &changes, &r.ChangesOmitted); err != nil {
+		return r, err
 	}
-	defer rows.Close()
-	out := []wnms.AuditRecord{}
-	for rows.Next() {
-		var r wnms.AuditRecord
-		var role string
-		var fields, changes jsonText
-		if err := rows.Scan(&r.ID, &r.CustomerID, &r.Timestamp, &r.Actor.UserID, &r.Actor.LoginID, &r.Actor.KeyID, &role,
-			&r.Actor.Via, &r.SourceAddress, &r.RequestID, &r.Method, &r.Path, &r.ResourceType, &r.ResourceID, &r.Status,
-			&fields, &r.ResourceName, &changes, &r.ChangesOmitted); err != nil {
-			return nil, 0, err
-		}
-		r.Actor.Role = wnms.Role(role)
-		if err := json.Unmarshal(fields, &r.ChangedFields); err != nil {
-			return nil, 0, err
-		}
-		if err := json.Unmarshal(changes, &r.Changes); err != nil {
-			return nil, 0, err
-		}
-		out = append(out, r)
+	r.Actor.Role = wnms.Role(role)
+	if err := json.Unmarshal(fields, &r.ChangedFields); err != nil {
+		return r, err
 	}
-	return out, total, rows.Err()
+	return r, json.Unmarshal(changes, &r.Changes)
 }
 
 // ConfigChange reports whether a committed change to a resource of this

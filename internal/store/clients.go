@@ -353,53 +353,38 @@ func (s *Store) Clients(ctx context.Context, q wnms.ClientQuery) ([]wnms.Client,
 		where = append(where, f)
 	}
 	cond := strings.Join(where, " AND ")
-	tx, err := s.tr.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
-	if err != nil {
-		return nil, 0, err
-	}
-	defer tx.Rollback()
-	var total int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM clients WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT box_id, mac, name, username, ip_address, last_seen, last_event_type, bssid, ap_name,
+	return snapshotPage(ctx, s.tr, `SELECT count(*) FROM clients WHERE `+cond, args,
+		`SELECT box_id, mac, name, username, ip_address, last_seen, last_event_type, bssid, ap_name,
 		ap_box_id, ssid, channel, protocol, location_id, rssi, data_rate FROM clients WHERE `+cond+
-		` ORDER BY last_seen DESC, box_id DESC LIMIT `+strconv.Itoa(q.Limit)+` OFFSET `+strconv.Itoa(q.Offset), args...)
-	if err != nil {
-		return nil, 0, err
+			` ORDER BY last_seen DESC, box_id DESC LIMIT `+strconv.Itoa(q.Limit)+` OFFSET `+strconv.Itoa(q.Offset), args, scanClient)
+}
+
+// scanClient scans a row of clients (Clients' columns).
+func scanClient(sc scanner) (wnms.Client, error) {
+	var c wnms.Client
+	var ap, rssi sql.NullInt64
+	var rate sql.NullFloat64
+	var loc int64
+	var ip string
+	if err := sc.Scan(&c.BoxID, &c.MacAddress, &c.Name, &c.Username, &ip, &c.LastSeen, &c.LastEventType, &c.BSSID,
+		&c.AssociatedAPName, &ap, &c.SSID, &c.Channel, &c.Protocol, &loc, &rssi, &rate); err != nil {
+		return c, err
 	}
-	defer rows.Close()
-	out := []wnms.Client{}
-	for rows.Next() {
-		var c wnms.Client
-		var ap, rssi sql.NullInt64
-		var rate sql.NullFloat64
-		var loc int64
-		var ip string
-		if err := rows.Scan(&c.BoxID, &c.MacAddress, &c.Name, &c.Username, &ip, &c.LastSeen, &c.LastEventType, &c.BSSID,
-			&c.AssociatedAPName, &ap, &c.SSID, &c.Channel, &c.Protocol, &loc, &rssi, &rate); err != nil {
-			return nil, 0, err
-		}
-		c.LocationID = wnms.LocalID(loc)
-		if ip != "" {
-			c.IPAddress = &ip
-		}
-		if ap.Valid {
-			c.AssociatedAPBoxID = &ap.Int64
-		}
-		if rssi.Valid {
-			v := int(rssi.Int64)
-			c.RSSI = &v
-		}
-		if rate.Valid {
-			c.DataRateMbps = &rate.Float64
-		}
-		out = append(out, c)
+	c.LocationID = wnms.LocalID(loc)
+	if ip != "" {
+		c.IPAddress = &ip
 	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, err
+	if ap.Valid {
+		c.AssociatedAPBoxID = &ap.Int64
 	}
-	return out, total, tx.Commit()
+	if rssi.Valid {
+		v := int(rssi.Int64)
+		c.RSSI = &v
+	}
+	if rate.Valid {
+		c.DataRateMbps = &rate.Float64
+	}
+	return c, nil
 }
 
 // RecentSamples lists a client's samples since since, oldest first.

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -155,23 +154,17 @@ func (s *Store) eventFilter(q wnms.EventQuery) (string, sqlArgs) {
 
 func (s *Store) ClientEvents(ctx context.Context, q wnms.EventQuery) ([]json.RawMessage, int, error) {
 	cond, args := s.eventFilter(q)
-	tx, err := s.tr.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
-	if err != nil {
-		return nil, 0, err
-	}
-	defer tx.Rollback()
-	total := -1
+	count := ""
 	if q.Count {
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM client_events WHERE `+cond, args...).Scan(&total); err != nil {
-			return nil, 0, err
-		}
+		count = `SELECT count(*) FROM client_events WHERE ` + cond
 	}
-	out, err := queryJSON(ctx, tx, `SELECT body FROM client_events WHERE `+cond+
-		` ORDER BY ts DESC, id DESC LIMIT `+strconv.Itoa(q.Limit)+` OFFSET `+strconv.Itoa(q.Offset), args...)
-	if err != nil {
-		return nil, 0, err
-	}
-	return out, total, tx.Commit()
+	return snapshotPage(ctx, s.tr, count, args, `SELECT body FROM client_events WHERE `+cond+
+		` ORDER BY ts DESC, id DESC LIMIT `+strconv.Itoa(q.Limit)+` OFFSET `+strconv.Itoa(q.Offset), args,
+		func(sc scanner) (json.RawMessage, error) {
+			var body jsonText
+			err := sc.Scan(&body)
+			return json.RawMessage(body), err
+		})
 }
 
 // SubtreeLocations lists the location ids at or below paths (see

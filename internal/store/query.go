@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 )
@@ -56,4 +57,41 @@ func queryColumn[T any](ctx context.Context, q querier, query string, args ...an
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// snapshotPage reads a page of rows and how many rows match in all from
+// one snapshot (a read-only, repeatable-read transaction on db), so that
+// the count and the page agree: total from countQuery (-1 when it is
+// ""), the page from pageQuery, each row made by scan (an empty slice,
+// not nil, when there are none).
+func snapshotPage[T any](ctx context.Context, db *sql.DB, countQuery string, countArgs []any, pageQuery string, pageArgs []any,
+	scan func(scanner) (T, error)) ([]T, int, error) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
+	total := -1
+	if countQuery != "" {
+		if err := tx.QueryRowContext(ctx, countQuery, countArgs...).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+	}
+	rows, err := tx.QueryContext(ctx, pageQuery, pageArgs...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	return out, total, tx.Commit()
 }

@@ -172,30 +172,15 @@ func scanDelivery(sc scanner, body *jsonText) (*wnms.Delivery, error) {
 // Deliveries lists a webhook's deliveries, the latest changed first, with
 // how many there are (wnms.WebhookStore).
 func (s *Store) Deliveries(ctx context.Context, webhookID int64, offset, limit int) ([]wnms.Delivery, int, error) {
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
-	if err != nil {
-		return nil, 0, err
-	}
-	defer tx.Rollback()
-	var total int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1`, webhookID).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+` WHERE webhook_id = $1 ORDER BY updated_at DESC, id DESC
-		LIMIT $2 OFFSET $3`, webhookID, limit, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []wnms.Delivery{}
-	for rows.Next() {
-		d, err := scanDelivery(rows, nil)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, *d)
-	}
-	return out, total, rows.Err()
+	return snapshotPage(ctx, s.r, `SELECT count(*) FROM webhook_deliveries WHERE webhook_id = $1`, []any{webhookID},
+		`SELECT `+deliveryColumns+` WHERE webhook_id = $1 ORDER BY updated_at DESC, id DESC LIMIT $2 OFFSET $3`,
+		[]any{webhookID, limit, offset}, func(sc scanner) (wnms.Delivery, error) {
+			d, err := scanDelivery(sc, nil)
+			if err != nil {
+				return wnms.Delivery{}, err
+			}
+			return *d, nil
+		})
 }
 
 // QueueBatch is how many outbox events one pass reads for a webhook.
