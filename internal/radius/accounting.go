@@ -141,33 +141,13 @@ func (a *Accounting) Serve(ctx context.Context, pc net.PacketConn) error {
 	}
 	stop := context.AfterFunc(ctx, func() { pc.SetReadDeadline(time.Now()) })
 	defer stop()
-	err := readLoop(ctx, pc, func(b []byte, from netip.AddrPort) {
-		a.counters.AccountingRequests.Add(1)
-		st := a.settings.load()
-		src, ok := st.lookup(from.Addr())
-		if !ok {
-			a.counters.drop(DropUnknownSource)
-			return
-		}
-		req, _, reason, ok := decodeRequest(b, src.secret, rad.CodeAccountingRequest, false)
-		if !ok {
-			a.counters.drop(reason)
-			return
-		}
-		if carriesOwnProxyState(req) {
-			a.counters.drop(DropLoop)
-			return
-		}
-		if reason, ok := a.inflight.acquire(src.Source); !ok {
-			a.counters.drop(reason)
-			return
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { a.inflight.release(src.Source); wg.Done() }()
+	// An Accounting-Request is signed by its Request Authenticator; it
+	// needs no Message-Authenticator.
+	err := serveRequests(ctx, pc, admission{code: rad.CodeAccountingRequest, received: &a.counters.AccountingRequests,
+		counters: &a.counters, settings: a.settings, inflight: a.inflight, requireMA: func(*source) bool { return false }},
+		&wg, func(from netip.AddrPort, st *settings, src *source, req *rad.Packet) {
 			a.handle(ctx, pc, from, st, src, req)
-		}()
-	})
+		})
 	wg.Wait()
 	cancel()
 	bg.Wait()

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wnms/wnms/internal/udpbuf"
@@ -140,39 +141,66 @@ func (p *Proxy) Serve(ctx context.Context, pc net.PacketConn) error {
 	go func() { defer bg.Done(); emitLoop(ectx, p.sink, p.events, &p.counters, p.opts.Logger) }()
 	stop := context.AfterFunc(ctx, func() { pc.SetReadDeadline(time.Now()) })
 	defer stop()
-	err := readLoop(ctx, pc, func(b []byte, from netip.AddrPort) {
-		p.counters.AccessRequests.Add(1)
-		st := p.settings.load()
-		src, ok := st.lookup(from.Addr())
-		if !ok {
-			p.counters.drop(DropUnknownSource)
-			return
-		}
-		req, _, reason, ok := decodeRequest(b, src.secret, rad.CodeAccessRequest, !src.optionalMA)
-		if !ok {
-			p.counters.drop(reason)
-			return
-		}
-		if carriesOwnProxyState(req) {
-			p.counters.drop(DropLoop)
-			return
-		}
-		if reason, ok := p.inflight.acquire(src.Source); !ok {
-			p.counters.drop(reason)
-			return
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { p.inflight.release(src.Source); wg.Done() }()
+	err := serveRequests(ctx, pc, admission{code: rad.CodeAccessRequest, received: &p.counters.AccessRequests,
+		counters: &p.counters, settings: p.settings, inflight: p.inflight, requireMA: func(src *source) bool { return !src.optionalMA }},
+		&wg, func(from netip.AddrPort, st *settings, src *source, req *rad.Packet) {
 			p.handle(ctx, pc, from, st, src, req)
-		}()
-	})
+		})
 	wg.Wait()
 	cancel()
 	ecancel()
 	bg.Wait()
 	p.pool.close()
 	return err
+}
+
+// admission is what a RADIUS server checks of each packet before it is
+// handled: from a known source, of the code it serves, signed with the
+// source's secret (with a Message-Authenticator when requireMA says so),
+// not one of this process's own coming back, within the source's and the
+// customer's bounds of requests in flight. received counts the packets
+// read, counters the drops.
+type admission struct {
+	code      rad.Code
+	received  *atomic.Uint64
+	counters  *Counters
+	settings  *Settings
+	inflight  *inflight
+	requireMA func(*source) bool
+}
+
+// serveRequests reads pc until ctx ends (see readLoop) and hands each
+// packet that passes a's checks to handle, in a goroutine of its own
+// counted in wg, holding its place in flight until handle returns.
+func serveRequests(ctx context.Context, pc net.PacketConn, a admission, wg *sync.WaitGroup,
+	handle func(from netip.AddrPort, st *settings, src *source, req *rad.Packet)) error {
+	return readLoop(ctx, pc, func(b []byte, from netip.AddrPort) {
+		a.received.Add(1)
+		st := a.settings.load()
+		src, ok := st.lookup(from.Addr())
+		if !ok {
+			a.counters.drop(DropUnknownSource)
+			return
+		}
+		req, _, reason, ok := decodeRequest(b, src.secret, a.code, a.requireMA(src))
+		if !ok {
+			a.counters.drop(reason)
+			return
+		}
+		if carriesOwnProxyState(req) {
+			a.counters.drop(DropLoop)
+			return
+		}
+		if reason, ok := a.inflight.acquire(src.Source); !ok {
+			a.counters.drop(reason)
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { a.inflight.release(src.Source); wg.Done() }()
+			handle(from, st, src, req)
+		}()
+	})
 }
 
 // readLoop calls handle with each datagram read from pc (a copy, up to
