@@ -64,6 +64,7 @@ type IncidentReason struct {
 // Incident scope types, narrowest first.
 const (
 	ScopeAP           = "ap"
+	ScopeChannel      = "channel"
 	ScopeSSID         = "ssid"
 	ScopeBand         = "band"
 	ScopeRadiusServer = "radiusServer"
@@ -126,4 +127,7 @@ type IncidentCounts struct {
 	// reasons "lowDataRate", "highRetry", "lowRssi", "sticky".
 	Reasons                         []Tally
 	APs, SSIDs, Bands, Radius, Locs []Tally
+	// Channels: by channel number (performance only: the channel of the
+	// clients' statistics samples).
+	Channels []Tally
 }
