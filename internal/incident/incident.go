@@ -515,15 +515,23 @@ type Candidate struct {
 
 // Candidates are the candidate scopes of counts, narrowest first: AP,
 // channel, SSID, band, RADIUS server, floor (dimensions without a value
-// are left out).
+// are left out). A RADIUS server is a candidate only when the cause is
+// an authentication failure: it has no part in the other stages, and its
+// clients (those that reached it: the 802.1X clients) are those that
+// connect most often, so that a trouble of every client at a later stage
+// (a slow DHCP server) hits them more often than the site's others.
 func Candidates(counts *wnms.IncidentCounts) []Candidate {
 	var out []Candidate
+	radius := false
+	if c := cause(counts); c != nil && c.Stage == "authentication" {
+		radius = true
+	}
 	for _, d := range []struct {
 		typ  string
 		list []wnms.Tally
 	}{{wnms.ScopeAP, counts.APs}, {wnms.ScopeChannel, counts.Channels}, {wnms.ScopeSSID, counts.SSIDs}, {wnms.ScopeBand, counts.Bands},
 		{wnms.ScopeRadiusServer, counts.Radius}, {wnms.ScopeFloor, counts.Locs}} {
-		if len(d.list) == 0 || counts.Affected == 0 {
+		if len(d.list) == 0 || counts.Affected == 0 || d.typ == wnms.ScopeRadiusServer && !radius {
 			continue
 		}
 		top := d.list[0]
