@@ -363,10 +363,11 @@ func explain(ctx context.Context, seed uint64, inc *incident.Service, res *resul
 			fmt.Fprintf(os.Stderr, "  counts: %v\n", err)
 			continue
 		}
-		fmt.Fprintf(os.Stderr, "  %s %s–%s: %d affected of %d\n", m.Kind, time.UnixMilli(m.From).UTC().Format("15:04"),
-			time.UnixMilli(to).UTC().Format("15:04"), counts.Affected, counts.Attempted)
+		fmt.Fprintf(os.Stderr, "  %s %s–%s: %d affected of %d, usually %.1f %%\n", m.Kind, time.UnixMilli(m.From).UTC().Format("15:04"),
+			time.UnixMilli(to).UTC().Format("15:04"), counts.Affected, counts.Attempted, 100*counts.Usual)
 		for _, c := range incident.Candidates(counts) {
-			fmt.Fprintf(os.Stderr, "  %-12s %-18s %3d of %3d  share %.2f  lift %5.2f  fits %v\n", c.Type, c.Key, c.Affected, c.Attempted, c.Share, c.Lift, c.Fits)
+			fmt.Fprintf(os.Stderr, "  %-12s %-18s %3d of %3d  share %.2f  beyond the usual %.2f  lift %5.2f  fits %v\n",
+				c.Type, c.Key, c.Affected, c.Attempted, c.Share, c.Excess, c.Lift, c.Fits)
 		}
 	}
 }

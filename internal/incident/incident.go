@@ -369,6 +369,7 @@ func (s *Service) describe(ctx context.Context, customerID int64, ss *sites, sit
 	if err != nil {
 		return nil, err
 	}
+	counts.Usual = usual(group)
 	var boxIDs []int64
 	for _, t := range counts.APs {
 		if id, err := strconv.ParseInt(t.Key, 10, 64); err == nil {
@@ -488,7 +489,30 @@ func (s *Service) Counts(ctx context.Context, customerID, site, from, to int64, 
 	if err != nil {
 		return nil, err
 	}
-	return s.counts(ctx, customerID, ss, site, from, to, kind)
+	counts, err := s.counts(ctx, customerID, ss, site, from, to, kind)
+	if err != nil {
+		return nil, err
+	}
+	group, err := s.Store.Anomalies(ctx, customerID, ss.subtree[site], from, to-1)
+	if err != nil {
+		return nil, err
+	}
+	counts.Usual = usual(group)
+	return counts, nil
+}
+
+// usual is the share of clients usually affected where and when a group
+// of anomalies was: the lowest of their baselines (a percentage), 0 for
+// none.
+func usual(group []wnms.Anomaly) float64 {
+	out := math.Inf(1)
+	for _, a := range group {
+		out = min(out, a.Baseline/100)
+	}
+	if math.IsInf(out, 1) || out < 0 {
+		return 0
+	}
+	return out
 }
 
 // ScopeShare is the share of affected clients a scope must hold.
@@ -508,8 +532,13 @@ type Candidate struct {
 	Key                 string
 	Affected, Attempted int
 	Share, Lift         float64
-	// Fits: holds at least ScopeShare of the affected clients, is
-	// narrower than the site and has a lift of at least ScopeLift.
+	// Excess is the share of the clients affected beyond the usual rate
+	// (counts.Usual) that the value holds: its affected clients beyond
+	// the usual rate of its own clients, of those of the site.
+	Excess float64
+	// Fits: holds at least ScopeShare of the clients affected beyond the
+	// usual rate, is narrower than the site and has a lift of at least
+	// ScopeLift.
 	Fits bool
 }
 
@@ -537,12 +566,16 @@ func Candidates(counts *wnms.IncidentCounts) []Candidate {
 		top := d.list[0]
 		c := Candidate{Type: d.typ, Key: top.Key, Affected: top.Affected, Attempted: top.Attempted,
 			Share: float64(top.Affected) / float64(counts.Affected), Lift: lift(top, counts)}
+		c.Excess = c.Share
+		if all := float64(counts.Affected) - counts.Usual*float64(counts.Attempted); all > 0 {
+			c.Excess = min(1, max(0, float64(top.Affected)-counts.Usual*float64(top.Attempted))/all)
+		}
 		// The value holds most affected clients and is narrower than the
 		// site: some of the site's clients were elsewhere, and fared
 		// clearly better there. Holding most affected clients alone is
 		// not enough: a value most of the site's clients have (the staff
 		// SSID) holds most of any site-wide trouble's too.
-		c.Fits = top.Key != "" && c.Share >= ScopeShare && top.Attempted < counts.Attempted && c.Lift >= ScopeLift
+		c.Fits = top.Key != "" && c.Excess >= ScopeShare && top.Attempted < counts.Attempted && c.Lift >= ScopeLift
 		out = append(out, c)
 	}
 	return out

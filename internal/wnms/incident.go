@@ -130,4 +130,8 @@ type IncidentCounts struct {
 	// Channels: by channel number (performance only: the channel of the
 	// clients' statistics samples).
 	Channels []Tally
+	// Usual is the share of clients usually affected there and then (the
+	// baselines of the incident's anomalies, 0 to 1): the scope is chosen
+	// on the clients affected beyond it.
+	Usual float64
 }
