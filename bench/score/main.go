@@ -66,6 +66,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/wnms/wnms/bench/internal/benchserver"
+	"github.com/wnms/wnms/internal/incident"
 	"github.com/wnms/wnms/internal/simulate"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -81,6 +82,7 @@ var (
 	days     = flag.Int("days", 8, "days of backfill (the last five are scored)")
 	endText  = flag.String("end", "2026-11-20T18:00:00Z", "end of the backfill (RFC 3339); a Friday evening puts five weekdays in the scored window")
 	asJSON   = flag.Bool("json", false, "also print the reports as JSON")
+	why      = flag.Bool("why", false, "explain every incident's scope on stderr (the wrong ones are always explained)")
 )
 
 // scoredDays is how many days, ending at -end, are scored.
@@ -336,7 +338,38 @@ func runOnce(ctx context.Context, seed uint64, sz simulate.Sizes, end time.Time,
 		}
 		res.incidents = append(res.incidents, list...)
 	}
+	explain(ctx, seed, inc, res)
 	return res, nil
+}
+
+// explain says on stderr, for each incident whose served scope is wrong
+// (each incident with -why), what the served incident named, and each
+// candidate scope of its counts: the value holding most affected clients
+// in each dimension, its share of them and its lift.
+func explain(ctx context.Context, seed uint64, inc *incident.Service, res *result) {
+	for _, t := range res.truths {
+		m := Match(t, res.incidents)
+		if m == nil || ScopeRight(t, *m) && !*why {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "seed %d %s at %s %s: want %s %s, served %s %q (share %.2f), cause %s %q\n", seed, t.Kind, t.Site, t.From,
+			t.Scope.Type, t.Scope.Name, m.Scope.Type, m.Scope.Name, m.Scope.Share, m.Cause.Stage, m.Cause.Reason.Text)
+		to := m.end()
+		if m.To == nil {
+			to = m.From + 16*slotMs
+		}
+		counts, err := inc.Counts(ctx, wnms.OnPremCustomer, m.SiteLocationID, m.From, to, m.Kind)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "  counts: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "  %s %s–%s: %d affected of %d, usually %.1f %%\n", m.Kind, time.UnixMilli(m.From).UTC().Format("15:04"),
+			time.UnixMilli(to).UTC().Format("15:04"), counts.Affected, counts.Attempted, 100*counts.Usual)
+		for _, c := range incident.Candidates(counts) {
+			fmt.Fprintf(os.Stderr, "  %-12s %-18s %3d of %3d  share %.2f  beyond the usual %.2f  lift %5.2f  fits %v\n",
+				c.Type, c.Key, c.Affected, c.Attempted, c.Share, c.Excess, c.Lift, c.Fits)
+		}
+	}
 }
 
 // notFound is a 404 answer.

@@ -104,7 +104,8 @@ func TestSimulateIncidentsShowInBaselines(t *testing.T) {
 			cause, scope := radius["cause"].(map[string]any), radius["scope"].(map[string]any)
 			if cause["stage"] != "authentication" || cause["subFailureCode"] != 203.0 || cause["text"] != "RADIUS server unreachable" ||
 				scope["type"] != "site" || scope["id"] != fmt.Sprint(radius["siteLocationId"]) || scope["name"] != "Sim Site 1" ||
-				inter["scope"].(map[string]any)["id"] != "BAND_5_GHZ" || inter["cause"].(map[string]any)["stage"] != "performance" {
+				inter["scope"].(map[string]any)["type"] != "channel" || inter["scope"].(map[string]any)["id"] != "36" ||
+				inter["cause"].(map[string]any)["stage"] != "performance" {
 				t.Fatalf("ground truth: %v", incs)
 			}
 			c := apitest.Remote(t, base, "sim-admin", "sim-admin-value-0123456789")

@@ -557,3 +557,73 @@ func TestIncidentWebhook(t *testing.T) {
 		}
 	})
 }
+
+// Interference on one channel: the clients of the two APs on 5 GHz
+// channel 36 have high retries and low data rates, those on channel 40
+// and on 2.4 GHz are fine. The scope is the channel (narrower than the 5
+// GHz band, which also holds every troubled client; neither AP holds 80 %
+// of them), named with its band; the evidence names the channel and both
+// APs, counted from the samples.
+func TestIncidentChannelScope(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		x := newIncidentEnv(t, b)
+		e := x.e
+		aps := []struct{ mac, name, radios string }{
+			{"00:11:74:00:0d:00", "AP west", `[{"macaddress":"00:11:74:00:0d:01","channel":36,"ssid":"corp"}]`},
+			{"00:11:74:00:0e:00", "AP east", `[{"macaddress":"00:11:74:00:0e:01","channel":36,"ssid":"corp"}]`},
+			{"00:11:74:00:0f:00", "AP north", `[{"macaddress":"00:11:74:00:0f:01","channel":40,"ssid":"corp"},
+				{"macaddress":"00:11:74:00:0f:02","channel":6,"ssid":"corp"}]`},
+		}
+		for _, ap := range aps {
+			e.Admin.Expect(http.StatusOK, "POST", "/V5/ingest/aps", apitest.Raw{ContentType: "application/json", Body: []byte(fmt.Sprintf(
+				`[{"macaddress":%q,"name":%q,"locationId":{"type":"locallocationid","id":%d},"radios":%s}]`, ap.mac, ap.name, x.a1.ID.ID, ap.radios))})
+		}
+		slot := time.UnixMilli(at(11, 0))
+		var records []string
+		for i := range 25 {
+			bssid, channel, retry, rate := "00:11:74:00:0f:01", 40, 3.0, 300.0
+			switch {
+			case i < 5:
+				bssid, channel, retry, rate = "00:11:74:00:0d:01", 36, 45, 8
+			case i < 10:
+				bssid, channel, retry, rate = "00:11:74:00:0e:01", 36, 45, 8
+			case i >= 20:
+				bssid, channel, rate = "00:11:74:00:0f:02", 6, 100
+			}
+			for k := range 3 {
+				records = append(records, fmt.Sprintf(`{"macAddress":"aa:bb:cc:00:03:%02x","bssid":%q,"channel":%d,"ssid":"corp",
+					"timestamp":%d,"rssi":-55,"dataRateMbps":%g,"retryRatePct":%g}`, i, bssid, channel,
+					slot.Add(time.Duration(k)*time.Minute).UnixMilli(), rate, retry))
+			}
+		}
+		e.Admin.Expect(http.StatusOK, "POST", "/V5/ingest/clientstats", apitest.Raw{ContentType: "application/json",
+			Body: []byte("[" + strings.Join(records, ",") + "]")})
+		x.evaluate(t)
+		if _, err := e.Store.RecordAnomaly(context.Background(), wnms.Anomaly{CustomerID: 1, LocationID: x.a1.ID.ID,
+			Kind: "clientsperformance", Slot: at(11, 0), Observation: 40, Threshold: 20, RaisedAt: x.clock.Now().UnixMilli()}); err != nil {
+			t.Fatal(err)
+		}
+		x.evaluate(t)
+		var page incidentList
+		e.Admin.Expect(http.StatusOK, "GET", "/V5/incidents", nil).Decode(t, &page)
+		if len(page.Incidents) != 1 {
+			t.Fatalf("incidents %+v", page)
+		}
+		in := page.Incidents[0]
+		if in.Scope != (wnms.IncidentScope{Type: "channel", ID: "36", Name: "5 GHz channel 36", Share: 1}) {
+			t.Errorf("scope %+v", in.Scope)
+		}
+		if c := in.Cause; c == nil || c.Stage != "performance" || c.Share != 1 {
+			t.Errorf("cause %+v", c)
+		}
+		got := map[string]int{}
+		for _, f := range in.Evidence {
+			got[f.Type+" "+f.Name] = f.Clients
+		}
+		for k, n := range map[string]int{"channel 5 GHz channel 36": 10, "ap AP west": 5, "ap AP east": 5, "band " + wnms.Band5GHz: 10} {
+			if got[k] != n {
+				t.Errorf("evidence %s: %d clients, want %d (%+v)", k, got[k], n, in.Evidence)
+			}
+		}
+	})
+}

@@ -365,27 +365,94 @@ func (s *Service) describe(ctx context.Context, customerID int64, ss *sites, sit
 		in.Peak.AffectedClients, in.Peak.AttemptingClients = obs[peak.Slot].Failing, obs[peak.Slot].Attempting
 	}
 
-	// The counts run over the whole site (so that a floor, an AP or an
-	// SSID can be seen to hold the affected clients while others of the
-	// site did not), over the incident's span.
+	counts, err := s.counts(ctx, customerID, ss, site, in.From, in.LastSlot+SlotMs, in.Kind)
+	if err != nil {
+		return nil, err
+	}
+	counts.Usual = usual(group)
+	var boxIDs []int64
+	for _, t := range counts.APs {
+		if id, err := strconv.ParseInt(t.Key, 10, 64); err == nil {
+			boxIDs = append(boxIDs, id)
+		}
+	}
+	aps, err := s.Store.APNames(ctx, customerID, boxIDs)
+	if err != nil {
+		return nil, err
+	}
+	name := func(typ, key string) (id, label string) {
+		switch typ {
+		case "ap":
+			n, _ := strconv.ParseInt(key, 10, 64)
+			if ap, ok := aps[n]; ok {
+				return ap[0], ap[1]
+			}
+			return key, key
+		case wnms.ScopeChannel:
+			return key, ChannelName(key)
+		case wnms.ScopeFloor, wnms.ScopeSite:
+			n, _ := strconv.ParseInt(key, 10, 64)
+			if l, ok := ss.byID[n]; ok {
+				return key, l.Name
+			}
+			return key, key
+		case "reason":
+			return key, reasonText(key)
+		}
+		return key, key
+	}
+
+	in.Cause = cause(counts)
+	siteName := strconv.FormatInt(site, 10)
+	_, siteLabel := name(wnms.ScopeSite, siteName)
+	in.Scope = wnms.IncidentScope{Type: wnms.ScopeSite, ID: siteName, Name: siteLabel, Share: 1}
+	if counts.Affected == 0 {
+		in.Scope.Share = 0
+	}
+	if c, ok := Scope(counts); ok {
+		id, label := name(c.Type, c.Key)
+		in.Scope = wnms.IncidentScope{Type: c.Type, ID: id, Name: label, Share: round(min(c.Share, 1))}
+	}
+	for _, d := range []struct {
+		typ  string
+		list []wnms.Tally
+	}{{"reason", counts.Reasons}, {wnms.ScopeAP, counts.APs}, {wnms.ScopeChannel, counts.Channels}, {wnms.ScopeSSID, counts.SSIDs},
+		{wnms.ScopeBand, counts.Bands}, {wnms.ScopeRadiusServer, counts.Radius}, {wnms.ScopeFloor, counts.Locs}} {
+		n := 0
+		for _, t := range d.list {
+			if t.Affected == 0 || t.Key == "" || n == EvidencePerType {
+				continue
+			}
+			id, label := name(d.typ, t.Key)
+			in.Evidence = append(in.Evidence, wnms.IncidentFigure{Type: d.typ, ID: id, Name: label, Clients: t.Affected})
+			n++
+		}
+	}
+	return in, nil
+}
+
+// counts are the counts of the site's clients over [from, to): run over
+// the whole site (so that a floor, an AP or an SSID can be seen to hold
+// the affected clients while others of the site did not), connection
+// attempts for a connectivity incident, statistics for a performance one,
+// both for a mixed one; locations below a floor count as the floor.
+func (s *Service) counts(ctx context.Context, customerID int64, ss *sites, site, from, to int64, kind string) (*wnms.IncidentCounts, error) {
 	locs := ss.subtree[site]
-	from, to := in.From, in.LastSlot+SlotMs
 	counts := &wnms.IncidentCounts{}
-	if in.Kind != wnms.IncidentPerformance {
+	if kind != wnms.IncidentPerformance {
 		c, err := s.Store.ConnectivityCounts(ctx, customerID, locs, from, to)
 		if err != nil {
 			return nil, err
 		}
 		counts = c
 	}
-	if in.Kind != wnms.IncidentConnectivity {
+	if kind != wnms.IncidentConnectivity {
 		p, err := s.Store.PerformanceCounts(ctx, customerID, locs, from, to)
 		if err != nil {
 			return nil, err
 		}
 		counts = merge(counts, p)
 	}
-	// Locations below a floor count as the floor.
 	floorOf := func(id int64) int64 {
 		for l := ss.byID[id]; l != nil; {
 			if l.Type == wnms.FloorLocation {
@@ -411,80 +478,41 @@ func (s *Service) describe(ctx context.Context, customerID int64, ss *sites, sit
 		counts.Locs = append(counts.Locs, f)
 	}
 	sortTallies(counts.Locs)
-	var boxIDs []int64
-	for _, t := range counts.APs {
-		if id, err := strconv.ParseInt(t.Key, 10, 64); err == nil {
-			boxIDs = append(boxIDs, id)
-		}
-	}
-	aps, err := s.Store.APNames(ctx, customerID, boxIDs)
+	return counts, nil
+}
+
+// Counts are the counts an incident of the kind at the site over [from,
+// to) is described from (its cause, scope and evidence): for a benchmark
+// that explains a scope with Candidates.
+func (s *Service) Counts(ctx context.Context, customerID, site, from, to int64, kind string) (*wnms.IncidentCounts, error) {
+	ss, err := s.sitesOf(ctx, customerID)
 	if err != nil {
 		return nil, err
 	}
-	name := func(typ, key string) (id, label string) {
-		switch typ {
-		case "ap":
-			n, _ := strconv.ParseInt(key, 10, 64)
-			if ap, ok := aps[n]; ok {
-				return ap[0], ap[1]
-			}
-			return key, key
-		case wnms.ScopeFloor, wnms.ScopeSite:
-			n, _ := strconv.ParseInt(key, 10, 64)
-			if l, ok := ss.byID[n]; ok {
-				return key, l.Name
-			}
-			return key, key
-		case "reason":
-			return key, reasonText(key)
-		}
-		return key, key
+	counts, err := s.counts(ctx, customerID, ss, site, from, to, kind)
+	if err != nil {
+		return nil, err
 	}
+	group, err := s.Store.Anomalies(ctx, customerID, ss.subtree[site], from, to-1)
+	if err != nil {
+		return nil, err
+	}
+	counts.Usual = usual(group)
+	return counts, nil
+}
 
-	in.Cause = cause(counts)
-	siteName := strconv.FormatInt(site, 10)
-	_, siteLabel := name(wnms.ScopeSite, siteName)
-	in.Scope = wnms.IncidentScope{Type: wnms.ScopeSite, ID: siteName, Name: siteLabel, Share: 1}
-	if counts.Affected == 0 {
-		in.Scope.Share = 0
+// usual is the share of clients usually affected where and when a group
+// of anomalies was: the lowest of their baselines (a percentage), 0 for
+// none.
+func usual(group []wnms.Anomaly) float64 {
+	out := math.Inf(1)
+	for _, a := range group {
+		out = min(out, a.Baseline/100)
 	}
-	for _, d := range []struct {
-		typ  string
-		list []wnms.Tally
-	}{{wnms.ScopeAP, counts.APs}, {wnms.ScopeSSID, counts.SSIDs}, {wnms.ScopeBand, counts.Bands},
-		{wnms.ScopeRadiusServer, counts.Radius}, {wnms.ScopeFloor, counts.Locs}} {
-		if len(d.list) == 0 || counts.Affected == 0 {
-			continue
-		}
-		top := d.list[0]
-		share := float64(top.Affected) / float64(counts.Affected)
-		// The value holds most affected clients and is narrower than the
-		// site: some of the site's clients were elsewhere, and fared
-		// clearly better there. Holding most affected clients alone is
-		// not enough: a value most of the site's clients have (the staff
-		// SSID) holds most of any site-wide trouble's too.
-		if top.Key != "" && share >= ScopeShare && top.Attempted < counts.Attempted && concentrated(top, counts) {
-			id, label := name(d.typ, top.Key)
-			in.Scope = wnms.IncidentScope{Type: d.typ, ID: id, Name: label, Share: round(min(share, 1))}
-			break
-		}
+	if math.IsInf(out, 1) || out < 0 {
+		return 0
 	}
-	for _, d := range []struct {
-		typ  string
-		list []wnms.Tally
-	}{{"reason", counts.Reasons}, {wnms.ScopeAP, counts.APs}, {wnms.ScopeSSID, counts.SSIDs}, {wnms.ScopeBand, counts.Bands},
-		{wnms.ScopeRadiusServer, counts.Radius}, {wnms.ScopeFloor, counts.Locs}} {
-		n := 0
-		for _, t := range d.list {
-			if t.Affected == 0 || t.Key == "" || n == EvidencePerType {
-				continue
-			}
-			id, label := name(d.typ, t.Key)
-			in.Evidence = append(in.Evidence, wnms.IncidentFigure{Type: d.typ, ID: id, Name: label, Clients: t.Affected})
-			n++
-		}
-	}
-	return in, nil
+	return out
 }
 
 // ScopeShare is the share of affected clients a scope must hold.
@@ -494,15 +522,104 @@ const ScopeShare = 0.8
 // scope must be that outside it (the rest of the site).
 const ScopeLift = 4
 
-// concentrated reports whether the clients of the value t were affected
-// at least ScopeLift times as often as the site's other clients.
-func concentrated(t wnms.Tally, all *wnms.IncidentCounts) bool {
+// Candidate is the value of one dimension that could be an incident's
+// scope: the dimension's value with the most affected clients, the share
+// of the incident's affected clients it holds, and its lift (how many
+// times as often its clients were affected as the site's others; +Inf
+// when none of those was).
+type Candidate struct {
+	Type                string
+	Key                 string
+	Affected, Attempted int
+	Share, Lift         float64
+	// Excess is the share of the clients affected beyond the usual rate
+	// (counts.Usual) that the value holds: its affected clients beyond
+	// the usual rate of its own clients, of those of the site.
+	Excess float64
+	// Fits: holds at least ScopeShare of the clients affected beyond the
+	// usual rate, is narrower than the site and has a lift of at least
+	// ScopeLift.
+	Fits bool
+}
+
+// Candidates are the candidate scopes of counts, narrowest first: AP,
+// channel, SSID, band, RADIUS server, floor (dimensions without a value
+// are left out). A RADIUS server is a candidate only when the cause is
+// an authentication failure: it has no part in the other stages, and its
+// clients (those that reached it: the 802.1X clients) are those that
+// connect most often, so that a trouble of every client at a later stage
+// (a slow DHCP server) hits them more often than the site's others.
+func Candidates(counts *wnms.IncidentCounts) []Candidate {
+	var out []Candidate
+	radius := false
+	if c := cause(counts); c != nil && c.Stage == "authentication" {
+		radius = true
+	}
+	for _, d := range []struct {
+		typ  string
+		list []wnms.Tally
+	}{{wnms.ScopeAP, counts.APs}, {wnms.ScopeChannel, counts.Channels}, {wnms.ScopeSSID, counts.SSIDs}, {wnms.ScopeBand, counts.Bands},
+		{wnms.ScopeRadiusServer, counts.Radius}, {wnms.ScopeFloor, counts.Locs}} {
+		if len(d.list) == 0 || counts.Affected == 0 || d.typ == wnms.ScopeRadiusServer && !radius {
+			continue
+		}
+		top := d.list[0]
+		c := Candidate{Type: d.typ, Key: top.Key, Affected: top.Affected, Attempted: top.Attempted,
+			Share: float64(top.Affected) / float64(counts.Affected), Lift: lift(top, counts)}
+		c.Excess = c.Share
+		if all := float64(counts.Affected) - counts.Usual*float64(counts.Attempted); all > 0 {
+			c.Excess = min(1, max(0, float64(top.Affected)-counts.Usual*float64(top.Attempted))/all)
+		}
+		// The value holds most affected clients and is narrower than the
+		// site: some of the site's clients were elsewhere, and fared
+		// clearly better there. Holding most affected clients alone is
+		// not enough: a value most of the site's clients have (the staff
+		// SSID) holds most of any site-wide trouble's too.
+		c.Fits = top.Key != "" && c.Excess >= ScopeShare && top.Attempted < counts.Attempted && c.Lift >= ScopeLift
+		out = append(out, c)
+	}
+	return out
+}
+
+// Scope is the scope counts give: the first candidate that fits; false
+// when none does (the incident's scope is then its site).
+func Scope(counts *wnms.IncidentCounts) (Candidate, bool) {
+	for _, c := range Candidates(counts) {
+		if c.Fits {
+			return c, true
+		}
+	}
+	return Candidate{}, false
+}
+
+// lift is how many times as often the clients of the value t were
+// affected as the site's other clients (+Inf when none of those was, 0
+// for a value without clients).
+func lift(t wnms.Tally, all *wnms.IncidentCounts) float64 {
 	if t.Attempted <= 0 {
-		return false
+		return 0
 	}
 	in := float64(t.Affected) / float64(t.Attempted)
+	if all.Attempted-t.Attempted <= 0 {
+		return math.Inf(1)
+	}
 	out := float64(all.Affected-t.Affected) / float64(all.Attempted-t.Attempted)
-	return in >= ScopeLift*out
+	if out <= 0 {
+		return math.Inf(1)
+	}
+	return in / out
+}
+
+// ChannelName names a channel number as a scope: "5 GHz channel 36".
+func ChannelName(key string) string {
+	n, err := strconv.Atoi(key)
+	switch {
+	case err != nil:
+		return key
+	case n >= 1 && n <= 14:
+		return "2.4 GHz channel " + key
+	}
+	return "5 GHz channel " + key
 }
 
 // EvidencePerType is how many reasons, APs, SSIDs, bands, RADIUS servers
@@ -530,7 +647,7 @@ func merge(c, p *wnms.IncidentCounts) *wnms.IncidentCounts {
 	}
 	return &wnms.IncidentCounts{Affected: c.Affected + p.Affected, Attempted: c.Attempted + p.Attempted,
 		Reasons: add(c.Reasons, p.Reasons), APs: add(c.APs, p.APs), SSIDs: add(c.SSIDs, p.SSIDs),
-		Bands: add(c.Bands, p.Bands), Radius: add(c.Radius, p.Radius), Locs: add(c.Locs, p.Locs)}
+		Bands: add(c.Bands, p.Bands), Radius: add(c.Radius, p.Radius), Locs: add(c.Locs, p.Locs), Channels: add(c.Channels, p.Channels)}
 }
 
 func sortTallies(list []wnms.Tally) {

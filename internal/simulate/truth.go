@@ -7,8 +7,10 @@ import (
 
 // Scope is where an incident is, named as wnms names it (decisions §24):
 // Type site (ID the site's location id), floor (its location id), ap (ID
-// the AP's MAC, Name its name), ssid (ID and Name the SSID), band (ID
-// BAND_2_4_GHZ or BAND_5_GHZ) or radiusServer (ID its address).
+// the AP's MAC, Name its name), channel (ID the channel number, Name
+// "5 GHz channel 36": the radios of the site on that channel), ssid (ID
+// and Name the SSID), band (ID BAND_2_4_GHZ or BAND_5_GHZ) or
+// radiusServer (ID its address).
 type Scope struct {
 	Type string `json:"type"`
 	ID   string `json:"id"`
@@ -70,7 +72,36 @@ func (in Incident) Truth() IncidentSummary {
 	case Interference:
 		is.Channel = InterferenceChannel
 		is.Band = "BAND_5_GHZ"
-		is.Scope = Scope{"band", "BAND_5_GHZ", "5 GHz"}
+		is.Scope, is.Equivalent = interferenceScope(s)
 	}
 	return is
+}
+
+// interferenceScope is where an interference incident at site s is: its
+// clients are those on the 5 GHz radios on InterferenceChannel at the
+// site, that is the channel (type channel, ID the channel number) at the
+// site; when one AP of the site has the channel, that AP, the channel
+// equivalent; the 5 GHz band is equivalent when every 5 GHz radio of the
+// site is on the channel.
+func interferenceScope(s *Site) (Scope, []Scope) {
+	var on []*AP
+	all := 0
+	for _, f := range s.Floors {
+		for _, a := range f.APs {
+			all++
+			if a.Radio5.Channel == InterferenceChannel {
+				on = append(on, a)
+			}
+		}
+	}
+	ch := strconv.Itoa(InterferenceChannel)
+	channel := Scope{"channel", ch, "5 GHz channel " + ch}
+	var equivalent []Scope
+	if len(on) == all {
+		equivalent = append(equivalent, Scope{"band", "BAND_5_GHZ", "5 GHz"})
+	}
+	if len(on) == 1 {
+		return Scope{"ap", on[0].MAC, on[0].Name}, append([]Scope{channel}, equivalent...)
+	}
+	return channel, equivalent
 }

@@ -186,6 +186,50 @@ func everyKindMatches(t *testing.T, seed uint64) {
 	if hitN < 10 || hitRetry/hitN < 25 {
 		t.Errorf("interference: mean retry %.1f%% over %v samples", hitRetry/hitN, hitN)
 	}
+	// Its scope is the channel, not the band: every sample of the site
+	// with retries over 25 % (more than the background ever has) is on
+	// the channel, and other 5 GHz channels of the site carry clients that
+	// do not have them.
+	other5 := map[string]bool{}
+	for _, s := range samples {
+		if s.Timestamp < inf.From || s.Timestamp >= inf.To || clients[s.MacAddress].Home.Site != inf.Site {
+			continue
+		}
+		if s.RetryRatePct >= 25 && s.Channel != InterferenceChannel {
+			t.Errorf("interference: retries %.1f %% on channel %d: %+v", s.RetryRatePct, s.Channel, s)
+		}
+		if s.Channel > 14 && s.Channel != InterferenceChannel {
+			other5[s.MacAddress] = true
+		}
+	}
+	if tr := inf.Truth(); tr.Scope != (Scope{"channel", "36", "5 GHz channel 36"}) || len(tr.Equivalent) != 0 || len(other5) < 5 {
+		t.Errorf("interference: scope %+v, equivalent %+v; %d clients on other 5 GHz channels", tr.Scope, tr.Equivalent, len(other5))
+	}
+}
+
+// An interference incident's scope is the narrowest holding the radios on
+// the channel: the channel when several APs of the site have it, the AP
+// when one does, the band too when every 5 GHz radio is on the channel.
+func TestInterferenceScope(t *testing.T) {
+	for _, c := range []struct {
+		sizes      Sizes
+		scope      Scope
+		equivalent []Scope
+	}{
+		{Sizes{1, 2, 6, 50}, Scope{"channel", "36", "5 GHz channel 36"}, nil},
+		{Sizes{1, 1, 3, 50}, Scope{"ap", "", "S1-F1-AP1"}, []Scope{{"channel", "36", "5 GHz channel 36"}}},
+		{Sizes{1, 1, 1, 50}, Scope{"ap", "", "S1-F1-AP1"}, []Scope{{"channel", "36", "5 GHz channel 36"}, {"band", "BAND_5_GHZ", "5 GHz"}}},
+		{Sizes{1, 2, 1, 50}, Scope{"channel", "36", "5 GHz channel 36"}, []Scope{{"band", "BAND_5_GHZ", "5 GHz"}}},
+	} {
+		n := NewNetwork(1, c.sizes, time.UTC)
+		if c.scope.Type == "ap" {
+			c.scope.ID = n.Sites[0].Floors[0].APs[0].MAC
+		}
+		tr := Incident{Kind: Interference, Site: n.Sites[0]}.Truth()
+		if tr.Scope != c.scope || !reflect.DeepEqual(tr.Equivalent, c.equivalent) {
+			t.Errorf("%+v: scope %+v, equivalent %+v; want %+v, %+v", c.sizes, tr.Scope, tr.Equivalent, c.scope, c.equivalent)
+		}
+	}
 }
 
 func sum(m map[string]int) int {
@@ -220,7 +264,7 @@ func TestTruth(t *testing.T) {
 		SlowDHCP:       {"dhcp", 301, Scope{"site", "10", "Sim Site 1"}},
 		APDown:         {"association", 102, Scope{"ap", incs[5].Site.Floors[0].APs[0].MAC, "S2-F1-AP1"}},
 		BadAP:          {"association", 101, Scope{"ap", incs[6].Site.Floors[1].APs[3].MAC, "S1-F2-AP4"}},
-		Interference:   {"performance", 0, Scope{"band", "BAND_5_GHZ", "5 GHz"}},
+		Interference:   {"performance", 0, Scope{"channel", "36", "5 GHz channel 36"}},
 	}
 	for i, tr := range truths {
 		w := want[tr.Kind]

@@ -343,8 +343,8 @@ func (s *Store) ConnectivityCounts(ctx context.Context, customerID int64, locati
 // PerformanceCounts counts the clients with statistics samples in [from,
 // to) at the locations, and those of them troubled (low data rate, high
 // retry, low RSSI or sticky, by their mean over a slot and place as the
-// performance observation counts them), in all and by reason, SSID, band
-// and location.
+// performance observation counts them), in all and by reason, SSID, band,
+// location, AP and channel.
 func (s *Store) PerformanceCounts(ctx context.Context, customerID int64, locations []int64, from, to int64) (*wnms.IncidentCounts, error) {
 	out := &wnms.IncidentCounts{}
 	cond, arg := inList(s.dialect, "$4", locations)
@@ -388,6 +388,25 @@ func (s *Store) PerformanceCounts(ctx context.Context, customerID int64, locatio
 	}{{"ssid", &out.SSIDs}, {"band", &out.Bands}, {"CAST(location_id AS TEXT)", &out.Locs}} {
 		if *d.to, err = scanTallies(ctx, s.tr, `SELECT `+d.col+`, COUNT(DISTINCT CASE WHEN `+troubled+` THEN mac END), COUNT(DISTINCT mac)`+
 			where+` GROUP BY `+d.col+lim, args...); err != nil {
+			return nil, err
+		}
+	}
+	// The AP and the channel a client was on are not in slot_perf_clients:
+	// they are summed here from the span's samples the same way, per
+	// client, slot and AP or channel (a client that moved counts on each).
+	for _, d := range []struct {
+		col string
+		to  *[]wnms.Tally
+	}{{"CAST(ap_box_id AS TEXT)", &out.APs}, {"CAST(channel AS TEXT)", &out.Channels}} {
+		if *d.to, err = scanTallies(ctx, s.tr, `SELECT k, COUNT(DISTINCT CASE WHEN `+troubled+` THEN mac END), COUNT(DISTINCT mac) FROM (
+				SELECT `+d.col+` AS k, mac, COUNT(*) AS samples, SUM(data_rate) AS rate_sum, SUM(retry_pct) AS retry_sum, SUM(rssi) AS rssi_sum,
+				MIN(CASE WHEN rssi < `+strconv.Itoa(int(wnms.LowRSSI))+` THEN 1 ELSE 0 END) AS weak_all,
+				SUM(CASE WHEN best_nbr_rssi IS NOT NULL AND best_nbr_rssi >= rssi + `+strconv.Itoa(int(wnms.StickyMarginDB))+` THEN 1 ELSE 0 END) AS better,
+				COUNT(best_nbr_rssi) AS with_better
+				FROM client_stats WHERE customer_id = $1 AND ts >= $2 AND ts < $3 AND rssi IS NOT NULL AND `+d.col+` IS NOT NULL
+					AND location_id`+cond+`
+				GROUP BY ts - ts % `+strconv.Itoa(int(wnms.SlotDuration.Milliseconds()))+`, mac, k) AS per_client
+			GROUP BY k`+lim, args...); err != nil {
 			return nil, err
 		}
 	}

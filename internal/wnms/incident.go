@@ -64,6 +64,7 @@ type IncidentReason struct {
 // Incident scope types, narrowest first.
 const (
 	ScopeAP           = "ap"
+	ScopeChannel      = "channel"
 	ScopeSSID         = "ssid"
 	ScopeBand         = "band"
 	ScopeRadiusServer = "radiusServer"
@@ -126,4 +127,11 @@ type IncidentCounts struct {
 	// reasons "lowDataRate", "highRetry", "lowRssi", "sticky".
 	Reasons                         []Tally
 	APs, SSIDs, Bands, Radius, Locs []Tally
+	// Channels: by channel number (performance only: the channel of the
+	// clients' statistics samples).
+	Channels []Tally
+	// Usual is the share of clients usually affected there and then (the
+	// baselines of the incident's anomalies, 0 to 1): the scope is chosen
+	// on the clients affected beyond it.
+	Usual float64
 }
