@@ -438,8 +438,11 @@ func (h *Hub) RaiseIncident(ctx context.Context, in *wnms.Incident, closed bool)
 		LocationPath string `json:"locationPath"`
 	}{in, names})
 	if h.Traps != nil {
-		t := snmp.Incident{CustomerID: in.CustomerID, ID: in.ID, LocationPath: names, At: time.UnixMilli(in.From),
-			Scope: in.Scope.Type + " " + in.Scope.Name}
+		scope := in.Scope.Type + " " + in.Scope.Name
+		if in.Scope.Type == wnms.ScopeChannel {
+			scope = in.Scope.Name // "5 GHz channel 36" says what it is
+		}
+		t := snmp.Incident{CustomerID: in.CustomerID, ID: in.ID, LocationPath: names, At: time.UnixMilli(in.From), Scope: scope}
 		if closed && in.To != nil {
 			t.At = time.UnixMilli(*in.To)
 		}
