@@ -194,6 +194,44 @@ func signInKey(t testing.TB, ctx context.Context, base, keyID, keyValue string) 
 		chromedp.WaitVisible(`#view[data-view="overview"][data-ready="1"]`, chromedp.ByQuery))
 }
 
+// checkSparklines checks the overview's trend of each site against the
+// API: one fixed scale of 0–100 % (a site's highest slot is drawn at its
+// percentage, not at the top), and slots without data drawn as gaps.
+func checkSparklines(t *testing.T, ctx context.Context, admin *apitest.Client) {
+	t.Helper()
+	var drawn []struct {
+		Site int64
+		Top  float64 // the smallest y of the drawn line (the viewBox is 40 high)
+		Gaps int     // shaded runs without data
+	}
+	browse(t, ctx, "sparklines", chromedp.Evaluate(`[...document.querySelectorAll('.site')].map((c) => {
+	  const sp = c.querySelector('svg.spark');
+	  const ys = [...sp.querySelectorAll('polyline.obs')].flatMap((l) => l.getAttribute('points').split(' ').map((p) => Number(p.split(',')[1])));
+	  return { site: Number(c.dataset.site), top: Math.min(...ys), gaps: sp.querySelectorAll('rect.nodata').length };
+	})`, &drawn))
+	for _, d := range drawn {
+		var slots []struct {
+			Observation float64 `json:"observation"`
+			Samples     int     `json:"noOfSamplesForObservation"`
+		}
+		admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/clientsconnectivity?locationid=%d", d.Site), nil).Decode(t, &slots)
+		peak, empty := 0.0, 0
+		for _, sl := range slots {
+			if sl.Samples == 0 {
+				empty++
+			} else {
+				peak = max(peak, sl.Observation)
+			}
+		}
+		if want := 40 - 1 - peak/100*38; d.Top < want-0.5 || d.Top > want+0.5 {
+			t.Errorf("site %d: its highest slot (%.1f %%) is drawn at y %.1f, want %.1f on the 0–100 %% scale", d.Site, peak, d.Top, want)
+		}
+		if empty > 0 && d.Gaps == 0 {
+			t.Errorf("site %d: %d slots without data, and no gap drawn", d.Site, empty)
+		}
+	}
+}
+
 // testConsole drives the console in Chromium against the demo server at
 // base (filled by the simulator, with its RADIUS outage three hours ago).
 func testConsole(t *testing.T, base string, keyID, keyValue string) {
@@ -247,13 +285,24 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 
 	ctx := b.page()
 	t.Run("administrator by key", func(t *testing.T) {
+		// The sign-in page shows no navigation and no "Sign out".
+		var shown []string
+		browse(t, ctx, "the sign-in page",
+			chromedp.Navigate(base+"/"),
+			chromedp.WaitVisible(`#view[data-view="login"][data-ready="1"]`, chromedp.ByQuery),
+			chromedp.Evaluate(`[...document.querySelectorAll('header, header nav a, #signout')].filter((e) => e.getClientRects().length > 0).map((e) => e.textContent.trim() || e.tagName)`, &shown))
+		if len(shown) > 0 {
+			t.Errorf("the sign-in page shows the navigation: %q", shown)
+		}
 		signInKey(t, ctx, base, keyID, keyValue)
 		if n := count(t, ctx, `.site`); n != 2 {
 			t.Errorf("overview: %d sites, want 2", n)
 		}
-		if s := text(t, ctx); !strings.Contains(s, "Sim Site 1") || !strings.Contains(s, "APs up") || !strings.Contains(s, "active clients") {
+		if s := text(t, ctx); !strings.Contains(s, "Sim Site 1") || !strings.Contains(s, "APs up") ||
+			!strings.Contains(s, "clients connected") || !strings.Contains(s, "clients failing") {
 			t.Errorf("overview:\n%s", s)
 		}
+		checkSparklines(t, ctx, admin)
 		audit(t, ctx, "overview")
 		screenshot(t, ctx, shots, "overview")
 

@@ -291,8 +291,21 @@
       svg.append(s('polygon', { class: 'band', points: top.concat(bottom).join(' ') }));
       svg.append(s('polyline', { class: 'base', points: band.map((p) => `${x(p.t)},${y(p.base)}`).join(' ') }));
     }
-    svg.append(s('polyline', { class: 'obs', points: pts.filter((p) => p.v !== null).map((p) => `${x(p.t)},${y(p.v)}`).join(' ') }));
-    for (const p of pts) if (p.bad) svg.append(s('circle', { class: 'anom', cx: x(p.t), cy: y(p.v), r: 4 }, s('title', { text: p.label })));
+    // Runs of slots: without data (a gap, shaded), or with data but no
+    // baseline yet ("learning").
+    const step = opts.step || SLOT;
+    for (const run of runs(pts, (p) => p.v === null || p.v === undefined)) {
+      svg.append(s('rect', { class: 'nodata', x: x(run[0].t), y: T, width: Math.max(1, x(run[run.length - 1].t + step) - x(run[0].t)), height: H - T - B }, s('title', { text: 'No data' })));
+    }
+    for (const run of runs(pts, (p) => p.learning)) {
+      const x0 = x(run[0].t), w = Math.max(1, x(run[run.length - 1].t + step) - x0);
+      svg.append(s('rect', { class: 'learn', x: x0, y: T, width: w, height: H - T - B }, s('title', { text: 'Learning: no baseline yet' })));
+      if (w >= 60) svg.append(s('text', { class: 'learn-t', x: x0 + w / 2, y: T + 14, 'text-anchor': 'middle', text: 'learning' }));
+    }
+    for (const seg of segments(pts, opts.gap)) {
+      svg.append(s('polyline', { class: 'obs', points: seg.map((p) => `${x(p.t)},${y(p.v)}`).join(' ') }));
+    }
+    for (const p of pts) if (p.bad && p.v !== null && p.v !== undefined) svg.append(s('circle', { class: 'anom', cx: x(p.t), cy: y(p.v), r: 4 }, s('title', { text: p.label })));
     if (opts.onPick) {
       const w = Math.max(2, ((W - L - R) * SLOT) / Math.max(SLOT, t1 - t0));
       for (const p of pts) {
@@ -313,12 +326,45 @@
     }
     return svg;
   }
-  function sparkline(values, label) {
+  // runs answers the maximal runs of consecutive points that match.
+  function runs(pts, match) {
+    const out = [];
+    let cur = null;
+    for (const p of pts) {
+      if (match(p)) (cur || (cur = out[out.push([]) - 1])).push(p);
+      else cur = null;
+    }
+    return out;
+  }
+  // segments splits a series where it has no value, and where two points
+  // are further apart than gap (ms): no data is drawn as a gap, never as 0.
+  function segments(pts, gap) {
+    const out = [];
+    let cur = null, last = null;
+    for (const p of pts) {
+      if (p.v === null || p.v === undefined) { cur = null; continue; }
+      if (!cur || (gap && last && p.t - last.t > gap)) cur = out[out.push([]) - 1];
+      cur.push(p);
+      last = p;
+    }
+    return out;
+  }
+  // sparkline draws a percentage over [from, to] on the fixed scale
+  // 0–100 %, so that sites compare at a glance; slots without data are
+  // gaps, shaded.
+  function sparkline(points, from, to, label) {
     const W = 240, H = 40;
     const svg = s('svg', { class: 'spark', viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': label });
-    if (!values.length) return svg;
-    const hi = Math.max(1, ...values);
-    svg.append(s('polyline', { class: 'obs', points: values.map((v, i) => `${(i / Math.max(1, values.length - 1)) * W},${H - 2 - (v / hi) * (H - 4)}`).join(' ') }));
+    const x = (t) => ((t - from) / Math.max(1, to - from)) * W, y = (v) => H - 1 - (Math.min(100, Math.max(0, v)) / 100) * (H - 2);
+    svg.append(s('line', { class: 'grid', x1: 0, x2: W, y1: y(50), y2: y(50) }));
+    for (const run of runs(points, (p) => p.v === null)) {
+      svg.append(s('rect', { class: 'nodata', x: x(run[0].t), y: 0, width: Math.max(0.5, x(run[run.length - 1].t + SLOT) - x(run[0].t)), height: H }));
+    }
+    for (const seg of segments(points)) {
+      // A lone point is drawn as a short flat stroke over its slot.
+      const pts = seg.length === 1 ? [seg[0], { t: seg[0].t + SLOT, v: seg[0].v }] : seg;
+      svg.append(s('polyline', { class: 'obs', points: pts.map((p) => `${x(p.t)},${y(p.v)}`).join(' ') }));
+    }
     return svg;
   }
 
@@ -346,6 +392,16 @@
   const clientLink = (mac, text) => link(`#/client/${encodeURIComponent(mac)}`, text || mac);
 
   // ---- overview ----------------------------------------------------------
+  // activeClients splits the clients seen at a location in the last 15
+  // minutes into those connected (their last event is not a Failure) and
+  // those failing (it is). The API counts only all of them, so the first
+  // 1000 are read and told apart; more is said as "at least".
+  async function activeClients(loc) {
+    const r = await api('/devices/clients/0/1000?' + q({ locationid: loc, active: true }));
+    const failing = r.clientList.filter((c) => c.lastEventType === 'Failure').length;
+    const more = r.totalCount > r.clientList.length ? '+' : '';
+    return { total: r.totalCount, failing: failing + more, connected: r.clientList.length - failing + more, failingCount: failing };
+  }
   async function overview(main, _arg, v) {
     const grid = h('div', { class: 'grid' });
     main.append(h('h1', {}, 'Overview'), grid);
@@ -355,7 +411,7 @@
         const [up, all, clients, anomalies, conn] = await Promise.all([
           canOperate() ? api('/devices/manageddevices?' + q({ ...at, active: true, limit: 1 })) : null,
           canOperate() ? api('/devices/manageddevices?' + q({ ...at, limit: 1 })) : null,
-          api('/devices/clients/0/1?' + q({ ...at, active: true })),
+          activeClients(site.id),
           api('/baselines/anomalies?' + q(at)),
           api('/baselines/clientsconnectivity?' + q(at)),
         ]);
@@ -366,10 +422,12 @@
           h('div', { class: 'kpis' },
             all ? kpi(up.totalCount, 'APs up', 'ok') : null,
             all ? kpi(down, 'APs down', down ? 'bad' : '') : null,
-            kpi(clients.totalCount, 'active clients'),
+            kpi(clients.connected, 'clients connected'),
+            kpi(clients.failing, 'clients failing', clients.failingCount ? 'bad' : ''),
             kpi(anomalies.length, 'anomalies, last 24 h', anomalies.length ? 'bad' : '')),
-          h('p', { class: 'mut' }, 'Clients failing to connect, last 24 h (%)'),
-          sparkline(conn.map((p) => p.observation), `${site.name}: clients failing to connect over the last 24 hours`));
+          h('p', { class: 'mut' }, 'Clients failing to connect, last 24 h (0–100 %; shaded: no data)'),
+          sparkline(conn.map((p) => ({ t: p.timestamp, v: p.noOfSamplesForObservation ? p.observation : null })), Date.now() - DAY, Date.now(),
+            `${site.name}: clients failing to connect over the last 24 hours, 0 to 100 %`));
       }));
       if (!v.live()) return;
       grid.replaceChildren(...(cards.length ? cards : [h('p', { class: 'mut' }, 'No sites yet: locations appear here once created.')]));
@@ -523,9 +581,10 @@
         api('/devices/clients/connectionlogs?' + q({ clientmacaddress: c.macAddress, limit: 20 })),
       ]);
       if (!v.live()) return;
-      const trend = (t, title, scale, unit) => h('section', { class: 'card' }, h('h3', {}, title),
-        chart({ points: t.samples.map((p) => ({ t: p.time, v: p.value * scale })), from: now - DAY, to: now, label: `${title} (${unit}), last 24 hours` }));
-      charts.replaceChildren(trend(rate, 'Data rate (Mbps)', 1 / 1000, 'Mbps'), trend(rssi, 'RSSI (dBm)', 1, 'dBm'), trend(retry, 'Retries (%)', 1, '%'));
+      // Samples more than 30 minutes apart are a gap: the client was not there.
+      const trend = (t, title, scale, unit, range) => h('section', { class: 'card' }, h('h3', {}, title),
+        chart({ points: t.samples.map((p) => ({ t: p.time, v: p.value * scale })), from: now - DAY, to: now, gap: 2 * SLOT, ...range, label: `${title} (${unit}), last 24 hours` }));
+      charts.replaceChildren(trend(rate, 'Data rate (Mbps)', 1 / 1000, 'Mbps', { min: 0 }), trend(rssi, 'RSSI (dBm)', 1, 'dBm'), trend(retry, 'Retries (%)', 1, '%', { min: 0, max: 100 }));
       hear.replaceChildren(table([
         { title: 'AP', get: (a) => a.name },
         { title: 'MAC', get: (a) => a.macaddress },
@@ -583,15 +642,18 @@
       if (!v.live()) return;
       conn.replaceChildren(chart({
         label: `Connectivity of ${locPath(floor)}: failing clients in % per 15-minute slot, with the baseline band`, from, to: now, min: 0,
+        max: 100,
         points: c.map((p) => ({
-          t: p.timestamp, v: p.observation, ...band(p), bad: p.anomalous, pickable: p.absoluteObservation > 0, attempting: p.noOfSamplesForObservation,
+          t: p.timestamp, v: p.noOfSamplesForObservation ? p.observation : null, ...band(p), bad: p.anomalous,
+          learning: p.noOfSamplesForObservation > 0 && p.baseline === null, pickable: p.absoluteObservation > 0, attempting: p.noOfSamplesForObservation,
           label: `${fmtTime(p.timestamp)}: ${fmtNum(p.observation)} % failing (${p.absoluteObservation} of ${p.noOfSamplesForObservation})${p.anomalous ? ', anomalous' : ''}`,
         })),
         onPick: (p) => pick(p).catch((e) => note(v, e)),
       }), h('p', { class: 'mut' }, `${c.filter((p) => p.anomalous).length} anomalous slots (red) in this window.`));
       perf.replaceChildren(chart({
-        label: `Performance of ${locPath(floor)}: clients with low rate, high retries, low RSSI or sticky, in %`, from, to: now, min: 0,
-        points: pf.map((p) => ({ t: p.timestamp, v: p.observation, ...band(p), bad: p.anomalous, label: `${fmtTime(p.timestamp)}: ${fmtNum(p.observation)} %` })),
+        label: `Performance of ${locPath(floor)}: clients with low rate, high retries, low RSSI or sticky, in %`, from, to: now, min: 0, max: 100,
+        points: pf.map((p) => ({ t: p.timestamp, v: p.noOfSamplesForObservation ? p.observation : null, ...band(p), bad: p.anomalous,
+          learning: p.noOfSamplesForObservation > 0 && p.baseline === null, label: `${fmtTime(p.timestamp)}: ${fmtNum(p.observation)} %` })),
       }));
       v.status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
     };
