@@ -232,6 +232,110 @@ func checkSparklines(t *testing.T, ctx context.Context, admin *apitest.Client) {
 	}
 }
 
+// incident is what the console tests read of GET /V5/incidents.
+type incident struct {
+	ID             int64  `json:"id"`
+	SiteLocationID int64  `json:"siteLocationId"`
+	To             *int64 `json:"to"`
+	Acknowledged   bool   `json:"acknowledged"`
+	Peak           struct {
+		AffectedClients   int `json:"affectedClients"`
+		AttemptingClients int `json:"attemptingClients"`
+	} `json:"peak"`
+	Cause *struct {
+		Reason struct{ Text string } `json:"reason"`
+	} `json:"cause"`
+	Scope struct {
+		Type, ID, Name string
+		Share          float64
+	} `json:"scope"`
+	Evidence []struct {
+		Type, ID, Name string
+		Clients        int
+	} `json:"evidence"`
+}
+
+// affected is the incident's size as the console says it: its scope's
+// clients over the scope's share.
+func (i incident) affected() int {
+	for _, e := range i.Evidence {
+		if e.Type == i.Scope.Type && e.ID == i.Scope.ID && i.Scope.Share > 0 {
+			return max(i.Peak.AffectedClients, int(float64(e.Clients)/i.Scope.Share+0.5))
+		}
+	}
+	return i.Peak.AffectedClients
+}
+
+// incidents lists the incidents of the last 24 hours at a site.
+func incidents(t *testing.T, admin *apitest.Client, site int64) []incident {
+	t.Helper()
+	var list struct{ Incidents []incident }
+	now := time.Now().UnixMilli()
+	admin.Expect(200, "GET", fmt.Sprintf("/V5/incidents?locationid=%d&fromtime=%d&totime=%d", site, now-24*3600*1000, now), nil).Decode(t, &list)
+	return list.Incidents
+}
+
+// checkFirstScreen checks the overview of the demo: Sim Site 1 names its
+// RADIUS outage as one incident, in words, with its cause and size;
+// Sim Site 2, without incidents or APs down, shows no alarm; every number
+// of a site is a link.
+func checkFirstScreen(t *testing.T, ctx context.Context, admin *apitest.Client) {
+	t.Helper()
+	outages := incidents(t, admin, 1)
+	if len(outages) != 1 || outages[0].Cause == nil || outages[0].Cause.Reason.Text != "RADIUS server unreachable" {
+		t.Fatalf("the demo's incidents at Sim Site 1: %+v", outages)
+	}
+	out := outages[0]
+	var lines []string
+	browse(t, ctx, "incident lines", chromedp.Evaluate(`[...document.querySelectorAll('.site[data-site="1"] li[data-incident]')].map((l) => l.textContent)`, &lines))
+	want := []string{"RADIUS server unreachable: ", fmt.Sprintf("%d clients on SSID %s", out.affected(), out.Scope.Name),
+		fmt.Sprintf("peak %d of %d", out.Peak.AffectedClients, out.Peak.AttemptingClients)}
+	if len(lines) != 1 {
+		t.Errorf("Sim Site 1 shows %d incidents, want the RADIUS outage as one: %q", len(lines), lines)
+	} else {
+		for _, w := range want {
+			if !strings.Contains(lines[0], w) {
+				t.Errorf("Sim Site 1's incident says %q, lacking %q", lines[0], w)
+			}
+		}
+	}
+	var site2 struct {
+		State    string
+		Alarms   []string
+		Incident int
+	}
+	browse(t, ctx, "the quiet site", chromedp.Evaluate(`(() => {
+	  const c = document.querySelector('.site[data-site="4"]');
+	  return { state: c.dataset.state, incident: c.querySelectorAll('li[data-incident]').length,
+	    alarms: [...c.querySelectorAll('.bad, .alarm')].filter((e) => e.getClientRects().length).map((e) => e.textContent) };
+	})()`, &site2))
+	var down struct{ TotalCount int }
+	admin.Expect(200, "GET", "/V5/devices/manageddevices?locationid=4&active=false&limit=1", nil).Decode(t, &down)
+	if quiet := len(incidents(t, admin, 4)) == 0 && down.TotalCount == 0; quiet && (site2.State == "alarm" || len(site2.Alarms) > 0 || site2.Incident > 0) {
+		t.Errorf("Sim Site 2 is quiet, yet shows state %q, alarms %q", site2.State, site2.Alarms)
+	}
+	// Every number of a site's card is a link to the view that explains it.
+	var bare []string
+	browse(t, ctx, "numbers are links", chromedp.Evaluate(`(() => {
+	  const bare = [];
+	  for (const c of document.querySelectorAll('.site')) {
+	    const w = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+	    for (let n = w.nextNode(); n; n = w.nextNode()) {
+	      if (n.parentElement.closest('a, h3, .spark-legend, .tz, .chip')) continue;
+	      const nums = n.textContent.match(/\b\d+([.,]\d+)?\s*(%|clients)/g);
+	      if (nums) bare.push(...nums.map((x) => x + ' in «' + n.textContent.trim() + '»'));
+	    }
+	  }
+	  return bare;
+	})()`, &bare))
+	for _, b := range bare {
+		// targets and shares are settings and parts of a linked number, not measurements
+		if !strings.Contains(b, "target") && !strings.Contains(b, "most ") {
+			t.Errorf("a number on the first screen is not a link: %s", b)
+		}
+	}
+}
+
 // testConsole drives the console in Chromium against the demo server at
 // base (filled by the simulator, with its RADIUS outage three hours ago).
 func testConsole(t *testing.T, base string, keyID, keyValue string) {
@@ -303,6 +407,7 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 			t.Errorf("overview:\n%s", s)
 		}
 		checkSparklines(t, ctx, admin)
+		checkFirstScreen(t, ctx, admin)
 		audit(t, ctx, "overview")
 		screenshot(t, ctx, shots, "overview")
 

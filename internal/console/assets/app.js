@@ -86,7 +86,7 @@
     for (const l of Object.values(t.locations || {})) {
       m.set(l.id.id, {
         id: l.id.id, name: l.name, floor: l.type === 'floorlocation', parent: l.parentId ? l.parentId.id : null,
-        accessible: !!l.accessibleToUser, unknown: !!l.defaultLocation, children: (l.children || []).map((c) => c.id),
+        accessible: !!l.accessibleToUser, unknown: !!l.defaultLocation, children: (l.children || []).map((c) => c.id), tz: l.timezoneId || null,
       });
     }
     S.locs = m;
@@ -222,7 +222,7 @@
 
   // ---- router ------------------------------------------------------------
   const views = {
-    '': overview, aps: apsView, clients: clientsView, client: clientView, baselines: baselinesView,
+    '': overview, servicelevels: serviceLevelsView, aps: apsView, clients: clientsView, client: clientView, baselines: baselinesView,
     floor: floorView, anomalies: anomaliesView, settings: settingsView,
   };
   function route() {
@@ -391,7 +391,94 @@
   const link = (href, text) => h('a', { href }, text);
   const clientLink = (mac, text) => link(`#/client/${encodeURIComponent(mac)}`, text || mac);
 
-  // ---- overview ----------------------------------------------------------
+  // ---- times in a site's zone -------------------------------------------
+  // tzOf is the time zone of a location: its own, else its nearest
+  // ancestor's, else UTC (as the server reads it, docs/api.md §22).
+  function tzOf(id) {
+    for (let l = S.locs.get(id); l; l = S.locs.get(l.parent)) if (l.tz) return l.tz;
+    return 'UTC';
+  }
+  const fmtCache = new Map();
+  function fmtIn(ms, tz, opts) {
+    const key = tz + JSON.stringify(opts);
+    let f = fmtCache.get(key);
+    if (!f) {
+      try {
+        f = new Intl.DateTimeFormat('en-GB', { ...opts, timeZone: tz });
+      } catch (e) {
+        f = new Intl.DateTimeFormat('en-GB', { ...opts, timeZone: 'UTC' }); // a zone this browser does not know
+      }
+      fmtCache.set(key, f);
+    }
+    return f.format(ms);
+  }
+  const clockIn = (ms, tz) => fmtIn(ms, tz, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  const dayIn = (ms, tz) => fmtIn(ms, tz, { day: 'numeric', month: 'short' });
+  // spanIn says a window "06:30–07:15", with the day when it is not
+  // today in the zone, and "since 06:30" while it is open.
+  function spanIn(from, to, tz) {
+    const today = dayIn(Date.now(), tz);
+    const day = (ms) => (dayIn(ms, tz) === today ? '' : dayIn(ms, tz) + ' ');
+    if (to === null || to === undefined) return `since ${day(from)}${clockIn(from, tz)}`;
+    return `${day(from)}${clockIn(from, tz)}–${dayIn(to - 1, tz) === dayIn(from, tz) ? '' : day(to)}${clockIn(to, tz)}`;
+  }
+
+  // ---- incidents in words --------------------------------------------------
+  const BANDS = { BAND_2_4_GHZ: '2.4 GHz', BAND_5_GHZ: '5 GHz' };
+  const KIND_WORDS = { clientsconnectivity: 'Clients failing to connect', clientsperformance: 'Clients with poor performance', mixed: 'Clients failing and with poor performance' };
+  const incidentTitle = (i) => (i.cause ? i.cause.reason.text : KIND_WORDS[i.kind] || i.kind);
+  // incidentAffected is the incident's size: its affected clients over its
+  // span, from its scope's share (the scope's clients are that share of
+  // them), else the sum over its floors, at least its peak's.
+  function incidentAffected(i) {
+    const sc = i.evidence.find((e) => e.type === i.scope.type && e.id === i.scope.id);
+    if (sc && i.scope.share > 0) return Math.max(i.peak.affectedClients, Math.round(sc.clients / i.scope.share));
+    const floorSum = i.evidence.filter((e) => e.type === 'floor').reduce((n, e) => n + e.clients, 0);
+    return Math.max(floorSum, i.peak.affectedClients);
+  }
+  function scopeWords(sc) {
+    switch (sc.type) {
+      case 'ap': return `at AP ${sc.name}`;
+      case 'ssid': return `on SSID ${sc.name}`;
+      case 'band': return `on the ${BANDS[sc.id] || sc.name} band`;
+      case 'radiusServer': return `of RADIUS server ${sc.name}`;
+      case 'floor': return `on ${locPath(Number(sc.id)) || sc.name}`;
+      default: return `across ${S.locs.has(Number(sc.id)) ? S.locs.get(Number(sc.id)).name : sc.name}`;
+    }
+  }
+  const incidentOpen = (i) => i.to === null || i.to === undefined;
+  // incidentLine says an incident in one sentence, every number a link:
+  // "RADIUS server unreachable: 89 clients on SSID corp, 06:30–07:30
+  // (peak 45 of 45 at 06:30)".
+  function incidentLine(i) {
+    const tz = tzOf(i.siteLocationId), p = i.peak;
+    const floor = i.floors.length ? i.floors[0] : null;
+    return h('span', { class: 'incident-line' },
+      h('b', {}, incidentTitle(i)), ': ',
+      link(`#/incidents/${i.id}`, `${incidentAffected(i)} clients`), ` ${scopeWords(i.scope)}, ${spanIn(i.from, i.to, tz)}`,
+      ' (peak ', floor !== null ? link(`#/baselines/${floor}`, `${p.affectedClients} of ${p.attemptingClients}`) : `${p.affectedClients} of ${p.attemptingClients}`,
+      ` at ${clockIn(p.timestamp, tz)})`);
+  }
+
+  // ---- service levels ------------------------------------------------------
+  const METRIC_WORDS = { successfulConnects: () => 'Successful connects', timeToConnect: (m) => `Connected within ${fmtNum(m.target.seconds)} s` };
+  const CLASSIFIER_WORDS = { association: 'association', authentication: 'authentication', dhcp: 'DHCP', dns: 'DNS' };
+  const metricName = (m) => (METRIC_WORDS[m.metric] || (() => m.metric))(m);
+  // biggestClassifier is where most of a metric's misses were, or null.
+  const biggestClassifier = (m) => (m.classifiers || []).filter((c) => c.count > 0).sort((a, b) => b.count - a.count)[0] || null;
+  // metricLine: "Successful connects 18.57 % (target 95 %): missed; most
+  // failures at authentication (99 %)", the value a link.
+  function metricLine(m, href) {
+    if (m.value === null) return h('li', { class: 'sl', 'data-metric': m.metric }, `${metricName(m)}: no attempts measured (target ${fmtNum(m.target.goal)} %)`);
+    const c = biggestClassifier(m);
+    const miss = m.metric === 'timeToConnect' ? 'slow' : 'failures';
+    return h('li', { class: `sl ${m.met ? 'met' : 'missed'}`, 'data-metric': m.metric },
+      `${metricName(m)}: `, link(href, `${fmtNum(m.value, 2)} %`), ` (target ${fmtNum(m.target.goal)} %, ${fmtNum(m.count, 0)} attempts): `,
+      h('span', { class: m.met ? 'ok' : 'warn' }, m.met ? 'met' : 'missed'),
+      c ? `; most ${miss} at ${CLASSIFIER_WORDS[c.name] || c.name} (${fmtNum(c.share)} %)` : '');
+  }
+
+  // ---- overview: the first screen ----------------------------------------
   // activeClients splits the clients seen at a location in the last 15
   // minutes into those connected (their last event is not a Failure) and
   // those failing (it is). The API counts only all of them, so the first
@@ -402,36 +489,98 @@
     const more = r.totalCount > r.clientList.length ? '+' : '';
     return { total: r.totalCount, failing: failing + more, connected: r.clientList.length - failing + more, failingCount: failing };
   }
+  // siteFloor is a site's first floor, whose baselines explain its counts.
+  const siteFloor = (id) => floors().find((f) => { for (let l = f; l; l = S.locs.get(l.parent)) if (l.id === id) return true; return false; });
+
+  // The first screen, per site: service levels of the last 24 hours
+  // against their targets, the incidents of the last 24 hours in words
+  // (open ones first), APs down by name, clients now, and the 24-hour
+  // trend on a fixed 0–100 % scale. A quiet site shows no alarm.
   async function overview(main, _arg, v) {
-    const grid = h('div', { class: 'grid' });
+    const grid = h('div', { class: 'grid sites' });
     main.append(h('h1', {}, 'Overview'), grid);
     v.refresh = async () => {
+      const now = Date.now();
       const cards = await Promise.all(sites().map(async (site) => {
         const at = { locationid: site.id };
-        const [up, all, clients, anomalies, conn] = await Promise.all([
+        const [up, down, clients, incidents, levels, conn] = await Promise.all([
           canOperate() ? api('/devices/manageddevices?' + q({ ...at, active: true, limit: 1 })) : null,
-          canOperate() ? api('/devices/manageddevices?' + q({ ...at, limit: 1 })) : null,
+          canOperate() ? api('/devices/manageddevices?' + q({ ...at, active: false, limit: 20, sortby: 'devicename', ascending: true })) : null,
           activeClients(site.id),
-          api('/baselines/anomalies?' + q(at)),
-          api('/baselines/clientsconnectivity?' + q(at)),
+          api('/incidents?' + q({ ...at, fromtime: now - DAY, totime: now, limit: 20 })),
+          api('/servicelevels?' + q(at)),
+          api('/baselines/clientsconnectivity?' + q({ ...at, fromtime: now - DAY, totime: now })),
         ]);
-        const kpi = (value, label, cls) => h('div', { class: 'kpi' }, h('b', { class: cls }, value), h('span', {}, label));
-        const down = all ? all.totalCount - up.totalCount : null;
-        return h('section', { class: 'card site', 'aria-label': site.name, 'data-site': site.id },
-          h('h2', {}, link(`#/aps/${site.id}`, site.name)),
+        const tz = tzOf(site.id), floor = siteFloor(site.id);
+        const open = incidents.incidents.filter(incidentOpen), ended = incidents.incidents.filter((i) => !incidentOpen(i));
+        const nDown = down ? down.totalCount : 0;
+        const missed = levels.metrics.filter((m) => m.met === false);
+        const state = open.length || nDown ? 'alarm' : missed.length || ended.length ? 'attention' : 'quiet';
+        const kpi = (value, label, cls, href) => h('div', { class: 'kpi' }, h('b', { class: cls }, href ? link(href, value) : value), h('span', {}, label));
+        const slHref = `#/servicelevels/${site.id}`;
+        const incidentItems = [...open, ...ended].map((i) => h('li', { class: incidentOpen(i) ? 'open' : 'ended', 'data-incident': i.id },
+          h('span', { class: `chip ${incidentOpen(i) ? 'bad' : ''}` }, incidentOpen(i) ? (i.acknowledged ? 'Open, acknowledged' : 'Open') : 'Ended'), ' ', incidentLine(i)));
+        const more = incidents.totalCount > incidents.incidents.length ? link(`#/incidents/site/${site.id}`, `${incidents.totalCount - incidents.incidents.length} more`) : null;
+        return h('section', { class: `card site ${state}`, 'aria-label': site.name, 'data-site': site.id, 'data-state': state },
+          h('div', { class: 'site-head' }, h('h2', {}, link(`#/aps/${site.id}`, site.name)),
+            h('span', { class: `chip ${state === 'alarm' ? 'bad' : state === 'attention' ? 'warn' : 'okc'}` },
+              state === 'alarm' ? 'Alarm' : state === 'attention' ? 'Needs a look' : 'Quiet'),
+            h('span', { class: 'mut tz' }, `Times in ${tz}`)),
+          h('h3', {}, 'Service levels, last 24 h'),
+          h('ul', { class: 'lines' }, levels.metrics.map((m) => metricLine(m, slHref))),
+          h('h3', {}, 'Incidents, last 24 h'),
+          incidentItems.length ? h('ul', { class: 'lines incidents' }, incidentItems, more ? h('li', {}, more) : null)
+            : h('p', { class: 'mut none' }, 'No incidents.'),
+          h('h3', {}, 'APs and clients now'),
           h('div', { class: 'kpis' },
-            all ? kpi(up.totalCount, 'APs up', 'ok') : null,
-            all ? kpi(down, 'APs down', down ? 'bad' : '') : null,
-            kpi(clients.connected, 'clients connected'),
-            kpi(clients.failing, 'clients failing', clients.failingCount ? 'bad' : ''),
-            kpi(anomalies.length, 'anomalies, last 24 h', anomalies.length ? 'bad' : '')),
-          h('p', { class: 'mut' }, 'Clients failing to connect, last 24 h (0–100 %; shaded: no data)'),
-          sparkline(conn.map((p) => ({ t: p.timestamp, v: p.noOfSamplesForObservation ? p.observation : null })), Date.now() - DAY, Date.now(),
-            `${site.name}: clients failing to connect over the last 24 hours, 0 to 100 %`));
+            up ? kpi(up.totalCount, 'APs up', 'ok', `#/aps/${site.id}`) : null,
+            down ? kpi(nDown, 'APs down', nDown ? 'bad' : '', `#/aps/${site.id}`) : null,
+            kpi(clients.connected, 'clients connected', '', `#/aps/${site.id}`),
+            kpi(clients.failing, 'clients failing', clients.failingCount ? 'bad' : '', floor ? `#/baselines/${floor.id}` : null)),
+          down ? (nDown ? h('p', { class: 'down' }, h('span', { class: 'bad' }, 'Down: '),
+            down.managedDevices.map((a, k) => [k ? ', ' : '', link(`#/aps/${a.locationId.id}`, a.name)]), nDown > down.managedDevices.length ? ` and ${nDown - down.managedDevices.length} more` : '')
+            : h('p', { class: 'mut' }, 'Every AP is up.'))
+            : h('p', { class: 'mut' }, 'AP status: your role does not list APs.'),
+          h('h3', {}, 'Clients failing to connect, last 24 h'),
+          sparkline(conn.map((p) => ({ t: p.timestamp, v: p.noOfSamplesForObservation ? p.observation : null })), now - DAY, now,
+            `${site.name}: clients failing to connect over the last 24 hours, 0 to 100 %`),
+          h('div', { class: 'spark-legend' }, h('span', {}, `${clockIn(now - DAY, tz)} yesterday`), h('span', {}, '0–100 %, shaded: no data'), h('span', {}, `${clockIn(now, tz)} now`)),
+          floor ? h('p', {}, link(`#/baselines/${floor.id}`, 'Baselines of the floors')) : null);
       }));
       if (!v.live()) return;
       grid.replaceChildren(...(cards.length ? cards : [h('p', { class: 'mut' }, 'No sites yet: locations appear here once created.')]));
       v.status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+    };
+    await v.refresh();
+  }
+
+  // ---- service levels view ------------------------------------------------
+  // The service levels of a location over the last 24 hours, whole and
+  // by floor, AP, SSID or band: what the first screen's numbers are made of.
+  async function serviceLevelsView(main, arg, v) {
+    const loc = arg !== '' && S.locs.has(Number(arg)) ? Number(arg) : home();
+    const by = h('select', { id: 'sl-groupby', onchange: () => v.refresh().catch((e) => note(v, e)) },
+      ['floor', 'ap', 'ssid', 'band'].map((g) => h('option', { value: g }, { floor: 'By floor', ap: 'By AP', ssid: 'By SSID', band: 'By band' }[g])));
+    const out = h('div', {});
+    main.append(h('h1', {}, `Service levels: ${locPath(loc)}`), h('p', { class: 'mut' }, 'Connection attempts of the last 24 hours against the targets.'),
+      h('div', { class: 'row' }, h('label', {}, 'Group', by)), out);
+    v.refresh = async () => {
+      const [all, t] = await Promise.all([api('/servicelevels?' + q({ locationid: loc, groupby: by.value })), api('/servicelevels/targets?' + q({ locationid: loc }))]);
+      if (!v.live()) return;
+      const cell = (g, name) => {
+        const m = g.metrics.find((x) => x.metric === name);
+        if (!m || m.value === null) return '—';
+        const c = biggestClassifier(m);
+        return h('span', {}, h('b', { class: m.met ? 'ok' : 'warn' }, `${fmtNum(m.value, 2)} %`), ` of ${m.count}`, c ? h('span', { class: 'mut' }, ` · ${CLASSIFIER_WORDS[c.name] || c.name} ${fmtNum(c.share)} %`) : '');
+      };
+      const groupName = (g) => (g.type === 'band' ? BANDS[g.id] || 'unknown band' : g.type === 'ap' && g.id === null ? 'no known AP' : g.type === 'floor' && g.id !== null ? link(`#/baselines/${g.id}`, g.name) : g.name);
+      out.replaceChildren(h('ul', { class: 'lines' }, all.metrics.map((m) => metricLine(m, `#/servicelevels/${loc}`))),
+        h('p', { class: 'mut' }, t.definedAt ? `Targets set at ${locPath(t.definedAt.id ?? t.definedAt)}.` : 'Default targets: 95 % of attempts succeed, 90 % connect within 4 s.'),
+        h('div', { class: 'scroll' }, table([
+          { title: { floor: 'Floor', ap: 'AP', ssid: 'SSID', band: 'Band' }[by.value], get: groupName },
+          { title: 'Successful connects', get: (g) => cell(g, 'successfulConnects') },
+          { title: `Connected within ${fmtNum(t.timeToConnect.seconds)} s`, get: (g) => cell(g, 'timeToConnect') },
+        ], all.groups, { label: 'Service levels by group', empty: 'No attempts in the last 24 hours.' })));
     };
     await v.refresh();
   }
