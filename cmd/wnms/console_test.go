@@ -482,12 +482,26 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		audit(t, ctx, "floor")
 		screenshot(t, ctx, shots, "floor")
 
-		view(t, ctx, "#/anomalies", "anomalies")
-		if s := text(t, ctx); !strings.Contains(s, "Sim Site 1 / Floor") || !strings.Contains(s, "Clients failing to connect") {
-			t.Errorf("anomalies:\n%s", s)
+		// The incidents view: the outage as one row, with its cause,
+		// scope, evidence and state, and Acknowledge for an administrator.
+		view(t, ctx, "#/incidents/site/1", "incidents")
+		if n := count(t, ctx, `article.incident`); n != 1 {
+			t.Errorf("incidents of Sim Site 1: %d rows, want the outage as one", n)
 		}
-		audit(t, ctx, "anomalies")
-		screenshot(t, ctx, shots, "anomalies")
+		if s := text(t, ctx); !strings.Contains(s, "RADIUS server unreachable, failing at authentication") ||
+			!strings.Contains(s, "Scope: on SSID corp") || !strings.Contains(s, "RADIUS servers: 10.0.0.") || !strings.Contains(s, "Floors: Floor 1") {
+			t.Errorf("incidents:\n%s", s)
+		}
+		if acked := incidents(t, admin, 1)[0].Acknowledged; !acked && count(t, ctx, `article.incident button.ack`) != 1 {
+			t.Error("an administrator is offered no Acknowledge")
+		}
+		audit(t, ctx, "incidents")
+		screenshot(t, ctx, shots, "incidents")
+		// The old address of the anomaly list opens the incidents.
+		view(t, ctx, "#/anomalies", "anomalies")
+		if n := count(t, ctx, `article.incident`); n == 0 {
+			t.Error("#/anomalies shows no incidents")
+		}
 
 		view(t, ctx, "#/settings", "settings")
 		if n := count(t, ctx, `#view .edit`); n == 0 {
@@ -564,7 +578,7 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 			chromedp.WaitVisible(`#view[data-view="overview"][data-ready="1"]`, chromedp.ByQuery))
 		for _, v := range []struct{ hash, name string }{
 			{"#/", "overview"}, {"#/aps", "aps"}, {"#/clients", "clients"}, {"#/baselines", "baselines"},
-			{"#/floor", "floor"}, {"#/anomalies", "anomalies"}, {"#/settings", "settings"},
+			{"#/floor", "floor"}, {"#/incidents", "incidents"}, {"#/settings", "settings"},
 		} {
 			view(t, vctx, v.hash, v.name)
 			var all string
@@ -702,7 +716,7 @@ func BenchmarkConsoleFirstRender(b *testing.B) {
 	signInKey(b, ctx, base, key.KeyID, key.KeyValue)
 	views := []struct{ hash, name string }{
 		{"#/", "overview"}, {"#/aps/0", "aps"}, {"#/clients", "clients"}, {"#/client/" + clients.ClientList[0].MacAddress, "client"},
-		{"#/baselines/2", "baselines"}, {"#/floor/2", "floor"}, {"#/anomalies", "anomalies"}, {"#/settings", "settings"},
+		{"#/baselines/2", "baselines"}, {"#/floor/2", "floor"}, {"#/incidents", "incidents"}, {"#/settings", "settings"},
 	}
 	loads := 20
 	if s := os.Getenv("WNMS_CONSOLE_LOADS"); s != "" {

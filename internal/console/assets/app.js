@@ -193,7 +193,7 @@
     const dot = $('#live');
     es.onopen = () => { dot.classList.add('on'); dot.title = 'Live: events stream in'; };
     es.onerror = () => { dot.classList.remove('on'); dot.title = 'Reconnecting to the event stream'; };
-    for (const kind of ['apUp', 'apDown', 'anomaly', 'configChanged', 'userLocked']) {
+    for (const kind of ['apUp', 'apDown', 'anomaly', 'incidentOpened', 'incidentClosed', 'configChanged', 'userLocked']) {
       es.addEventListener(kind, () => soon(kind === 'configChanged'));
     }
     S.es = es;
@@ -223,14 +223,14 @@
   // ---- router ------------------------------------------------------------
   const views = {
     '': overview, servicelevels: serviceLevelsView, aps: apsView, clients: clientsView, client: clientView, baselines: baselinesView,
-    floor: floorView, anomalies: anomaliesView, settings: settingsView,
+    floor: floorView, incidents: incidentsView, anomalies: incidentsView, settings: settingsView,
   };
   function route() {
     if (!S.user) return;
     const [name, ...rest] = location.hash.replace(/^#\/?/, '').split('/');
     const fn = Object.prototype.hasOwnProperty.call(views, name) ? views[name] : overview;
     const arg = decodeURIComponent(rest.join('/'));
-    const navName = name === 'client' ? 'clients' : name;
+    const navName = name === 'client' ? 'clients' : name === 'anomalies' ? 'incidents' : name;
     for (const a of document.querySelectorAll('header nav a')) {
       if (a.getAttribute('href') === `#/${fn === overview ? '' : navName}`) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
@@ -414,6 +414,8 @@
   }
   const clockIn = (ms, tz) => fmtIn(ms, tz, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
   const dayIn = (ms, tz) => fmtIn(ms, tz, { day: 'numeric', month: 'short' });
+  // whenIn says a moment: "07:15", or "26 Nov 07:15" when not today in the zone.
+  const whenIn = (ms, tz) => (dayIn(ms, tz) === dayIn(Date.now(), tz) ? '' : dayIn(ms, tz) + ' ') + clockIn(ms, tz);
   // spanIn says a window "06:30–07:15", with the day when it is not
   // today in the zone, and "since 06:30" while it is open.
   function spanIn(from, to, tz) {
@@ -864,26 +866,110 @@
     await v.refresh();
   }
 
-  // ---- anomalies ---------------------------------------------------------
-  async function anomaliesView(main, _arg, v) {
-    const span = h('select', { id: 'anomaly-window', onchange: () => v.refresh().catch((e) => note(v, e)) },
-      h('option', { value: 24 }, 'Last 24 hours'), h('option', { value: 168 }, 'Last 7 days'), h('option', { value: 744 }, 'Last 31 days'));
+  // ---- incidents -------------------------------------------------------------
+  const STAGE_WORDS = { association: 'association', authentication: 'authentication', dhcp: 'DHCP', dns: 'DNS', performance: 'performance' };
+  const EVIDENCE_WORDS = { reason: 'Reasons', ap: 'APs', ssid: 'SSIDs', band: 'Bands', radiusServer: 'RADIUS servers', floor: 'Floors' };
+  const pct = (share) => `${fmtNum(share * 100, 0)} %`;
+  // incidentCard shows one incident: its size as a bar against the
+  // largest listed, its sentence, cause, scope, peak, evidence and state,
+  // and Acknowledge for the roles that may.
+  function incidentCard(i, largest, v) {
+    const tz = tzOf(i.siteLocationId), affected = incidentAffected(i);
+    const msg = h('span', { role: 'status', class: 'mut ack-msg' });
+    const stateChip = () => h('span', { class: `chip ${incidentOpen(i) ? 'bad' : ''}` },
+      (incidentOpen(i) ? 'Open' : `Ended ${whenIn(i.to, tz)}`) + (i.acknowledged ? ', acknowledged' : ''));
+    const chip = stateChip();
+    const evidence = Object.keys(EVIDENCE_WORDS).map((type) => {
+      const items = i.evidence.filter((e) => e.type === type);
+      if (!items.length) return null;
+      const name = (e) => (type === 'floor' ? link(`#/baselines/${e.id}`, e.name) : type === 'band' ? BANDS[e.id] || e.name : e.name);
+      return h('li', {}, h('span', { class: 'mut' }, `${EVIDENCE_WORDS[type]}: `),
+        items.map((e, k) => [k ? ', ' : '', name(e), ' ', h('b', {}, String(e.clients))]));
+    });
+    // The bar's width is set through the style object: the page's policy
+    // refuses style attributes.
+    const fill = h('span', {});
+    fill.style.width = `${Math.max(2, (100 * affected) / Math.max(1, largest))}%`;
+    const bar = h('div', { class: 'size', title: `${affected} clients affected` }, fill);
+    const card = h('article', { class: `card incident ${incidentOpen(i) ? 'open' : 'ended'}`, 'data-incident': i.id, id: `incident-${i.id}` },
+      bar,
+      h('div', { class: 'site-head' }, chip, h('h2', {}, incidentTitle(i)), h('span', { class: 'mut' }, link(`#/servicelevels/${i.siteLocationId}`, locPath(i.siteLocationId)))),
+      h('p', {}, incidentLine(i), h('span', { class: 'mut' }, ` (${tz})`)),
+      h('ul', { class: 'lines facts' },
+        h('li', {}, h('span', { class: 'mut' }, 'Cause: '), i.cause
+          ? [`${i.cause.reason.text}, failing at ${STAGE_WORDS[i.cause.stage] || i.cause.stage}`, i.cause.stage === 'performance' ? '' : ` (code ${i.cause.reason.failureCode}/${i.cause.reason.subFailureCode})`, `, ${pct(i.cause.share)} of the affected clients`]
+          : 'no affected client seen'),
+        h('li', {}, h('span', { class: 'mut' }, 'Scope: '), `${scopeWords(i.scope)}, ${pct(i.scope.share)} of the affected clients`),
+        h('li', {}, h('span', { class: 'mut' }, 'Peak: '), `${i.peak.affectedClients} of ${i.peak.attemptingClients} clients of one floor (${fmtNum(i.peak.observation)} %) in the slot at ${whenIn(i.peak.timestamp, tz)}; `,
+          'see the baselines of ', i.floors.map((f, k) => [k ? ', ' : '', link(`#/baselines/${f}`, S.locs.has(f) ? S.locs.get(f).name : `floor ${f}`)])),
+        h('li', {}, h('span', { class: 'mut' }, 'Kind: '), KIND_WORDS[i.kind] || i.kind)),
+      h('h3', {}, 'Evidence (affected clients)'), h('ul', { class: 'lines evidence' }, evidence));
+    if (canOperate() && !i.acknowledged) {
+      const b = h('button', { type: 'button', class: 'ack' }, 'Acknowledge');
+      b.addEventListener('click', async () => {
+        b.disabled = true;
+        msg.textContent = 'Acknowledging…';
+        try {
+          const r = await api(`/incidents/${i.id}/acknowledge`, { method: 'POST' });
+          Object.assign(i, r);
+          chip.replaceWith(stateChip());
+          b.remove();
+          msg.textContent = r.acknowledged ? 'Acknowledged.' : 'The server did not record it.';
+        } catch (e) {
+          b.disabled = false;
+          msg.textContent = `Not acknowledged: ${e.message}`;
+        }
+      });
+      card.append(h('div', { class: 'row' }, b, msg));
+    } else {
+      card.append(msg);
+    }
+    return card;
+  }
+
+  // Incidents: one row per incident (its anomalous slots of a site grouped),
+  // sized by its affected clients, newest first. #/incidents/<id> shows
+  // the list with that incident brought into view; #/incidents/site/<id>
+  // a site's.
+  async function incidentsView(main, arg, v) {
+    const [what, which] = arg.split('/');
+    const st = { offset: 0, limit: 50, focus: what !== 'site' && arg !== '' ? Number(what) : null };
+    const span = h('select', { id: 'incident-window', onchange: () => { st.offset = 0; load(); } },
+      h('option', { value: 24 }, 'Last 24 hours'), h('option', { value: 168, selected: true }, 'Last 7 days'), h('option', { value: 744 }, 'Last 31 days'));
+    const state = h('select', { id: 'incident-state', onchange: () => { st.offset = 0; load(); } },
+      h('option', { value: 'all' }, 'Open and ended'), h('option', { value: 'open' }, 'Open'), h('option', { value: 'closed' }, 'Ended'));
+    const site = h('select', { id: 'incident-site', onchange: () => { st.offset = 0; load(); } },
+      h('option', { value: '' }, 'All sites'), sites().map((l) => h('option', { value: l.id, selected: what === 'site' && String(l.id) === which }, l.name)));
     const out = h('div', {});
-    main.append(h('h1', {}, 'Anomalies'), h('div', { class: 'row' }, h('label', {}, 'Window', span)), out);
-    v.refresh = async () => {
+    main.append(h('h1', {}, 'Incidents'),
+      h('p', { class: 'mut' }, 'Anomalous 15-minute slots of a site that follow each other, grouped into one incident; the bar is its size in affected clients.'),
+      h('div', { class: 'row' }, h('label', {}, 'Window', span), h('label', {}, 'State', state), h('label', {}, 'Site', site)), out);
+    async function load() {
       const now = Date.now();
-      const list = await api('/baselines/anomalies?' + q({ fromtime: now - Number(span.value) * 3600 * 1000, totime: now }));
+      const r = await api('/incidents?' + q({ fromtime: now - Number(span.value) * 3600 * 1000, totime: now, state: state.value, locationid: site.value, offset: st.offset, limit: st.limit }));
+      let list = r.incidents;
+      // An incident linked to from elsewhere is shown even when older than the window.
+      if (st.focus !== null && !list.some((i) => i.id === st.focus)) {
+        try {
+          list = [await api(`/incidents/${st.focus}`), ...list];
+        } catch (e) {
+          if (e.status !== 404) throw e;
+        }
+      }
       if (!v.live()) return;
-      out.replaceChildren(table([
-        { title: 'Slot', get: (a) => fmtTime(a.timestamp) },
-        { title: 'Floor', get: (a) => link(`#/baselines/${a.locationId.id}`, locPath(a.locationId.id)) },
-        { title: 'Kind', get: (a) => (a.kind === 'clientsconnectivity' ? 'Clients failing to connect' : a.kind) },
-        { title: 'Observed', get: (a) => h('b', { class: 'bad' }, `${fmtNum(a.observation)} %`) },
-        { title: 'Baseline', get: (a) => `${fmtNum(a.baseline)} %` },
-        { title: 'Threshold', get: (a) => `${fmtNum(a.threshold)} %` },
-      ], list, { label: 'Anomalies', empty: 'No anomalies in this window.' }));
-    };
-    await v.refresh();
+      const largest = Math.max(1, ...list.map(incidentAffected));
+      out.replaceChildren(...(list.length ? list.map((i) => incidentCard(i, largest, v)) : [h('p', { class: 'mut none' }, 'No incidents in this window.')]),
+        pager(st.offset, st.limit, r.totalCount, (o) => { st.offset = o; st.focus = null; load(); }));
+      if (st.focus !== null) {
+        const el = document.getElementById(`incident-${st.focus}`);
+        if (el) { el.classList.add('focus'); el.scrollIntoView({ block: 'nearest' }); }
+      }
+      v.status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+    }
+    // A refresh keeps what is being acknowledged: it redraws only when no
+    // button is waiting on the server.
+    v.refresh = async () => { if (!out.querySelector('button.ack[disabled]')) await load(); };
+    await load();
   }
 
   // ---- settings ----------------------------------------------------------
