@@ -336,6 +336,67 @@ func checkFirstScreen(t *testing.T, ctx context.Context, admin *apitest.Client) 
 	}
 }
 
+// layoutAudit measures the page as shown: how far it runs wider than the
+// window, the elements that reach past its right edge, and the visible
+// text drawn under 11 px (an SVG's text at the size its scaling draws it).
+const layoutAudit = `(() => {
+  const de = document.documentElement, small = [];
+  const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = w.nextNode(); n; n = w.nextNode()) {
+    const el = n.parentElement;
+    if (!n.textContent.trim() || !el || !el.getClientRects().length) continue;
+    const r = document.createRange();
+    r.selectNodeContents(n);
+    if (!r.getClientRects().length) continue;
+    let size = parseFloat(getComputedStyle(el).fontSize);
+    if (el instanceof SVGElement) { const m = el.getScreenCTM(); if (m) size *= Math.hypot(m.a, m.b); }
+    if (size < 11) small.push(size.toFixed(1) + ' px: ' + n.textContent.trim().slice(0, 40));
+  }
+  const wide = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > de.clientWidth + 1)
+    .slice(0, 5).map((e) => e.tagName + '.' + e.className + ': ' + (e.textContent || '').trim().slice(0, 40));
+  return { overflow: de.scrollWidth - de.clientWidth, wide, small: small.slice(0, 20) };
+})()`
+
+// checkLayout opens the first screen and the incidents view at a desktop's
+// and a phone's width: no horizontal overflow, no text under 11 px; each
+// kept as a screenshot.
+func checkLayout(t *testing.T, ctx context.Context, shots, who string) {
+	t.Helper()
+	for _, width := range []int64{1400, 390} {
+		for _, v := range []struct{ hash, name string }{{"#/", "overview"}, {"#/incidents", "incidents"}} {
+			t.Run(fmt.Sprintf("%s at %d px", v.name, width), func(t *testing.T) {
+				browse(t, ctx, "width", chromedp.EmulateViewport(width, 900))
+				view(t, ctx, v.hash, v.name)
+				var got struct {
+					Overflow    float64
+					Wide, Small []string
+				}
+				browse(t, ctx, "layout", chromedp.Evaluate(layoutAudit, &got))
+				if got.Overflow > 0 {
+					t.Errorf("%d px too wide for the window; past its edge: %q", int(got.Overflow), got.Wide)
+				}
+				if len(got.Small) > 0 {
+					t.Errorf("text under 11 px:\n%s", strings.Join(got.Small, "\n"))
+				}
+				screenshot(t, ctx, shots, fmt.Sprintf("%s%s-%d", who, v.name, width))
+			})
+		}
+	}
+	browse(t, ctx, "width", chromedp.EmulateViewport(1280, 1000))
+}
+
+// signInPassword signs in on the console's form as a LOCAL user.
+func signInPassword(t testing.TB, ctx context.Context, base, login, password string) {
+	t.Helper()
+	browse(t, ctx, "sign in with a password",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(`#view[data-view="login"][data-ready="1"]`, chromedp.ByQuery),
+		chromedp.SendKeys(`#login-username`, login, chromedp.ByQuery),
+		chromedp.SendKeys(`#login-password`, password, chromedp.ByQuery),
+		chromedp.Click(`#login-user button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#view[data-view="overview"][data-ready="1"]`, chromedp.ByQuery))
+}
+
 // testConsole drives the console in Chromium against the demo server at
 // base (filled by the simulator, with its RADIUS outage three hours ago).
 func testConsole(t *testing.T, base string, keyID, keyValue string) {
@@ -547,6 +608,8 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		audit(t, ctx, "settings")
 		screenshot(t, ctx, shots, "settings")
 
+		checkLayout(t, ctx, shots, "")
+
 		// Live: a site created elsewhere is in the tree without a reload
 		// (the event stream's configChanged); it is removed again, as the
 		// demo keeps only its own locations.
@@ -569,13 +632,7 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 	defer admin.Expect(204, "DELETE", fmt.Sprintf("/V5/users/%d", vu.UserID), nil)
 	vctx := b.page()
 	t.Run("scoped viewer by password", func(t *testing.T) {
-		browse(t, vctx, "sign in with a password",
-			chromedp.Navigate(base+"/"),
-			chromedp.WaitVisible(`#view[data-view="login"][data-ready="1"]`, chromedp.ByQuery),
-			chromedp.SendKeys(`#login-username`, viewer, chromedp.ByQuery),
-			chromedp.SendKeys(`#login-password`, "viewer-pass-1", chromedp.ByQuery),
-			chromedp.Click(`#login-user button[type=submit]`, chromedp.ByQuery),
-			chromedp.WaitVisible(`#view[data-view="overview"][data-ready="1"]`, chromedp.ByQuery))
+		signInPassword(t, vctx, base, viewer, "viewer-pass-1")
 		for _, v := range []struct{ hash, name string }{
 			{"#/", "overview"}, {"#/aps", "aps"}, {"#/clients", "clients"}, {"#/baselines", "baselines"},
 			{"#/floor", "floor"}, {"#/incidents", "incidents"}, {"#/settings", "settings"},
@@ -605,6 +662,47 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		if n := count(t, vctx, `.site`); n != 1 {
 			t.Errorf("the viewer's overview shows %d sites, want Sim Site 1 alone", n)
 		}
+		// The outage is listed, and a VIEWER is offered no Acknowledge.
+		view(t, vctx, "#/incidents/site/1", "incidents")
+		if n := count(t, vctx, `article.incident`); n != 1 {
+			t.Errorf("the viewer sees %d incidents at Sim Site 1, want 1", n)
+		}
+		if n := count(t, vctx, `button.ack`); n != 0 {
+			t.Errorf("a VIEWER is offered Acknowledge %d times", n)
+		}
+		checkLayout(t, vctx, shots, "viewer-")
+	})
+
+	// An OPERATOR acknowledges the outage from the incidents view; the API
+	// says so afterwards.
+	operator := fmt.Sprintf("operator-%d", time.Now().UnixNano()%1e9)
+	var ou struct{ UserID int64 }
+	admin.Expect(200, "PUT", "/V5/users", map[string]any{"user": map[string]any{"loginId": operator, "role": "OPERATOR",
+		"userType": "LOCAL", "allowedLocations": []any{map[string]any{"type": "locallocationid", "id": 1}}}, "password": "operator-pass-1"}).Decode(t, &ou)
+	defer admin.Expect(204, "DELETE", fmt.Sprintf("/V5/users/%d", ou.UserID), nil)
+	octx := b.page()
+	t.Run("operator acknowledges", func(t *testing.T) {
+		signInPassword(t, octx, base, operator, "operator-pass-1")
+		out := incidents(t, admin, 1)[0]
+		view(t, octx, fmt.Sprintf("#/incidents/%d", out.ID), "incidents")
+		if out.Acknowledged {
+			// (a server the test ran against before: already acknowledged)
+			if n := count(t, octx, `button.ack`); n != 0 {
+				t.Errorf("an acknowledged incident offers Acknowledge %d times", n)
+			}
+			return
+		}
+		sel := fmt.Sprintf(`article[data-incident="%d"]`, out.ID)
+		browse(t, octx, "acknowledge", chromedp.Click(sel+` button.ack`, chromedp.ByQuery),
+			chromedp.WaitVisible(sel+` .ack-msg`, chromedp.ByQuery),
+			chromedp.Poll(fmt.Sprintf(`document.querySelector('%s .ack-msg').textContent === 'Acknowledged.'`, sel), nil, chromedp.WithPollingTimeout(20*time.Second)))
+		if s := text(t, octx); !strings.Contains(s, "acknowledged") || count(t, octx, sel+` button.ack`) != 0 {
+			t.Errorf("after Acknowledge:\n%s", s)
+		}
+		if !incidents(t, admin, 1)[0].Acknowledged {
+			t.Error("the API does not say the incident is acknowledged")
+		}
+		screenshot(t, octx, shots, "operator-acknowledged")
 	})
 
 	// Sign-out ends the session on the server, not only in the page.

@@ -162,6 +162,8 @@
   function stopLive() {
     clearInterval(S.poll);
     clearInterval(S.keep);
+    clearTimeout(S.pending); // a refresh due after events would run signed out
+    S.pending = 0;
     if (S.es) S.es.close();
     S.es = null;
   }
@@ -213,7 +215,7 @@
   }
   function refresh() {
     const v = S.view;
-    if (!v || !v.refresh || document.visibilityState !== 'visible') return;
+    if (!S.user || !v || !v.refresh || document.visibilityState !== 'visible') return;
     v.refresh().catch((e) => note(v, e));
   }
   function note(v, e) {
