@@ -305,7 +305,8 @@
       if (w >= 60) svg.append(s('text', { class: 'learn-t', x: x0 + w / 2, y: T + 14, 'text-anchor': 'middle', text: 'learning' }));
     }
     for (const seg of segments(pts, opts.gap)) {
-      svg.append(s('polyline', { class: 'obs', points: seg.map((p) => `${x(p.t)},${y(p.v)}`).join(' ') }));
+      svg.append(seg.length === 1 ? s('circle', { class: 'obs dot', cx: x(seg[0].t), cy: y(seg[0].v), r: 2.5 })
+        : s('polyline', { class: 'obs', points: seg.map((p) => `${x(p.t)},${y(p.v)}`).join(' ') }));
     }
     for (const p of pts) if (p.bad && p.v !== null && p.v !== undefined) svg.append(s('circle', { class: 'anom', cx: x(p.t), cy: y(p.v), r: 4 }, s('title', { text: p.label })));
     if (opts.onPick) {
@@ -802,7 +803,8 @@
           label: `${fmtTime(p.timestamp)}: ${fmtNum(p.observation)} % failing (${p.absoluteObservation} of ${p.noOfSamplesForObservation})${p.anomalous ? ', anomalous' : ''}`,
         })),
         onPick: (p) => pick(p).catch((e) => note(v, e)),
-      }), h('p', { class: 'mut' }, `${c.filter((p) => p.anomalous).length} anomalous slots (red) in this window.`));
+      }), h('p', { class: 'mut' }, `${c.filter((p) => p.anomalous).length} anomalous slots (red) in this window.`),
+      ...[learningNote(c)].filter(Boolean));
       perf.replaceChildren(chart({
         label: `Performance of ${locPath(floor)}: clients with low rate, high retries, low RSSI or sticky, in %`, from, to: now, min: 0, max: 100,
         points: pf.map((p) => ({ t: p.timestamp, v: p.noOfSamplesForObservation ? p.observation : null, ...band(p), bad: p.anomalous,
@@ -811,6 +813,13 @@
       v.status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
     };
     await v.refresh();
+  }
+
+  // learningNote says, under a baselines chart, how many of its slots have
+  // data but no baseline yet: on a narrow chart the shading is all there is.
+  function learningNote(points) {
+    const n = points.filter((p) => p.noOfSamplesForObservation > 0 && p.baseline === null).length;
+    return n ? h('p', { class: 'learn-note' }, `Learning: ${n} slot${n === 1 ? '' : 's'} with data and no baseline yet (shaded), too little history to judge.`) : null;
   }
 
   // ---- floor plan --------------------------------------------------------
