@@ -541,7 +541,9 @@
             up ? kpi(up.totalCount, 'APs up', 'ok', `#/aps/${site.id}`) : null,
             down ? kpi(nDown, 'APs down', nDown ? 'bad' : '', `#/aps/${site.id}`) : null,
             kpi(clients.connected, 'clients connected', '', `#/aps/${site.id}`),
-            kpi(clients.failing, 'clients failing', clients.failingCount ? 'bad' : '', floor ? `#/baselines/${floor.id}` : null)),
+            // A few clients failing (a wrong password) is a healthy network's
+            // background, not an alarm: the incidents say when it is more.
+            kpi(clients.failing, 'clients failing', clients.failingCount ? 'warn' : '', floor ? `#/baselines/${floor.id}` : null)),
           down ? (nDown ? h('p', { class: 'down' }, h('span', { class: 'bad' }, 'Down: '),
             down.managedDevices.map((a, k) => [k ? ', ' : '', link(`#/aps/${a.locationId.id}`, a.name)]), nDown > down.managedDevices.length ? ` and ${nDown - down.managedDevices.length} more` : '')
             : h('p', { class: 'mut' }, 'Every AP is up.'))
