@@ -194,6 +194,226 @@ func signInKey(t testing.TB, ctx context.Context, base, keyID, keyValue string) 
 		chromedp.WaitVisible(`#view[data-view="overview"][data-ready="1"]`, chromedp.ByQuery))
 }
 
+// checkSparklines checks the overview's trend of each site against the
+// API: one fixed scale of 0–100 % (a site's highest slot is drawn at its
+// percentage, not at the top), and slots without data drawn as gaps.
+func checkSparklines(t *testing.T, ctx context.Context, admin *apitest.Client) {
+	t.Helper()
+	var drawn []struct {
+		Site int64
+		Top  float64 // the smallest y of the drawn line (the viewBox is 40 high)
+		Gaps int     // shaded runs without data
+	}
+	browse(t, ctx, "sparklines", chromedp.Evaluate(`[...document.querySelectorAll('.site')].map((c) => {
+	  const sp = c.querySelector('svg.spark');
+	  const ys = [...sp.querySelectorAll('polyline.obs')].flatMap((l) => l.getAttribute('points').split(' ').map((p) => Number(p.split(',')[1])));
+	  return { site: Number(c.dataset.site), top: Math.min(...ys), gaps: sp.querySelectorAll('rect.nodata').length };
+	})`, &drawn))
+	for _, d := range drawn {
+		var slots []struct {
+			Observation float64 `json:"observation"`
+			Samples     int     `json:"noOfSamplesForObservation"`
+		}
+		admin.Expect(200, "GET", fmt.Sprintf("/V5/baselines/clientsconnectivity?locationid=%d", d.Site), nil).Decode(t, &slots)
+		peak, empty := 0.0, 0
+		for _, sl := range slots {
+			if sl.Samples == 0 {
+				empty++
+			} else {
+				peak = max(peak, sl.Observation)
+			}
+		}
+		if want := 40 - 1 - peak/100*38; d.Top < want-0.5 || d.Top > want+0.5 {
+			t.Errorf("site %d: its highest slot (%.1f %%) is drawn at y %.1f, want %.1f on the 0–100 %% scale", d.Site, peak, d.Top, want)
+		}
+		if empty > 0 && d.Gaps == 0 {
+			t.Errorf("site %d: %d slots without data, and no gap drawn", d.Site, empty)
+		}
+	}
+}
+
+// incident is what the console tests read of GET /V5/incidents.
+type incident struct {
+	ID             int64  `json:"id"`
+	SiteLocationID int64  `json:"siteLocationId"`
+	To             *int64 `json:"to"`
+	Acknowledged   bool   `json:"acknowledged"`
+	Peak           struct {
+		AffectedClients   int `json:"affectedClients"`
+		AttemptingClients int `json:"attemptingClients"`
+	} `json:"peak"`
+	Cause *struct {
+		Reason struct{ Text string } `json:"reason"`
+	} `json:"cause"`
+	Scope struct {
+		Type, ID, Name string
+		Share          float64
+	} `json:"scope"`
+	Evidence []struct {
+		Type, ID, Name string
+		Clients        int
+	} `json:"evidence"`
+}
+
+// affected is the incident's size as the console says it: its scope's
+// clients over the scope's share.
+func (i incident) affected() int {
+	for _, e := range i.Evidence {
+		if e.Type == i.Scope.Type && e.ID == i.Scope.ID && i.Scope.Share > 0 {
+			return max(i.Peak.AffectedClients, int(float64(e.Clients)/i.Scope.Share+0.5))
+		}
+	}
+	return i.Peak.AffectedClients
+}
+
+// scopeWords is the incident's scope as the console says it.
+func (i incident) scopeWords() string {
+	switch i.Scope.Type {
+	case "ap":
+		return "at AP " + i.Scope.Name
+	case "ssid":
+		return "on SSID " + i.Scope.Name
+	case "band":
+		return "on the " + map[string]string{"BAND_2_4_GHZ": "2.4 GHz", "BAND_5_GHZ": "5 GHz"}[i.Scope.ID] + " band"
+	case "radiusServer":
+		return "of RADIUS server " + i.Scope.Name
+	case "floor":
+		return "on Sim Site 1 / " + i.Scope.Name
+	}
+	return "across " + i.Scope.Name
+}
+
+// incidents lists the incidents of the last 24 hours at a site.
+func incidents(t *testing.T, admin *apitest.Client, site int64) []incident {
+	t.Helper()
+	var list struct{ Incidents []incident }
+	now := time.Now().UnixMilli()
+	admin.Expect(200, "GET", fmt.Sprintf("/V5/incidents?locationid=%d&fromtime=%d&totime=%d", site, now-24*3600*1000, now), nil).Decode(t, &list)
+	return list.Incidents
+}
+
+// checkFirstScreen checks the overview of the demo: Sim Site 1 names its
+// RADIUS outage as one incident, in words, with its cause and size;
+// Sim Site 2, without incidents or APs down, shows no alarm; every number
+// of a site is a link.
+func checkFirstScreen(t *testing.T, ctx context.Context, admin *apitest.Client) {
+	t.Helper()
+	outages := incidents(t, admin, 1)
+	if len(outages) != 1 || outages[0].Cause == nil || outages[0].Cause.Reason.Text != "RADIUS server unreachable" {
+		t.Fatalf("the demo's incidents at Sim Site 1: %+v", outages)
+	}
+	out := outages[0]
+	var lines []string
+	browse(t, ctx, "incident lines", chromedp.Evaluate(`[...document.querySelectorAll('.site[data-site="1"] li[data-incident]')].map((l) => l.textContent)`, &lines))
+	want := []string{"RADIUS server unreachable: ", fmt.Sprintf("%d clients %s", out.affected(), out.scopeWords()),
+		fmt.Sprintf("peak %d of %d", out.Peak.AffectedClients, out.Peak.AttemptingClients)}
+	if len(lines) != 1 {
+		t.Errorf("Sim Site 1 shows %d incidents, want the RADIUS outage as one: %q", len(lines), lines)
+	} else {
+		for _, w := range want {
+			if !strings.Contains(lines[0], w) {
+				t.Errorf("Sim Site 1's incident says %q, lacking %q", lines[0], w)
+			}
+		}
+	}
+	var site2 struct {
+		State    string
+		Alarms   []string
+		Incident int
+	}
+	browse(t, ctx, "the quiet site", chromedp.Evaluate(`(() => {
+	  const c = document.querySelector('.site[data-site="4"]');
+	  return { state: c.dataset.state, incident: c.querySelectorAll('li[data-incident]').length,
+	    alarms: [...c.querySelectorAll('.bad, .alarm')].filter((e) => e.getClientRects().length).map((e) => e.textContent) };
+	})()`, &site2))
+	var down struct{ TotalCount int }
+	admin.Expect(200, "GET", "/V5/devices/manageddevices?locationid=4&active=false&limit=1", nil).Decode(t, &down)
+	if quiet := len(incidents(t, admin, 4)) == 0 && down.TotalCount == 0; quiet && (site2.State == "alarm" || len(site2.Alarms) > 0 || site2.Incident > 0) {
+		t.Errorf("Sim Site 2 is quiet, yet shows state %q, alarms %q", site2.State, site2.Alarms)
+	}
+	// Every number of a site's card is a link to the view that explains it.
+	var bare []string
+	browse(t, ctx, "numbers are links", chromedp.Evaluate(`(() => {
+	  const bare = [];
+	  for (const c of document.querySelectorAll('.site')) {
+	    const w = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+	    for (let n = w.nextNode(); n; n = w.nextNode()) {
+	      if (n.parentElement.closest('a, h3, .spark-legend, .tz, .chip')) continue;
+	      const nums = n.textContent.match(/\b\d+([.,]\d+)?\s*(%|clients)/g);
+	      if (nums) bare.push(...nums.map((x) => x + ' in «' + n.textContent.trim() + '»'));
+	    }
+	  }
+	  return bare;
+	})()`, &bare))
+	for _, b := range bare {
+		// targets and shares are settings and parts of a linked number, not measurements
+		if !strings.Contains(b, "target") && !strings.Contains(b, "most ") {
+			t.Errorf("a number on the first screen is not a link: %s", b)
+		}
+	}
+}
+
+// layoutAudit measures the page as shown: how far it runs wider than the
+// window, the elements that reach past its right edge, and the visible
+// text drawn under 11 px (an SVG's text at the size its scaling draws it).
+const layoutAudit = `(() => {
+  const de = document.documentElement, small = [];
+  const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = w.nextNode(); n; n = w.nextNode()) {
+    const el = n.parentElement;
+    if (!n.textContent.trim() || !el || !el.getClientRects().length) continue;
+    const r = document.createRange();
+    r.selectNodeContents(n);
+    if (!r.getClientRects().length) continue;
+    let size = parseFloat(getComputedStyle(el).fontSize);
+    if (el instanceof SVGElement) { const m = el.getScreenCTM(); if (m) size *= Math.hypot(m.a, m.b); }
+    if (size < 11) small.push(size.toFixed(1) + ' px: ' + n.textContent.trim().slice(0, 40));
+  }
+  const wide = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > de.clientWidth + 1)
+    .slice(0, 5).map((e) => e.tagName + '.' + e.className + ': ' + (e.textContent || '').trim().slice(0, 40));
+  return { overflow: de.scrollWidth - de.clientWidth, wide, small: small.slice(0, 20) };
+})()`
+
+// checkLayout opens the first screen and the incidents view at a desktop's
+// and a phone's width: no horizontal overflow, no text under 11 px; each
+// kept as a screenshot.
+func checkLayout(t *testing.T, ctx context.Context, shots, who string) {
+	t.Helper()
+	for _, width := range []int64{1400, 390} {
+		for _, v := range []struct{ hash, name string }{{"#/", "overview"}, {"#/incidents", "incidents"}} {
+			t.Run(fmt.Sprintf("%s at %d px", v.name, width), func(t *testing.T) {
+				browse(t, ctx, "width", chromedp.EmulateViewport(width, 900))
+				view(t, ctx, v.hash, v.name)
+				var got struct {
+					Overflow    float64
+					Wide, Small []string
+				}
+				browse(t, ctx, "layout", chromedp.Evaluate(layoutAudit, &got))
+				if got.Overflow > 0 {
+					t.Errorf("%d px too wide for the window; past its edge: %q", int(got.Overflow), got.Wide)
+				}
+				if len(got.Small) > 0 {
+					t.Errorf("text under 11 px:\n%s", strings.Join(got.Small, "\n"))
+				}
+				screenshot(t, ctx, shots, fmt.Sprintf("%s%s-%d", who, v.name, width))
+			})
+		}
+	}
+	browse(t, ctx, "width", chromedp.EmulateViewport(1280, 1000))
+}
+
+// signInPassword signs in on the console's form as a LOCAL user.
+func signInPassword(t testing.TB, ctx context.Context, base, login, password string) {
+	t.Helper()
+	browse(t, ctx, "sign in with a password",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(`#view[data-view="login"][data-ready="1"]`, chromedp.ByQuery),
+		chromedp.SendKeys(`#login-username`, login, chromedp.ByQuery),
+		chromedp.SendKeys(`#login-password`, password, chromedp.ByQuery),
+		chromedp.Click(`#login-user button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#view[data-view="overview"][data-ready="1"]`, chromedp.ByQuery))
+}
+
 // testConsole drives the console in Chromium against the demo server at
 // base (filled by the simulator, with its RADIUS outage three hours ago).
 func testConsole(t *testing.T, base string, keyID, keyValue string) {
@@ -208,6 +428,18 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 	}
 	t.Logf("console screenshots in %s", shots)
 	admin := apitest.Remote(t, base, keyID, keyValue)
+	// The outage's incident: the grouping runs every minute, a margin
+	// behind the anomalies' evaluation, so a demo just started may not
+	// hold it yet.
+	for deadline := time.Now().Add(6 * time.Minute); ; time.Sleep(2 * time.Second) {
+		list := incidents(t, admin, 1)
+		if slices.ContainsFunc(list, func(i incident) bool { return i.Cause != nil && i.Cause.Reason.Text == "RADIUS server unreachable" }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo's RADIUS outage is no incident after 6 minutes: %+v", list)
+		}
+	}
 
 	// The outage's slots: anomalous at a floor of Sim Site 1, with
 	// clients that failed on RADIUS.
@@ -247,13 +479,25 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 
 	ctx := b.page()
 	t.Run("administrator by key", func(t *testing.T) {
+		// The sign-in page shows no navigation and no "Sign out".
+		var shown []string
+		browse(t, ctx, "the sign-in page",
+			chromedp.Navigate(base+"/"),
+			chromedp.WaitVisible(`#view[data-view="login"][data-ready="1"]`, chromedp.ByQuery),
+			chromedp.Evaluate(`[...document.querySelectorAll('header, header nav a, #signout')].filter((e) => e.getClientRects().length > 0).map((e) => e.textContent.trim() || e.tagName)`, &shown))
+		if len(shown) > 0 {
+			t.Errorf("the sign-in page shows the navigation: %q", shown)
+		}
 		signInKey(t, ctx, base, keyID, keyValue)
 		if n := count(t, ctx, `.site`); n != 2 {
 			t.Errorf("overview: %d sites, want 2", n)
 		}
-		if s := text(t, ctx); !strings.Contains(s, "Sim Site 1") || !strings.Contains(s, "APs up") || !strings.Contains(s, "active clients") {
+		if s := text(t, ctx); !strings.Contains(s, "Sim Site 1") || !strings.Contains(s, "APs up") ||
+			!strings.Contains(s, "clients connected") || !strings.Contains(s, "clients failing") {
 			t.Errorf("overview:\n%s", s)
 		}
+		checkSparklines(t, ctx, admin)
+		checkFirstScreen(t, ctx, admin)
 		audit(t, ctx, "overview")
 		screenshot(t, ctx, shots, "overview")
 
@@ -328,12 +572,26 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		audit(t, ctx, "floor")
 		screenshot(t, ctx, shots, "floor")
 
-		view(t, ctx, "#/anomalies", "anomalies")
-		if s := text(t, ctx); !strings.Contains(s, "Sim Site 1 / Floor") || !strings.Contains(s, "Clients failing to connect") {
-			t.Errorf("anomalies:\n%s", s)
+		// The incidents view: the outage as one row, with its cause,
+		// scope, evidence and state, and Acknowledge for an administrator.
+		view(t, ctx, "#/incidents/site/1", "incidents")
+		if n := count(t, ctx, `article.incident`); n != 1 {
+			t.Errorf("incidents of Sim Site 1: %d rows, want the outage as one", n)
 		}
-		audit(t, ctx, "anomalies")
-		screenshot(t, ctx, shots, "anomalies")
+		if s := text(t, ctx); !strings.Contains(s, "RADIUS server unreachable, failing at authentication") ||
+			!strings.Contains(s, "Scope: "+incidents(t, admin, 1)[0].scopeWords()) || !strings.Contains(s, "RADIUS servers: 10.0.0.") || !strings.Contains(s, "Floors: Floor ") {
+			t.Errorf("incidents:\n%s", s)
+		}
+		if acked := incidents(t, admin, 1)[0].Acknowledged; !acked && count(t, ctx, `article.incident button.ack`) != 1 {
+			t.Error("an administrator is offered no Acknowledge")
+		}
+		audit(t, ctx, "incidents")
+		screenshot(t, ctx, shots, "incidents")
+		// The old address of the anomaly list opens the incidents.
+		view(t, ctx, "#/anomalies", "anomalies")
+		if n := count(t, ctx, `article.incident`); n == 0 {
+			t.Error("#/anomalies shows no incidents")
+		}
 
 		view(t, ctx, "#/settings", "settings")
 		if n := count(t, ctx, `#view .edit`); n == 0 {
@@ -379,6 +637,8 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		audit(t, ctx, "settings")
 		screenshot(t, ctx, shots, "settings")
 
+		checkLayout(t, ctx, shots, "")
+
 		// Live: a site created elsewhere is in the tree without a reload
 		// (the event stream's configChanged); it is removed again, as the
 		// demo keeps only its own locations.
@@ -401,16 +661,10 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 	defer admin.Expect(204, "DELETE", fmt.Sprintf("/V5/users/%d", vu.UserID), nil)
 	vctx := b.page()
 	t.Run("scoped viewer by password", func(t *testing.T) {
-		browse(t, vctx, "sign in with a password",
-			chromedp.Navigate(base+"/"),
-			chromedp.WaitVisible(`#view[data-view="login"][data-ready="1"]`, chromedp.ByQuery),
-			chromedp.SendKeys(`#login-username`, viewer, chromedp.ByQuery),
-			chromedp.SendKeys(`#login-password`, "viewer-pass-1", chromedp.ByQuery),
-			chromedp.Click(`#login-user button[type=submit]`, chromedp.ByQuery),
-			chromedp.WaitVisible(`#view[data-view="overview"][data-ready="1"]`, chromedp.ByQuery))
+		signInPassword(t, vctx, base, viewer, "viewer-pass-1")
 		for _, v := range []struct{ hash, name string }{
 			{"#/", "overview"}, {"#/aps", "aps"}, {"#/clients", "clients"}, {"#/baselines", "baselines"},
-			{"#/floor", "floor"}, {"#/anomalies", "anomalies"}, {"#/settings", "settings"},
+			{"#/floor", "floor"}, {"#/incidents", "incidents"}, {"#/settings", "settings"},
 		} {
 			view(t, vctx, v.hash, v.name)
 			var all string
@@ -437,6 +691,47 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		if n := count(t, vctx, `.site`); n != 1 {
 			t.Errorf("the viewer's overview shows %d sites, want Sim Site 1 alone", n)
 		}
+		// The outage is listed, and a VIEWER is offered no Acknowledge.
+		view(t, vctx, "#/incidents/site/1", "incidents")
+		if n := count(t, vctx, `article.incident`); n != 1 {
+			t.Errorf("the viewer sees %d incidents at Sim Site 1, want 1", n)
+		}
+		if n := count(t, vctx, `button.ack`); n != 0 {
+			t.Errorf("a VIEWER is offered Acknowledge %d times", n)
+		}
+		checkLayout(t, vctx, shots, "viewer-")
+	})
+
+	// An OPERATOR acknowledges the outage from the incidents view; the API
+	// says so afterwards.
+	operator := fmt.Sprintf("operator-%d", time.Now().UnixNano()%1e9)
+	var ou struct{ UserID int64 }
+	admin.Expect(200, "PUT", "/V5/users", map[string]any{"user": map[string]any{"loginId": operator, "role": "OPERATOR",
+		"userType": "LOCAL", "allowedLocations": []any{map[string]any{"type": "locallocationid", "id": 1}}}, "password": "operator-pass-1"}).Decode(t, &ou)
+	defer admin.Expect(204, "DELETE", fmt.Sprintf("/V5/users/%d", ou.UserID), nil)
+	octx := b.page()
+	t.Run("operator acknowledges", func(t *testing.T) {
+		signInPassword(t, octx, base, operator, "operator-pass-1")
+		out := incidents(t, admin, 1)[0]
+		view(t, octx, fmt.Sprintf("#/incidents/%d", out.ID), "incidents")
+		if out.Acknowledged {
+			// (a server the test ran against before: already acknowledged)
+			if n := count(t, octx, `button.ack`); n != 0 {
+				t.Errorf("an acknowledged incident offers Acknowledge %d times", n)
+			}
+			return
+		}
+		sel := fmt.Sprintf(`article[data-incident="%d"]`, out.ID)
+		browse(t, octx, "acknowledge", chromedp.Click(sel+` button.ack`, chromedp.ByQuery),
+			chromedp.WaitVisible(sel+` .ack-msg`, chromedp.ByQuery),
+			chromedp.Poll(fmt.Sprintf(`document.querySelector('%s .ack-msg').textContent === 'Acknowledged.'`, sel), nil, chromedp.WithPollingTimeout(20*time.Second)))
+		if s := text(t, octx); !strings.Contains(s, "acknowledged") || count(t, octx, sel+` button.ack`) != 0 {
+			t.Errorf("after Acknowledge:\n%s", s)
+		}
+		if !incidents(t, admin, 1)[0].Acknowledged {
+			t.Error("the API does not say the incident is acknowledged")
+		}
+		screenshot(t, octx, shots, "operator-acknowledged")
 	})
 
 	// Sign-out ends the session on the server, not only in the page.
@@ -495,6 +790,73 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 	t.Logf("screenshots: %s", b2)
 }
 
+// TestConsoleLearning runs the console on a new server (the demo keeps only
+// its own data): a floor with data and no history yet has baselines
+// charts that say "learning" where a slot has data and no baseline, and
+// leave the slots without data as gaps; its site, with no incident and
+// its AP up, is quiet on the first screen.
+func TestConsoleLearning(t *testing.T) {
+	b := startBrowser(t)
+	dir := t.TempDir()
+	l, _, _, _ := bootServe(t, nil, "--data", dir)
+	raw, err := os.ReadFile(filepath.Join(dir, "bootstrap-key.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var key struct{ KeyID, KeyValue string }
+	if err := json.Unmarshal(raw, &key); err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + l.API
+	admin := apitest.Remote(t, base, key.KeyID, key.KeyValue)
+	var site, floor struct {
+		ID struct{ ID int64 } `json:"id"`
+	}
+	admin.Expect(200, "PUT", "/V5/locations", map[string]any{"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
+		"location": map[string]any{"type": "folderlocation", "name": "New site"}}).Decode(t, &site)
+	admin.Expect(200, "PUT", "/V5/locations", map[string]any{"parentLocation": map[string]any{"type": "locallocationid", "id": site.ID.ID},
+		"location": map[string]any{"type": "floorlocation", "name": "New floor"}}).Decode(t, &floor)
+	admin.Expect(200, "POST", "/V5/ingest/aps", []any{map[string]any{"macaddress": "02:00:00:00:01:00", "name": "new-ap-1",
+		"locationId": map[string]any{"type": "locallocationid", "id": floor.ID.ID},
+		"radios":     []any{map[string]any{"macaddress": "02:00:00:00:01:01", "channel": 36, "ssid": "corp"}}}})
+	admin.Expect(200, "POST", "/V5/ingest/clientevents", []any{map[string]any{"macAddress": "02:11:00:00:00:02",
+		"bssid": "02:00:00:00:01:01", "channel": 36, "ssid": "corp", "timestamp": time.Now().UnixMilli(), "eventType": "Success"}})
+
+	shots := os.Getenv("WNMS_TEST_ARTIFACTS")
+	if shots == "" {
+		shots = filepath.Join(os.TempDir(), "wnms-test-artifacts")
+	}
+	shots = filepath.Join(shots, "console")
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := b.page()
+	signInKey(t, ctx, base, key.KeyID, key.KeyValue)
+	var state string
+	browse(t, ctx, "the new site", chromedp.AttributeValue(fmt.Sprintf(`.site[data-site="%d"]`, site.ID.ID), "data-state", &state, nil, chromedp.ByQuery))
+	if state != "quiet" {
+		t.Errorf("the new site, with no incident and its AP up, is %q, want quiet:\n%s", state, text(t, ctx))
+	}
+	screenshot(t, ctx, shots, "new-site-overview")
+	view(t, ctx, fmt.Sprintf("#/baselines/%d", floor.ID.ID), "baselines")
+	if s := text(t, ctx); !strings.Contains(s, "Learning: 1 slot with data and no baseline yet") {
+		t.Errorf("the new floor's baselines do not say learning:\n%s", s)
+	}
+	if n := count(t, ctx, `svg.chart rect.learn`); n == 0 {
+		t.Error("no learning slot shaded")
+	}
+	if n := count(t, ctx, `svg.chart rect.nodata`); n == 0 {
+		t.Error("no gap drawn for the slots without data")
+	}
+	if n := count(t, ctx, `svg.chart .obs`); n == 0 {
+		t.Error("the slot with data is not drawn")
+	}
+	screenshot(t, ctx, shots, "new-floor-learning")
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Errorf("the browser console shows errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
 // TestConsoleAgainst runs the console test against a demo server already
 // running (wnms serve --demo), for work on the console:
 // WNMS_CONSOLE_BASE=http://127.0.0.1:8080 WNMS_CONSOLE_KEY=<data>/demo-key.json.
@@ -548,7 +910,7 @@ func BenchmarkConsoleFirstRender(b *testing.B) {
 	signInKey(b, ctx, base, key.KeyID, key.KeyValue)
 	views := []struct{ hash, name string }{
 		{"#/", "overview"}, {"#/aps/0", "aps"}, {"#/clients", "clients"}, {"#/client/" + clients.ClientList[0].MacAddress, "client"},
-		{"#/baselines/2", "baselines"}, {"#/floor/2", "floor"}, {"#/anomalies", "anomalies"}, {"#/settings", "settings"},
+		{"#/baselines/2", "baselines"}, {"#/floor/2", "floor"}, {"#/incidents", "incidents"}, {"#/settings", "settings"},
 	}
 	loads := 20
 	if s := os.Getenv("WNMS_CONSOLE_LOADS"); s != "" {

@@ -86,7 +86,7 @@
     for (const l of Object.values(t.locations || {})) {
       m.set(l.id.id, {
         id: l.id.id, name: l.name, floor: l.type === 'floorlocation', parent: l.parentId ? l.parentId.id : null,
-        accessible: !!l.accessibleToUser, unknown: !!l.defaultLocation, children: (l.children || []).map((c) => c.id),
+        accessible: !!l.accessibleToUser, unknown: !!l.defaultLocation, children: (l.children || []).map((c) => c.id), tz: l.timezoneId || null,
       });
     }
     S.locs = m;
@@ -162,6 +162,8 @@
   function stopLive() {
     clearInterval(S.poll);
     clearInterval(S.keep);
+    clearTimeout(S.pending); // a refresh due after events would run signed out
+    S.pending = 0;
     if (S.es) S.es.close();
     S.es = null;
   }
@@ -193,7 +195,7 @@
     const dot = $('#live');
     es.onopen = () => { dot.classList.add('on'); dot.title = 'Live: events stream in'; };
     es.onerror = () => { dot.classList.remove('on'); dot.title = 'Reconnecting to the event stream'; };
-    for (const kind of ['apUp', 'apDown', 'anomaly', 'configChanged', 'userLocked']) {
+    for (const kind of ['apUp', 'apDown', 'anomaly', 'incidentOpened', 'incidentClosed', 'configChanged', 'userLocked']) {
       es.addEventListener(kind, () => soon(kind === 'configChanged'));
     }
     S.es = es;
@@ -213,7 +215,7 @@
   }
   function refresh() {
     const v = S.view;
-    if (!v || !v.refresh || document.visibilityState !== 'visible') return;
+    if (!S.user || !v || !v.refresh || document.visibilityState !== 'visible') return;
     v.refresh().catch((e) => note(v, e));
   }
   function note(v, e) {
@@ -222,15 +224,15 @@
 
   // ---- router ------------------------------------------------------------
   const views = {
-    '': overview, aps: apsView, clients: clientsView, client: clientView, baselines: baselinesView,
-    floor: floorView, anomalies: anomaliesView, settings: settingsView,
+    '': overview, servicelevels: serviceLevelsView, aps: apsView, clients: clientsView, client: clientView, baselines: baselinesView,
+    floor: floorView, incidents: incidentsView, anomalies: incidentsView, settings: settingsView,
   };
   function route() {
     if (!S.user) return;
     const [name, ...rest] = location.hash.replace(/^#\/?/, '').split('/');
     const fn = Object.prototype.hasOwnProperty.call(views, name) ? views[name] : overview;
     const arg = decodeURIComponent(rest.join('/'));
-    const navName = name === 'client' ? 'clients' : name;
+    const navName = name === 'client' ? 'clients' : name === 'anomalies' ? 'incidents' : name;
     for (const a of document.querySelectorAll('header nav a')) {
       if (a.getAttribute('href') === `#/${fn === overview ? '' : navName}`) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
@@ -291,8 +293,22 @@
       svg.append(s('polygon', { class: 'band', points: top.concat(bottom).join(' ') }));
       svg.append(s('polyline', { class: 'base', points: band.map((p) => `${x(p.t)},${y(p.base)}`).join(' ') }));
     }
-    svg.append(s('polyline', { class: 'obs', points: pts.filter((p) => p.v !== null).map((p) => `${x(p.t)},${y(p.v)}`).join(' ') }));
-    for (const p of pts) if (p.bad) svg.append(s('circle', { class: 'anom', cx: x(p.t), cy: y(p.v), r: 4 }, s('title', { text: p.label })));
+    // Runs of slots: without data (a gap, shaded), or with data but no
+    // baseline yet ("learning").
+    const step = opts.step || SLOT;
+    for (const run of runs(pts, (p) => p.v === null || p.v === undefined)) {
+      svg.append(s('rect', { class: 'nodata', x: x(run[0].t), y: T, width: Math.max(1, x(run[run.length - 1].t + step) - x(run[0].t)), height: H - T - B }, s('title', { text: 'No data' })));
+    }
+    for (const run of runs(pts, (p) => p.learning)) {
+      const x0 = x(run[0].t), w = Math.max(1, x(run[run.length - 1].t + step) - x0);
+      svg.append(s('rect', { class: 'learn', x: x0, y: T, width: w, height: H - T - B }, s('title', { text: 'Learning: no baseline yet' })));
+      if (w >= 60) svg.append(s('text', { class: 'learn-t', x: x0 + w / 2, y: T + 14, 'text-anchor': 'middle', text: 'learning' }));
+    }
+    for (const seg of segments(pts, opts.gap)) {
+      svg.append(seg.length === 1 ? s('circle', { class: 'obs dot', cx: x(seg[0].t), cy: y(seg[0].v), r: 2.5 })
+        : s('polyline', { class: 'obs', points: seg.map((p) => `${x(p.t)},${y(p.v)}`).join(' ') }));
+    }
+    for (const p of pts) if (p.bad && p.v !== null && p.v !== undefined) svg.append(s('circle', { class: 'anom', cx: x(p.t), cy: y(p.v), r: 4 }, s('title', { text: p.label })));
     if (opts.onPick) {
       const w = Math.max(2, ((W - L - R) * SLOT) / Math.max(SLOT, t1 - t0));
       for (const p of pts) {
@@ -313,12 +329,45 @@
     }
     return svg;
   }
-  function sparkline(values, label) {
+  // runs answers the maximal runs of consecutive points that match.
+  function runs(pts, match) {
+    const out = [];
+    let cur = null;
+    for (const p of pts) {
+      if (match(p)) (cur || (cur = out[out.push([]) - 1])).push(p);
+      else cur = null;
+    }
+    return out;
+  }
+  // segments splits a series where it has no value, and where two points
+  // are further apart than gap (ms): no data is drawn as a gap, never as 0.
+  function segments(pts, gap) {
+    const out = [];
+    let cur = null, last = null;
+    for (const p of pts) {
+      if (p.v === null || p.v === undefined) { cur = null; continue; }
+      if (!cur || (gap && last && p.t - last.t > gap)) cur = out[out.push([]) - 1];
+      cur.push(p);
+      last = p;
+    }
+    return out;
+  }
+  // sparkline draws a percentage over [from, to] on the fixed scale
+  // 0–100 %, so that sites compare at a glance; slots without data are
+  // gaps, shaded.
+  function sparkline(points, from, to, label) {
     const W = 240, H = 40;
     const svg = s('svg', { class: 'spark', viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': label });
-    if (!values.length) return svg;
-    const hi = Math.max(1, ...values);
-    svg.append(s('polyline', { class: 'obs', points: values.map((v, i) => `${(i / Math.max(1, values.length - 1)) * W},${H - 2 - (v / hi) * (H - 4)}`).join(' ') }));
+    const x = (t) => ((t - from) / Math.max(1, to - from)) * W, y = (v) => H - 1 - (Math.min(100, Math.max(0, v)) / 100) * (H - 2);
+    svg.append(s('line', { class: 'grid', x1: 0, x2: W, y1: y(50), y2: y(50) }));
+    for (const run of runs(points, (p) => p.v === null)) {
+      svg.append(s('rect', { class: 'nodata', x: x(run[0].t), y: 0, width: Math.max(0.5, x(run[run.length - 1].t + SLOT) - x(run[0].t)), height: H }));
+    }
+    for (const seg of segments(points)) {
+      // A lone point is drawn as a short flat stroke over its slot.
+      const pts = seg.length === 1 ? [seg[0], { t: seg[0].t + SLOT, v: seg[0].v }] : seg;
+      svg.append(s('polyline', { class: 'obs', points: pts.map((p) => `${x(p.t)},${y(p.v)}`).join(' ') }));
+    }
     return svg;
   }
 
@@ -345,35 +394,200 @@
   const link = (href, text) => h('a', { href }, text);
   const clientLink = (mac, text) => link(`#/client/${encodeURIComponent(mac)}`, text || mac);
 
-  // ---- overview ----------------------------------------------------------
+  // ---- times in a site's zone -------------------------------------------
+  // tzOf is the time zone of a location: its own, else its nearest
+  // ancestor's, else UTC (as the server reads it, docs/api.md §22).
+  function tzOf(id) {
+    for (let l = S.locs.get(id); l; l = S.locs.get(l.parent)) if (l.tz) return l.tz;
+    return 'UTC';
+  }
+  const fmtCache = new Map();
+  function fmtIn(ms, tz, opts) {
+    const key = tz + JSON.stringify(opts);
+    let f = fmtCache.get(key);
+    if (!f) {
+      try {
+        f = new Intl.DateTimeFormat('en-GB', { ...opts, timeZone: tz });
+      } catch (e) {
+        f = new Intl.DateTimeFormat('en-GB', { ...opts, timeZone: 'UTC' }); // a zone this browser does not know
+      }
+      fmtCache.set(key, f);
+    }
+    return f.format(ms);
+  }
+  const clockIn = (ms, tz) => fmtIn(ms, tz, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  const dayIn = (ms, tz) => fmtIn(ms, tz, { day: 'numeric', month: 'short' });
+  // whenIn says a moment: "07:15", or "26 Nov 07:15" when not today in the zone.
+  const whenIn = (ms, tz) => (dayIn(ms, tz) === dayIn(Date.now(), tz) ? '' : dayIn(ms, tz) + ' ') + clockIn(ms, tz);
+  // spanIn says a window "06:30–07:15", with the day when it is not
+  // today in the zone, and "since 06:30" while it is open.
+  function spanIn(from, to, tz) {
+    const today = dayIn(Date.now(), tz);
+    const day = (ms) => (dayIn(ms, tz) === today ? '' : dayIn(ms, tz) + ' ');
+    if (to === null || to === undefined) return `since ${day(from)}${clockIn(from, tz)}`;
+    return `${day(from)}${clockIn(from, tz)}–${dayIn(to - 1, tz) === dayIn(from, tz) ? '' : day(to)}${clockIn(to, tz)}`;
+  }
+
+  // ---- incidents in words --------------------------------------------------
+  const BANDS = { BAND_2_4_GHZ: '2.4 GHz', BAND_5_GHZ: '5 GHz' };
+  const KIND_WORDS = { clientsconnectivity: 'Clients failing to connect', clientsperformance: 'Clients with poor performance', mixed: 'Clients failing and with poor performance' };
+  const incidentTitle = (i) => (i.cause ? i.cause.reason.text : KIND_WORDS[i.kind] || i.kind);
+  // incidentAffected is the incident's size: its affected clients over its
+  // span, from its scope's share (the scope's clients are that share of
+  // them), else the sum over its floors, at least its peak's.
+  function incidentAffected(i) {
+    const sc = i.evidence.find((e) => e.type === i.scope.type && e.id === i.scope.id);
+    if (sc && i.scope.share > 0) return Math.max(i.peak.affectedClients, Math.round(sc.clients / i.scope.share));
+    const floorSum = i.evidence.filter((e) => e.type === 'floor').reduce((n, e) => n + e.clients, 0);
+    return Math.max(floorSum, i.peak.affectedClients);
+  }
+  function scopeWords(sc) {
+    switch (sc.type) {
+      case 'ap': return `at AP ${sc.name}`;
+      case 'ssid': return `on SSID ${sc.name}`;
+      case 'band': return `on the ${BANDS[sc.id] || sc.name} band`;
+      case 'radiusServer': return `of RADIUS server ${sc.name}`;
+      case 'floor': return `on ${locPath(Number(sc.id)) || sc.name}`;
+      default: return `across ${S.locs.has(Number(sc.id)) ? S.locs.get(Number(sc.id)).name : sc.name}`;
+    }
+  }
+  const incidentOpen = (i) => i.to === null || i.to === undefined;
+  // incidentLine says an incident in one sentence, every number a link:
+  // "RADIUS server unreachable: 89 clients on SSID corp, 06:30–07:30
+  // (peak 45 of 45 at 06:30)".
+  function incidentLine(i) {
+    const tz = tzOf(i.siteLocationId), p = i.peak;
+    const floor = i.floors.length ? i.floors[0] : null;
+    return h('span', { class: 'incident-line' },
+      h('b', {}, incidentTitle(i)), ': ',
+      link(`#/incidents/${i.id}`, `${incidentAffected(i)} clients`), ` ${scopeWords(i.scope)}, ${spanIn(i.from, i.to, tz)}`,
+      ' (peak ', floor !== null ? link(`#/baselines/${floor}`, `${p.affectedClients} of ${p.attemptingClients}`) : `${p.affectedClients} of ${p.attemptingClients}`,
+      ` at ${clockIn(p.timestamp, tz)})`);
+  }
+
+  // ---- service levels ------------------------------------------------------
+  const METRIC_WORDS = { successfulConnects: () => 'Successful connects', timeToConnect: (m) => `Connected within ${fmtNum(m.target.seconds)} s` };
+  const CLASSIFIER_WORDS = { association: 'association', authentication: 'authentication', dhcp: 'DHCP', dns: 'DNS' };
+  const metricName = (m) => (METRIC_WORDS[m.metric] || (() => m.metric))(m);
+  // biggestClassifier is where most of a metric's misses were, or null.
+  const biggestClassifier = (m) => (m.classifiers || []).filter((c) => c.count > 0).sort((a, b) => b.count - a.count)[0] || null;
+  // metricLine: "Successful connects 18.57 % (target 95 %): missed; most
+  // failures at authentication (99 %)", the value a link.
+  function metricLine(m, href) {
+    if (m.value === null) return h('li', { class: 'sl', 'data-metric': m.metric }, `${metricName(m)}: no attempts measured (target ${fmtNum(m.target.goal)} %)`);
+    const c = biggestClassifier(m);
+    const miss = m.metric === 'timeToConnect' ? 'slow' : 'failures';
+    return h('li', { class: `sl ${m.met ? 'met' : 'missed'}`, 'data-metric': m.metric },
+      `${metricName(m)}: `, link(href, `${fmtNum(m.value, 2)} %`), ` (target ${fmtNum(m.target.goal)} %, ${fmtNum(m.count, 0)} attempts): `,
+      h('span', { class: m.met ? 'ok' : 'warn' }, m.met ? 'met' : 'missed'),
+      c ? `; most ${miss} at ${CLASSIFIER_WORDS[c.name] || c.name} (${fmtNum(c.share)} %)` : '');
+  }
+
+  // ---- overview: the first screen ----------------------------------------
+  // activeClients splits the clients seen at a location in the last 15
+  // minutes into those connected (their last event is not a Failure) and
+  // those failing (it is). The API counts only all of them, so the first
+  // 1000 are read and told apart; more is said as "at least".
+  async function activeClients(loc) {
+    const r = await api('/devices/clients/0/1000?' + q({ locationid: loc, active: true }));
+    const failing = r.clientList.filter((c) => c.lastEventType === 'Failure').length;
+    const more = r.totalCount > r.clientList.length ? '+' : '';
+    return { total: r.totalCount, failing: failing + more, connected: r.clientList.length - failing + more, failingCount: failing };
+  }
+  // siteFloor is a site's first floor, whose baselines explain its counts.
+  const siteFloor = (id) => floors().find((f) => { for (let l = f; l; l = S.locs.get(l.parent)) if (l.id === id) return true; return false; });
+
+  // The first screen, per site: service levels of the last 24 hours
+  // against their targets, the incidents of the last 24 hours in words
+  // (open ones first), APs down by name, clients now, and the 24-hour
+  // trend on a fixed 0–100 % scale. A quiet site shows no alarm.
   async function overview(main, _arg, v) {
-    const grid = h('div', { class: 'grid' });
+    const grid = h('div', { class: 'grid sites' });
     main.append(h('h1', {}, 'Overview'), grid);
     v.refresh = async () => {
+      const now = Date.now();
       const cards = await Promise.all(sites().map(async (site) => {
         const at = { locationid: site.id };
-        const [up, all, clients, anomalies, conn] = await Promise.all([
+        const [up, down, clients, incidents, levels, conn] = await Promise.all([
           canOperate() ? api('/devices/manageddevices?' + q({ ...at, active: true, limit: 1 })) : null,
-          canOperate() ? api('/devices/manageddevices?' + q({ ...at, limit: 1 })) : null,
-          api('/devices/clients/0/1?' + q({ ...at, active: true })),
-          api('/baselines/anomalies?' + q(at)),
-          api('/baselines/clientsconnectivity?' + q(at)),
+          canOperate() ? api('/devices/manageddevices?' + q({ ...at, active: false, limit: 20, sortby: 'devicename', ascending: true })) : null,
+          activeClients(site.id),
+          api('/incidents?' + q({ ...at, fromtime: now - DAY, totime: now, limit: 20 })),
+          api('/servicelevels?' + q(at)),
+          api('/baselines/clientsconnectivity?' + q({ ...at, fromtime: now - DAY, totime: now })),
         ]);
-        const kpi = (value, label, cls) => h('div', { class: 'kpi' }, h('b', { class: cls }, value), h('span', {}, label));
-        const down = all ? all.totalCount - up.totalCount : null;
-        return h('section', { class: 'card site', 'aria-label': site.name, 'data-site': site.id },
-          h('h2', {}, link(`#/aps/${site.id}`, site.name)),
+        const tz = tzOf(site.id), floor = siteFloor(site.id);
+        const open = incidents.incidents.filter(incidentOpen), ended = incidents.incidents.filter((i) => !incidentOpen(i));
+        const nDown = down ? down.totalCount : 0;
+        const missed = levels.metrics.filter((m) => m.met === false);
+        const state = open.length || nDown ? 'alarm' : missed.length || ended.length ? 'attention' : 'quiet';
+        const kpi = (value, label, cls, href) => h('div', { class: 'kpi' }, h('b', { class: cls }, href ? link(href, value) : value), h('span', {}, label));
+        const slHref = `#/servicelevels/${site.id}`;
+        const incidentItems = [...open, ...ended].map((i) => h('li', { class: incidentOpen(i) ? 'open' : 'ended', 'data-incident': i.id },
+          h('span', { class: `chip ${incidentOpen(i) ? 'bad' : ''}` }, incidentOpen(i) ? (i.acknowledged ? 'Open, acknowledged' : 'Open') : 'Ended'), ' ', incidentLine(i)));
+        const more = incidents.totalCount > incidents.incidents.length ? link(`#/incidents/site/${site.id}`, `${incidents.totalCount - incidents.incidents.length} more`) : null;
+        return h('section', { class: `card site ${state}`, 'aria-label': site.name, 'data-site': site.id, 'data-state': state },
+          h('div', { class: 'site-head' }, h('h2', {}, link(`#/aps/${site.id}`, site.name)),
+            h('span', { class: `chip ${state === 'alarm' ? 'bad' : state === 'attention' ? 'warn' : 'okc'}` },
+              state === 'alarm' ? 'Alarm' : state === 'attention' ? 'Needs a look' : 'Quiet'),
+            h('span', { class: 'mut tz' }, `Times in ${tz}`)),
+          h('h3', {}, 'Service levels, last 24 h'),
+          h('ul', { class: 'lines' }, levels.metrics.map((m) => metricLine(m, slHref))),
+          h('h3', {}, 'Incidents, last 24 h'),
+          incidentItems.length ? h('ul', { class: 'lines incidents' }, incidentItems, more ? h('li', {}, more) : null)
+            : h('p', { class: 'mut none' }, 'No incidents.'),
+          h('h3', {}, 'APs and clients now'),
           h('div', { class: 'kpis' },
-            all ? kpi(up.totalCount, 'APs up', 'ok') : null,
-            all ? kpi(down, 'APs down', down ? 'bad' : '') : null,
-            kpi(clients.totalCount, 'active clients'),
-            kpi(anomalies.length, 'anomalies, last 24 h', anomalies.length ? 'bad' : '')),
-          h('p', { class: 'mut' }, 'Clients failing to connect, last 24 h (%)'),
-          sparkline(conn.map((p) => p.observation), `${site.name}: clients failing to connect over the last 24 hours`));
+            up ? kpi(up.totalCount, 'APs up', 'ok', `#/aps/${site.id}`) : null,
+            down ? kpi(nDown, 'APs down', nDown ? 'bad' : '', `#/aps/${site.id}`) : null,
+            kpi(clients.connected, 'clients connected', '', `#/aps/${site.id}`),
+            // A few clients failing (a wrong password) is a healthy network's
+            // background, not an alarm: the incidents say when it is more.
+            kpi(clients.failing, 'clients failing', clients.failingCount ? 'warn' : '', floor ? `#/baselines/${floor.id}` : null)),
+          down ? (nDown ? h('p', { class: 'down' }, h('span', { class: 'bad' }, 'Down: '),
+            down.managedDevices.map((a, k) => [k ? ', ' : '', link(`#/aps/${a.locationId.id}`, a.name)]), nDown > down.managedDevices.length ? ` and ${nDown - down.managedDevices.length} more` : '')
+            : h('p', { class: 'mut' }, 'Every AP is up.'))
+            : h('p', { class: 'mut' }, 'AP status: your role does not list APs.'),
+          h('h3', {}, 'Clients failing to connect, last 24 h'),
+          sparkline(conn.map((p) => ({ t: p.timestamp, v: p.noOfSamplesForObservation ? p.observation : null })), now - DAY, now,
+            `${site.name}: clients failing to connect over the last 24 hours, 0 to 100 %`),
+          h('div', { class: 'spark-legend' }, h('span', {}, `${clockIn(now - DAY, tz)} yesterday`), h('span', {}, '0–100 %, shaded: no data'), h('span', {}, `${clockIn(now, tz)} now`)),
+          floor ? h('p', {}, link(`#/baselines/${floor.id}`, 'Baselines of the floors')) : null);
       }));
       if (!v.live()) return;
       grid.replaceChildren(...(cards.length ? cards : [h('p', { class: 'mut' }, 'No sites yet: locations appear here once created.')]));
       v.status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+    };
+    await v.refresh();
+  }
+
+  // ---- service levels view ------------------------------------------------
+  // The service levels of a location over the last 24 hours, whole and
+  // by floor, AP, SSID or band: what the first screen's numbers are made of.
+  async function serviceLevelsView(main, arg, v) {
+    const loc = arg !== '' && S.locs.has(Number(arg)) ? Number(arg) : home();
+    const by = h('select', { id: 'sl-groupby', onchange: () => v.refresh().catch((e) => note(v, e)) },
+      ['floor', 'ap', 'ssid', 'band'].map((g) => h('option', { value: g }, { floor: 'By floor', ap: 'By AP', ssid: 'By SSID', band: 'By band' }[g])));
+    const out = h('div', {});
+    main.append(h('h1', {}, `Service levels: ${locPath(loc)}`), h('p', { class: 'mut' }, 'Connection attempts of the last 24 hours against the targets.'),
+      h('div', { class: 'row' }, h('label', {}, 'Group', by)), out);
+    v.refresh = async () => {
+      const [all, t] = await Promise.all([api('/servicelevels?' + q({ locationid: loc, groupby: by.value })), api('/servicelevels/targets?' + q({ locationid: loc }))]);
+      if (!v.live()) return;
+      const cell = (g, name) => {
+        const m = g.metrics.find((x) => x.metric === name);
+        if (!m || m.value === null) return '—';
+        const c = biggestClassifier(m);
+        return h('span', {}, h('b', { class: m.met ? 'ok' : 'warn' }, `${fmtNum(m.value, 2)} %`), ` of ${m.count}`, c ? h('span', { class: 'mut' }, ` · ${CLASSIFIER_WORDS[c.name] || c.name} ${fmtNum(c.share)} %`) : '');
+      };
+      const groupName = (g) => (g.type === 'band' ? BANDS[g.id] || 'unknown band' : g.type === 'ap' && g.id === null ? 'no known AP' : g.type === 'floor' && g.id !== null ? link(`#/baselines/${g.id}`, g.name) : g.name);
+      out.replaceChildren(h('ul', { class: 'lines' }, all.metrics.map((m) => metricLine(m, `#/servicelevels/${loc}`))),
+        h('p', { class: 'mut' }, t.definedAt ? `Targets set at ${locPath(t.definedAt.id ?? t.definedAt)}.` : 'Default targets: 95 % of attempts succeed, 90 % connect within 4 s.'),
+        h('div', { class: 'scroll' }, table([
+          { title: { floor: 'Floor', ap: 'AP', ssid: 'SSID', band: 'Band' }[by.value], get: groupName },
+          { title: 'Successful connects', get: (g) => cell(g, 'successfulConnects') },
+          { title: `Connected within ${fmtNum(t.timeToConnect.seconds)} s`, get: (g) => cell(g, 'timeToConnect') },
+        ], all.groups, { label: 'Service levels by group', empty: 'No attempts in the last 24 hours.' })));
     };
     await v.refresh();
   }
@@ -523,9 +737,10 @@
         api('/devices/clients/connectionlogs?' + q({ clientmacaddress: c.macAddress, limit: 20 })),
       ]);
       if (!v.live()) return;
-      const trend = (t, title, scale, unit) => h('section', { class: 'card' }, h('h3', {}, title),
-        chart({ points: t.samples.map((p) => ({ t: p.time, v: p.value * scale })), from: now - DAY, to: now, label: `${title} (${unit}), last 24 hours` }));
-      charts.replaceChildren(trend(rate, 'Data rate (Mbps)', 1 / 1000, 'Mbps'), trend(rssi, 'RSSI (dBm)', 1, 'dBm'), trend(retry, 'Retries (%)', 1, '%'));
+      // Samples more than 30 minutes apart are a gap: the client was not there.
+      const trend = (t, title, scale, unit, range) => h('section', { class: 'card' }, h('h3', {}, title),
+        chart({ points: t.samples.map((p) => ({ t: p.time, v: p.value * scale })), from: now - DAY, to: now, gap: 2 * SLOT, ...range, label: `${title} (${unit}), last 24 hours` }));
+      charts.replaceChildren(trend(rate, 'Data rate (Mbps)', 1 / 1000, 'Mbps', { min: 0 }), trend(rssi, 'RSSI (dBm)', 1, 'dBm'), trend(retry, 'Retries (%)', 1, '%', { min: 0, max: 100 }));
       hear.replaceChildren(table([
         { title: 'AP', get: (a) => a.name },
         { title: 'MAC', get: (a) => a.macaddress },
@@ -583,19 +798,30 @@
       if (!v.live()) return;
       conn.replaceChildren(chart({
         label: `Connectivity of ${locPath(floor)}: failing clients in % per 15-minute slot, with the baseline band`, from, to: now, min: 0,
+        max: 100,
         points: c.map((p) => ({
-          t: p.timestamp, v: p.observation, ...band(p), bad: p.anomalous, pickable: p.absoluteObservation > 0, attempting: p.noOfSamplesForObservation,
+          t: p.timestamp, v: p.noOfSamplesForObservation ? p.observation : null, ...band(p), bad: p.anomalous,
+          learning: p.noOfSamplesForObservation > 0 && p.baseline === null, pickable: p.absoluteObservation > 0, attempting: p.noOfSamplesForObservation,
           label: `${fmtTime(p.timestamp)}: ${fmtNum(p.observation)} % failing (${p.absoluteObservation} of ${p.noOfSamplesForObservation})${p.anomalous ? ', anomalous' : ''}`,
         })),
         onPick: (p) => pick(p).catch((e) => note(v, e)),
-      }), h('p', { class: 'mut' }, `${c.filter((p) => p.anomalous).length} anomalous slots (red) in this window.`));
+      }), h('p', { class: 'mut' }, `${c.filter((p) => p.anomalous).length} anomalous slots (red) in this window.`),
+      ...[learningNote(c)].filter(Boolean));
       perf.replaceChildren(chart({
-        label: `Performance of ${locPath(floor)}: clients with low rate, high retries, low RSSI or sticky, in %`, from, to: now, min: 0,
-        points: pf.map((p) => ({ t: p.timestamp, v: p.observation, ...band(p), bad: p.anomalous, label: `${fmtTime(p.timestamp)}: ${fmtNum(p.observation)} %` })),
+        label: `Performance of ${locPath(floor)}: clients with low rate, high retries, low RSSI or sticky, in %`, from, to: now, min: 0, max: 100,
+        points: pf.map((p) => ({ t: p.timestamp, v: p.noOfSamplesForObservation ? p.observation : null, ...band(p), bad: p.anomalous,
+          learning: p.noOfSamplesForObservation > 0 && p.baseline === null, label: `${fmtTime(p.timestamp)}: ${fmtNum(p.observation)} %` })),
       }));
       v.status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
     };
     await v.refresh();
+  }
+
+  // learningNote says, under a baselines chart, how many of its slots have
+  // data but no baseline yet: on a narrow chart the shading is all there is.
+  function learningNote(points) {
+    const n = points.filter((p) => p.noOfSamplesForObservation > 0 && p.baseline === null).length;
+    return n ? h('p', { class: 'learn-note' }, `Learning: ${n} slot${n === 1 ? '' : 's'} with data and no baseline yet (shaded), too little history to judge.`) : null;
   }
 
   // ---- floor plan --------------------------------------------------------
@@ -653,26 +879,110 @@
     await v.refresh();
   }
 
-  // ---- anomalies ---------------------------------------------------------
-  async function anomaliesView(main, _arg, v) {
-    const span = h('select', { id: 'anomaly-window', onchange: () => v.refresh().catch((e) => note(v, e)) },
-      h('option', { value: 24 }, 'Last 24 hours'), h('option', { value: 168 }, 'Last 7 days'), h('option', { value: 744 }, 'Last 31 days'));
+  // ---- incidents -------------------------------------------------------------
+  const STAGE_WORDS = { association: 'association', authentication: 'authentication', dhcp: 'DHCP', dns: 'DNS', performance: 'performance' };
+  const EVIDENCE_WORDS = { reason: 'Reasons', ap: 'APs', ssid: 'SSIDs', band: 'Bands', radiusServer: 'RADIUS servers', floor: 'Floors' };
+  const pct = (share) => `${fmtNum(share * 100, 0)} %`;
+  // incidentCard shows one incident: its size as a bar against the
+  // largest listed, its sentence, cause, scope, peak, evidence and state,
+  // and Acknowledge for the roles that may.
+  function incidentCard(i, largest, v) {
+    const tz = tzOf(i.siteLocationId), affected = incidentAffected(i);
+    const msg = h('span', { role: 'status', class: 'mut ack-msg' });
+    const stateChip = () => h('span', { class: `chip ${incidentOpen(i) ? 'bad' : ''}` },
+      (incidentOpen(i) ? 'Open' : `Ended ${whenIn(i.to, tz)}`) + (i.acknowledged ? ', acknowledged' : ''));
+    const chip = stateChip();
+    const evidence = Object.keys(EVIDENCE_WORDS).map((type) => {
+      const items = i.evidence.filter((e) => e.type === type);
+      if (!items.length) return null;
+      const name = (e) => (type === 'floor' ? link(`#/baselines/${e.id}`, e.name) : type === 'band' ? BANDS[e.id] || e.name : e.name);
+      return h('li', {}, h('span', { class: 'mut' }, `${EVIDENCE_WORDS[type]}: `),
+        items.map((e, k) => [k ? ', ' : '', name(e), ' ', h('b', {}, String(e.clients))]));
+    });
+    // The bar's width is set through the style object: the page's policy
+    // refuses style attributes.
+    const fill = h('span', {});
+    fill.style.width = `${Math.max(2, (100 * affected) / Math.max(1, largest))}%`;
+    const bar = h('div', { class: 'size', title: `${affected} clients affected` }, fill);
+    const card = h('article', { class: `card incident ${incidentOpen(i) ? 'open' : 'ended'}`, 'data-incident': i.id, id: `incident-${i.id}` },
+      bar,
+      h('div', { class: 'site-head' }, chip, h('h2', {}, incidentTitle(i)), h('span', { class: 'mut' }, link(`#/servicelevels/${i.siteLocationId}`, locPath(i.siteLocationId)))),
+      h('p', {}, incidentLine(i), h('span', { class: 'mut' }, ` (${tz})`)),
+      h('ul', { class: 'lines facts' },
+        h('li', {}, h('span', { class: 'mut' }, 'Cause: '), i.cause
+          ? [`${i.cause.reason.text}, failing at ${STAGE_WORDS[i.cause.stage] || i.cause.stage}`, i.cause.stage === 'performance' ? '' : ` (code ${i.cause.reason.failureCode}/${i.cause.reason.subFailureCode})`, `, ${pct(i.cause.share)} of the affected clients`]
+          : 'no affected client seen'),
+        h('li', {}, h('span', { class: 'mut' }, 'Scope: '), `${scopeWords(i.scope)}, ${pct(i.scope.share)} of the affected clients`),
+        h('li', {}, h('span', { class: 'mut' }, 'Peak: '), `${i.peak.affectedClients} of ${i.peak.attemptingClients} clients of one floor (${fmtNum(i.peak.observation)} %) in the slot at ${whenIn(i.peak.timestamp, tz)}; `,
+          'see the baselines of ', i.floors.map((f, k) => [k ? ', ' : '', link(`#/baselines/${f}`, S.locs.has(f) ? S.locs.get(f).name : `floor ${f}`)])),
+        h('li', {}, h('span', { class: 'mut' }, 'Kind: '), KIND_WORDS[i.kind] || i.kind)),
+      h('h3', {}, 'Evidence (affected clients)'), h('ul', { class: 'lines evidence' }, evidence));
+    if (canOperate() && !i.acknowledged) {
+      const b = h('button', { type: 'button', class: 'ack' }, 'Acknowledge');
+      b.addEventListener('click', async () => {
+        b.disabled = true;
+        msg.textContent = 'Acknowledging…';
+        try {
+          const r = await api(`/incidents/${i.id}/acknowledge`, { method: 'POST' });
+          Object.assign(i, r);
+          chip.replaceWith(stateChip());
+          b.remove();
+          msg.textContent = r.acknowledged ? 'Acknowledged.' : 'The server did not record it.';
+        } catch (e) {
+          b.disabled = false;
+          msg.textContent = `Not acknowledged: ${e.message}`;
+        }
+      });
+      card.append(h('div', { class: 'row' }, b, msg));
+    } else {
+      card.append(msg);
+    }
+    return card;
+  }
+
+  // Incidents: one row per incident (its anomalous slots of a site grouped),
+  // sized by its affected clients, newest first. #/incidents/<id> shows
+  // the list with that incident brought into view; #/incidents/site/<id>
+  // a site's.
+  async function incidentsView(main, arg, v) {
+    const [what, which] = arg.split('/');
+    const st = { offset: 0, limit: 50, focus: what !== 'site' && arg !== '' ? Number(what) : null };
+    const span = h('select', { id: 'incident-window', onchange: () => { st.offset = 0; load(); } },
+      h('option', { value: 24 }, 'Last 24 hours'), h('option', { value: 168, selected: true }, 'Last 7 days'), h('option', { value: 744 }, 'Last 31 days'));
+    const state = h('select', { id: 'incident-state', onchange: () => { st.offset = 0; load(); } },
+      h('option', { value: 'all' }, 'Open and ended'), h('option', { value: 'open' }, 'Open'), h('option', { value: 'closed' }, 'Ended'));
+    const site = h('select', { id: 'incident-site', onchange: () => { st.offset = 0; load(); } },
+      h('option', { value: '' }, 'All sites'), sites().map((l) => h('option', { value: l.id, selected: what === 'site' && String(l.id) === which }, l.name)));
     const out = h('div', {});
-    main.append(h('h1', {}, 'Anomalies'), h('div', { class: 'row' }, h('label', {}, 'Window', span)), out);
-    v.refresh = async () => {
+    main.append(h('h1', {}, 'Incidents'),
+      h('p', { class: 'mut' }, 'Anomalous 15-minute slots of a site that follow each other, grouped into one incident; the bar is its size in affected clients.'),
+      h('div', { class: 'row' }, h('label', {}, 'Window', span), h('label', {}, 'State', state), h('label', {}, 'Site', site)), out);
+    async function load() {
       const now = Date.now();
-      const list = await api('/baselines/anomalies?' + q({ fromtime: now - Number(span.value) * 3600 * 1000, totime: now }));
+      const r = await api('/incidents?' + q({ fromtime: now - Number(span.value) * 3600 * 1000, totime: now, state: state.value, locationid: site.value, offset: st.offset, limit: st.limit }));
+      let list = r.incidents;
+      // An incident linked to from elsewhere is shown even when older than the window.
+      if (st.focus !== null && !list.some((i) => i.id === st.focus)) {
+        try {
+          list = [await api(`/incidents/${st.focus}`), ...list];
+        } catch (e) {
+          if (e.status !== 404) throw e;
+        }
+      }
       if (!v.live()) return;
-      out.replaceChildren(table([
-        { title: 'Slot', get: (a) => fmtTime(a.timestamp) },
-        { title: 'Floor', get: (a) => link(`#/baselines/${a.locationId.id}`, locPath(a.locationId.id)) },
-        { title: 'Kind', get: (a) => (a.kind === 'clientsconnectivity' ? 'Clients failing to connect' : a.kind) },
-        { title: 'Observed', get: (a) => h('b', { class: 'bad' }, `${fmtNum(a.observation)} %`) },
-        { title: 'Baseline', get: (a) => `${fmtNum(a.baseline)} %` },
-        { title: 'Threshold', get: (a) => `${fmtNum(a.threshold)} %` },
-      ], list, { label: 'Anomalies', empty: 'No anomalies in this window.' }));
-    };
-    await v.refresh();
+      const largest = Math.max(1, ...list.map(incidentAffected));
+      out.replaceChildren(...(list.length ? list.map((i) => incidentCard(i, largest, v)) : [h('p', { class: 'mut none' }, 'No incidents in this window.')]),
+        pager(st.offset, st.limit, r.totalCount, (o) => { st.offset = o; st.focus = null; load(); }));
+      if (st.focus !== null) {
+        const el = document.getElementById(`incident-${st.focus}`);
+        if (el) { el.classList.add('focus'); el.scrollIntoView({ block: 'nearest' }); }
+      }
+      v.status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+    }
+    // A refresh keeps what is being acknowledged: it redraws only when no
+    // button is waiting on the server.
+    v.refresh = async () => { if (!out.querySelector('button.ack[disabled]')) await load(); };
+    await load();
   }
 
   // ---- settings ----------------------------------------------------------
