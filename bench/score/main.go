@@ -81,6 +81,10 @@ var (
 	days     = flag.Int("days", 8, "days of backfill (the last five are scored)")
 	endText  = flag.String("end", "2026-11-20T18:00:00Z", "end of the backfill (RFC 3339); a Friday evening puts five weekdays in the scored window")
 	asJSON   = flag.Bool("json", false, "also print the reports as JSON")
+	// explainArg prints the data points of the floors of an incident's
+	// site around it (explain.go): for the incidents missed or found late
+	// ("missed"), or every one ("all").
+	explainArg = flag.String("explain", "", "print the floors' data points around each incident missed or found late (missed) or every incident (all), to stderr")
 )
 
 // scoredDays is how many days, ending at -end, are scored.
@@ -315,6 +319,20 @@ func runOnce(ctx context.Context, seed uint64, sz simulate.Sizes, end time.Time,
 				if p.Anomalous {
 					res.fromBaselines.Add(site, p.Timestamp)
 					res.byBaseline[kind].Add(site, p.Timestamp)
+				}
+			}
+		}
+	}
+
+	for _, t := range res.truths {
+		if explainWanted(t, res.fromBaselines) {
+			for _, s := range n.Sites {
+				if s.LocID == t.SiteID {
+					var floors []int64
+					for _, f := range s.Floors {
+						floors = append(floors, f.LocID)
+					}
+					explain(os.Stderr, hc, srv.Base, cookie, t, floors)
 				}
 			}
 		}
