@@ -162,6 +162,19 @@ func main() {
 				fmt.Printf("missed (baselines): seed %d %s at %s, %s–%s\n", r.Seed, t.Kind, t.Site, t.From, t.To)
 			}
 		}
+		// The false alarms, to look at with -explain's numbers.
+		for site, slots := range r.Flags {
+			for _, s := range slots {
+				if !Belongs(site, s, r.Truths) {
+					fmt.Printf("false alarm (baselines): seed %d site %d slot %s\n", r.Seed, site, msTime(s))
+				}
+			}
+		}
+		for site, slots := range r.Quiet {
+			for _, s := range slots {
+				fmt.Printf("false alarm (baselines, quiet run): seed %d site %d slot %s\n", r.Seed, site, msTime(s))
+			}
+		}
 	}
 	if *asJSON {
 		b, _ := json.MarshalIndent(map[string]any{"setup": what, "baselines": rb, "anomalies": rl, "byBaseline": byBaseline}, "", "  ")
