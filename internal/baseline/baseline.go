@@ -24,9 +24,9 @@
 //     median of the history and its median absolute deviation (Robust)
 //     rather than the mean and σ it reports, so that one earlier outage at
 //     the same time of day does not hide a repeat of it;
-//   - a slot of band ANY is also anomalous when the clients of one band of
-//     it alone pass the rule against the slot's history, at α divided by
-//     the number of bands (EvaluateParts, PartBar);
+//   - a connectivity slot of band ANY is also anomalous when the clients
+//     of one band of it alone pass the rule against the slot's history,
+//     at α divided by the number of bands (EvaluateParts, PartBar);
 //   - where lower is worse (a client's data rate, in Mbps) the slot is
 //     anomalous when it has the minimum samples and its observation is
 //     below baseline − k·max(σ, floor × baseline / 100): the σ floor, given
