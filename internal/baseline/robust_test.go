@@ -68,8 +68,8 @@ func TestPartsOfASlot(t *testing.T) {
 	utc := time.UTC
 	def := Params{K: DefaultK, MinSamples: DefaultMinSamples, Direction: HigherIsWorse,
 		MinClients: DefaultMinClients, MinSigma: DefaultMinSigma, Alpha: DefaultAlpha, Robust: true}
-	perf := def
-	perf.IntThreshold = true
+	integer := def
+	integer.IntThreshold = true
 	quiet := map[string]Obs{"2026-11-19 10:00": {0, 10}, "2026-11-18 10:00": {0, 10}, "2026-11-17 10:00": {0, 10}}
 	for _, tc := range []struct {
 		name      string
@@ -96,10 +96,11 @@ func TestPartsOfASlot(t *testing.T) {
 		{"the slot passes on its own", 16, 9, []Part{{8, 4}, {8, 5}}, def, 25, true},
 		// Too few clients in the slot: the bar is 100 whatever the band.
 		{"a slot of 4", 4, 4, []Part{{0, 0}, {4, 4}}, def, 100, false},
-		// The integer threshold of performance: the band's bar rounds
-		// down (30), the slot's count bar up (40).
-		{"performance, one band", 10, 4, []Part{{3, 0}, {7, 4}}, perf, 30, true},
-		{"performance, 3 of 7", 10, 3, []Part{{3, 0}, {7, 3}}, perf, 40, false},
+		// An integer threshold (the service applies the band test to
+		// connectivity only; the arithmetic holds for both): the band's
+		// bar rounds down (30), the slot's count bar up (40).
+		{"integer threshold, one band", 10, 4, []Part{{3, 0}, {7, 4}}, integer, 30, true},
+		{"integer threshold, 3 of 7", 10, 3, []Part{{3, 0}, {7, 3}}, integer, 40, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obs := Complete(Connectivity{Attempting: tc.n, Failing: tc.a})
