@@ -83,6 +83,10 @@ var (
 	endText  = flag.String("end", "2026-11-20T18:00:00Z", "end of the backfill (RFC 3339); a Friday evening puts five weekdays in the scored window")
 	asJSON   = flag.Bool("json", false, "also print the reports as JSON")
 	why      = flag.Bool("why", false, "explain every incident's scope on stderr (the wrong ones are always explained)")
+	// explainArg prints the data points of the floors of an incident's
+	// site around it (explain.go): for the incidents missed or found late
+	// ("missed"), or every one ("all").
+	explainArg = flag.String("explain", "", "print the floors' data points around each incident missed or found late (missed) or every incident (all), to stderr")
 )
 
 // scoredDays is how many days, ending at -end, are scored.
@@ -158,6 +162,19 @@ func main() {
 		for _, t := range r.Truths {
 			if found, _ := Detect(t, r.Flags); !found {
 				fmt.Printf("missed (baselines): seed %d %s at %s, %s–%s\n", r.Seed, t.Kind, t.Site, t.From, t.To)
+			}
+		}
+		// The false alarms, to look at with -explain's numbers.
+		for site, slots := range r.Flags {
+			for _, s := range slots {
+				if !Belongs(site, s, r.Truths) {
+					fmt.Printf("false alarm (baselines): seed %d site %d slot %s\n", r.Seed, site, msTime(s))
+				}
+			}
+		}
+		for site, slots := range r.Quiet {
+			for _, s := range slots {
+				fmt.Printf("false alarm (baselines, quiet run): seed %d site %d slot %s\n", r.Seed, site, msTime(s))
 			}
 		}
 	}
@@ -322,6 +339,20 @@ func runOnce(ctx context.Context, seed uint64, sz simulate.Sizes, end time.Time,
 		}
 	}
 
+	for _, t := range res.truths {
+		if explainWanted(t, res.fromBaselines) {
+			for _, s := range n.Sites {
+				if s.LocID == t.SiteID {
+					var floors []int64
+					for _, f := range s.Floors {
+						floors = append(floors, f.LocID)
+					}
+					explain(os.Stderr, hc, srv.Base, cookie, t, floors)
+				}
+			}
+		}
+	}
+
 	// The incidents of each site (one call per site keeps each answer
 	// small).
 	res.served = true
@@ -338,15 +369,15 @@ func runOnce(ctx context.Context, seed uint64, sz simulate.Sizes, end time.Time,
 		}
 		res.incidents = append(res.incidents, list...)
 	}
-	explain(ctx, seed, inc, res)
+	explainScopes(ctx, seed, inc, res)
 	return res, nil
 }
 
-// explain says on stderr, for each incident whose served scope is wrong
+// explainScopes says on stderr, for each incident whose served scope is wrong
 // (each incident with -why), what the served incident named, and each
 // candidate scope of its counts: the value holding most affected clients
 // in each dimension, its share of them and its lift.
-func explain(ctx context.Context, seed uint64, inc *incident.Service, res *result) {
+func explainScopes(ctx context.Context, seed uint64, inc *incident.Service, res *result) {
 	for _, t := range res.truths {
 		m := Match(t, res.incidents)
 		if m == nil || ScopeRight(t, *m) && !*why {

@@ -20,7 +20,13 @@
 //     an affected count improbable at the baseline's rate, the one-sided
 //     binomial P(X ≥ affected | n, p0) below α, with p0 = max(baseline/100,
 //     5 %). A σ of 0 (a history without a single failure) so no longer makes
-//     one failing client of six an anomaly;
+//     one failing client of six an anomaly. The service judges against the
+//     median of the history and its median absolute deviation (Robust)
+//     rather than the mean and σ it reports, so that one earlier outage at
+//     the same time of day does not hide a repeat of it;
+//   - a connectivity slot of band ANY is also anomalous when the clients
+//     of one band of it alone pass the rule against the slot's history,
+//     at α divided by the number of bands (EvaluateParts, PartBar);
 //   - where lower is worse (a client's data rate, in Mbps) the slot is
 //     anomalous when it has the minimum samples and its observation is
 //     below baseline − k·max(σ, floor × baseline / 100): the σ floor, given
@@ -30,7 +36,8 @@
 //     higher is worse it is the larger of baseline + k·max(σ, floor) and
 //     the largest observation with too few affected clients for the slot's
 //     n (100·(a−1)/n, a the fewest affected clients that pass the minimum
-//     and the binomial test); a slot with too few samples has the bar 100
+//     and the binomial test), or, lower, the bar of a band that passes
+//     (PartBar); a slot with too few samples has the bar 100
 //     (0 for data rate), which no observation passes. The performance
 //     baseline's threshold is an integer: its k·σ part is rounded, its
 //     count part rounded up, so that a slot above it still has enough
@@ -39,6 +46,7 @@ package baseline
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/wnms/wnms/internal/wnms"
@@ -133,6 +141,14 @@ type Params struct {
 	// Alpha is the significance of the binomial test (higher is worse
 	// only); 0: no test.
 	Alpha float64
+	// Robust judges a slot (higher is worse only) against the median of
+	// its history and the spread of its median absolute deviation
+	// (×1.4826, σ for normal data) rather than against the mean and σ it
+	// reports: one earlier outage at the same time of day (100 % among
+	// days of 0 %) no longer lifts the bar of the slot above 100 %, nor the
+	// rate of its binomial test, for the two weeks it stays in the
+	// history. false: the mean and σ, as reported.
+	Robust bool
 }
 
 // Obs is the observation of one slot; Samples is what it was computed
@@ -166,10 +182,25 @@ func HistorySlots(slot int64, loc *time.Location) (sameSlot, previous []int64) {
 	return sameSlot, previous
 }
 
+// Part is one part of a slot's clients (those of one band): how many
+// there are and how many of them are affected.
+type Part struct{ Clients, Affected int }
+
 // Evaluate computes the baseline of slot for the observation obs. Where
 // higher is worse, obs.Value is the percentage of obs.Samples clients that
 // are affected, so the affected count is obs.Value × obs.Samples / 100.
 func Evaluate(slot int64, obs Obs, loc *time.Location, history History, p Params) Result {
+	return EvaluateParts(slot, obs, 0, nil, loc, history, p)
+}
+
+// EvaluateParts is Evaluate for a slot of affected clients (higher is
+// worse) whose clients fall into parts (its bands): the slot is also
+// anomalous when one part alone passes the rule against the slot's own
+// history (PartBar), a trouble concentrated on one band that the slot's
+// share of affected clients dilutes. The threshold is then the lower
+// bar PartBar gives, so that anomalous ⇔ observation > threshold still
+// holds.
+func EvaluateParts(slot int64, obs Obs, affected int, parts []Part, loc *time.Location, history History, p Params) Result {
 	sameSlot, previous := HistorySlots(slot, loc)
 	values := collect(sameSlot, history)
 	if len(values) < MinHistoryDays {
@@ -179,7 +210,11 @@ func Evaluate(slot int64, obs Obs, loc *time.Location, history History, p Params
 		}
 	}
 	mean, sd := meanStd(values)
-	th := Threshold(mean, sd, obs.Samples, p)
+	level, spread := mean, sd
+	if p.Robust && p.Direction == HigherIsWorse {
+		level, spread = medianSpread(values)
+	}
+	th := PartsThreshold(level, spread, obs.Samples, affected, parts, p)
 	r := Result{Baseline: &mean, StdDev: &sd, Threshold: &th}
 	if p.Direction == LowerIsWorse {
 		r.Anomalous = obs.Value < th
@@ -192,7 +227,8 @@ func Evaluate(slot int64, obs Obs, loc *time.Location, history History, p Params
 // Threshold is the effective bar of a slot of n samples against a
 // baseline of mean and σ sd (see the package comment): an observation of
 // the slot is anomalous exactly when it is above it (below, for data
-// rate).
+// rate). With Params.Robust, Evaluate passes the history's median and
+// robust spread (medianSpread) as mean and sd.
 func Threshold(mean, sd float64, n int, p Params) float64 {
 	if p.Direction == LowerIsWorse {
 		th := mean - p.K*max(sd, p.MinSigma/100*mean)
@@ -228,6 +264,61 @@ func Threshold(mean, sd float64, n int, p Params) float64 {
 	}
 	return max(kSigma, count)
 }
+
+// PartsThreshold is Threshold for a slot of n clients, affected of them,
+// whose clients fall into parts: the lower of Threshold and the bar of
+// PartBar when a part passes the rule.
+func PartsThreshold(mean, sd float64, n, affected int, parts []Part, p Params) float64 {
+	th := Threshold(mean, sd, n, p)
+	if bar, ok := PartBar(mean, sd, n, affected, parts, p); ok && bar < th {
+		th = bar
+	}
+	return th
+}
+
+// PartBar is the bar that parts of a slot (its bands) set for it, where
+// higher is worse: ok when one part of at least the minimum samples alone
+// passes the rule, judged against the slot's baseline of mean and σ sd
+// (the slot's history, not the part's): at least the minimum affected
+// clients, a share of them above mean + k·max(σ, floor), and a count
+// improbable at the slot's rate, P(X ≥ affected of the part | its
+// clients, max(mean/100, MinRate)) below α divided by the number of parts
+// (each part is one more chance of a fluke). The bar is the observation
+// the slot of n clients, affected of them, would have with one affected
+// client of that part fewer than the part needs (the rest as they are):
+// 100·(affected − part's affected + need − 1)/n, below the observation,
+// which is above it exactly because the part has what it needs. Of
+// several such parts, the lowest bar. For an integer threshold the bar is
+// rounded down, which keeps it below the observation.
+func PartBar(mean, sd float64, n, affected int, parts []Part, p Params) (float64, bool) {
+	if p.Direction != HigherIsWorse || p.Alpha <= 0 || len(parts) == 0 || n < p.MinSamples || n <= 0 {
+		return 0, false
+	}
+	alpha := p.Alpha / float64(len(parts))
+	kSigma := mean + p.K*max(sd, p.MinSigma)
+	bar, ok := 0.0, false
+	for _, part := range parts {
+		if part.Clients < p.MinSamples || part.Affected < p.MinClients || part.Affected > part.Clients {
+			continue
+		}
+		need := max(p.MinClients, MinSignificant(part.Clients, max(mean/100, MinRate), alpha))
+		for need <= part.Clients && !(100*float64(need)/float64(part.Clients) > kSigma) {
+			need++
+		}
+		if part.Affected < need {
+			continue
+		}
+		b := 100 * float64(affected-part.Affected+need-1) / float64(n)
+		if p.IntThreshold {
+			b = math.Floor(b)
+		}
+		if !ok || b < bar {
+			bar, ok = b, true
+		}
+	}
+	return bar, ok
+}
+
 func collect(slots []int64, history History) []float64 {
 	var out []float64
 	for _, s := range slots {
@@ -236,6 +327,30 @@ func collect(slots []int64, history History) []float64 {
 		}
 	}
 	return out
+}
+
+// madScale makes the median absolute deviation of normal data its σ.
+const madScale = 1.4826
+
+// medianSpread is the median of v and its median absolute deviation
+// scaled to read as a σ (madScale): what most of the days did, whatever
+// one or two days far from them did (an earlier outage). The median of
+// an even count is the mean of the two middle values.
+func medianSpread(v []float64) (median, spread float64) {
+	med := func(x []float64) float64 {
+		slices.Sort(x)
+		m := len(x) / 2
+		if len(x)%2 == 0 {
+			return (x[m-1] + x[m]) / 2
+		}
+		return x[m]
+	}
+	s := slices.Clone(v)
+	median = med(s)
+	for i, x := range v {
+		s[i] = math.Abs(x - median)
+	}
+	return median, madScale * med(s)
 }
 
 // meanStd is the mean and the population standard deviation.
