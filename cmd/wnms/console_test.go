@@ -799,14 +799,7 @@ func TestConsoleLearning(t *testing.T) {
 	b := startBrowser(t)
 	dir := t.TempDir()
 	l, _, _, _ := bootServe(t, nil, "--data", dir)
-	raw, err := os.ReadFile(filepath.Join(dir, "bootstrap-key.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var key struct{ KeyID, KeyValue string }
-	if err := json.Unmarshal(raw, &key); err != nil {
-		t.Fatal(err)
-	}
+	key := readKeyFile(t, filepath.Join(dir, "bootstrap-key.json"))
 	base := "http://" + l.API
 	admin := apitest.Remote(t, base, key.KeyID, key.KeyValue)
 	var site, floor struct {
@@ -865,14 +858,7 @@ func TestConsoleAgainst(t *testing.T) {
 	if base == "" || keyFile == "" {
 		t.Skip("WNMS_CONSOLE_BASE and WNMS_CONSOLE_KEY name a running demo server")
 	}
-	raw, err := os.ReadFile(keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var key struct{ KeyID, KeyValue string }
-	if err := json.Unmarshal(raw, &key); err != nil {
-		t.Fatal(err)
-	}
+	key := readKeyFile(t, keyFile)
 	testConsole(t, base, key.KeyID, key.KeyValue)
 }
 
@@ -891,14 +877,7 @@ func BenchmarkConsoleFirstRender(b *testing.B) {
 			b.Fatalf("the demo did not finish its backfill:\n%s", stdout.String())
 		}
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "demo-key.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var key struct{ KeyID, KeyValue string }
-	if err := json.Unmarshal(raw, &key); err != nil {
-		b.Fatal(err)
-	}
+	key := readKeyFile(b, filepath.Join(dir, "demo-key.json"))
 	base := "http://" + l.API
 	admin := apitest.Remote(b, base, key.KeyID, key.KeyValue)
 	var clients struct {
@@ -939,4 +918,18 @@ func BenchmarkConsoleFirstRender(b *testing.B) {
 	if errs := br.consoleErrors(); len(errs) > 0 {
 		b.Errorf("the browser console shows errors:\n%s", strings.Join(errs, "\n"))
 	}
+}
+
+// readKeyFile reads the API key a server wrote (bootstrap-key.json,
+// demo-key.json).
+func readKeyFile(t testing.TB, path string) (key struct{ KeyID, KeyValue string }) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &key); err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
