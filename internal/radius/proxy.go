@@ -711,19 +711,54 @@ func emitLoop(ctx context.Context, sink Sink, q chan event, c *Counters, log *sl
 			}
 		}
 		for src, recs := range batch {
-			ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			err := sink.Emit(ectx, src, KindClientEvents, recs)
-			cancel()
-			for _, w := range waiting[src] {
+			emitBatch(ctx, sink, src, recs, waiting[src], c, log)
+		}
+	}
+}
+
+// emitBatch gives one source's records to the sink. When the store
+// refuses them (a database restarting), the accepts waiting on the batch
+// are told at once, so that no NAS waits longer than StoreWait, and the
+// batch is offered again, backing off from 100 ms to 5 s, until it is
+// stored: an authentication the NAS was told about is recorded once the
+// store answers again. Offering a batch again is safe: every record
+// carries its own eventId, and a record stored already is not stored
+// twice. Meanwhile the queue fills and what does not fit is dropped and
+// counted (emitStored), so memory stays bounded. Only when the proxy
+// stops with the store still refusing are the batch's records dropped,
+// counted and logged.
+func emitBatch(ctx context.Context, sink Sink, src Source, recs []json.RawMessage, waiting []chan<- bool, c *Counters, log *slog.Logger) {
+	backoff := 100 * time.Millisecond
+	for try := 1; ; try++ {
+		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		err := sink.Emit(ectx, src, KindClientEvents, recs)
+		cancel()
+		if try == 1 {
+			for _, w := range waiting {
 				w <- err == nil
 			}
-			if err != nil {
-				c.SinkErrors.Add(1)
-				log.Warn("radius: events not stored", "source", src.Name, "records", len(recs), "err", err)
-				continue
-			}
-			c.Events.Add(uint64(len(recs)))
 		}
+		if err == nil {
+			c.Events.Add(uint64(len(recs)))
+			if try > 1 {
+				log.Info("radius: events stored after the store refused them", "source", src.Name, "records", len(recs), "tries", try)
+			}
+			return
+		}
+		c.SinkErrors.Add(1)
+		if try == 1 {
+			log.Warn("radius: events not stored yet, offering them again", "source", src.Name, "records", len(recs), "err", err)
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			c.EventsDropped.Add(uint64(len(recs)))
+			log.Error("radius: events not stored before the proxy stopped", "source", src.Name, "records", len(recs), "tries", try, "err", err)
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

@@ -290,7 +290,9 @@ type gateSink struct {
 func (s *gateSink) Emit(ctx context.Context, _ Source, _ string, _ []json.RawMessage) error {
 	s.mu.Lock()
 	s.emits++
-	s.answeredFirst = s.answeredFirst || s.nasHasAnswer.Load()
+	if s.emits == 1 { // a refused batch is offered again later, the NAS answered by then
+		s.answeredFirst = s.nasHasAnswer.Load()
+	}
 	s.mu.Unlock()
 	select {
 	case <-s.open:
@@ -344,6 +346,38 @@ func TestProxyAnswersAcceptOnceStored(t *testing.T) {
 				t.Errorf("%d accepts counted as answered unstored, want %d", u, c.unstored)
 			}
 		})
+	}
+}
+
+// An accept answered while the store refused its Success (a database
+// restarting) is stored once the store takes records again, and once.
+func TestProxyStoresAcceptsOnceTheStoreIsBack(t *testing.T) {
+	up := newUpstream(t, acceptPAP)
+	sink := newMemSink()
+	sink.setFail(true)
+	p, addr := startProxyWith(t, Config{Sources: []SourceConfig{localSource()}, Upstreams: []Upstream{up.config(1000)}},
+		ProxyOptions{StoreWait: 50 * time.Millisecond}, sink)
+	n := newNAS(t, addr)
+	req, wire := signedPAP(t, "pw", "02:00:00:00:00:08")
+	if resp := checkAnswer(t, n.send(wire, 10*time.Second), req); resp.Code != rad.CodeAccessAccept {
+		t.Fatalf("answer %v, want an Access-Accept", resp.Code)
+	}
+	waitFor(t, "a second refusal", func() bool { return p.Counters().SinkErrors.Load() >= 2 })
+	if u := p.Counters().AcceptsUnstored.Load(); u != 1 {
+		t.Errorf("%d accepts counted as answered unstored, want 1", u)
+	}
+	sink.setFail(false)
+	isSuccess := func(r map[string]any) bool { return r["eventType"] == "Success" && r["macAddress"] == "02:00:00:00:00:08" }
+	sink.waitRecord(t, KindClientEvents, isSuccess)
+	waitFor(t, "the stored count", func() bool { return p.Counters().Events.Load() >= 1 })
+	var successes int
+	for _, r := range sink.get(KindClientEvents) {
+		if isSuccess(r) {
+			successes++
+		}
+	}
+	if successes != 1 || p.Counters().EventsDropped.Load() != 0 {
+		t.Errorf("%d Successes stored, %d records dropped; want 1 and 0", successes, p.Counters().EventsDropped.Load())
 	}
 }
 
