@@ -7,26 +7,54 @@ package baseline
 
 // ConnCounter counts the connectivity of every scope of a slot, client by
 // client, as ObserveConnectivity does scope by scope. Use NewConnCounter.
+//
+// Most clients of a slot are seen at one place only (one row): those are
+// counted by place and failures, and spread over their scopes once per
+// place at the end, so that a client costs one map update rather than
+// one per scope (four levels, two bands and two SSIDs make 16). A client
+// with several rows is merged scope by scope, as a client seen in two
+// places counts once in the scopes they share.
 type ConnCounter struct {
 	ancestors map[int64][]int64
 	counts    map[scope]*Connectivity
 	mac       string
-	client    map[scope][4]bool // the client at hand, by scope
+	rows      int                   // rows of the client at hand
+	first     ScopedAttempt         // its first row
+	client    map[scope][4]bool     // the client at hand, by scope, once it has a second row
+	alone     map[placeFailures]int // clients seen at one place only
+}
+
+// placeFailures is a place (a location, band and SSID) and the categories
+// a client failed in there.
+type placeFailures struct {
+	scope
+	f [4]bool
 }
 
 // NewConnCounter returns a counter for the scopes that ancestors maps each
 // location to (itself and each folder above it).
 func NewConnCounter(ancestors map[int64][]int64) *ConnCounter {
-	return &ConnCounter{ancestors: ancestors, counts: map[scope]*Connectivity{}, client: map[scope][4]bool{}}
+	return &ConnCounter{ancestors: ancestors, counts: map[scope]*Connectivity{}, client: map[scope][4]bool{},
+		alone: map[placeFailures]int{}}
 }
 
 // Add counts one row: a client's attempts at one place. Every row of a
 // client must come before any row of the next.
 func (c *ConnCounter) Add(a ScopedAttempt) {
-	if a.MAC != c.mac {
+	if c.rows == 0 || a.MAC != c.mac {
 		c.flush()
-		c.mac = a.MAC
+		c.mac, c.first, c.rows = a.MAC, a, 1
+		return
 	}
+	if c.rows == 1 {
+		c.merge(c.first)
+	}
+	c.rows++
+	c.merge(a)
+}
+
+// merge adds a row of the client at hand to its scopes.
+func (c *ConnCounter) merge(a ScopedAttempt) {
 	eachScope(a.LocationID, a.Band, a.SSID, c.ancestors, func(k scope) {
 		f := c.client[k]
 		for i := range f {
@@ -38,20 +66,35 @@ func (c *ConnCounter) Add(a ScopedAttempt) {
 
 // flush counts the client at hand once in each of its scopes.
 func (c *ConnCounter) flush() {
-	for k, f := range c.client {
-		n := c.counts[k]
-		if n == nil {
-			n = &Connectivity{}
-			c.counts[k] = n
+	switch {
+	case c.rows == 1:
+		c.alone[placeFailures{scope{c.first.LocationID, c.first.Band, c.first.SSID}, c.first.Failures}]++
+	case c.rows > 1:
+		for k, f := range c.client {
+			c.countIn(k, f, 1)
 		}
-		count(n, f)
+		clear(c.client)
 	}
-	clear(c.client)
+	c.rows = 0
+}
+
+// countIn counts n clients failing in f in the scope k.
+func (c *ConnCounter) countIn(k scope, f [4]bool, n int) {
+	x := c.counts[k]
+	if x == nil {
+		x = &Connectivity{}
+		c.counts[k] = x
+	}
+	countClients(x, f, n)
 }
 
 // Rows ends the count and returns the connectivity of every scope seen.
 func (c *ConnCounter) Rows(slot int64) []ConnObsRow {
 	c.flush()
+	for p, n := range c.alone {
+		eachScope(p.loc, p.band, p.ssid, c.ancestors, func(k scope) { c.countIn(k, p.f, n) })
+	}
+	clear(c.alone)
 	out := make([]ConnObsRow, 0, len(c.counts))
 	for k, n := range c.counts {
 		out = append(out, ConnObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Connectivity: Complete(*n)})

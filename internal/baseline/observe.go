@@ -22,19 +22,23 @@ func ObserveConnectivity(attempts []ConnAttempt) Connectivity {
 }
 
 // count counts in c one client that attempted, failing in the categories of f.
-func count(c *Connectivity, f [4]bool) {
-	c.Attempting++
+func count(c *Connectivity, f [4]bool) { countClients(c, f, 1) }
+
+// countClients counts in c n clients that attempted, each failing in the
+// categories of f.
+func countClients(c *Connectivity, f [4]bool, n int) {
+	c.Attempting += n
 	if f[0] || f[1] || f[2] || f[3] {
-		c.Failing++
+		c.Failing += n
 	}
 	if f[CategoryAssociation] {
-		c.Association++
+		c.Association += n
 	}
 	if f[CategoryAuthentication] {
-		c.Authentication++
+		c.Authentication += n
 	}
 	if f[CategoryNetwork] {
-		c.Network++
+		c.Network += n
 	}
 }
 
