@@ -67,8 +67,9 @@ type auditStmts struct {
 	mu            sync.Mutex
 	audit, outbox *sql.Stmt
 	// policy reads a global policy in its change's transaction: the value
-	// before a change that its audit record compares with the new one.
-	policy *sql.Stmt
+	// before a change that its audit record compares with the new one;
+	// upsertPolicy writes one.
+	policy, upsertPolicy *sql.Stmt
 }
 
 // prepareAudit prepares the audit statements on the SQLite writer once;
@@ -101,7 +102,14 @@ func (s *Store) prepareAudit(ctx context.Context) {
 		o.Close()
 		return
 	}
-	p.audit, p.outbox, p.policy = a, o, pol
+	up, err := s.w.PrepareContext(ctx, upsertPolicy)
+	if err != nil {
+		a.Close()
+		o.Close()
+		pol.Close()
+		return
+	}
+	p.audit, p.outbox, p.policy, p.upsertPolicy = a, o, pol, up
 }
 
 // stmt is the prepared form of st on q (a pool or a transaction of the

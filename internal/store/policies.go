@@ -141,17 +141,30 @@ func (s *Store) HotspotSSIDPolicy(ctx context.Context, customerID int64) (*wnms.
 }
 
 // PutHotspotSSIDPolicy replaces the customer's hotspot SSID policy.
+//
+// Everything that does not need the stored value is done before the
+// transaction (on SQLite every change waits for the one writer while
+// another's transaction runs): the new value's JSON and, for the audit
+// record, its side of the comparison.
 func (s *Store) PutHotspotSSIDPolicy(ctx context.Context, customerID int64, p *wnms.HotspotSSIDPolicy) error {
+	body, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	var after wnms.DiffSide
 	audited := wnms.AuditFrom(ctx) != nil
+	if audited {
+		after = wnms.Flatten(json.RawMessage(body))
+	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if audited { // the value it replaces, for the record's changes only
 			cur := wnms.DefaultHotspotSSIDPolicy()
 			if _, err := s.readPolicy(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, true, cur); err != nil {
 				return err
 			}
-			auditChange(ctx, policyNames[wnms.HotspotSSIDPolicyType], cur, p)
+			auditChange(ctx, policyNames[wnms.HotspotSSIDPolicyType], cur, after)
 		}
-		return s.writePolicy(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, p)
+		return s.writePolicyBody(ctx, tx, customerID, wnms.HotspotSSIDPolicyType, body)
 	})
 }
 
@@ -222,8 +235,25 @@ func (s *Store) writePolicy(ctx context.Context, x policyWriter, customerID int6
 	if err != nil {
 		return err
 	}
-	_, err = x.ExecContext(ctx, `INSERT INTO global_policies (customer_id, policy_type, body, updated_at)
-		VALUES ($1, $2, $3, $4) ON CONFLICT (customer_id, policy_type)
-		DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`, customerID, typ, string(b), s.nowMS())
+	return s.writePolicyBody(ctx, x, customerID, typ, b)
+}
+
+// upsertPolicy replaces the policy of a type of a customer.
+const upsertPolicy = `INSERT INTO global_policies (customer_id, policy_type, body, updated_at)
+	VALUES ($1, $2, $3, $4) ON CONFLICT (customer_id, policy_type)
+	DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`
+
+// writePolicyBody stores body, a policy's JSON, as the policy of the type,
+// replacing any; in a change's transaction on the SQLite writer, with the
+// statement prepared there once.
+func (s *Store) writePolicyBody(ctx context.Context, x policyWriter, customerID int64, typ string, body []byte) error {
+	args := []any{customerID, typ, string(body), s.nowMS()}
+	if tx, ok := x.(*sql.Tx); ok && s.dialect == SQLite {
+		if st := s.audit.stmt(ctx, tx, func(p *auditStmts) *sql.Stmt { return p.upsertPolicy }); st != nil {
+			_, err := st.ExecContext(ctx, args...)
+			return err
+		}
+	}
+	_, err := x.ExecContext(ctx, upsertPolicy, args...)
 	return err
 }

@@ -77,10 +77,13 @@ var masked = json.RawMessage(`"***"`)
 // deletion. Secret fields (AuditSecretFields) show "***" on both sides,
 // values longer than MaxAuditValue their size and hash; changes are
 // sorted by field, at most MaxAuditChanges, omitted counting the rest.
+//
+// Either value may be a DiffSide made beforehand (Flatten): a change made
+// in a transaction that others wait for flattens its new value before the
+// transaction begins, leaving only the value it replaces to flatten
+// inside.
 func Diff(before, after any) (changes []AuditChange, omitted int) {
-	b, a := map[string]any{}, map[string]any{}
-	flatten("", decodeTree(before), 0, b)
-	flatten("", decodeTree(after), 0, a)
+	b, a := Flatten(before), Flatten(after)
 	fields := make([]string, 0, len(a)+len(b))
 	for f, av := range a {
 		if bv, ok := b[f]; !ok || !reflect.DeepEqual(av, bv) {
@@ -107,6 +110,20 @@ func Diff(before, after any) (changes []AuditChange, omitted int) {
 		changes = append(changes, AuditChange{Field: f, Before: showValue(f, bv, inB), After: showValue(f, av, inA)})
 	}
 	return changes, omitted
+}
+
+// DiffSide is one side of a Diff: a value's leaves by field path.
+type DiffSide map[string]any
+
+// Flatten is v as Diff compares it (v a DiffSide already is returned as
+// it is).
+func Flatten(v any) DiffSide {
+	if d, ok := v.(DiffSide); ok {
+		return d
+	}
+	out := DiffSide{}
+	flatten("", decodeTree(v), 0, out)
+	return out
 }
 
 // decodeTree is v as generic JSON (maps, slices, json.Number, strings,
