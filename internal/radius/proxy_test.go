@@ -367,7 +367,9 @@ func TestProxyStoresAcceptsOnceTheStoreIsBack(t *testing.T) {
 		t.Errorf("%d accepts counted as answered unstored, want 1", u)
 	}
 	sink.setFail(false)
-	isSuccess := func(r map[string]any) bool { return r["eventType"] == "Success" && r["macAddress"] == "02:00:00:00:00:08" }
+	isSuccess := func(r map[string]any) bool {
+		return r["eventType"] == "Success" && r["macAddress"] == "02:00:00:00:00:08"
+	}
 	sink.waitRecord(t, KindClientEvents, isSuccess)
 	waitFor(t, "the stored count", func() bool { return p.Counters().Events.Load() >= 1 })
 	var successes int
