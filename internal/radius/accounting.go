@@ -88,8 +88,15 @@ type session struct {
 // retransmissions.
 type observation struct {
 	events, samples []json.RawMessage
-	passedOn        bool // queued for accountingUpstreams (a.mu)
+	passedOn        bool      // queued for accountingUpstreams (a.mu)
+	at              time.Time // when the first copy arrived
 }
+
+// RecentWindow is how long a packet is remembered to recognise its
+// retransmissions: a NAS gives up on a packet well within it (RFC 2866
+// leaves the schedule to the NAS; common ones retry for 10-30 s). Memory
+// holds the packets of that window, at most MaxRecent.
+const RecentWindow = 2 * time.Minute
 
 type forward struct {
 	req      *rad.Packet
@@ -298,9 +305,15 @@ func (a *Accounting) observe(src *source, req *rad.Packet, now time.Time) (*obse
 		a.counters.EventsWithoutClient.Add(1)
 		o = &observation{}
 	}
-	for len(a.recent) >= a.opts.MaxRecent {
-		delete(a.recent, a.recentQ.Remove(a.recentQ.Front()).(string))
+	for e := a.recentQ.Front(); e != nil; e = a.recentQ.Front() {
+		k := e.Value.(string)
+		if len(a.recent) < a.opts.MaxRecent && now.Sub(a.recent[k].at) < RecentWindow {
+			break
+		}
+		a.recentQ.Remove(e)
+		delete(a.recent, k)
 	}
+	o.at = now
 	a.recent[key] = o
 	a.recentQ.PushBack(key)
 	return o, true

@@ -232,3 +232,41 @@ func TestAccountingPassOnAfterCommit(t *testing.T) {
 			a.Counters().ForwardsDropped.Load())
 	}
 }
+
+// A retransmission is recognised within RecentWindow, and a packet older
+// than that is forgotten: what the server remembers is the window's
+// packets, not every packet since it started.
+func TestAccountingRecentWindow(t *testing.T) {
+	a := NewAccounting(&Settings{}, nil, AccountingOptions{})
+	src := &source{Source: Source{Name: "s"}, secret: []byte("x")}
+	packet := func(sid string) *rad.Packet {
+		p := rad.New(rad.CodeAccountingRequest, []byte("x"))
+		p.Add(attrCallingStationID, rad.Attribute("02-00-00-00-00-09"))
+		p.Add(attrAcctSessionID, rad.Attribute(sid))
+		p.Add(attrAcctStatusType, rad.Attribute([]byte{0, 0, 0, acctStart}))
+		p.Add(attrEventTimestamp, rad.Attribute([]byte{0x69, 0x00, 0x00, 0x00}))
+		return p
+	}
+	t0 := time.Unix(1764000000, 0)
+	first := packet("s1")
+	for _, c := range []struct {
+		name  string
+		p     *rad.Packet
+		at    time.Time
+		isNew bool
+	}{
+		{"first copy", first, t0, true},
+		{"a retransmission within the window", first, t0.Add(RecentWindow - time.Second), false},
+		{"another session later on", packet("s2"), t0.Add(RecentWindow + time.Second), true},
+		{"the first packet again after the window", first, t0.Add(RecentWindow + 2*time.Second), true},
+	} {
+		if _, isNew := a.observe(src, c.p, c.at); isNew != c.isNew {
+			t.Errorf("%s: new %v, want %v", c.name, isNew, c.isNew)
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.recent) != 2 || a.recentQ.Len() != 2 {
+		t.Errorf("%d packets remembered (%d queued), want the 2 of the last window", len(a.recent), a.recentQ.Len())
+	}
+}
