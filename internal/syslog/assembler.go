@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -620,6 +621,9 @@ func (a *Assembler) get(src netip.Addr, mac string, create bool, now time.Time) 
 		a.forget(oldest.Value.(*client))
 		a.stats.Evicted++
 	}
+	// The strings a client keeps are copied out of its line: a slice of
+	// the line would keep the whole line alive for as long as the client.
+	k.mac = strings.Clone(mac)
 	c := &client{key: k, owner: a.owner(src), touched: now, list: &a.pending}
 	c.elem = a.pending.PushBack(c)
 	a.clients[k] = c
@@ -667,7 +671,7 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		}
 		if c == nil {
 			c = a.get(ref.src, o.MAC, true, now)
-			c.outcome, c.iface = true, o.Interface
+			c.outcome, c.iface = true, strings.Clone(o.Interface)
 		}
 	case PortStart:
 		// A wired port's start is its association; on Wi-Fi the line
@@ -699,11 +703,11 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 				return
 			}
 			c = a.get(ref.src, o.MAC, true, now)
-			c.outcome, c.iface = true, o.Interface
+			c.outcome, c.iface = true, strings.Clone(o.Interface)
 		}
 	}
 	if c.bssid == "" {
-		c.bssid = o.BSSID
+		c.bssid = strings.Clone(o.BSSID)
 	}
 	switch o.Kind {
 	case Authorized, KeyHandshake:
@@ -753,7 +757,7 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		}
 		a.add(c, e)
 		if !c.outcome && c.associated {
-			c.ackIP, c.ackName = ip, o.HostName
+			c.ackIP, c.ackName = strings.Clone(ip), strings.Clone(o.HostName)
 			a.succeed(c, ref)
 		}
 	case DHCPNak:
