@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -257,6 +258,11 @@ func TestAuditLogChanges(t *testing.T) {
 				got := map[string]wnms.AuditChange{}
 				for _, c := range rec.Changes {
 					got[c.Field] = c
+				}
+				if s.name == "create profile" { // its id, known only once it ran, is filled in its transaction
+					if c := got["templateId"]; !jsonEqual(c.Before, "null") || !jsonEqual(c.After, strconv.FormatInt(profileID, 10)) {
+						t.Errorf("templateId: %s -> %s, want null -> %d", c.Before, c.After, profileID)
+					}
 				}
 				for _, w := range s.changes {
 					c, ok := got[w.field]

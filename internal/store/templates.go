@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -190,13 +191,22 @@ func templatePingJSON(t *wnms.Template) string {
 	return string(b)
 }
 
-func (s *Store) insertTemplate(ctx context.Context, tx *sql.Tx, t *wnms.Template) error {
+// insertTemplate stores t as a new profile. after, when not nil, is t's
+// side of its audit record's comparison, flattened before the transaction
+// (templateNewSide) with the id left to fill in.
+func (s *Store) insertTemplate(ctx context.Context, tx *sql.Tx, t *wnms.Template, after wnms.DiffSide) error {
 	now := s.nowMS()
 	t.TemplateID = 0 // set by this run alone
 	defer func() {
 		if t.TemplateID != 0 {
 			auditCreated(ctx, t.TemplateID)
-			auditChange(ctx, t.TemplateName, nil, t)
+			var side any = t
+			if after != nil {
+				after = maps.Clone(after)
+				after["templateId"] = json.Number(strconv.FormatInt(t.TemplateID, 10))
+				side = after
+			}
+			auditChange(ctx, t.TemplateName, nil, side)
 		}
 	}()
 	return tx.QueryRowContext(ctx, `INSERT INTO templates (customer_id, location_id, name, description,
@@ -229,8 +239,22 @@ func duplicateTemplate(t *wnms.Template) error {
 // t.CreatedAtLocationID and fills t.TemplateID. A name taken there is
 // DUPLICATE_ENTITY; an unknown location is VALIDATION_FAILED.
 func (s *Store) CreateTemplate(ctx context.Context, t *wnms.Template) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error { return s.insertTemplate(ctx, tx, t) })
+	after := templateNewSide(ctx, t)
+	err := s.tx(ctx, func(tx *sql.Tx) error { return s.insertTemplate(ctx, tx, t, after) })
 	return insertTemplateError(t, err)
+}
+
+// templateNewSide is a new profile's side of its audit record's
+// comparison, made before its transaction (what a change does inside it,
+// every other change on the SQLite writer waits for); nil when the call
+// keeps no audit record. Its id is 0 until insertTemplate knows it.
+func templateNewSide(ctx context.Context, t *wnms.Template) wnms.DiffSide {
+	if wnms.AuditFrom(ctx) == nil {
+		return nil
+	}
+	c := *t
+	c.TemplateID = 0
+	return wnms.Flatten(&c)
 }
 
 // maxTemplateCopies bounds the search for a free copy name.
@@ -274,7 +298,7 @@ func (s *Store) CopyTemplate(ctx context.Context, t *wnms.Template) error {
 				}
 				if taken == 0 {
 					t.TemplateName = name
-					return s.insertTemplate(ctx, tx, t)
+					return s.insertTemplate(ctx, tx, t, nil)
 				}
 			}
 			return wnms.Errorf(wnms.Conflict, "no free name for a copy of %q at location %d", base, t.CreatedAtLocationID.ID)
