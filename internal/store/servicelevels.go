@@ -116,19 +116,7 @@ func (t *serviceTally) rows(customerID int64) (hours, slow [][]any) {
 // lockHours takes the service level advisory lock of each hour (sorted)
 // of the customer: shared to add, exclusive to recount (PostgreSQL).
 func lockHours(ctx context.Context, b *bulkTx, customerID int64, hours []int64, exclusive bool) error {
-	if b.d != Postgres {
-		return nil
-	}
-	q := `SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))`
-	if exclusive {
-		q = advisoryLock
-	}
-	for _, h := range hours {
-		if _, err := b.Exec(ctx, q, "service levels "+strconv.FormatInt(customerID, 10)+" "+strconv.FormatInt(h, 10)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return b.LockEach(ctx, "service levels "+strconv.FormatInt(customerID, 10)+" ", hours, exclusive)
 }
 
 // keepServiceLevels brings the service level counts up to date with a

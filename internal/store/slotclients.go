@@ -76,19 +76,7 @@ const slotClientsKey = "ON CONFLICT (slot, customer_id, mac, location_id, ssid, 
 // order: shared to add, exclusive to recompute (PostgreSQL; SQLite's
 // writer holds the database).
 func lockSlots(ctx context.Context, b *bulkTx, customerID int64, slots []int64, exclusive bool) error {
-	if b.d != Postgres {
-		return nil
-	}
-	q := `SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))`
-	if exclusive {
-		q = advisoryLock
-	}
-	for _, slot := range slots {
-		if _, err := b.Exec(ctx, q, "slot clients "+strconv.FormatInt(customerID, 10)+" "+strconv.FormatInt(slot, 10)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return b.LockEach(ctx, "slot clients "+strconv.FormatInt(customerID, 10)+" ", slots, exclusive)
 }
 
 // keepSlotAttempts brings slot_conn_clients up to date with a batch of
