@@ -71,7 +71,7 @@ func main() {
 	check(err)
 	agent := &snmp.Agent{
 		Policy: func(ctx context.Context) (*wnms.SNMPPolicy, error) { return st.SNMPPolicy(ctx, wnms.OnPremCustomer) },
-		Counts: func(ctx context.Context) (snmp.Counts, error) {
+		Counts: func(ctx context.Context) (wnms.SNMPCounts, error) {
 			return st.SNMPCounts(ctx, time.Now().Add(-5*time.Minute).UnixMilli())
 		},
 		Engine: snmp.NewEngine(1, secret), DataDir: dir, Description: "wnms bench", Log: log,

@@ -50,7 +50,6 @@ import (
 	"github.com/wnms/wnms/bench/internal/stats"
 
 	"github.com/wnms/wnms/bench/internal/benchserver"
-	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/simulate"
 	"github.com/wnms/wnms/internal/store"
 	"github.com/wnms/wnms/internal/telemetry"
@@ -203,12 +202,12 @@ func main() {
 			}
 			raw := func() {
 				t := time.Now()
-				_, _, err := st.ClientEvents(ctx, telemetry.EventQuery{CustomerID: 1, MAC: macRaw, From: -1, To: -1, Limit: 50, Count: true})
+				_, _, err := st.ClientEvents(ctx, wnms.EventQuery{CustomerID: 1, MAC: macRaw, From: -1, To: -1, Limit: 50, Count: true})
 				check(err)
 				rawPage = append(rawPage, time.Since(t))
 				t = time.Now()
-				for _, typ := range []string{telemetry.Success, telemetry.Failure} {
-					_, _, err := st.ClientEvents(ctx, telemetry.EventQuery{CustomerID: 1, MAC: macRaw, From: -1, To: -1, Limit: 100,
+				for _, typ := range []string{wnms.Success, wnms.Failure} {
+					_, _, err := st.ClientEvents(ctx, wnms.EventQuery{CustomerID: 1, MAC: macRaw, From: -1, To: -1, Limit: 100,
 						Types: []string{typ}, Dot11ACOnly: true})
 					check(err)
 				}
@@ -469,14 +468,14 @@ func loadSamples(ctx context.Context, st *store.Store, floors []int64) {
 	r := mrand.New(mrand.NewPCG(7, 8))
 	end := time.Now().Truncate(5 * time.Minute).UnixMilli()
 	var g generator
-	var buf []*telemetry.Sample
+	var buf []*wnms.Sample
 	n := 0
 	// In time order, every client at each 5-minute tick, as they arrive:
 	// a client's samples are spread over the table as in a real store.
 	for k := per - 1; k >= 0; k-- {
 		for c := 0; c < *sampleN; c++ {
 			ap := c % *nAPs
-			buf = append(buf, &telemetry.Sample{MacAddress: strings.ToUpper(g.mac(c)), Timestamp: end - int64(k)*300_000,
+			buf = append(buf, &wnms.Sample{MacAddress: strings.ToUpper(g.mac(c)), Timestamp: end - int64(k)*300_000,
 				BSSID: fmt.Sprintf("00:11:74:%02X:%02X:01", ap/256, ap%256), SSID: "corp", Channel: []int{1, 6, 11, 36, 40, 44}[ap%6],
 				RSSI: -50 - r.IntN(30), DataRateMbps: 20 + 10*float64(c%20) + r.Float64()*40, RetryRatePct: r.Float64() * 15,
 				LocationID: floors[ap%len(floors)]})
@@ -508,9 +507,9 @@ func measureEvaluation(ctx context.Context, srv *benchserver.Server, client *htt
 	perMinute := max(*nEvents/(*days*24*60), 1)
 	var closing, ordinary, closingCPU, ordinaryCPU []time.Duration
 	for i := 0; i < *evalN; i++ {
-		newest := baseline.SlotOf(time.Now().UnixMilli()) - baseline.SlotDuration.Milliseconds()
+		newest := wnms.SlotOf(time.Now().UnixMilli()) - wnms.SlotDuration.Milliseconds()
 		// A minute where the slot newest has just closed.
-		check(srv.Store.PutSetting(ctx, key, strconv.FormatInt(newest-baseline.SlotDuration.Milliseconds(), 10)))
+		check(srv.Store.PutSetting(ctx, key, strconv.FormatInt(newest-wnms.SlotDuration.Milliseconds(), 10)))
 		wall, cpu := timed(func() { check(svc.EvaluateCustomer(ctx, 1)) })
 		closing, closingCPU = append(closing, wall), append(closingCPU, cpu)
 
@@ -604,7 +603,7 @@ func (g *generator) parse(ctx context.Context, svc *telemetry.Service, recs []st
 	check(err)
 	placed, bodies := make([]*wnms.ClientEvent, len(events)), make([][]byte, len(events))
 	for i, e := range events {
-		var ap *telemetry.RadioAP
+		var ap *wnms.RadioAP
 		if x, ok := radios[e.BSSID]; ok {
 			ap = &x
 		}

@@ -20,7 +20,6 @@ import (
 	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/simulate"
 	"github.com/wnms/wnms/internal/store"
-	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/tz"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -81,7 +80,7 @@ func checkDemoStore(ctx context.Context, st *store.Store) error {
 		known[ap.MAC] = true
 	}
 	for off := 0; ; off += 1000 {
-		aps, _, err := st.APs(ctx, telemetry.APQuery{CustomerID: wnms.OnPremCustomer, Limit: 1000, Offset: off})
+		aps, _, err := st.APs(ctx, wnms.APQuery{CustomerID: wnms.OnPremCustomer, Limit: 1000, Offset: off})
 		if err != nil {
 			return err
 		}
@@ -98,7 +97,7 @@ func checkDemoStore(ctx context.Context, st *store.Store) error {
 		known[c.MAC] = true
 	}
 	for off := 0; ; off += 1000 {
-		cs, _, err := st.Clients(ctx, telemetry.ClientQuery{CustomerID: wnms.OnPremCustomer, Limit: 1000, Offset: off})
+		cs, _, err := st.Clients(ctx, wnms.ClientQuery{CustomerID: wnms.OnPremCustomer, Limit: 1000, Offset: off})
 		if err != nil {
 			return err
 		}

@@ -351,7 +351,7 @@ func (s *server) wireServices(ctx context.Context) error {
 	if s.agentConn != nil {
 		s.agent = &snmp.Agent{
 			Policy: func(ctx context.Context) (*wnms.SNMPPolicy, error) { return st.SNMPPolicy(ctx, wnms.OnPremCustomer) },
-			Counts: func(ctx context.Context) (snmp.Counts, error) {
+			Counts: func(ctx context.Context) (wnms.SNMPCounts, error) {
 				return st.SNMPCounts(ctx, time.Now().Add(-c.apTimeout).UnixMilli())
 			},
 			OpenAnomalies: func(ctx context.Context) (int64, error) {

@@ -23,8 +23,8 @@ func TestAuthzBaselines(t *testing.T) {
 	// markAnomaly records an anomaly of customer 1 on the site's floor,
 	// as the store, and returns how the list shows it.
 	markAnomaly := func(t *testing.T, f *authzFixture) string {
-		slot := baseline.SlotOf(time.Now().Add(-time.Hour).UnixMilli())
-		if _, err := f.E.Store.RecordAnomaly(context.Background(), baseline.Anomaly{CustomerID: 1, LocationID: f.Floor.ID.ID,
+		slot := wnms.SlotOf(time.Now().Add(-time.Hour).UnixMilli())
+		if _, err := f.E.Store.RecordAnomaly(context.Background(), wnms.Anomaly{CustomerID: 1, LocationID: f.Floor.ID.ID,
 			Kind: baseline.KindConnectivity, Slot: slot, Observation: 77.5, Baseline: 10, Threshold: 20}); err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func TestAuthzTelemetry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.E.Store.UpsertAPs(context.Background(), 1, []*telemetry.AP{a}, time.Now().UnixMilli()); err != nil {
+		if _, err := f.E.Store.UpsertAPs(context.Background(), 1, []*wnms.AP{a}, time.Now().UnixMilli()); err != nil {
 			t.Fatal(err)
 		}
 		return `"macaddress":"` + a.MacAddress + `"`

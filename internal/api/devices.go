@@ -108,8 +108,8 @@ func (p *apParams) decode(f *form) {
 // Validate checks the capability mask, the name's length and the sort
 // column.
 func (p *apParams) Validate(time.Time) error {
-	if p.Capability < 0 || p.Capability > telemetry.CapAll {
-		return wnms.ParamError("capability", "capability is a bit mask of 1 (802.11n), 2 (802.11ac) and 4 (802.11ax): 0 to %d", telemetry.CapAll)
+	if p.Capability < 0 || p.Capability > wnms.CapAll {
+		return wnms.ParamError("capability", "capability is a bit mask of 1 (802.11n), 2 (802.11ac) and 4 (802.11ax): 0 to %d", wnms.CapAll)
 	}
 	if len(p.Name) > telemetry.MaxAPName*4 {
 		return wnms.ParamError("name", "name is at most %d characters", telemetry.MaxAPName)
@@ -127,8 +127,8 @@ func (p *apParams) Validate(time.Time) error {
 // query is the service's AP query for the caller: the locations are
 // resolved (one the caller cannot see is INVALID_PARAMETER) and the
 // filters parsed.
-func (s *Server) apQuery(r *http.Request, p *apParams) (telemetry.APQuery, error) {
-	q := telemetry.APQuery{MACs: p.MACs, Capability: int(p.Capability), Active: p.Active, Name: p.Name,
+func (s *Server) apQuery(r *http.Request, p *apParams) (wnms.APQuery, error) {
+	q := wnms.APQuery{MACs: p.MACs, Capability: int(p.Capability), Active: p.Active, Name: p.Name,
 		Sort: p.Sort, Ascending: p.Ascending}
 	c := wnms.CallerFrom(r.Context())
 	for _, id := range p.LocationIDs {
@@ -212,10 +212,10 @@ func (s *Server) managedDevices(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := struct {
-		ManagedDevices []telemetry.AP `json:"managedDevices"`
-		TotalCount     int            `json:"totalCount"`
-		PreviousLink   *string        `json:"previousLink"`
-		NextLink       *string        `json:"nextLink"`
+		ManagedDevices []wnms.AP `json:"managedDevices"`
+		TotalCount     int       `json:"totalCount"`
+		PreviousLink   *string   `json:"previousLink"`
+		NextLink       *string   `json:"nextLink"`
 	}{ManagedDevices: aps, TotalCount: total}
 	out.PreviousLink, out.NextLink = p.links(total, func(from int64) string {
 		v := r.URL.Query()
@@ -249,8 +249,8 @@ func (p *clientParams) decode(f *form) {
 func (p *clientParams) Validate(time.Time) error { return nil }
 
 // clientQuery is the service's client query and location for the caller.
-func (s *Server) clientQuery(r *http.Request, p *clientParams) (*wnms.Location, telemetry.ClientQuery, error) {
-	q := telemetry.ClientQuery{SSID: p.SSID, Active: p.Active}
+func (s *Server) clientQuery(r *http.Request, p *clientParams) (*wnms.Location, wnms.ClientQuery, error) {
+	q := wnms.ClientQuery{SSID: p.SSID, Active: p.Active}
 	at, err := s.Telemetry.Location(r.Context(), wnms.CallerFrom(r.Context()), p.LocationID)
 	if err != nil {
 		return nil, q, err
@@ -311,10 +311,10 @@ func (s *Server) pageClients(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := struct {
-		ClientList   []telemetry.Client `json:"clientList"`
-		TotalCount   int                `json:"totalCount"`
-		PreviousLink *string            `json:"previousLink"`
-		NextLink     *string            `json:"nextLink"`
+		ClientList   []wnms.Client `json:"clientList"`
+		TotalCount   int           `json:"totalCount"`
+		PreviousLink *string       `json:"previousLink"`
+		NextLink     *string       `json:"nextLink"`
 	}{ClientList: clients, TotalCount: total}
 	out.PreviousLink, out.NextLink = p.pathLinks(r, "/devices/clients", total)
 	httpkit.WriteJSON(w, http.StatusOK, out)

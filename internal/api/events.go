@@ -88,8 +88,8 @@ func (p *clientEventsParams) Validate(now time.Time) error {
 }
 
 // query is the service's event query.
-func (p *clientEventsParams) query() telemetry.EventQuery {
-	q := telemetry.EventQuery{MAC: p.MAC, Offset: int(p.Offset), Limit: int(p.Limit), Count: true,
+func (p *clientEventsParams) query() wnms.EventQuery {
+	q := wnms.EventQuery{MAC: p.MAC, Offset: int(p.Offset), Limit: int(p.Limit), Count: true,
 		From: p.From, To: p.To, SSIDs: p.SSIDs, Code: intPtr(p.Code), SubCode: intPtr(p.SubCode)}
 	if p.Type != "" {
 		q.Types = []string{p.Type}

@@ -150,13 +150,13 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 	s.Webhooks = &notify.Dispatcher{Store: st, Log: log}
 	s.Webhooks.Instrument(reg)
 	s.Hub.OnEvents = func([]*wnms.Event) { s.Webhooks.Wake() }
-	s.Telemetry.OnAPChange = func(ap telemetry.AP, up bool) {
+	s.Telemetry.OnAPChange = func(ap wnms.AP, up bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		s.Hub.APChange(ctx, notify.AP{CustomerID: ap.CustomerID, BoxID: ap.BoxID, Name: ap.Name, MacAddress: ap.MacAddress,
 			LocationID: ap.LocationID.ID}, up)
 	}
-	s.Baselines.OnAnomaly = func(an baseline.Anomaly, _ string) {
+	s.Baselines.OnAnomaly = func(an wnms.Anomaly, _ string) {
 		log.Info("baseline anomaly", "customer_id", an.CustomerID, "location_id", an.LocationID, "kind", an.Kind,
 			"slot", an.Slot, "observation", an.Observation, "threshold", an.Threshold)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

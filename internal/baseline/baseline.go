@@ -54,7 +54,6 @@ import (
 
 // Slot geometry and history.
 const (
-	SlotDuration     = wnms.SlotDuration
 	SlotsPerDay      = 96
 	HistoryDays      = 14
 	MinHistoryDays   = 3
@@ -79,10 +78,7 @@ const (
 	MinRate = 0.05
 )
 
-const slotMs = int64(SlotDuration / time.Millisecond)
-
-// SlotOf is the start (Unix ms) of the slot holding ms.
-func SlotOf(ms int64) int64 { return wnms.SlotOf(ms) }
+const slotMs = int64(wnms.SlotDuration / time.Millisecond)
 
 // MaxSlots is the most slots Slots lists: those of the longest window a
 // baseline call covers (31 days).
@@ -94,7 +90,7 @@ const MaxSlots = 31*SlotsPerDay + 1
 // allocate without bound; the calls check their windows (at most 31 days)
 // before they get here, so the cap never cuts a real answer.
 func Slots(from, to int64) []int64 {
-	first := SlotOf(from)
+	first := wnms.SlotOf(from)
 	if first < from {
 		first += slotMs
 	}
@@ -174,7 +170,7 @@ func HistorySlots(slot int64, loc *time.Location) (sameSlot, previous []int64) {
 	t := time.UnixMilli(slot).In(loc)
 	for d := 1; d <= HistoryDays; d++ {
 		p := time.Date(t.Year(), t.Month(), t.Day()-d, t.Hour(), t.Minute(), 0, 0, loc)
-		sameSlot = append(sameSlot, SlotOf(p.UnixMilli()))
+		sameSlot = append(sameSlot, wnms.SlotOf(p.UnixMilli()))
 	}
 	for i := int64(1); i <= SlotsPerDay; i++ {
 		previous = append(previous, slot-i*slotMs)

@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"github.com/wnms/wnms/internal/wnms"
 	"math"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func TestSlots(t *testing.T) {
 		at   string
 		want string
 	}{{"2026-11-20 10:00", "2026-11-20 10:00"}, {"2026-11-20 10:14", "2026-11-20 10:00"}, {"2026-11-20 23:59", "2026-11-20 23:45"}} {
-		if got := SlotOf(ms(tc.at, utc) + 59_999); got != ms(tc.want, utc) {
+		if got := wnms.SlotOf(ms(tc.at, utc) + 59_999); got != ms(tc.want, utc) {
 			t.Errorf("slot of %s: %d, want %s", tc.at, got, tc.want)
 		}
 	}
@@ -45,7 +46,7 @@ func TestSlots(t *testing.T) {
 	// Slots are aligned to the epoch, so India's half-hour offset still
 	// sees whole quarters of its own clock.
 	kolkata, _ := time.LoadLocation("Asia/Kolkata")
-	if got := SlotOf(ms("2026-11-20 10:07", kolkata)); got != ms("2026-11-20 10:00", kolkata) {
+	if got := wnms.SlotOf(ms("2026-11-20 10:07", kolkata)); got != ms("2026-11-20 10:00", kolkata) {
 		t.Errorf("Kolkata slot: %s", time.UnixMilli(got).In(kolkata))
 	}
 }
@@ -182,16 +183,16 @@ func TestObserveConnectivity(t *testing.T) {
 		}
 		return f
 	}
-	c := ObserveConnectivity([]ConnAttempt{
-		{MAC: "a", Failures: fail(CategoryAuthentication)}, {MAC: "a", Failures: fail()}, {MAC: "b", Failures: fail(CategoryAssociation, CategoryNetwork)},
-		{MAC: "c", Failures: fail()}, {MAC: "d", Failures: fail(CategoryNetwork)}, {MAC: "d", Failures: fail(CategoryNetwork)},
+	c := ObserveConnectivity([]wnms.ConnAttempt{
+		{MAC: "a", Failures: fail(wnms.CategoryAuthentication)}, {MAC: "a", Failures: fail()}, {MAC: "b", Failures: fail(wnms.CategoryAssociation, wnms.CategoryNetwork)},
+		{MAC: "c", Failures: fail()}, {MAC: "d", Failures: fail(wnms.CategoryNetwork)}, {MAC: "d", Failures: fail(wnms.CategoryNetwork)},
 	})
-	want := Connectivity{Attempting: 4, Failing: 3, Observation: 75, Association: 1, Authentication: 1, Network: 2,
+	want := wnms.Connectivity{Attempting: 4, Failing: 3, Observation: 75, Association: 1, Authentication: 1, Network: 2,
 		PctAssociation: 25, PctAuthentication: 25, PctNetwork: 50}
 	if c != want {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}
-	if (ObserveConnectivity(nil) != Connectivity{}) {
+	if (ObserveConnectivity(nil) != wnms.Connectivity{}) {
 		t.Fatal("an empty slot observes something")
 	}
 }
@@ -203,14 +204,14 @@ func TestObservePerformance(t *testing.T) {
 	// c: RSSI −78, −79 with neighbours −60, −65 (≥ 10 dB better): sticky, and low RSSI.
 	// d: fine. e: rate 11 (low).
 	// Troubled a, b, c, e = 4 of 5 = 80 %.
-	p := ObservePerformance([]Sample{
+	p := ObservePerformance([]wnms.SlotSample{
 		{MAC: "a", DataRateMbps: 10, RetryRatePct: 20, RSSI: -60, BestNeighborRSSI: nil}, {MAC: "a", DataRateMbps: 16, RetryRatePct: 12, RSSI: -62, BestNeighborRSSI: nil},
 		{MAC: "b", DataRateMbps: 50, RetryRatePct: 1, RSSI: -80, BestNeighborRSSI: f(-50)}, {MAC: "b", DataRateMbps: 50, RetryRatePct: 1, RSSI: -72, BestNeighborRSSI: nil},
 		{MAC: "c", DataRateMbps: 50, RetryRatePct: 1, RSSI: -78, BestNeighborRSSI: f(-60)}, {MAC: "c", DataRateMbps: 50, RetryRatePct: 1, RSSI: -79, BestNeighborRSSI: f(-65)},
 		{MAC: "d", DataRateMbps: 300, RetryRatePct: 2, RSSI: -50, BestNeighborRSSI: f(-70)},
 		{MAC: "e", DataRateMbps: 11, RetryRatePct: 0, RSSI: -55, BestNeighborRSSI: nil},
 	})
-	want := Performance{Clients: 5, Troubled: 4, Observation: 80, LowDataRate: 1, HighRetry: 1, LowRSSI: 2, Sticky: 1,
+	want := wnms.Performance{Clients: 5, Troubled: 4, Observation: 80, LowDataRate: 1, HighRetry: 1, LowRSSI: 2, Sticky: 1,
 		PctLowDataRate: 20, PctHighRetry: 20, PctLowRSSI: 40, PctSticky: 20}
 	if p != want {
 		t.Fatalf("got %+v\nwant %+v", p, want)

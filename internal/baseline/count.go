@@ -5,6 +5,8 @@ package baseline
 // MAC gives them): memory holds a count per scope and the scopes of the
 // client at hand, however many clients and events the slot has.
 
+import "github.com/wnms/wnms/internal/wnms"
+
 // ConnCounter counts the connectivity of every scope of a slot, client by
 // client, as ObserveConnectivity does scope by scope. Use NewConnCounter.
 //
@@ -16,10 +18,10 @@ package baseline
 // places counts once in the scopes they share.
 type ConnCounter struct {
 	ancestors map[int64][]int64
-	counts    map[scope]*Connectivity
+	counts    map[scope]*wnms.Connectivity
 	mac       string
 	rows      int                   // rows of the client at hand
-	first     ScopedAttempt         // its first row
+	first     wnms.ScopedAttempt    // its first row
 	client    map[scope][4]bool     // the client at hand, by scope, once it has a second row
 	alone     map[placeFailures]int // clients seen at one place only
 }
@@ -34,13 +36,13 @@ type placeFailures struct {
 // NewConnCounter returns a counter for the scopes that ancestors maps each
 // location to (itself and each folder above it).
 func NewConnCounter(ancestors map[int64][]int64) *ConnCounter {
-	return &ConnCounter{ancestors: ancestors, counts: map[scope]*Connectivity{}, client: map[scope][4]bool{},
+	return &ConnCounter{ancestors: ancestors, counts: map[scope]*wnms.Connectivity{}, client: map[scope][4]bool{},
 		alone: map[placeFailures]int{}}
 }
 
 // Add counts one row: a client's attempts at one place. Every row of a
 // client must come before any row of the next.
-func (c *ConnCounter) Add(a ScopedAttempt) {
+func (c *ConnCounter) Add(a wnms.ScopedAttempt) {
 	if c.rows == 0 || a.MAC != c.mac {
 		c.flush()
 		c.mac, c.first, c.rows = a.MAC, a, 1
@@ -54,7 +56,7 @@ func (c *ConnCounter) Add(a ScopedAttempt) {
 }
 
 // merge adds a row of the client at hand to its scopes.
-func (c *ConnCounter) merge(a ScopedAttempt) {
+func (c *ConnCounter) merge(a wnms.ScopedAttempt) {
 	eachScope(a.LocationID, a.Band, a.SSID, c.ancestors, func(k scope) {
 		f := c.client[k]
 		for i := range f {
@@ -82,22 +84,22 @@ func (c *ConnCounter) flush() {
 func (c *ConnCounter) countIn(k scope, f [4]bool, n int) {
 	x := c.counts[k]
 	if x == nil {
-		x = &Connectivity{}
+		x = &wnms.Connectivity{}
 		c.counts[k] = x
 	}
 	countClients(x, f, n)
 }
 
 // Rows ends the count and returns the connectivity of every scope seen.
-func (c *ConnCounter) Rows(slot int64) []ConnObsRow {
+func (c *ConnCounter) Rows(slot int64) []wnms.ConnObsRow {
 	c.flush()
 	for p, n := range c.alone {
 		eachScope(p.loc, p.band, p.ssid, c.ancestors, func(k scope) { c.countIn(k, p.f, n) })
 	}
 	clear(c.alone)
-	out := make([]ConnObsRow, 0, len(c.counts))
+	out := make([]wnms.ConnObsRow, 0, len(c.counts))
 	for k, n := range c.counts {
-		out = append(out, ConnObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Connectivity: Complete(*n)})
+		out = append(out, wnms.ConnObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Connectivity: wnms.CompleteConnectivity(*n)})
 	}
 	return out
 }
@@ -107,19 +109,19 @@ func (c *ConnCounter) Rows(slot int64) []ConnObsRow {
 // NewPerfCounter.
 type PerfCounter struct {
 	ancestors map[int64][]int64
-	counts    map[scope]*Performance
+	counts    map[scope]*wnms.Performance
 	mac       string
-	client    map[scope]*ClientSums // the client at hand, by scope
+	client    map[scope]*wnms.ClientSums // the client at hand, by scope
 }
 
 // NewPerfCounter returns a counter for scopes (see NewConnCounter).
 func NewPerfCounter(ancestors map[int64][]int64) *PerfCounter {
-	return &PerfCounter{ancestors: ancestors, counts: map[scope]*Performance{}, client: map[scope]*ClientSums{}}
+	return &PerfCounter{ancestors: ancestors, counts: map[scope]*wnms.Performance{}, client: map[scope]*wnms.ClientSums{}}
 }
 
 // Add counts one row: a client's samples at one place, summed. Every row
 // of a client must come before any row of the next.
-func (c *PerfCounter) Add(x ScopedSums) {
+func (c *PerfCounter) Add(x wnms.ScopedSums) {
 	if x.MAC != c.mac {
 		c.flush()
 		c.mac = x.MAC
@@ -139,7 +141,7 @@ func (c *PerfCounter) flush() {
 	for k, s := range c.client {
 		p := c.counts[k]
 		if p == nil {
-			p = &Performance{}
+			p = &wnms.Performance{}
 			c.counts[k] = p
 		}
 		judge(p, *s)
@@ -148,11 +150,11 @@ func (c *PerfCounter) flush() {
 }
 
 // Rows ends the count and returns the performance of every scope seen.
-func (c *PerfCounter) Rows(slot int64) []PerfObsRow {
+func (c *PerfCounter) Rows(slot int64) []wnms.PerfObsRow {
 	c.flush()
-	out := make([]PerfObsRow, 0, len(c.counts))
+	out := make([]wnms.PerfObsRow, 0, len(c.counts))
 	for k, p := range c.counts {
-		out = append(out, PerfObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Performance: CompletePerformance(*p)})
+		out = append(out, wnms.PerfObsRow{LocationID: k.loc, Band: k.band, SSID: k.ssid, Slot: slot, Performance: wnms.CompletePerformance(*p)})
 	}
 	return out
 }

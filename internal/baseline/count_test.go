@@ -17,8 +17,8 @@ func TestCountersMatchTheArithmetic(t *testing.T) {
 	locs := []int64{1, 2, 3, -1}
 	r := rand.New(rand.NewPCG(7, 9))
 	for round := 0; round < 50; round++ {
-		var attempts []ScopedAttempt
-		var sums []ScopedSums
+		var attempts []wnms.ScopedAttempt
+		var sums []wnms.ScopedSums
 		for c := 0; c < 1+r.IntN(40); c++ {
 			mac := fmt.Sprintf("m%03d", c)
 			for k := 0; k < 1+r.IntN(4); k++ {
@@ -27,15 +27,15 @@ func TestCountersMatchTheArithmetic(t *testing.T) {
 				if cat := r.IntN(6); cat <= 3 {
 					f[0], f[cat] = true, true
 				}
-				attempts = append(attempts, ScopedAttempt{LocationID: loc, Band: band, SSID: ssid, ConnAttempt: ConnAttempt{MAC: mac, Failures: f}})
+				attempts = append(attempts, wnms.ScopedAttempt{LocationID: loc, Band: band, SSID: ssid, ConnAttempt: wnms.ConnAttempt{MAC: mac, Failures: f}})
 				n := 1 + r.IntN(5)
-				sums = append(sums, ScopedSums{LocationID: loc, Band: band, SSID: ssid, ClientSums: ClientSums{MAC: mac, N: n,
+				sums = append(sums, wnms.ScopedSums{LocationID: loc, Band: band, SSID: ssid, ClientSums: wnms.ClientSums{MAC: mac, N: n,
 					Rate: float64(n) * float64(r.IntN(40)), Retry: float64(n) * float64(r.IntN(30)), RSSI: float64(n) * float64(-90+r.IntN(40)),
 					WeakAll: r.IntN(2) == 0, WithBetter: n, Better: n - r.IntN(2)}})
 			}
 		}
-		slices.SortStableFunc(attempts, func(a, b ScopedAttempt) int { return strings.Compare(a.MAC, b.MAC) })
-		slices.SortStableFunc(sums, func(a, b ScopedSums) int { return strings.Compare(a.MAC, b.MAC) })
+		slices.SortStableFunc(attempts, func(a, b wnms.ScopedAttempt) int { return strings.Compare(a.MAC, b.MAC) })
+		slices.SortStableFunc(sums, func(a, b wnms.ScopedSums) int { return strings.Compare(a.MAC, b.MAC) })
 		cc, pc := NewConnCounter(ancestors), NewPerfCounter(ancestors)
 		for _, a := range attempts {
 			cc.Add(a)
@@ -43,7 +43,7 @@ func TestCountersMatchTheArithmetic(t *testing.T) {
 		for _, x := range sums {
 			pc.Add(x)
 		}
-		wantConn := map[scope][]ConnAttempt{}
+		wantConn := map[scope][]wnms.ConnAttempt{}
 		for _, a := range attempts {
 			eachScope(a.LocationID, a.Band, a.SSID, ancestors, func(k scope) { wantConn[k] = append(wantConn[k], a.ConnAttempt) })
 		}
@@ -56,7 +56,7 @@ func TestCountersMatchTheArithmetic(t *testing.T) {
 				t.Fatalf("round %d, scope %v: %+v, want %+v", round, row, row.Connectivity, want)
 			}
 		}
-		wantPerf := map[scope][]ClientSums{}
+		wantPerf := map[scope][]wnms.ClientSums{}
 		for _, x := range sums {
 			eachScope(x.LocationID, x.Band, x.SSID, ancestors, func(k scope) { wantPerf[k] = append(wantPerf[k], x.ClientSums) })
 		}
@@ -83,7 +83,7 @@ func BenchmarkConnCounter(b *testing.B) {
 		ancestors[1000+f] = []int64{0, 1 + f/50, 100 + f/10, 1000 + f}
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	var rows []ScopedAttempt
+	var rows []wnms.ScopedAttempt
 	for c := 0; c < 30000; c++ {
 		mac := fmt.Sprintf("02:00:00:%02x:%02x:%02x", c>>16, c>>8&0xff, c&0xff)
 		places := 1
@@ -95,8 +95,8 @@ func BenchmarkConnCounter(b *testing.B) {
 			if cat := r.IntN(40); cat <= 3 {
 				f[0], f[cat] = true, true
 			}
-			rows = append(rows, ScopedAttempt{LocationID: 1000 + r.Int64N(200), Band: []string{wnms.Band24GHz, wnms.Band5GHz}[r.IntN(2)],
-				SSID: []string{"corp", "guest", "iot"}[r.IntN(3)], ConnAttempt: ConnAttempt{MAC: mac, Failures: f}})
+			rows = append(rows, wnms.ScopedAttempt{LocationID: 1000 + r.Int64N(200), Band: []string{wnms.Band24GHz, wnms.Band5GHz}[r.IntN(2)],
+				SSID: []string{"corp", "guest", "iot"}[r.IntN(3)], ConnAttempt: wnms.ConnAttempt{MAC: mac, Failures: f}})
 		}
 	}
 	b.ReportAllocs()

@@ -81,7 +81,7 @@ func (s *Service) evaluate(ctx context.Context, customerID int64) (left bool, er
 		return false, err
 	}
 	now := s.Now().UnixMilli()
-	newest := SlotOf(now) - slotMs // the last closed slot
+	newest := wnms.SlotOf(now) - slotMs // the last closed slot
 	pending, err := s.Store.PendingAnomalySlots(ctx, customerID, newest, evaluatePerRun)
 	if err != nil {
 		return false, err
@@ -123,7 +123,7 @@ func (s *Service) evaluate(ctx context.Context, customerID int64) (left bool, er
 
 // evaluateFloor evaluates the floor's connectivity and performance for
 // the slots of pending, a day's span of them at a time.
-func (s *Service) evaluateFloor(ctx context.Context, customerID int64, l *wnms.Location, pending []DirtySlot, now int64) error {
+func (s *Service) evaluateFloor(ctx context.Context, customerID int64, l *wnms.Location, pending []wnms.DirtySlot, now int64) error {
 	slots := make([]int64, len(pending))
 	for i, d := range pending {
 		slots[i] = d.Slot
@@ -144,7 +144,7 @@ func (s *Service) evaluateFloor(ctx context.Context, customerID int64, l *wnms.L
 		}
 		for _, p := range conn {
 			if p.Anomalous && p.Baseline != nil && slices.Contains(want, p.Timestamp) {
-				a := Anomaly{CustomerID: customerID, LocationID: l.ID.ID, Kind: KindConnectivity, Slot: p.Timestamp,
+				a := wnms.Anomaly{CustomerID: customerID, LocationID: l.ID.ID, Kind: KindConnectivity, Slot: p.Timestamp,
 					Observation: p.Observation, Baseline: *p.Baseline, Threshold: *p.Threshold,
 					Affected: p.AbsoluteObservation, Attempting: p.NoOfSamplesForObservation}
 				if err := s.record(ctx, a, l, now); err != nil {
@@ -158,7 +158,7 @@ func (s *Service) evaluateFloor(ctx context.Context, customerID int64, l *wnms.L
 		}
 		for _, p := range perf {
 			if p.Anomalous && p.Baseline != nil && p.Threshold != nil && slices.Contains(want, p.Timestamp) {
-				a := Anomaly{CustomerID: customerID, LocationID: l.ID.ID, Kind: KindPerformance, Slot: p.Timestamp,
+				a := wnms.Anomaly{CustomerID: customerID, LocationID: l.ID.ID, Kind: KindPerformance, Slot: p.Timestamp,
 					Observation: p.Observation, Baseline: *p.Baseline, Threshold: float64(*p.Threshold),
 					Affected: p.AbsoluteObservation, Attempting: p.NoOfSamplesForObservation}
 				if err := s.record(ctx, a, l, now); err != nil {
@@ -172,7 +172,7 @@ func (s *Service) evaluateFloor(ctx context.Context, customerID int64, l *wnms.L
 
 // record records an anomaly once across replicas and announces it when
 // this call recorded it and its slot is recent.
-func (s *Service) record(ctx context.Context, a Anomaly, l *wnms.Location, now int64) error {
+func (s *Service) record(ctx context.Context, a wnms.Anomaly, l *wnms.Location, now int64) error {
 	a.RaisedAt = now
 	inserted, err := s.Store.RecordAnomaly(ctx, a)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/apitest"
-	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -32,7 +31,7 @@ func TestEvaluationCoversEveryKindAndLateData(t *testing.T) {
 			"locationId":{"type":"locallocationid","id":%d},"radios":[{"macaddress":%q,"channel":36,"ssid":"corp"}]}`, floor.ID.ID, bssid)}))
 		var mu sync.Mutex
 		var announced []string
-		e.API.Baselines.OnAnomaly = func(a baseline.Anomaly, _ string) {
+		e.API.Baselines.OnAnomaly = func(a wnms.Anomaly, _ string) {
 			mu.Lock()
 			announced = append(announced, fmt.Sprintf("%s %s", a.Kind, time.UnixMilli(a.Slot).UTC().Format("02 15:04")))
 			mu.Unlock()

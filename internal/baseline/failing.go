@@ -34,7 +34,7 @@ var categoryNames = [4]string{"", "Association", "Authentication", "Network"}
 // the slot), so memory holds limit clients however many events the slot
 // has.
 func (s *Service) FailingClients(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, at int64, limit int) (SlotFailures, error) {
-	slot := SlotOf(at)
+	slot := wnms.SlotOf(at)
 	out := SlotFailures{Timestamp: slot, Clients: []FailingClient{}}
 	obs, err := s.connObs(ctx, customerID, l, band, ssid, slot, slot)
 	if err != nil {

@@ -152,7 +152,7 @@ func TestConnectivityBaseline(t *testing.T) {
 		second.Now, second.Alpha = clock.Now, 0.01
 		var mu sync.Mutex
 		var announced []string
-		announce := func(a baseline.Anomaly, path string) {
+		announce := func(a wnms.Anomaly, path string) {
 			mu.Lock()
 			announced = append(announced, fmt.Sprintf("%d %s %d", a.LocationID, path, a.Slot))
 			mu.Unlock()

@@ -27,14 +27,14 @@ func ParseBand(v string) (string, bool) {
 // LocatedAnomaly is an anomaly as the list answers it: with its location.
 type LocatedAnomaly struct {
 	LocationID wnms.LocationID `json:"locationId"`
-	Anomaly
+	wnms.Anomaly
 }
 
 // Anomalies are the anomalies recorded between from and to (ms; from the
 // start of the slot holding from, so that slot counts) at the locations
 // the caller sees below under (a location path), newest first.
 func (s *Service) Anomalies(ctx context.Context, c *wnms.Caller, under string, from, to int64) ([]LocatedAnomaly, error) {
-	list, err := s.Store.Anomalies(ctx, c.CustomerID(), nil, SlotOf(from), to)
+	list, err := s.Store.Anomalies(ctx, c.CustomerID(), nil, wnms.SlotOf(from), to)
 	if err != nil {
 		return nil, err
 	}

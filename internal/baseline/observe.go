@@ -2,10 +2,12 @@ package baseline
 
 // The observations of one slot, from what the clients did in it.
 
+import "github.com/wnms/wnms/internal/wnms"
+
 // ObserveConnectivity counts the clients of a slot. A client listed more
 // than once (seen on several floors, bands or SSIDs of the scope) counts
 // once, as failing if any of its entries failed.
-func ObserveConnectivity(attempts []ConnAttempt) Connectivity {
+func ObserveConnectivity(attempts []wnms.ConnAttempt) wnms.Connectivity {
 	byMAC := map[string][4]bool{}
 	for _, a := range attempts {
 		f := byMAC[a.MAC]
@@ -14,40 +16,40 @@ func ObserveConnectivity(attempts []ConnAttempt) Connectivity {
 		}
 		byMAC[a.MAC] = f
 	}
-	var c Connectivity
+	var c wnms.Connectivity
 	for _, f := range byMAC {
 		count(&c, f)
 	}
-	return Complete(c)
+	return wnms.CompleteConnectivity(c)
 }
 
 // count counts in c one client that attempted, failing in the categories of f.
-func count(c *Connectivity, f [4]bool) { countClients(c, f, 1) }
+func count(c *wnms.Connectivity, f [4]bool) { countClients(c, f, 1) }
 
 // countClients counts in c n clients that attempted, each failing in the
 // categories of f.
-func countClients(c *Connectivity, f [4]bool, n int) {
+func countClients(c *wnms.Connectivity, f [4]bool, n int) {
 	c.Attempting += n
 	if f[0] || f[1] || f[2] || f[3] {
 		c.Failing += n
 	}
-	if f[CategoryAssociation] {
+	if f[wnms.CategoryAssociation] {
 		c.Association += n
 	}
-	if f[CategoryAuthentication] {
+	if f[wnms.CategoryAuthentication] {
 		c.Authentication += n
 	}
-	if f[CategoryNetwork] {
+	if f[wnms.CategoryNetwork] {
 		c.Network += n
 	}
 }
 
 // SumsOf is the ClientSums of one sample.
-func SumsOf(x Sample) ClientSums {
-	c := ClientSums{MAC: x.MAC, N: 1, Rate: x.DataRateMbps, Retry: x.RetryRatePct, RSSI: x.RSSI, WeakAll: x.RSSI < LowRSSI}
+func SumsOf(x wnms.SlotSample) wnms.ClientSums {
+	c := wnms.ClientSums{MAC: x.MAC, N: 1, Rate: x.DataRateMbps, Retry: x.RetryRatePct, RSSI: x.RSSI, WeakAll: x.RSSI < wnms.LowRSSI}
 	if x.BestNeighborRSSI != nil {
 		c.WithBetter = 1
-		if *x.BestNeighborRSSI >= x.RSSI+StickyMarginDB {
+		if *x.BestNeighborRSSI >= x.RSSI+wnms.StickyMarginDB {
 			c.Better = 1
 		}
 	}
@@ -59,8 +61,8 @@ func SumsOf(x Sample) ClientSums {
 // below −75 dBm, and sticky when it stayed on an RSSI below −75 dBm
 // (every sample) while a neighbour was heard at least 10 dB better (every
 // sample that names one, and at least one does).
-func ObservePerformance(samples []Sample) Performance {
-	sums := make([]ClientSums, len(samples))
+func ObservePerformance(samples []wnms.SlotSample) wnms.Performance {
+	sums := make([]wnms.ClientSums, len(samples))
 	for i, x := range samples {
 		sums[i] = SumsOf(x)
 	}
@@ -70,8 +72,8 @@ func ObservePerformance(samples []Sample) Performance {
 // ObservePerformanceSums is ObservePerformance over samples already summed
 // (by client and place, as the store aggregates them); a client listed
 // more than once is merged first.
-func ObservePerformanceSums(sums []ClientSums) Performance {
-	by := make(map[string]*ClientSums, len(sums))
+func ObservePerformanceSums(sums []wnms.ClientSums) wnms.Performance {
+	by := make(map[string]*wnms.ClientSums, len(sums))
 	for _, c := range sums {
 		if a := by[c.MAC]; a != nil {
 			a.Add(c)
@@ -80,21 +82,21 @@ func ObservePerformanceSums(sums []ClientSums) Performance {
 			by[c.MAC] = &cc
 		}
 	}
-	var p Performance
+	var p wnms.Performance
 	for _, a := range by {
 		judge(&p, *a)
 	}
-	return CompletePerformance(p)
+	return wnms.CompletePerformance(p)
 }
 
 // judge counts in p one client by the means of its samples (sums of them).
-func judge(p *Performance, a ClientSums) {
+func judge(p *wnms.Performance, a wnms.ClientSums) {
 	p.Clients++
 	if a.N == 0 {
 		return
 	}
 	n := float64(a.N)
-	low, retry, weak := a.Rate/n < LowDataRateMbps, a.Retry/n > HighRetryPct, a.RSSI/n < LowRSSI
+	low, retry, weak := a.Rate/n < wnms.LowDataRateMbps, a.Retry/n > wnms.HighRetryPct, a.RSSI/n < wnms.LowRSSI
 	sticky := a.WeakAll && a.WithBetter > 0 && a.Better == a.WithBetter
 	if low {
 		p.LowDataRate++

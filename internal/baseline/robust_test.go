@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"github.com/wnms/wnms/internal/wnms"
 	"math"
 	"testing"
 	"time"
@@ -103,7 +104,7 @@ func TestPartsOfASlot(t *testing.T) {
 		{"integer threshold, 3 of 7", 10, 3, []Part{{3, 0}, {7, 3}}, integer, 40, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			obs := Complete(Connectivity{Attempting: tc.n, Failing: tc.a})
+			obs := wnms.CompleteConnectivity(wnms.Connectivity{Attempting: tc.n, Failing: tc.a})
 			r := EvaluateParts(ms("2026-11-20 10:00", utc), Obs{obs.Observation, tc.n}, tc.a, tc.parts, utc, history(utc, quiet), tc.p)
 			if r.Threshold == nil || !near(*r.Threshold, tc.threshold) || r.Anomalous != tc.anomalous || *r.Baseline != 0 || *r.StdDev != 0 {
 				t.Fatalf("threshold %v anomalous %v; want %v %v", deref(r.Threshold), r.Anomalous, tc.threshold, tc.anomalous)
@@ -138,7 +139,7 @@ func TestPartsThresholdIsTheRule(t *testing.T) {
 						for a2 := 0; a2 <= n2; a2++ {
 							a := a1 + a2
 							parts := []Part{{n1, a1}, {n2, a2}}
-							obs := Complete(Connectivity{Attempting: n, Failing: a}).Observation
+							obs := wnms.CompleteConnectivity(wnms.Connectivity{Attempting: n, Failing: a}).Observation
 							want := rule(a, n, mean, sd, p) || partRule(a1, n1, n, mean, sd) || partRule(a2, n2, n, mean, sd)
 							if got := obs > PartsThreshold(mean, sd, n, a, parts, p); got != want {
 								t.Fatalf("%d of %d (bands %d of %d, %d of %d), baseline %v σ %v: above the threshold %v, the rule says %v",

@@ -132,7 +132,7 @@ func TestMeasureAnomalyRule(t *testing.T) {
 			rule.set(e.API.Baselines)
 			c, p, at := anomalousSlots(t, e, from, measureEnd)
 			found, slots := 0, 0
-			for s := ifrom; s.Before(ito); s = s.Add(baseline.SlotDuration) {
+			for s := ifrom; s.Before(ito); s = s.Add(wnms.SlotDuration) {
 				slots++
 				if at[fmt.Sprintf("%d %d", in.SiteID, s.UnixMilli())] > 0 {
 					found++

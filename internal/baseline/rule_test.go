@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"github.com/wnms/wnms/internal/wnms"
 	"math"
 	"math/big"
 	"testing"
@@ -113,7 +114,7 @@ func TestThresholdIsTheRule(t *testing.T) {
 					}
 					kSigma := mean + p.K*max(sd, p.MinSigma)
 					for a := 0; a <= n; a++ {
-						obs := Complete(Connectivity{Attempting: n, Failing: a}).Observation
+						obs := wnms.CompleteConnectivity(wnms.Connectivity{Attempting: n, Failing: a}).Observation
 						want := rule(a, n, mean, sd, p)
 						if got := obs > fl; got != want {
 							t.Fatalf("n %d, %d failing, baseline %v σ %v %+v: above threshold %v is %v, the rule says %v", n, a, mean, sd, p, fl, got, want)

@@ -23,34 +23,34 @@ type Store interface {
 	// FlushDerived writes the slot marks of acknowledged batches that wait
 	// in memory, so that a refresh clears them.
 	FlushDerived(ctx context.Context) error
-	DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]DirtySlot, error)
+	DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]wnms.DirtySlot, error)
 	// SlotAttempts calls f with the slot's attempts, one row per client
 	// and place, every row of a client before the next client's.
-	SlotAttempts(ctx context.Context, customerID, slot int64, f func(ScopedAttempt) error) error
+	SlotAttempts(ctx context.Context, customerID, slot int64, f func(wnms.ScopedAttempt) error) error
 	// SlotFailingClients lists the first limit clients by MAC with a
 	// Failure in the slot at one of locations, in band and on ssid, with
 	// the categories they failed in there; its memory is the page, not
 	// the slot.
-	SlotFailingClients(ctx context.Context, customerID, slot int64, locations []int64, band, ssid string, limit int) ([]ConnAttempt, error)
+	SlotFailingClients(ctx context.Context, customerID, slot int64, locations []int64, band, ssid string, limit int) ([]wnms.ConnAttempt, error)
 	// SubtreeLocations lists the location ids at or below paths.
 	SubtreeLocations(ctx context.Context, customerID int64, paths []string) ([]int64, error)
 	// SlotSampleSums calls f with the slot's samples summed per client and
 	// place, every row of a client before the next client's.
-	SlotSampleSums(ctx context.Context, customerID, slot int64, f func(ScopedSums) error) error
-	ClientSamples(ctx context.Context, customerID int64, mac string, from, to int64) ([]ScopedSample, error)
+	SlotSampleSums(ctx context.Context, customerID, slot int64, f func(wnms.ScopedSums) error) error
+	ClientSamples(ctx context.Context, customerID int64, mac string, from, to int64) ([]wnms.ScopedSample, error)
 	// ClientRates is ClientSamples with only the time, location, SSID,
 	// band and data rate of each sample filled.
-	ClientRates(ctx context.Context, customerID int64, mac string, from, to int64) ([]ScopedSample, error)
-	ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn []ConnObsRow, perf []PerfObsRow, version int64) error
-	ConnObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]Connectivity, error)
-	PerfObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]Performance, error)
-	RecordAnomaly(ctx context.Context, a Anomaly) (bool, error)
+	ClientRates(ctx context.Context, customerID int64, mac string, from, to int64) ([]wnms.ScopedSample, error)
+	ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn []wnms.ConnObsRow, perf []wnms.PerfObsRow, version int64) error
+	ConnObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]wnms.Connectivity, error)
+	PerfObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]wnms.Performance, error)
+	RecordAnomaly(ctx context.Context, a wnms.Anomaly) (bool, error)
 	// PendingAnomalySlots lists the slots at or before to stored since the
 	// evaluation last looked at them, newest first; ClearPendingAnomalySlots
 	// clears those still at the version listed.
-	PendingAnomalySlots(ctx context.Context, customerID, to int64, limit int) ([]DirtySlot, error)
-	ClearPendingAnomalySlots(ctx context.Context, customerID int64, slots []DirtySlot) error
-	Anomalies(ctx context.Context, customerID int64, locations []int64, from, to int64) ([]Anomaly, error)
+	PendingAnomalySlots(ctx context.Context, customerID, to int64, limit int) ([]wnms.DirtySlot, error)
+	ClearPendingAnomalySlots(ctx context.Context, customerID int64, slots []wnms.DirtySlot) error
+	Anomalies(ctx context.Context, customerID int64, locations []int64, from, to int64) ([]wnms.Anomaly, error)
 	Location(ctx context.Context, id int64) (*wnms.Location, error)
 	Locations(ctx context.Context, customerID int64) ([]*wnms.Location, error)
 	LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error)
@@ -76,7 +76,7 @@ type Service struct {
 	// OnAnomaly is where a recorded anomaly is announced (once, on the
 	// replica that recorded it): the SNMP trap wnmsBaselineAnomaly. It must
 	// not block.
-	OnAnomaly func(a Anomaly, locationPath string)
+	OnAnomaly func(a wnms.Anomaly, locationPath string)
 
 	refreshing singleflight.Group // slots being recomputed, by customer/slot/version
 	// evaluating serialises the evaluations of this process, so that two
@@ -128,7 +128,7 @@ func (s *Service) Refresh(ctx context.Context, customerID, from, to int64, limit
 
 // refreshShared recomputes and stores one out-of-date slot, sharing the
 // work with callers that want the same slot at the same version at once.
-func (s *Service) refreshShared(ctx context.Context, customerID int64, d DirtySlot) error {
+func (s *Service) refreshShared(ctx context.Context, customerID int64, d wnms.DirtySlot) error {
 	key := fmt.Sprintf("%d/%d/%d", customerID, d.Slot, d.Version)
 	_, err, shared := s.refreshing.Do(key, func() (any, error) { return nil, s.refreshSlot(ctx, customerID, d) })
 	if shared && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
@@ -140,7 +140,7 @@ func (s *Service) refreshShared(ctx context.Context, customerID int64, d DirtySl
 
 // refreshSlot recomputes one slot's observations and stores them (see
 // countSlot).
-func (s *Service) refreshSlot(ctx context.Context, customerID int64, d DirtySlot) error {
+func (s *Service) refreshSlot(ctx context.Context, customerID int64, d wnms.DirtySlot) error {
 	conn, perf, err := s.countSlot(ctx, customerID, d.Slot)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func (s *Service) refreshSlot(ctx context.Context, customerID int64, d DirtySlot
 // PostgreSQL a stream holds one connection of the pool until it ends, and
 // a lookup made inside it would need a second, so that as many refreshes
 // at once as the pool has connections would wait for each other for ever.
-func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]ConnObsRow, []PerfObsRow, error) {
+func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]wnms.ConnObsRow, []wnms.PerfObsRow, error) {
 	ancestors, err := s.customerAncestors(ctx, customerID)
 	if err != nil {
 		return nil, nil, err
@@ -169,7 +169,7 @@ func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]Conn
 		}
 	}
 	conn := NewConnCounter(ancestors)
-	err = s.Store.SlotAttempts(ctx, customerID, slot, func(a ScopedAttempt) error {
+	err = s.Store.SlotAttempts(ctx, customerID, slot, func(a wnms.ScopedAttempt) error {
 		place(a.LocationID)
 		conn.Add(a)
 		return nil
@@ -178,7 +178,7 @@ func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]Conn
 		return nil, nil, err
 	}
 	perf := NewPerfCounter(ancestors)
-	err = s.Store.SlotSampleSums(ctx, customerID, slot, func(x ScopedSums) error {
+	err = s.Store.SlotSampleSums(ctx, customerID, slot, func(x wnms.ScopedSums) error {
 		place(x.LocationID)
 		perf.Add(x)
 		return nil
@@ -193,8 +193,8 @@ func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]Conn
 // read and not stored.
 type liveSlot struct {
 	slot int64
-	conn map[scope]Connectivity
-	perf map[scope]Performance
+	conn map[scope]wnms.Connectivity
+	perf map[scope]wnms.Performance
 }
 
 // refreshForRead brings the customer's slots in [from, to] up to date for
@@ -205,7 +205,7 @@ type liveSlot struct {
 // that find the same slot at the same version (no batch in between) share
 // one count, at once or one after another.
 func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64) (*liveSlot, error) {
-	current := SlotOf(s.Now().UnixMilli())
+	current := wnms.SlotOf(s.Now().UnixMilli())
 	dirty, err := s.Store.DirtySlots(ctx, customerID, from, to, math.MaxInt32)
 	if err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64
 			if err != nil {
 				return nil, err
 			}
-			l := &liveSlot{slot: d.Slot, conn: make(map[scope]Connectivity, len(conn)), perf: make(map[scope]Performance, len(perf))}
+			l := &liveSlot{slot: d.Slot, conn: make(map[scope]wnms.Connectivity, len(conn)), perf: make(map[scope]wnms.Performance, len(perf))}
 			for _, r := range conn {
 				l.conn[scope{r.LocationID, r.Band, r.SSID}] = r.Connectivity
 			}
@@ -252,7 +252,7 @@ func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64
 
 // connObs is the connectivity observations of a scope in [from, to], by
 // slot, with the slot being filled as counted for this read.
-func (s *Service) connObs(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, from, to int64) (map[int64]Connectivity, error) {
+func (s *Service) connObs(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, from, to int64) (map[int64]wnms.Connectivity, error) {
 	live, err := s.refreshForRead(ctx, customerID, from, to)
 	if err != nil {
 		return nil, err
@@ -270,7 +270,7 @@ func (s *Service) connObs(ctx context.Context, customerID int64, l *wnms.Locatio
 }
 
 // perfObs is connObs for performance.
-func (s *Service) perfObs(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, from, to int64) (map[int64]Performance, error) {
+func (s *Service) perfObs(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, from, to int64) (map[int64]wnms.Performance, error) {
 	live, err := s.refreshForRead(ctx, customerID, from, to)
 	if err != nil {
 		return nil, err
@@ -369,7 +369,7 @@ const historySpan = int64(HistoryDays*24*time.Hour/time.Millisecond) + int64(tim
 // Connectivity answers the connectivity data points of a scope for the
 // slots in [from, to], oldest first.
 func (s *Service) Connectivity(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, from, to int64) ([]ConnPoint, error) {
-	obs, err := s.connObs(ctx, customerID, l, band, ssid, SlotOf(from-historySpan), to)
+	obs, err := s.connObs(ctx, customerID, l, band, ssid, wnms.SlotOf(from-historySpan), to)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +383,7 @@ func (s *Service) Connectivity(ctx context.Context, customerID int64, l *wnms.Lo
 	}
 	p := s.params(HigherIsWorse, false)
 	// Band ANY: each band's clients are a part of the slot's (EvaluateParts).
-	var byBand []map[int64]Connectivity
+	var byBand []map[int64]wnms.Connectivity
 	if band == wnms.BandAny {
 		for _, b := range partBands {
 			m, err := s.connObs(ctx, customerID, l, b, ssid, from, to)
@@ -449,10 +449,10 @@ type PerfPoint struct {
 // Performance answers the performance data points of a scope for the
 // slots in [from, to], oldest first; with mac, of that client alone.
 func (s *Service) Performance(ctx context.Context, customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) ([]PerfPoint, error) {
-	var obs map[int64]Performance
+	var obs map[int64]wnms.Performance
 	var err error
 	if mac == "" {
-		obs, err = s.perfObs(ctx, customerID, l, band, ssid, SlotOf(from-historySpan), to)
+		obs, err = s.perfObs(ctx, customerID, l, band, ssid, wnms.SlotOf(from-historySpan), to)
 	} else {
 		obs, err = s.clientPerformance(ctx, customerID, l, band, ssid, mac, from-historySpan, to)
 	}
@@ -489,16 +489,16 @@ func (s *Service) Performance(ctx context.Context, customerID int64, l *wnms.Loc
 
 // clientPerformance is the performance of one client, slot by slot, in
 // the location's subtree, band and SSID.
-func (s *Service) clientPerformance(ctx context.Context, customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) (map[int64]Performance, error) {
+func (s *Service) clientPerformance(ctx context.Context, customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) (map[int64]wnms.Performance, error) {
 	samples, err := s.inScope(ctx, customerID, l, band, ssid, mac, from, to)
 	if err != nil {
 		return nil, err
 	}
-	by := map[int64][]Sample{}
+	by := map[int64][]wnms.SlotSample{}
 	for _, x := range samples {
-		by[SlotOf(x.Time)] = append(by[SlotOf(x.Time)], x.SlotSample)
+		by[wnms.SlotOf(x.Time)] = append(by[wnms.SlotOf(x.Time)], x.SlotSample)
 	}
-	out := make(map[int64]Performance, len(by))
+	out := make(map[int64]wnms.Performance, len(by))
 	for slot, xs := range by {
 		out[slot] = ObservePerformance(xs)
 	}
@@ -507,13 +507,13 @@ func (s *Service) clientPerformance(ctx context.Context, customerID int64, l *wn
 
 // inScope reads a client's samples in [from, to] taken in the location's
 // subtree, band and SSID.
-func (s *Service) inScope(ctx context.Context, customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) ([]ScopedSample, error) {
+func (s *Service) inScope(ctx context.Context, customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) ([]wnms.ScopedSample, error) {
 	return s.scoped(ctx, s.Store.ClientSamples, customerID, l, band, ssid, mac, from, to)
 }
 
 // scoped is inScope over the samples that read reads.
-func (s *Service) scoped(ctx context.Context, read func(ctx context.Context, customerID int64, mac string, from, to int64) ([]ScopedSample, error),
-	customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) ([]ScopedSample, error) {
+func (s *Service) scoped(ctx context.Context, read func(ctx context.Context, customerID int64, mac string, from, to int64) ([]wnms.ScopedSample, error),
+	customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) ([]wnms.ScopedSample, error) {
 	samples, err := read(ctx, customerID, mac, from, to+slotMs)
 	if err != nil {
 		return nil, err
@@ -563,9 +563,9 @@ func (s *Service) DataRate(ctx context.Context, customerID int64, l *wnms.Locati
 		return nil, err
 	}
 	rates := map[int64][]float64{}
-	last := map[int64]ScopedSample{}
+	last := map[int64]wnms.ScopedSample{}
 	for _, x := range samples {
-		slot := SlotOf(x.Time)
+		slot := wnms.SlotOf(x.Time)
 		rates[slot] = append(rates[slot], x.DataRateMbps)
 		last[slot] = x
 	}

@@ -38,7 +38,7 @@ func crowdedSlot(t *testing.T, e *apitest.Env, at time.Time, n int) int64 {
 	}
 	e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", raw(evs))
 	e.Admin.Expect(200, "POST", "/V5/ingest/clientstats", raw(stats))
-	return baseline.SlotOf(at.UnixMilli())
+	return wnms.SlotOf(at.UnixMilli())
 }
 
 // A slot is read as per-client aggregates made in SQL: what the store
@@ -50,9 +50,9 @@ func TestSlotReadsAggregateInTheStore(t *testing.T) {
 		at := time.Now().Add(-2 * time.Hour).Truncate(15 * time.Minute).Add(time.Minute)
 		slot := crowdedSlot(t, e, at, 600)
 		ctx := context.Background()
-		var attempts []baseline.ScopedAttempt
+		var attempts []wnms.ScopedAttempt
 		var last string
-		err := e.Store.SlotAttempts(ctx, wnms.OnPremCustomer, slot, func(a baseline.ScopedAttempt) error {
+		err := e.Store.SlotAttempts(ctx, wnms.OnPremCustomer, slot, func(a wnms.ScopedAttempt) error {
 			if a.MAC < last {
 				t.Errorf("rows not ordered by client: %s after %s", a.MAC, last)
 			}
@@ -67,9 +67,9 @@ func TestSlotReadsAggregateInTheStore(t *testing.T) {
 		if len(attempts) != 6 {
 			t.Errorf("%d attempt rows for 600 events, want 6 (one a client and place)", len(attempts))
 		}
-		var sums []baseline.ScopedSums
+		var sums []wnms.ScopedSums
 		last = ""
-		err = e.Store.SlotSampleSums(ctx, wnms.OnPremCustomer, slot, func(x baseline.ScopedSums) error {
+		err = e.Store.SlotSampleSums(ctx, wnms.OnPremCustomer, slot, func(x wnms.ScopedSums) error {
 			if x.MAC < last {
 				t.Errorf("rows not ordered by client: %s after %s", x.MAC, last)
 			}
@@ -88,15 +88,15 @@ func TestSlotReadsAggregateInTheStore(t *testing.T) {
 			t.Errorf("%d sample rows summing %d samples, want 6 rows of 600", len(sums), n)
 		}
 		// The aggregates give what the samples one by one give.
-		var want, got baseline.Performance
-		var plain []baseline.Sample
+		var want, got wnms.Performance
+		var plain []wnms.SlotSample
 		for i := 0; i < 600; i++ {
 			best := -60.0
-			plain = append(plain, baseline.Sample{MAC: fmt.Sprint(i % 3), DataRateMbps: float64(5 + i%30), RetryRatePct: 3,
+			plain = append(plain, wnms.SlotSample{MAC: fmt.Sprint(i % 3), DataRateMbps: float64(5 + i%30), RetryRatePct: 3,
 				RSSI: float64(-80 + i%10), BestNeighborRSSI: &best})
 		}
 		want = baseline.ObservePerformance(plain)
-		var cs []baseline.ClientSums
+		var cs []wnms.ClientSums
 		for _, s := range sums {
 			cs = append(cs, s.ClientSums)
 		}
@@ -118,7 +118,7 @@ type countingStore struct {
 	allLookedOne sync.Once
 }
 
-func (c *countingStore) DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]baseline.DirtySlot, error) {
+func (c *countingStore) DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]wnms.DirtySlot, error) {
 	d, err := c.Store.DirtySlots(ctx, customerID, from, to, limit)
 	if c.lookups.Add(1) == int64(c.callers) {
 		c.allLookedOne.Do(func() { close(c.allLooked) })
@@ -126,7 +126,7 @@ func (c *countingStore) DirtySlots(ctx context.Context, customerID, from, to int
 	return d, err
 }
 
-func (c *countingStore) SlotAttempts(ctx context.Context, customerID, slot int64, f func(baseline.ScopedAttempt) error) error {
+func (c *countingStore) SlotAttempts(ctx context.Context, customerID, slot int64, f func(wnms.ScopedAttempt) error) error {
 	c.reads.Add(1)
 	select {
 	case <-c.allLooked:

@@ -544,7 +544,7 @@ func (b *Bridge) HoldSuccess(src radius.Source, rec json.RawMessage, stored chan
 // Success that should wait for its syslog Success, and says whether it
 // did; stored (nil, or room for one) is told whether its row is written.
 func (b *Bridge) holdAccept(e *entry, m map[string]any, stored chan<- bool) bool {
-	if !e.src.Syslog || m["eventType"] != telemetry.Success {
+	if !e.src.Syslog || m["eventType"] != wnms.Success {
 		return false
 	}
 	b.accepts.holdOrLetGo(e, m, time.Now(), b.ServerID, stored)
@@ -932,12 +932,12 @@ func (b *Bridge) withAccepts(e *entry, events []syslog.ClientEvent, all []map[st
 	recs := all[:0]
 	var taken []heldAccept
 	for i, r := range all {
-		if e.src.RadiusSecret != "" && r["eventType"] == telemetry.Failure && r["failureCode"] == float64(2) && r["subFailureCode"] == float64(202) {
+		if e.src.RadiusSecret != "" && r["eventType"] == wnms.Failure && r["failureCode"] == float64(2) && r["subFailureCode"] == float64(202) {
 			// The source's authentications go through wnms's RADIUS
 			// proxy, which made this Failure first-hand.
 			continue
 		}
-		if r["eventType"] == telemetry.Success {
+		if r["eventType"] == wnms.Success {
 			mac, _ := r["macAddress"].(string)
 			if h := b.accepts.take(e, mac, events[i].AssocSeen, events[i].AuthSeen); h != nil {
 				// The accepted request's User-Name is the client's 802.1X

@@ -177,7 +177,7 @@ func newFresh(e *entry, rec map[string]any, now time.Time, server int64) freshAc
 // Success: at the accept's time, with its client, AP, username and
 // upstream, and an eventId derived from the Success's.
 func acceptEvent(rec map[string]any) map[string]any {
-	ev := map[string]any{"eventType": telemetry.Intermediate, "categoryCode": acceptCategory, "typeCode": acceptType,
+	ev := map[string]any{"eventType": wnms.Intermediate, "categoryCode": acceptCategory, "typeCode": acceptType,
 		"timestamp": rec["timestamp"]}
 	if ts, ok := rec["authenticationTimestamp"].(float64); ok && ts > 0 {
 		ev["timestamp"] = ts

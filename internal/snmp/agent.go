@@ -53,7 +53,7 @@ type Agent struct {
 	// Policy reads the policy the agent follows.
 	Policy func(ctx context.Context) (*wnms.SNMPPolicy, error)
 	// Counts reads the wnmsStatus figures (nil: not served).
-	Counts func(ctx context.Context) (Counts, error)
+	Counts func(ctx context.Context) (wnms.SNMPCounts, error)
 	// OpenAnomalies reads wnmsAnomaliesOpen (nil: not served).
 	OpenAnomalies func(ctx context.Context) (int64, error)
 	Engine        *Engine

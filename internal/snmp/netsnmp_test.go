@@ -56,7 +56,9 @@ func startAgent(t *testing.T, box *policyBox) (*Agent, string) {
 		t.Fatal(err)
 	}
 	a := &Agent{Policy: box.get, Engine: NewEngine(7, []byte("secret")), DataDir: t.TempDir(), Description: "wnms test",
-		Counts: func(context.Context) (Counts, error) { return Counts{APsUp: 3, APsDown: 1, Clients: 42}, nil }}
+		Counts: func(context.Context) (wnms.SNMPCounts, error) {
+			return wnms.SNMPCounts{APsUp: 3, APsDown: 1, Clients: 42}, nil
+		}}
 	a.Instrument(metrics.NewRegistry())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

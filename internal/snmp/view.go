@@ -57,12 +57,9 @@ type facts struct {
 	agentUp               time.Duration
 	dataDir               string
 	loads                 []int
-	counts                *Counts // nil when they could not be read
-	openAnomalies         *int64  // nil when not served
+	counts                *wnms.SNMPCounts // nil when they could not be read
+	openAnomalies         *int64           // nil when not served
 }
-
-// Counts are the figures of the wnmsStatus group.
-type Counts = wnms.SNMPCounts
 
 // viewBuilder collects entries and sorts them once.
 type viewBuilder struct{ v view }

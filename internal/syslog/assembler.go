@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wnms/wnms/internal/telemetry"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // ClientEvent is a client event in the shape POST /V5/ingest/clientevents
@@ -518,7 +518,7 @@ func newEvent(ref obsRef, mac, eventType, kind string) ClientEvent {
 }
 
 func intermediate(ref obsRef, mac string, category, typ, sub int, kind string) ClientEvent {
-	e := newEvent(ref, mac, telemetry.Intermediate, kind)
+	e := newEvent(ref, mac, wnms.Intermediate, kind)
 	e.CategoryCode, e.TypeCode, e.SubTypeCode = category, typ, sub
 	return e
 }
@@ -531,7 +531,7 @@ func (a *Assembler) fail(c *client, ref obsRef, code, sub int) {
 		}
 	}
 	c.failures = append(c.failures, code*1000+sub)
-	e := newEvent(ref, c.key.mac, telemetry.Failure, "failure_"+strconv.Itoa(code)+"_"+strconv.Itoa(sub))
+	e := newEvent(ref, c.key.mac, wnms.Failure, "failure_"+strconv.Itoa(code)+"_"+strconv.Itoa(sub))
 	e.FailureCode, e.SubFailureCode = code, sub
 	if c.associated {
 		e.AssociationTimestamp = c.assocAt
@@ -551,7 +551,7 @@ func (a *Assembler) succeed(c *client, ack obsRef) {
 	}
 	var e ClientEvent
 	if ack.program != "" {
-		e = newEvent(ack, c.key.mac, telemetry.Success, "success")
+		e = newEvent(ack, c.key.mac, wnms.Success, "success")
 		e.NetworkTimestamp = ack.at
 		latency := max(0, ack.at-auth)
 		// With whole seconds at either end (RFC 3164), the lines' own
@@ -571,7 +571,7 @@ func (a *Assembler) succeed(c *client, ack obsRef) {
 		}
 		e.HostName, e.ClientName = c.ackName, c.ackName
 	} else {
-		e = newEvent(c.auth, c.key.mac, telemetry.Success, "success_without_dhcp")
+		e = newEvent(c.auth, c.key.mac, wnms.Success, "success_without_dhcp")
 	}
 	e.AssociationTimestamp, e.AuthenticationTimestamp = c.assocAt, auth
 	e.AssocSeen, e.AuthSeen = c.assocSeen, c.authSeen

@@ -8,21 +8,6 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// The AP record and its parts are domain types of package wnms.
-type (
-	AP       = wnms.AP
-	Radio    = wnms.Radio
-	Position = wnms.Position
-)
-
-// Device capability bits of an AP (deviceCapability).
-const (
-	Cap80211n  = wnms.Cap80211n
-	Cap80211ac = wnms.Cap80211ac
-	Cap80211ax = wnms.Cap80211ax
-	CapAll     = wnms.CapAll
-)
-
 // APGroups are the groups an AP may be in; managed APs are AUTHORIZED.
 var APGroups = []string{"AUTHORIZED", "UNCATEGORIZED", "EXTERNAL", "ROGUE"}
 
@@ -86,7 +71,7 @@ type RadioInput struct {
 // ParseAP decodes and checks one ingested AP record and returns the AP to
 // store. The location is left for the caller to check against the
 // ingesting key's scope; absent, it is the unknown location.
-func ParseAP(raw json.RawMessage) (*AP, error) {
+func ParseAP(raw json.RawMessage) (*wnms.AP, error) {
 	var in APInput
 	if err := decodeRecord(raw, &in); err != nil {
 		return nil, err
@@ -101,7 +86,7 @@ func ParseAP(raw json.RawMessage) (*AP, error) {
 	if !ok {
 		return nil, wnms.Invalid("macaddress", "%q is not a MAC address (six hex octets separated by ':' or '-')", *in.MacAddress)
 	}
-	a := &AP{MacAddress: mac, Name: mac, Model: in.Model, IPAddress: in.IPAddress,
+	a := &wnms.AP{MacAddress: mac, Name: mac, Model: in.Model, IPAddress: in.IPAddress,
 		LocationID:      wnms.LocalID(wnms.UnknownLocation),
 		SoftwareVersion: in.SoftwareVersion, VendorName: in.VendorName, DeviceCapability: in.DeviceCapability,
 		APTemplateName: in.APTemplateName, Placed: in.Placed, TroubleshootingStatus: in.TroubleshootingStatus,
@@ -121,7 +106,7 @@ func ParseAP(raw json.RawMessage) (*AP, error) {
 				return nil, wnms.Invalid(c.name, "must be 0-%d (the layout's unit, from its top left corner), not %g", MaxCoordinate, *c.v)
 			}
 		}
-		a.Position = &Position{X: *in.Position.X, Y: *in.Position.Y}
+		a.Position = &wnms.Position{X: *in.Position.X, Y: *in.Position.Y}
 	}
 	if err := wnms.CheckText("name", a.Name, 1, MaxAPName); err != nil {
 		return nil, err
@@ -145,8 +130,8 @@ func ParseAP(raw json.RawMessage) (*AP, error) {
 		}
 		a.LocationID = wnms.LocalID(in.LocationID.ID)
 	}
-	if a.DeviceCapability < 0 || a.DeviceCapability > CapAll {
-		return nil, wnms.Invalid("deviceCapability", "a bit mask of 1 (802.11n), 2 (802.11ac) and 4 (802.11ax): 0 to %d", CapAll)
+	if a.DeviceCapability < 0 || a.DeviceCapability > wnms.CapAll {
+		return nil, wnms.Invalid("deviceCapability", "a bit mask of 1 (802.11n), 2 (802.11ac) and 4 (802.11ax): 0 to %d", wnms.CapAll)
 	}
 	for _, b := range []struct {
 		name string
@@ -198,8 +183,8 @@ func ParseAP(raw json.RawMessage) (*AP, error) {
 	return a, nil
 }
 
-func parseRadio(in RadioInput) (Radio, error) {
-	var r Radio
+func parseRadio(in RadioInput) (wnms.Radio, error) {
+	var r wnms.Radio
 	if in.MacAddress == nil {
 		return r, wnms.Invalid("macaddress", "required: the radio's BSSID")
 	}
@@ -207,7 +192,7 @@ func parseRadio(in RadioInput) (Radio, error) {
 	if !ok {
 		return r, wnms.Invalid("macaddress", "%q is not a BSSID (six hex octets separated by ':' or '-')", *in.MacAddress)
 	}
-	r = Radio{MacAddress: bssid, Channel: in.Channel, SSID: in.SSID, NumAssocClients: in.NumAssocClients, Active: true}
+	r = wnms.Radio{MacAddress: bssid, Channel: in.Channel, SSID: in.SSID, NumAssocClients: in.NumAssocClients, Active: true}
 	if in.Protocol != "" {
 		p, err := checkEnum("protocol", in.Protocol, RadioProtocols...)
 		if err != nil {

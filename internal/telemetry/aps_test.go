@@ -71,7 +71,7 @@ func TestAPsIngestAndList(t *testing.T) {
 			t.Fatalf("ndjson: %+v", res)
 		}
 
-		var aps []telemetry.AP
+		var aps []wnms.AP
 		r := e.Admin.Expect(200, "GET", "/v2/devices/aps", nil)
 		r.Decode(t, &aps)
 		if r.Header.Get("X-Total-Count") != "5" || len(aps) != 5 || aps[0].Name != "AP 001" || aps[4].Name != "AP 008" {
@@ -114,7 +114,7 @@ func TestAPsIngestAndList(t *testing.T) {
 				[]string{"Lobby", "AP 003", "AP 007"}},
 			{"filter=" + url.QueryEscape(`{"property":"name","value":["%"],"operator":"contains"}`), nil},
 		} {
-			var got []telemetry.AP
+			var got []wnms.AP
 			e.Admin.Expect(200, "GET", "/v2/devices/aps?"+tc.query, nil).Decode(t, &got)
 			if strings.Join(names(got), ",") != strings.Join(tc.want, ",") {
 				t.Errorf("%s: %v, want %v", tc.query, names(got), tc.want)
@@ -125,7 +125,7 @@ func TestAPsIngestAndList(t *testing.T) {
 		// down once; a heartbeat brings it up again.
 		var mu sync.Mutex
 		var changes []string
-		e.API.Telemetry.OnAPChange = func(ap telemetry.AP, up bool) {
+		e.API.Telemetry.OnAPChange = func(ap wnms.AP, up bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			changes = append(changes, fmt.Sprintf("%s %v", ap.Name, up))
@@ -184,7 +184,7 @@ func TestAPsIngestAndList(t *testing.T) {
 	})
 }
 
-func names(aps []telemetry.AP) []string {
+func names(aps []wnms.AP) []string {
 	out := make([]string, len(aps))
 	for i, a := range aps {
 		out[i] = a.Name
@@ -207,7 +207,7 @@ func TestAPListsPagingAndBadInput(t *testing.T) {
 		if res.Accepted != 130 {
 			t.Fatalf("ingest: %+v", res)
 		}
-		var aps []telemetry.AP
+		var aps []wnms.AP
 		r := e.Admin.Expect(200, "GET", "/V4/devices/aps", nil) // the sample client's spelling
 		r.Decode(t, &aps)
 		if len(aps) != telemetry.MaxAPList || r.Header.Get("X-Total-Count") != "130" {
@@ -215,10 +215,10 @@ func TestAPListsPagingAndBadInput(t *testing.T) {
 		}
 
 		type page struct {
-			ManagedDevices []telemetry.AP `json:"managedDevices"`
-			TotalCount     int            `json:"totalCount"`
-			PreviousLink   *string        `json:"previousLink"`
-			NextLink       *string        `json:"nextLink"`
+			ManagedDevices []wnms.AP `json:"managedDevices"`
+			TotalCount     int       `json:"totalCount"`
+			PreviousLink   *string   `json:"previousLink"`
+			NextLink       *string   `json:"nextLink"`
 		}
 		var p page
 		e.Admin.Expect(200, "GET", "/V5/devices/manageddevices", nil).Decode(t, &p)
@@ -315,7 +315,7 @@ func TestAPDownAnnouncedOnce(t *testing.T) {
 			var mu sync.Mutex
 			downs := 0
 			for _, e := range []*apitest.Env{e1, e2} {
-				e.API.Telemetry.OnAPChange = func(_ telemetry.AP, up bool) {
+				e.API.Telemetry.OnAPChange = func(_ wnms.AP, up bool) {
 					if !up {
 						mu.Lock()
 						downs++
@@ -360,9 +360,9 @@ func TestAPPosition(t *testing.T) {
 		e := apitest.New(t, b)
 		floor := e.NewLocation(t, 0, wnms.FloorLocation, "Floor", 1)
 		other := e.NewLocation(t, 0, wnms.FloorLocation, "Other floor", 1)
-		position := func() *telemetry.Position {
+		position := func() *wnms.Position {
 			t.Helper()
-			var aps []telemetry.AP
+			var aps []wnms.AP
 			e.Admin.Expect(200, "GET", "/v2/devices/aps?macaddress="+mac(1), nil).Decode(t, &aps)
 			if len(aps) != 1 {
 				t.Fatalf("%d APs", len(aps))
@@ -372,12 +372,12 @@ func TestAPPosition(t *testing.T) {
 		for _, step := range []struct {
 			name   string
 			record string
-			want   *telemetry.Position
+			want   *wnms.Position
 		}{
 			{"no position yet", apRecord(1, floor.ID.ID, ""), nil},
-			{"placed", apRecord(1, floor.ID.ID, `,"position":{"x":12.5,"y":4}`), &telemetry.Position{X: 12.5, Y: 4}},
-			{"a heartbeat keeps it", apRecord(1, floor.ID.ID, ""), &telemetry.Position{X: 12.5, Y: 4}},
-			{"moved", apRecord(1, floor.ID.ID, `,"position":{"x":0,"y":19.75}`), &telemetry.Position{X: 0, Y: 19.75}},
+			{"placed", apRecord(1, floor.ID.ID, `,"position":{"x":12.5,"y":4}`), &wnms.Position{X: 12.5, Y: 4}},
+			{"a heartbeat keeps it", apRecord(1, floor.ID.ID, ""), &wnms.Position{X: 12.5, Y: 4}},
+			{"moved", apRecord(1, floor.ID.ID, `,"position":{"x":0,"y":19.75}`), &wnms.Position{X: 0, Y: 19.75}},
 			{"another floor forgets it", apRecord(1, other.ID.ID, ""), nil},
 		} {
 			var res ingestResult

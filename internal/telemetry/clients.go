@@ -7,22 +7,6 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// ActiveWindow is how recently a client must have been seen to be active,
-// and how far back its observers are looked for.
-const ActiveWindow = wnms.ClientActiveWindow
-
-// A client's records and state are domain types of package wnms.
-type (
-	Observation  = wnms.Observation
-	Sample       = wnms.Sample
-	Client       = wnms.Client
-	ClientUpdate = wnms.ClientUpdate
-)
-
-// Coalesce is a client's state cur after the update u arrives (see
-// wnms.Coalesce).
-func Coalesce(cur, u ClientUpdate) ClientUpdate { return wnms.Coalesce(cur, u) }
-
 // Limits of a sample.
 const (
 	MaxObservedBy = 32
@@ -31,37 +15,37 @@ const (
 )
 
 type sampleInput struct {
-	MacAddress       *string       `json:"macAddress"`
-	Timestamp        *int64        `json:"timestamp"`
-	BSSID            *string       `json:"bssid"`
-	SSID             string        `json:"ssid"`
-	FrequencyBand    string        `json:"frequencyBand"`
-	Channel          int           `json:"channel"`
-	RSSI             *int          `json:"rssi"`
-	DataRateMbps     *float64      `json:"dataRateMbps"`
-	RetryRatePct     *float64      `json:"retryRatePct"`
-	BestNeighborRSSI *int          `json:"bestNeighborRssi"`
-	TxBytes          *int64        `json:"txBytes"`
-	RxBytes          *int64        `json:"rxBytes"`
-	ObservedBy       []Observation `json:"observedBy"`
-	ClientName       string        `json:"clientName"`
-	Username         string        `json:"username"`
+	MacAddress       *string            `json:"macAddress"`
+	Timestamp        *int64             `json:"timestamp"`
+	BSSID            *string            `json:"bssid"`
+	SSID             string             `json:"ssid"`
+	FrequencyBand    string             `json:"frequencyBand"`
+	Channel          int                `json:"channel"`
+	RSSI             *int               `json:"rssi"`
+	DataRateMbps     *float64           `json:"dataRateMbps"`
+	RetryRatePct     *float64           `json:"retryRatePct"`
+	BestNeighborRSSI *int               `json:"bestNeighborRssi"`
+	TxBytes          *int64             `json:"txBytes"`
+	RxBytes          *int64             `json:"rxBytes"`
+	ObservedBy       []wnms.Observation `json:"observedBy"`
+	ClientName       string             `json:"clientName"`
+	Username         string             `json:"username"`
 }
 
 // ParseSample decodes and checks one ingested client statistics sample
 // at time now.
-func ParseSample(raw json.RawMessage, now time.Time) (*Sample, error) {
+func ParseSample(raw json.RawMessage, now time.Time) (*wnms.Sample, error) {
 	return parseSample(raw, now, false)
 }
 
 // ParseTrafficSample is ParseSample for a sample that may carry traffic
 // only (txBytes or rxBytes) and no radio metrics at all, as RADIUS
 // accounting reports a client.
-func ParseTrafficSample(raw json.RawMessage, now time.Time) (*Sample, error) {
+func ParseTrafficSample(raw json.RawMessage, now time.Time) (*wnms.Sample, error) {
 	return parseSample(raw, now, true)
 }
 
-func parseSample(raw json.RawMessage, now time.Time, trafficOnly bool) (*Sample, error) {
+func parseSample(raw json.RawMessage, now time.Time, trafficOnly bool) (*wnms.Sample, error) {
 	var in sampleInput
 	if err := decodeRecord(raw, &in); err != nil {
 		return nil, err
@@ -87,7 +71,7 @@ func parseSample(raw json.RawMessage, now time.Time, trafficOnly bool) (*Sample,
 	if err := wnms.CheckOctets("ssid", in.SSID, 0, MaxSSIDLen); err != nil {
 		return nil, err
 	}
-	s := &Sample{MacAddress: mac, Timestamp: ts, BSSID: bssid, SSID: in.SSID, Channel: in.Channel,
+	s := &wnms.Sample{MacAddress: mac, Timestamp: ts, BSSID: bssid, SSID: in.SSID, Channel: in.Channel,
 		BestNeighbor: in.BestNeighborRSSI, TxBytes: in.TxBytes, RxBytes: in.RxBytes,
 		ClientName: in.ClientName, Username: in.Username}
 	if trafficOnly && in.RSSI == nil && in.DataRateMbps == nil && in.RetryRatePct == nil {
@@ -139,7 +123,7 @@ func parseSample(raw json.RawMessage, now time.Time, trafficOnly bool) (*Sample,
 		if o.RSSI < MinRSSI || o.RSSI > 0 {
 			return nil, wnms.Invalid("observedBy", "observation %d: rssi must be %d to 0 dBm", i, MinRSSI)
 		}
-		s.ObservedBy = append(s.ObservedBy, Observation{BSSID: b, RSSI: o.RSSI})
+		s.ObservedBy = append(s.ObservedBy, wnms.Observation{BSSID: b, RSSI: o.RSSI})
 	}
 	for _, f := range []struct{ name, v string }{{"clientName", in.ClientName}, {"username", in.Username}} {
 		if err := wnms.CheckText(f.name, f.v, 0, MaxEventText); err != nil {
@@ -154,6 +138,6 @@ func parseSample(raw json.RawMessage, now time.Time, trafficOnly bool) (*Sample,
 
 // ClientProperties are what the filter language may test on clients.
 var ClientProperties = Properties{
-	"boxid": Number, "macaddress": Text, "name": Text, "username": Text, "ssid": Text,
-	"frequencyband": Text, "troubleshootingstatus": Number, "apboxid": Number,
+	"boxid": wnms.FilterNumber, "macaddress": wnms.FilterText, "name": wnms.FilterText, "username": wnms.FilterText, "ssid": wnms.FilterText,
+	"frequencyband": wnms.FilterText, "troubleshootingstatus": wnms.FilterNumber, "apboxid": wnms.FilterNumber,
 }

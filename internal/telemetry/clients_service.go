@@ -19,11 +19,11 @@ import (
 // caller scoped below the root it records them itself, at once, because
 // what they may change depends on where each client is now, and returns
 // nil.
-func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []ClientUpdate) (map[int64]ClientUpdate, error) {
-	latest := map[string]ClientUpdate{}
+func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []wnms.ClientUpdate) (map[int64]wnms.ClientUpdate, error) {
+	latest := map[string]wnms.ClientUpdate{}
 	for _, u := range updates {
 		if cur, ok := latest[u.MacAddress]; ok {
-			u = Coalesce(cur, u)
+			u = wnms.Coalesce(cur, u)
 		}
 		latest[u.MacAddress] = u
 	}
@@ -36,7 +36,7 @@ func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []C
 	if err != nil {
 		return nil, err
 	}
-	byBox := make(map[int64]ClientUpdate, len(latest))
+	byBox := make(map[int64]wnms.ClientUpdate, len(latest))
 	for m, u := range latest {
 		byBox[boxes[m]] = u
 	}
@@ -79,8 +79,8 @@ func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []C
 	defer mu.(*sync.Mutex).Unlock()
 	for last := false; ; last = true {
 		var unasked []int64
-		err := s.Store.UpdateScopedClients(ctx, c.CustomerID(), byBox, func(where map[int64]int64) (map[int64]ClientUpdate, error) {
-			var fresh map[int64]ClientUpdate
+		err := s.Store.UpdateScopedClients(ctx, c.CustomerID(), byBox, func(where map[int64]int64) (map[int64]wnms.ClientUpdate, error) {
+			var fresh map[int64]wnms.ClientUpdate
 			fresh, unasked = movedIn(byBox, where, seen)
 			if len(unasked) > 0 && !last {
 				return nil, errAskAgain
@@ -106,7 +106,7 @@ var errAskAgain = errors.New("telemetry: clients found where the batch did not a
 // hold. Such a location counts as one the caller does not see: its
 // client's update then takes the client's identity back, which at worst
 // forgets a name the caller could have seen.
-func movedIn(updates map[int64]ClientUpdate, where map[int64]int64, seen map[int64]error) (fresh map[int64]ClientUpdate, unasked []int64) {
+func movedIn(updates map[int64]wnms.ClientUpdate, where map[int64]int64, seen map[int64]error) (fresh map[int64]wnms.ClientUpdate, unasked []int64) {
 	for b, loc := range where {
 		if loc == updates[b].LocationID {
 			continue
@@ -117,7 +117,7 @@ func movedIn(updates map[int64]ClientUpdate, where map[int64]int64, seen map[int
 		}
 		if !asked || err != nil {
 			if fresh == nil {
-				fresh = map[int64]ClientUpdate{}
+				fresh = map[int64]wnms.ClientUpdate{}
 			}
 			fresh[b] = updates[b]
 		}
@@ -142,29 +142,29 @@ func (s *Service) IngestTrafficStats(ctx context.Context, c *wnms.Caller, body [
 // ingestSamples stores samples parsed by parse; one at no known AP is
 // placed at location at.
 func (s *Service) ingestSamples(ctx context.Context, c *wnms.Caller, body []byte,
-	parse func(json.RawMessage, time.Time) (*Sample, error), at int64) (*Result, error) {
-	return ingestClientRecords(ctx, s, c, body, clientRecords[*Sample]{
+	parse func(json.RawMessage, time.Time) (*wnms.Sample, error), at int64) (*Result, error) {
+	return ingestClientRecords(ctx, s, c, body, clientRecords[*wnms.Sample]{
 		parse: parse,
-		bssid: func(x *Sample) string { return x.BSSID },
-		place: func(x *Sample, ap *RadioAP) (int64, error) {
+		bssid: func(x *wnms.Sample) string { return x.BSSID },
+		place: func(x *wnms.Sample, ap *wnms.RadioAP) (int64, error) {
 			x.PlaceAt(ap, at)
 			return x.LocationID, nil
 		},
-		update: (*Sample).ClientUpdate,
-		store: func(ctx context.Context, good []*Sample, clients map[int64]ClientUpdate) (int, error) {
+		update: (*wnms.Sample).ClientUpdate,
+		store: func(ctx context.Context, good []*wnms.Sample, clients map[int64]wnms.ClientUpdate) (int, error) {
 			return s.Store.InsertClientStats(ctx, c.CustomerID(), good, clients)
 		},
 	})
 }
 
 // Clients answers q for the caller, at location at (nil: all it sees).
-func (s *Service) Clients(ctx context.Context, c *wnms.Caller, at *wnms.Location, q ClientQuery) ([]Client, int, error) {
+func (s *Service) Clients(ctx context.Context, c *wnms.Caller, at *wnms.Location, q wnms.ClientQuery) ([]wnms.Client, int, error) {
 	locs, err := s.scopeLocations(ctx, c, at)
 	if err != nil {
 		return nil, 0, err
 	}
 	now := s.Now()
-	q.CustomerID, q.Locations, q.ActiveSince = c.CustomerID(), locs, now.Add(-ActiveWindow).UnixMilli()
+	q.CustomerID, q.Locations, q.ActiveSince = c.CustomerID(), locs, now.Add(-wnms.ClientActiveWindow).UnixMilli()
 	clients, total, err := s.Store.Clients(ctx, q)
 	if err != nil {
 		return nil, 0, err
@@ -188,15 +188,15 @@ type Observer struct {
 // ActiveWindow, strongest first: the serving AP of each sample and the
 // APs of its observedBy radios, each with the latest strength heard.
 func (s *Service) Observers(ctx context.Context, c *wnms.Caller, boxID int64) ([]Observer, error) {
-	byBox := Cond{Op: "=", Property: "boxid", Kind: Number, Values: []any{boxID}}
-	clients, _, err := s.Clients(ctx, c, nil, ClientQuery{Filter: &byBox, Limit: 1})
+	byBox := wnms.Cond{Op: "=", Property: "boxid", Kind: wnms.FilterNumber, Values: []any{boxID}}
+	clients, _, err := s.Clients(ctx, c, nil, wnms.ClientQuery{Filter: &byBox, Limit: 1})
 	if err != nil {
 		return nil, err
 	}
 	if len(clients) == 0 {
 		return nil, wnms.NotFound("no client %d", boxID)
 	}
-	samples, err := s.Store.RecentSamples(ctx, c.CustomerID(), clients[0].MacAddress, s.Now().Add(-ActiveWindow).UnixMilli())
+	samples, err := s.Store.RecentSamples(ctx, c.CustomerID(), clients[0].MacAddress, s.Now().Add(-wnms.ClientActiveWindow).UnixMilli())
 	if err != nil {
 		return nil, err
 	}
@@ -231,8 +231,8 @@ func (s *Service) Observers(ctx context.Context, c *wnms.Caller, boxID int64) ([
 	for id := range signal {
 		ids = append(ids, id)
 	}
-	in := Cond{Op: "=", Property: "boxid", Kind: Number, Values: ids}
-	aps, _, err := s.ListAPs(ctx, c, APQuery{Filter: &in, Limit: len(ids), Ascending: true})
+	in := wnms.Cond{Op: "=", Property: "boxid", Kind: wnms.FilterNumber, Values: ids}
+	aps, _, err := s.ListAPs(ctx, c, wnms.APQuery{Filter: &in, Limit: len(ids), Ascending: true})
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-func clientNames(cs []telemetry.Client) string {
+func clientNames(cs []wnms.Client) string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Name
@@ -66,7 +66,7 @@ func TestClients(t *testing.T) {
 			t.Fatalf("retried samples: %+v", res)
 		}
 
-		var cs []telemetry.Client
+		var cs []wnms.Client
 		r := e.Admin.Expect(200, "GET", "/V5/devices/clients", nil)
 		r.Decode(t, &cs)
 		if clientNames(cs) != "ada-laptop,AA:BB:CC:00:00:02,printer" || r.Header.Get("X-Total-Count") != "3" {
@@ -100,10 +100,10 @@ func TestClients(t *testing.T) {
 			}
 		}
 		var page struct {
-			ClientList   []telemetry.Client `json:"clientList"`
-			TotalCount   int                `json:"totalCount"`
-			PreviousLink *string            `json:"previousLink"`
-			NextLink     *string            `json:"nextLink"`
+			ClientList   []wnms.Client `json:"clientList"`
+			TotalCount   int           `json:"totalCount"`
+			PreviousLink *string       `json:"previousLink"`
+			NextLink     *string       `json:"nextLink"`
 		}
 		e.Admin.Expect(200, "GET", "/V5/devices/clients/1/1?ssid=corp", nil).Decode(t, &page)
 		if clientNames(page.ClientList) != "printer" || page.TotalCount != 2 || page.NextLink != nil ||

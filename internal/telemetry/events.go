@@ -8,13 +8,6 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// Client event types.
-const (
-	Success      = wnms.Success
-	Failure      = wnms.Failure
-	Intermediate = wnms.Intermediate
-)
-
 // Event protocols, as the reads answer and filter them.
 var EventProtocols = []string{"UNKNOWN", "A", "B", "BG"}
 
@@ -197,7 +190,7 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 	if in.EventType == nil {
 		return nil, wnms.Invalid("eventType", "required: Success, Failure or Intermediate")
 	}
-	typ, err := checkEnum("eventType", *in.EventType, Success, Failure, Intermediate)
+	typ, err := checkEnum("eventType", *in.EventType, wnms.Success, wnms.Failure, wnms.Intermediate)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +222,7 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 	common := eventCommon{EventID: e.EventID, MacAddress: mac, Protocol: protocol, EventType: typ, BSSID: bssid,
 		Channel: channel, SSID: in.SSID, Timestamp: e.Timestamp, AssociatedAPName: in.AssociatedAPName}
 	var conn connection
-	if typ != Intermediate {
+	if typ != wnms.Intermediate {
 		c := in.connectionInput
 		for _, f := range []struct {
 			name string
@@ -257,7 +250,7 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 		e.AssociatedAt, e.AuthenticatedAt, e.NetworkAt = conn.AssociationTimestamp, conn.AuthenticationTimestamp, conn.NetworkTimestamp
 	}
 	switch typ {
-	case Success:
+	case wnms.Success:
 		for _, f := range []struct {
 			name string
 			v    *int64
@@ -268,7 +261,7 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 		}
 		e.out = &successEvent{eventCommon: common, connection: conn,
 			DHCPLatency: in.DHCPLatency, AAALatency: in.AAALatency, DNSLatency: in.DNSLatency}
-	case Failure:
+	case wnms.Failure:
 		if in.FailureCode == nil || in.SubFailureCode == nil {
 			return nil, wnms.Invalid("failureCode", "a Failure event needs failureCode and subFailureCode")
 		}
@@ -288,7 +281,7 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 		}
 		e.out = &failureEvent{eventCommon: common, connection: conn, FailureCode: *in.FailureCode,
 			Failure: failure, SubFailureCode: *in.SubFailureCode, SubFailure: sub, FileID: in.FileID}
-	case Intermediate:
+	case wnms.Intermediate:
 		if in.CategoryCode == nil || in.TypeCode == nil {
 			return nil, wnms.Invalid("categoryCode", "an Intermediate event needs categoryCode and typeCode")
 		}
@@ -341,19 +334,16 @@ func deref(s *string) string {
 	return *s
 }
 
-// RadioAP is what a BSSID tells about an event: its AP and where it is.
-type RadioAP = wnms.RadioAP
-
 // Place sets the event's location and AP from its BSSID's AP (ap), or
 // the unknown location when the BSSID belongs to no known AP, and returns
 // the event as the reads will answer it.
-func (e *Event) Place(ap *RadioAP) ([]byte, error) {
+func (e *Event) Place(ap *wnms.RadioAP) ([]byte, error) {
 	return e.PlaceAt(ap, wnms.UnknownLocation)
 }
 
 // PlaceAt is Place with the location an event at no known AP takes: a
 // data source's events take the source's.
-func (e *Event) PlaceAt(ap *RadioAP, at int64) ([]byte, error) {
+func (e *Event) PlaceAt(ap *wnms.RadioAP, at int64) ([]byte, error) {
 	e.LocationID = at
 	var common *eventCommon
 	switch o := e.out.(type) {
@@ -375,11 +365,11 @@ func (e *Event) PlaceAt(ap *RadioAP, at int64) ([]byte, error) {
 
 // IsConnection reports whether the event is a connection log (Success or
 // Failure).
-func (e *Event) IsConnection() bool { return e.Type != Intermediate }
+func (e *Event) IsConnection() bool { return e.Type != wnms.Intermediate }
 
 // NormalizeType reads an event type filter in any case.
 func NormalizeType(v string) (string, bool) {
-	for _, t := range []string{Success, Failure, Intermediate} {
+	for _, t := range []string{wnms.Success, wnms.Failure, wnms.Intermediate} {
 		if strings.EqualFold(v, t) {
 			return t, true
 		}
@@ -388,8 +378,8 @@ func NormalizeType(v string) (string, bool) {
 }
 
 // ClientUpdate is what the event says of its client.
-func (e *Event) ClientUpdate() ClientUpdate {
-	return ClientUpdate{MacAddress: e.MacAddress, Timestamp: e.Timestamp, Name: e.ClientName, Username: e.Username,
+func (e *Event) ClientUpdate() wnms.ClientUpdate {
+	return wnms.ClientUpdate{MacAddress: e.MacAddress, Timestamp: e.Timestamp, Name: e.ClientName, Username: e.Username,
 		IP: e.IP, EventType: e.Type, BSSID: e.BSSID, SSID: e.SSID, Channel: e.Channel, Protocol: e.Protocol,
 		LocationID: e.LocationID, APBoxID: e.APBoxID, APName: e.APName}
 }

@@ -43,13 +43,13 @@ func (s *Service) ingestEvents(ctx context.Context, c *wnms.Caller, body []byte,
 				return nil
 			}, err
 		},
-		place: func(e *Event, ap *RadioAP) (int64, error) {
+		place: func(e *Event, ap *wnms.RadioAP) (int64, error) {
 			b, err := e.PlaceAt(ap, at)
 			e.stored = b
 			return e.LocationID, err
 		},
 		update: (*Event).ClientUpdate,
-		store: func(ctx context.Context, good []*Event, clients map[int64]ClientUpdate) (int, error) {
+		store: func(ctx context.Context, good []*Event, clients map[int64]wnms.ClientUpdate) (int, error) {
 			events, bodies := make([]*wnms.ClientEvent, len(good)), make([][]byte, len(good))
 			for i, e := range good {
 				events[i], bodies[i] = &e.ClientEvent, e.stored
@@ -69,11 +69,11 @@ type clientRecords[R comparable] struct {
 	prepare func(ctx context.Context, parsed []R) (func(R) error, error)
 	// place gives the record the location and AP of its BSSID's AP (ap,
 	// nil when no known AP has it) and returns the location.
-	place  func(r R, ap *RadioAP) (int64, error)
-	update func(R) ClientUpdate
+	place  func(r R, ap *wnms.RadioAP) (int64, error)
+	update func(R) wnms.ClientUpdate
 	// store writes the accepted records, with what they say of their
 	// clients (nil: recorded already), and returns how many were new.
-	store func(ctx context.Context, good []R, clients map[int64]ClientUpdate) (int, error)
+	store func(ctx context.Context, good []R, clients map[int64]wnms.ClientUpdate) (int, error)
 }
 
 // ingestClientRecords is the ingest of client records: each record is
@@ -115,7 +115,7 @@ func ingestClientRecords[R comparable](ctx context.Context, s *Service, c *wnms.
 	}
 	seen := map[int64]error{}
 	var good []R
-	var updates []ClientUpdate
+	var updates []wnms.ClientUpdate
 	for i, r := range parsed {
 		if r == none {
 			continue
@@ -124,7 +124,7 @@ func ingestClientRecords[R comparable](ctx context.Context, s *Service, c *wnms.
 			res.reject(i, err)
 			continue
 		}
-		var ap *RadioAP
+		var ap *wnms.RadioAP
 		if x, ok := radios[k.bssid(r)]; ok {
 			ap = &x
 		}
@@ -188,7 +188,7 @@ func (s *Service) scopeLocations(ctx context.Context, c *wnms.Caller, at *wnms.L
 
 // ClientEvents answers q for the caller, at location at (nil: all it
 // sees).
-func (s *Service) ClientEvents(ctx context.Context, c *wnms.Caller, at *wnms.Location, q EventQuery) ([]json.RawMessage, int, error) {
+func (s *Service) ClientEvents(ctx context.Context, c *wnms.Caller, at *wnms.Location, q wnms.EventQuery) ([]json.RawMessage, int, error) {
 	locs, err := s.scopeLocations(ctx, c, at)
 	if err != nil {
 		return nil, 0, err

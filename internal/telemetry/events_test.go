@@ -55,7 +55,7 @@ func TestParseEvent(t *testing.T) {
 		})
 	}
 	e, _ := telemetry.ParseEvent(json.RawMessage(base(`,"eventType":"Failure","failureCode":3,"subFailureCode":301,"failure":"lies","associatedAPName":"given"`)), now)
-	b, _ := e.Place(&telemetry.RadioAP{BoxID: 4, Name: "Lobby", LocationID: 7, Dot11AC: true})
+	b, _ := e.Place(&wnms.RadioAP{BoxID: 4, Name: "Lobby", LocationID: 7, Dot11AC: true})
 	var got map[string]any
 	json.Unmarshal(b, &got)
 	if got["failure"] != "Network" || got["subFailure"] != "No DHCP offer" || got["associatedAPName"] != "Lobby" ||

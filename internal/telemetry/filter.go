@@ -20,33 +20,20 @@ import (
 // Several filter parameters combine by the query parameter operator (AND
 // by default). Anything that cannot be applied is INVALID_FILTER.
 
-// Kind is the type of a filterable property.
-type Kind = wnms.FilterKind
-
-// The kinds of properties.
-const (
-	Number = wnms.FilterNumber
-	Text   = wnms.FilterText
-	Bool   = wnms.FilterBool
-)
-
 // Properties names what a resource may be filtered on, in lower case.
-type Properties map[string]Kind
-
-// Cond is a parsed filter (see wnms.Cond).
-type Cond = wnms.Cond
+type Properties map[string]wnms.FilterKind
 
 // The comparison operators, and for each the kinds it applies to.
-var operators = map[string][]Kind{
-	"=":           {Number, Text, Bool},
-	"!=":          {Number, Text, Bool},
-	"<":           {Number},
-	">":           {Number},
-	"<=":          {Number},
-	">=":          {Number},
-	"contains":    {Text},
-	"notcontains": {Text},
-	"bitwise_and": {Number},
+var operators = map[string][]wnms.FilterKind{
+	"=":           {wnms.FilterNumber, wnms.FilterText, wnms.FilterBool},
+	"!=":          {wnms.FilterNumber, wnms.FilterText, wnms.FilterBool},
+	"<":           {wnms.FilterNumber},
+	">":           {wnms.FilterNumber},
+	"<=":          {wnms.FilterNumber},
+	">=":          {wnms.FilterNumber},
+	"contains":    {wnms.FilterText},
+	"notcontains": {wnms.FilterText},
+	"bitwise_and": {wnms.FilterNumber},
 }
 
 // Limits of a filter.
@@ -67,9 +54,9 @@ func filterError(format string, args ...any) *wnms.Error {
 // resource's properties: each a JSON condition, combined by op (AND when
 // empty, else AND or OR in any case). No filter is the zero Cond with ok
 // false.
-func ParseFilters(filters []string, op string, props Properties) (c Cond, ok bool, err error) {
+func ParseFilters(filters []string, op string, props Properties) (c wnms.Cond, ok bool, err error) {
 	if len(filters) == 0 {
-		return Cond{}, false, nil
+		return wnms.Cond{}, false, nil
 	}
 	switch strings.ToUpper(strings.TrimSpace(op)) {
 	case "", "AND":
@@ -77,14 +64,14 @@ func ParseFilters(filters []string, op string, props Properties) (c Cond, ok boo
 	case "OR":
 		op = "OR"
 	default:
-		return Cond{}, false, wnms.ParamError("operator", "operator must be AND or OR, not %q", op)
+		return wnms.Cond{}, false, wnms.ParamError("operator", "operator must be AND or OR, not %q", op)
 	}
 	p := filterParser{props: props}
-	all := Cond{Op: op}
+	all := wnms.Cond{Op: op}
 	for _, f := range filters {
 		sub, err := p.parse([]byte(f))
 		if err != nil {
-			return Cond{}, false, err
+			return wnms.Cond{}, false, err
 		}
 		all.Sub = append(all.Sub, sub)
 	}
@@ -105,7 +92,7 @@ type rawCond struct {
 	Operator *string           `json:"operator"`
 }
 
-func (p *filterParser) parse(b []byte) (Cond, error) {
+func (p *filterParser) parse(b []byte) (wnms.Cond, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
 		// Some clients quote the whole parameter.
@@ -117,36 +104,36 @@ func (p *filterParser) parse(b []byte) (Cond, error) {
 	return p.cond(b, 0)
 }
 
-func (p *filterParser) cond(b []byte, depth int) (Cond, error) {
+func (p *filterParser) cond(b []byte, depth int) (wnms.Cond, error) {
 	if depth >= maxFilterDepth {
-		return Cond{}, filterError("filter nests deeper than %d levels", maxFilterDepth)
+		return wnms.Cond{}, filterError("filter nests deeper than %d levels", maxFilterDepth)
 	}
 	var r rawCond
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return Cond{}, filterError("filter is not a JSON condition {\"property\", \"value\": [...], \"operator\"}: %s", jsonProblem(err))
+		return wnms.Cond{}, filterError("filter is not a JSON condition {\"property\", \"value\": [...], \"operator\"}: %s", jsonProblem(err))
 	}
 	if dec.More() {
-		return Cond{}, filterError("filter holds more than one JSON value")
+		return wnms.Cond{}, filterError("filter holds more than one JSON value")
 	}
 	if r.Operator == nil {
-		return Cond{}, filterError("filter condition has no operator")
+		return wnms.Cond{}, filterError("filter condition has no operator")
 	}
 	op := strings.TrimSpace(*r.Operator)
 	if len(r.Value) == 0 {
-		return Cond{}, filterError("filter condition has no values")
+		return wnms.Cond{}, filterError("filter condition has no values")
 	}
 	if r.Property == nil {
 		up := strings.ToUpper(op)
 		if up != "AND" && up != "OR" {
-			return Cond{}, filterError("a condition without a property is a group: its operator must be AND or OR, not %q", op)
+			return wnms.Cond{}, filterError("a condition without a property is a group: its operator must be AND or OR, not %q", op)
 		}
-		g := Cond{Op: up}
+		g := wnms.Cond{Op: up}
 		for _, v := range r.Value {
 			sub, err := p.cond(v, depth+1)
 			if err != nil {
-				return Cond{}, err
+				return wnms.Cond{}, err
 			}
 			g.Sub = append(g.Sub, sub)
 		}
@@ -154,29 +141,29 @@ func (p *filterParser) cond(b []byte, depth int) (Cond, error) {
 	}
 	p.tests++
 	if p.tests > maxFilterTests {
-		return Cond{}, filterError("filter has more than %d conditions", maxFilterTests)
+		return wnms.Cond{}, filterError("filter has more than %d conditions", maxFilterTests)
 	}
 	name := strings.ToLower(strings.TrimSpace(*r.Property))
 	kind, ok := p.props[name]
 	if !ok {
-		return Cond{}, filterError("no property %q to filter on; the properties are %s", *r.Property, p.props.names())
+		return wnms.Cond{}, filterError("no property %q to filter on; the properties are %s", *r.Property, p.props.names())
 	}
 	op = strings.ToLower(op)
 	kinds, ok := operators[op]
 	if !ok {
-		return Cond{}, filterError("unknown operator %q", *r.Operator)
+		return wnms.Cond{}, filterError("unknown operator %q", *r.Operator)
 	}
 	if !slices.Contains(kinds, kind) {
-		return Cond{}, filterError("operator %q does not apply to %s, a %s", op, name, kind)
+		return wnms.Cond{}, filterError("operator %q does not apply to %s, a %s", op, name, kind)
 	}
 	if len(r.Value) > maxFilterValues {
-		return Cond{}, filterError("at most %d values a condition", maxFilterValues)
+		return wnms.Cond{}, filterError("at most %d values a condition", maxFilterValues)
 	}
-	c := Cond{Op: op, Property: name, Kind: kind}
+	c := wnms.Cond{Op: op, Property: name, Kind: kind}
 	for _, raw := range r.Value {
 		v, err := filterValue(name, kind, raw)
 		if err != nil {
-			return Cond{}, err
+			return wnms.Cond{}, err
 		}
 		c.Values = append(c.Values, v)
 	}
@@ -186,11 +173,11 @@ func (p *filterParser) cond(b []byte, depth int) (Cond, error) {
 // filterValue reads one value of a condition as the property's kind.
 // Numbers may come as JSON numbers or numeric strings; MACs are read in
 // any case and separator.
-func filterValue(name string, kind Kind, raw json.RawMessage) (any, error) {
+func filterValue(name string, kind wnms.FilterKind, raw json.RawMessage) (any, error) {
 	var s string
 	isString := json.Unmarshal(raw, &s) == nil
 	switch kind {
-	case Number:
+	case wnms.FilterNumber:
 		text := string(bytes.TrimSpace(raw))
 		if isString {
 			text = strings.TrimSpace(s)
@@ -200,7 +187,7 @@ func filterValue(name string, kind Kind, raw json.RawMessage) (any, error) {
 			return nil, filterError("%s takes whole numbers, not %s", name, raw)
 		}
 		return n, nil
-	case Bool:
+	case wnms.FilterBool:
 		var b bool
 		if err := json.Unmarshal(raw, &b); err == nil {
 			return b, nil

@@ -26,7 +26,7 @@ func TestAPHeartbeatFromTraffic(t *testing.T) {
 			var mu sync.Mutex
 			ups := map[string]int{}
 			for _, e := range []*apitest.Env{e1, e2} {
-				e.API.Telemetry.OnAPChange = func(ap telemetry.AP, up bool) {
+				e.API.Telemetry.OnAPChange = func(ap wnms.AP, up bool) {
 					if up {
 						mu.Lock()
 						ups[ap.Name]++
@@ -37,11 +37,11 @@ func TestAPHeartbeatFromTraffic(t *testing.T) {
 			e1.Admin.Expect(200, "POST", "/V5/ingest/aps", body(apRecord(1, -1, ""), apRecord(2, -1, "")))
 			_, stranger := e1.NewUser(t, apitest.UserSpec{Role: wnms.SuperUser, Customer: 2})
 			stranger.Expect(200, "POST", "/V5/ingest/aps", body(apRecord(3, -1, "")))
-			list := func(c *apitest.Client) map[string]telemetry.AP {
+			list := func(c *apitest.Client) map[string]wnms.AP {
 				t.Helper()
-				var aps []telemetry.AP
+				var aps []wnms.AP
 				c.Expect(200, "GET", "/v2/devices/aps", nil).Decode(t, &aps)
-				out := map[string]telemetry.AP{}
+				out := map[string]wnms.AP{}
 				for _, a := range aps {
 					out[a.Name] = a
 				}

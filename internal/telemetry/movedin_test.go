@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"errors"
+	"github.com/wnms/wnms/internal/wnms"
 	"maps"
 	"slices"
 	"testing"
@@ -12,7 +13,7 @@ import (
 // (which it names, to ask about); not when it stays, or comes from one
 // the caller sees.
 func TestMovedIn(t *testing.T) {
-	updates := map[int64]ClientUpdate{1: {LocationID: 10}, 2: {LocationID: 10}, 3: {LocationID: 10}, 4: {LocationID: 10}, 5: {LocationID: 10}}
+	updates := map[int64]wnms.ClientUpdate{1: {LocationID: 10}, 2: {LocationID: 10}, 3: {LocationID: 10}, 4: {LocationID: 10}, 5: {LocationID: 10}}
 	seen := map[int64]error{20: nil, 30: errors.New("outside your locations")}
 	for _, c := range []struct {
 		name    string

@@ -72,18 +72,18 @@ type ConnectionLogs struct {
 // ConnectionLogs answers q for the caller.
 func (s *Service) ConnectionLogs(ctx context.Context, c *wnms.Caller, q LogQuery) (ConnectionLogs, error) {
 	out := ConnectionLogs{[]json.RawMessage{}, []json.RawMessage{}}
-	eq := EventQuery{MAC: q.MAC, Dot11ACOnly: true, Limit: q.Limit, From: q.From, To: q.To}
+	eq := wnms.EventQuery{MAC: q.MAC, Dot11ACOnly: true, Limit: q.Limit, From: q.From, To: q.To}
 	var err error
 	if q.LogType != "failure" {
 		sq := eq
-		sq.Types = []string{Success}
+		sq.Types = []string{wnms.Success}
 		if out.SuccessLogs, _, err = s.ClientEvents(ctx, c, nil, sq); err != nil {
 			return out, err
 		}
 	}
 	if q.LogType != "success" {
 		fq := eq
-		fq.Types, fq.Code = []string{Failure}, q.FailureType
+		fq.Types, fq.Code = []string{wnms.Failure}, q.FailureType
 		if out.FailureLogs, _, err = s.ClientEvents(ctx, c, nil, fq); err != nil {
 			return out, err
 		}
@@ -113,11 +113,11 @@ type TrendQuery struct {
 // ClientTrend is a client's data rate (kbps), traffic (kilobytes) or retry
 // rate (%) in 5-minute buckets; the client must be one the caller sees.
 func (s *Service) ClientTrend(ctx context.Context, c *wnms.Caller, q TrendQuery) (Trend, error) {
-	filter := Cond{Op: "=", Property: "macaddress", Kind: Text, Values: []any{q.MAC}}
+	filter := wnms.Cond{Op: "=", Property: "macaddress", Kind: wnms.FilterText, Values: []any{q.MAC}}
 	if q.BoxID != nil {
-		filter = Cond{Op: "=", Property: "boxid", Kind: Number, Values: []any{*q.BoxID}}
+		filter = wnms.Cond{Op: "=", Property: "boxid", Kind: wnms.FilterNumber, Values: []any{*q.BoxID}}
 	}
-	clients, _, err := s.Clients(ctx, c, nil, ClientQuery{Filter: &filter, Limit: 1})
+	clients, _, err := s.Clients(ctx, c, nil, wnms.ClientQuery{Filter: &filter, Limit: 1})
 	if err != nil {
 		return Trend{}, err
 	}
@@ -160,8 +160,8 @@ func (s *Service) ClientTrend(ctx context.Context, c *wnms.Caller, q TrendQuery)
 // buckets; the AP (q.BoxID) must be one the caller sees.
 func (s *Service) APTrend(ctx context.Context, c *wnms.Caller, q TrendQuery) (Trend, error) {
 	id := *q.BoxID
-	byBox := Cond{Op: "=", Property: "boxid", Kind: Number, Values: []any{id}}
-	aps, _, err := s.ListAPs(ctx, c, APQuery{Filter: &byBox, Limit: 1})
+	byBox := wnms.Cond{Op: "=", Property: "boxid", Kind: wnms.FilterNumber, Values: []any{id}}
+	aps, _, err := s.ListAPs(ctx, c, wnms.APQuery{Filter: &byBox, Limit: 1})
 	if err != nil {
 		return Trend{}, err
 	}

@@ -26,11 +26,8 @@ type Purger interface {
 	// partitions, makes the partitions of the days ahead of now (ms) and
 	// drops those whose whole day lies before before; a store without
 	// partitions does nothing.
-	MaintainPartitions(ctx context.Context, now, before int64) ([]DroppedPartition, error)
+	MaintainPartitions(ctx context.Context, now, before int64) ([]wnms.DroppedPartition, error)
 }
-
-// DroppedPartition is a day partition that retention dropped.
-type DroppedPartition = wnms.DroppedPartition
 
 // PurgedTables are the telemetry tables retention purges, oldest rows
 // first: events, samples, AP heartbeats, the clients not seen since, the

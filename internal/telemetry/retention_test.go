@@ -90,7 +90,7 @@ func TestRetentionAndMetrics(t *testing.T) {
 		if p.TotalCount != 1 {
 			t.Errorf("a recent event was purged")
 		}
-		var cs []telemetry.Client
+		var cs []wnms.Client
 		r := e.Admin.Expect(200, "GET", "/V5/devices/clients", nil)
 		r.Decode(t, &cs)
 		if r.Header.Get("X-Total-Count") != "1" {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/apitest"
-	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -62,7 +61,7 @@ func TestScopedIngestStaysInScope(t *testing.T) {
 		if res.Accepted != 0 || len(res.Rejected) != 1 || res.Rejected[0].ErrorCode != wnms.Conflict {
 			t.Errorf("admin claiming a held BSSID: %+v", res)
 		}
-		var aps []telemetry.AP
+		var aps []wnms.AP
 		e.Admin.Expect(200, "GET", "/v2/devices/aps?macaddress=00:11:74:00:0b:00", nil).Decode(t, &aps)
 		if len(aps) != 1 || aps[0].Name != "Victim" || aps[0].LocationID.ID != floorB.ID.ID || len(aps[0].Radios) != 1 {
 			t.Fatalf("the victim AP changed: %+v", aps)
@@ -98,7 +97,7 @@ func TestScopedIngestStaysInScope(t *testing.T) {
 		if res.Accepted != 1 {
 			t.Fatalf("operator's sample: %+v", res)
 		}
-		var page struct{ ClientList []telemetry.Client }
+		var page struct{ ClientList []wnms.Client }
 		op.Expect(200, "GET", "/V5/devices/clients/0/100", nil).Decode(t, &page)
 		for _, cl := range page.ClientList {
 			if cl.MacAddress == "AA:BB:CC:00:0B:02" && (cl.Name != cl.MacAddress || cl.Username != "" || cl.IPAddress != nil) {
@@ -107,7 +106,7 @@ func TestScopedIngestStaysInScope(t *testing.T) {
 		}
 		// A caller at the root moving a client keeps its identity.
 		e.Admin.Expect(200, "POST", "/V5/ingest/clientstats", body(stat("00:11:74:00:0b:01", `,"clientName":"ceo-laptop","username":"ceo@corp"`, time.Minute))).Decode(t, &res)
-		var all struct{ ClientList []telemetry.Client }
+		var all struct{ ClientList []wnms.Client }
 		e.Admin.Expect(200, "GET", "/V5/devices/clients/0/100", nil).Decode(t, &all)
 		for _, cl := range all.ClientList {
 			if cl.MacAddress == "AA:BB:CC:00:0B:02" && (cl.Name != "ceo-laptop" || cl.Username != "ceo@corp") {

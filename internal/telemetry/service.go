@@ -35,7 +35,7 @@ type Service struct {
 	// it has been silent for APTimeout, up when a heartbeat comes from an
 	// AP that was down or new. It runs outside any request and must not
 	// block (the SNMP trap sender queues its traps).
-	OnAPChange func(ap AP, up bool)
+	OnAPChange func(ap wnms.AP, up bool)
 
 	ingested, purged, droppedDays *metrics.CounterVec
 
@@ -67,7 +67,7 @@ func (s *Service) IngestAPs(ctx context.Context, c *wnms.Caller, body []byte) (*
 		return nil, err
 	}
 	res := &Result{Rejected: []Rejection{}}
-	parsed := make([]*AP, len(recs))
+	parsed := make([]*wnms.AP, len(recs))
 	locs := map[int64]error{}
 	var macs, bssids []string
 	for i, raw := range recs {
@@ -90,7 +90,7 @@ func (s *Service) IngestAPs(ctx context.Context, c *wnms.Caller, body []byte) (*
 	if err != nil {
 		return nil, err
 	}
-	aps := make([]*AP, 0, len(recs))
+	aps := make([]*wnms.AP, 0, len(recs))
 	claimed := map[string]string{} // BSSID -> the AP MAC of this batch that claims it
 	for i, a := range parsed {
 		if a == nil {
@@ -124,7 +124,7 @@ func (s *Service) IngestAPs(ctx context.Context, c *wnms.Caller, body []byte) (*
 
 // parseAP checks one record and its location against the caller's
 // scope; locs remembers the verdict on each location of the request.
-func (s *Service) parseAP(ctx context.Context, c *wnms.Caller, raw json.RawMessage, locs map[int64]error) (*AP, error) {
+func (s *Service) parseAP(ctx context.Context, c *wnms.Caller, raw json.RawMessage, locs map[int64]error) (*wnms.AP, error) {
 	a, err := ParseAP(raw)
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func (s *Service) parseAP(ctx context.Context, c *wnms.Caller, raw json.RawMessa
 // AP, or that another record of the batch claims, may not be claimed,
 // whoever the caller (CONFLICT): otherwise later events of that BSSID
 // would land where the claimant put them.
-func (s *Service) mayWriteAP(ctx context.Context, c *wnms.Caller, a *AP, known, owners map[string]RadioAP,
+func (s *Service) mayWriteAP(ctx context.Context, c *wnms.Caller, a *wnms.AP, known, owners map[string]wnms.RadioAP,
 	claimed map[string]string, locs map[int64]error) error {
 	if cur, ok := known[a.MacAddress]; ok {
 		verdict, seen := locs[cur.LocationID]
@@ -189,7 +189,7 @@ func (s *Service) HeartbeatAPs(ctx context.Context, customerID int64, boxIDs []i
 }
 
 // ListAPs answers q for the caller: only APs at locations it sees.
-func (s *Service) ListAPs(ctx context.Context, c *wnms.Caller, q APQuery) ([]AP, int, error) {
+func (s *Service) ListAPs(ctx context.Context, c *wnms.Caller, q wnms.APQuery) ([]wnms.AP, int, error) {
 	scope, err := c.ScopePaths(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -228,7 +228,7 @@ func (s *Service) CheckAPs(ctx context.Context) {
 	}
 }
 
-func (s *Service) announce(a AP, up bool) {
+func (s *Service) announce(a wnms.AP, up bool) {
 	a.Derive(s.Now(), s.APTimeout)
 	if s.Log != nil {
 		state := "down"

@@ -105,7 +105,7 @@ func TestSourceRecordsAtNoKnownAP(t *testing.T) {
 			})
 		}
 		// The band filter of the client list finds the 5 GHz client only.
-		var clients []telemetry.Client
+		var clients []wnms.Client
 		e.Admin.Expect(200, "GET", "/V5/devices/clients?filter="+url.QueryEscape(`{"property":"frequencyband","value":["BAND_5_GHZ"],"operator":"="}`), nil).Decode(t, &clients)
 		if len(clients) != 1 || clients[0].MacAddress != "02:00:00:00:00:01" {
 			t.Errorf("5 GHz clients: %+v", clients)

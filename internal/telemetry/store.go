@@ -8,24 +8,14 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// The queries and buckets of the telemetry reads are domain types of
-// package wnms.
-type (
-	APQuery      = wnms.APQuery
-	EventQuery   = wnms.EventQuery
-	ClientQuery  = wnms.ClientQuery
-	ClientBucket = wnms.ClientBucket
-	APBucket     = wnms.APBucket
-)
-
 // APSortColumns are the sort keys of the AP lists.
 var APSortColumns = []string{"devicename", "boxid", "macaddress", "ipaddress", "lastseen"}
 
 // APProperties are what the filter language may test on APs.
 var APProperties = Properties{
-	"boxid": Number, "name": Text, "macaddress": Text, "ipaddress": Text, "model": Text, "group": Text,
-	"troubleshootingstatus": Number, "devicecapability": Number, "locationid": Number,
-	"numassocclients": Number, "lastseen": Number, "upsince": Number, "softwareversion": Text, "vendorname": Text,
+	"boxid": wnms.FilterNumber, "name": wnms.FilterText, "macaddress": wnms.FilterText, "ipaddress": wnms.FilterText, "model": wnms.FilterText, "group": wnms.FilterText,
+	"troubleshootingstatus": wnms.FilterNumber, "devicecapability": wnms.FilterNumber, "locationid": wnms.FilterNumber,
+	"numassocclients": wnms.FilterNumber, "lastseen": wnms.FilterNumber, "upsince": wnms.FilterNumber, "softwareversion": wnms.FilterText, "vendorname": wnms.FilterText,
 }
 
 // Store is what telemetry reads and writes.
@@ -44,28 +34,28 @@ type Store interface {
 	// transaction: a new MAC gets a boxId; a known one keeps it. An AP
 	// whose announced liveness was down comes up (UpSince = now); the APs
 	// that came up are returned. Radios claim their BSSIDs for the AP.
-	UpsertAPs(ctx context.Context, customerID int64, aps []*AP, now int64) (cameUp []AP, err error)
+	UpsertAPs(ctx context.Context, customerID int64, aps []*wnms.AP, now int64) (cameUp []wnms.AP, err error)
 	// APsByMAC tells, for each of macs that is one of the customer's APs,
 	// its boxId, name and location.
-	APsByMAC(ctx context.Context, customerID int64, macs []string) (map[string]RadioAP, error)
+	APsByMAC(ctx context.Context, customerID int64, macs []string) (map[string]wnms.RadioAP, error)
 	// APs lists the APs q selects, and how many it selects in all.
-	APs(ctx context.Context, q APQuery) ([]AP, int, error)
+	APs(ctx context.Context, q wnms.APQuery) ([]wnms.AP, int, error)
 	// MarkAPsDown records as down every AP announced up but not seen since
 	// staleBefore (ms) and returns them; each is returned by one call
 	// only, whatever the number of replicas.
-	MarkAPsDown(ctx context.Context, staleBefore int64) ([]AP, error)
+	MarkAPsDown(ctx context.Context, staleBefore int64) ([]wnms.AP, error)
 	// TouchAPs records a heartbeat at now (ms) of the customer's APs
 	// boxIDs, without changing their records: lastSeen moves forward,
 	// never back. An AP announced down comes up (UpSince = now) and is
 	// returned, by one call only whatever the number of replicas.
-	TouchAPs(ctx context.Context, customerID int64, boxIDs []int64, now int64) (cameUp []AP, err error)
+	TouchAPs(ctx context.Context, customerID int64, boxIDs []int64, now int64) (cameUp []wnms.AP, err error)
 }
 
 // EventStore is what the client event calls read and write.
 type EventStore interface {
 	// RadiosByBSSID tells, for each BSSID known as a radio of one of the
 	// customer's APs, that AP.
-	RadiosByBSSID(ctx context.Context, customerID int64, bssids []string) (map[string]RadioAP, error)
+	RadiosByBSSID(ctx context.Context, customerID int64, bssids []string) (map[string]wnms.RadioAP, error)
 	// InsertClientEvents stores events (with bodies, the events as the reads
 	// answer them) in one transaction and returns how many were new: an
 	// eventId stored before is skipped. When any is new, clients (by
@@ -73,10 +63,10 @@ type EventStore interface {
 	// baseline slots of the events marked out of date: both may be written
 	// behind, but are journalled in the same transaction, so a crash loses
 	// neither.
-	InsertClientEvents(ctx context.Context, customerID int64, events []*wnms.ClientEvent, bodies [][]byte, clients map[int64]ClientUpdate) (int, error)
+	InsertClientEvents(ctx context.Context, customerID int64, events []*wnms.ClientEvent, bodies [][]byte, clients map[int64]wnms.ClientUpdate) (int, error)
 	// ClientEvents answers q newest first (ties: the later arrival first),
 	// as stored bodies, with the count of all matches when q.Count.
-	ClientEvents(ctx context.Context, q EventQuery) ([]json.RawMessage, int, error)
+	ClientEvents(ctx context.Context, q wnms.EventQuery) ([]json.RawMessage, int, error)
 	// Associations lists the customer's Success events between from and
 	// to (ms, inclusive) at locs (nil: any), oldest first, at most limit.
 	Associations(ctx context.Context, customerID int64, locs []int64, from, to int64, limit int) ([]json.RawMessage, error)
@@ -100,8 +90,8 @@ type ClientStore interface {
 	// replica, lands between the read and the commit. moved must not use
 	// the store; an error from it ends the transaction with nothing
 	// written and is returned as is.
-	UpdateScopedClients(ctx context.Context, customerID int64, updates map[int64]ClientUpdate,
-		moved func(where map[int64]int64) (map[int64]ClientUpdate, error)) error
+	UpdateScopedClients(ctx context.Context, customerID int64, updates map[int64]wnms.ClientUpdate,
+		moved func(where map[int64]int64) (map[int64]wnms.ClientUpdate, error)) error
 	// ClientBoxIDs gives each client MAC its boxId, making one on first
 	// sight.
 	ClientBoxIDs(ctx context.Context, customerID int64, macs []string) (map[string]int64, error)
@@ -109,12 +99,12 @@ type ClientStore interface {
 	// many were new: a sample of a client at a timestamp already stored is
 	// a retry and is skipped. clients and the slots are recorded as by
 	// InsertClientEvents.
-	InsertClientStats(ctx context.Context, customerID int64, samples []*Sample, clients map[int64]ClientUpdate) (int, error)
+	InsertClientStats(ctx context.Context, customerID int64, samples []*wnms.Sample, clients map[int64]wnms.ClientUpdate) (int, error)
 	// Clients lists the clients q selects, last seen first, and how many
 	// it selects in all.
-	Clients(ctx context.Context, q ClientQuery) ([]Client, int, error)
+	Clients(ctx context.Context, q wnms.ClientQuery) ([]wnms.Client, int, error)
 	// RecentSamples lists the samples of a client since since (ms).
-	RecentSamples(ctx context.Context, customerID int64, mac string, since int64) ([]Sample, error)
+	RecentSamples(ctx context.Context, customerID int64, mac string, since int64) ([]wnms.Sample, error)
 }
 
 // TrendPoint is one 5-minute bucket of a trend.
@@ -127,13 +117,13 @@ type TrendPoint struct {
 type TrendStore interface {
 	// InsertAPStats records heartbeats: each AP's bytes since its previous
 	// heartbeat (over now minus PrevSeen) and its client count.
-	InsertAPStats(ctx context.Context, customerID int64, aps []*AP, now int64) error
+	InsertAPStats(ctx context.Context, customerID int64, aps []*wnms.AP, now int64) error
 	// ClientTrend buckets a client's samples between from and to (ms) at
 	// locs (nil: any) by 5 minutes, with ssid ("" any): the mean data rate
 	// (Mbps), the bytes moved, and the mean retry rate, for buckets with
 	// samples (bytes only where reported: ok false otherwise).
-	ClientTrend(ctx context.Context, customerID int64, mac, ssid string, locs []int64, from, to int64) ([]ClientBucket, error)
+	ClientTrend(ctx context.Context, customerID int64, mac, ssid string, locs []int64, from, to int64) ([]wnms.ClientBucket, error)
 	// APTrend buckets an AP's heartbeats by 5 minutes: bytes moved, the
 	// milliseconds they cover, and the highest client count.
-	APTrend(ctx context.Context, customerID, boxID int64, from, to int64) ([]APBucket, error)
+	APTrend(ctx context.Context, customerID, boxID int64, from, to int64) ([]wnms.APBucket, error)
 }

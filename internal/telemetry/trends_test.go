@@ -32,7 +32,7 @@ func TestTrends(t *testing.T) {
 		e.Admin.Expect(200, "POST", "/V5/ingest/aps", body(ap(300_000, 150_000, 4)))
 		clock.Advance(4 * time.Minute)
 		e.Admin.Expect(200, "POST", "/V5/ingest/aps", body(ap(1_200_000, 0, 2)))
-		var aps []telemetry.AP
+		var aps []wnms.AP
 		e.Admin.Expect(200, "GET", "/v2/devices/aps", nil).Decode(t, &aps)
 		box := aps[0].BoxID
 
