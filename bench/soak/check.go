@@ -52,15 +52,42 @@ func compare(acked map[string]bool, stored map[string]int) ledger {
 			l.DupKeys = append(l.DupKeys, k)
 		}
 	}
-	trim := func(s []string) []string {
-		sort.Strings(s)
-		if len(s) > 5 {
-			s = s[:5]
-		}
-		return s
-	}
-	l.LostKeys, l.DupKeys = trim(l.LostKeys), trim(l.DupKeys)
+	l.LostKeys, l.DupKeys = firstKeys(l.LostKeys), firstKeys(l.DupKeys)
 	return l
+}
+
+// compareCounts fills a ledger for records that a key may have many of
+// (a client's accepted authentications): acked how many of each key the
+// load was told were stored, asked how many it asked for at most, stored
+// how many rows each has. Fewer rows than acknowledged are lost; more rows
+// than asked for are duplicates (an accept the load got no answer for may
+// be stored, once). With one of each key it is compare.
+func compareCounts(acked, asked, stored map[string]int) ledger {
+	var l ledger
+	for k, n := range acked {
+		l.Acked += n
+		if s := stored[k]; s < n {
+			l.Lost += n - s
+			l.LostKeys = append(l.LostKeys, k)
+		}
+	}
+	for k, n := range stored {
+		if n > max(asked[k], 1) {
+			l.Duplicated += n - max(asked[k], 1)
+			l.DupKeys = append(l.DupKeys, k)
+		}
+	}
+	l.LostKeys, l.DupKeys = firstKeys(l.LostKeys), firstKeys(l.DupKeys)
+	return l
+}
+
+// firstKeys is the first five of keys, sorted.
+func firstKeys(s []string) []string {
+	sort.Strings(s)
+	if len(s) > 5 {
+		s = s[:5]
+	}
+	return s
 }
 
 func (l ledger) String() string {

@@ -67,6 +67,30 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+func TestCompareCounts(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		acked, asked, stored map[string]int
+		lost, dup, nacked    int
+	}{
+		{"each once", map[string]int{"a": 1, "b": 1}, map[string]int{"a": 1, "b": 1}, map[string]int{"a": 1, "b": 1}, 0, 0, 2},
+		{"a client back three times", map[string]int{"a": 3}, map[string]int{"a": 3}, map[string]int{"a": 3}, 0, 0, 3},
+		{"one of three lost", map[string]int{"a": 3}, map[string]int{"a": 3}, map[string]int{"a": 2}, 1, 0, 3},
+		{"all of a client's lost", map[string]int{"a": 2, "b": 1}, map[string]int{"a": 2, "b": 1}, map[string]int{"b": 1}, 2, 0, 3},
+		// An accept whose answer never reached the load may be stored: not
+		// a duplicate while no more rows than requests.
+		{"stored, not acknowledged", map[string]int{"a": 1}, map[string]int{"a": 2}, map[string]int{"a": 2}, 0, 0, 1},
+		{"more rows than requests", map[string]int{"a": 2}, map[string]int{"a": 2}, map[string]int{"a": 3}, 0, 1, 2},
+		{"never asked, stored twice", nil, nil, map[string]int{"z": 2}, 0, 1, 0},
+		{"nothing", nil, nil, nil, 0, 0, 0},
+	} {
+		l := compareCounts(c.acked, c.asked, c.stored)
+		if l.Lost != c.lost || l.Duplicated != c.dup || l.Acked != c.nacked {
+			t.Errorf("%s: %+v, want %d lost, %d duplicated, %d acknowledged", c.name, l, c.lost, c.dup, c.nacked)
+		}
+	}
+}
+
 func TestRSSSlope(t *testing.T) {
 	const mb = 1e6
 	// line makes samples of one lifetime every second from a to b seconds,

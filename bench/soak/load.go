@@ -84,7 +84,8 @@ type ackBook struct {
 	firstRejection  string
 	acctEvents      map[string]bool // "MAC|ts" of answered Starts and Stops
 	acctSamples     map[string]bool // "MAC|ts" of answered Interim-Updates and Stops
-	accepts         map[string]bool // MACs of accepted authentications
+	accepts         map[string]int // accepted authentications by client MAC
+	authAsked       map[string]int // authentications sent, by client MAC
 	acceptedAt      map[string]time.Time
 	acctSent        int // accounting packets sent (each once, resent until answered)
 	acctGiven       int // of them never answered
@@ -99,8 +100,8 @@ type ackBook struct {
 }
 
 func (a *ackBook) init() {
-	a.batches, a.acctEvents, a.acctSamples, a.accepts = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
-	a.acceptedAt = map[string]time.Time{}
+	a.batches, a.acctEvents, a.acctSamples = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	a.accepts, a.authAsked, a.acceptedAt = map[string]int{}, map[string]int{}, map[string]time.Time{}
 }
 
 // call makes an HTTP call of the load with the session and records it.
@@ -338,13 +339,21 @@ func (r *run) stream(ctx context.Context, wg *sync.WaitGroup) {
 	}()
 }
 
-// macSeq numbers the RADIUS clients: each authentication and each
-// accounting session has a MAC of its own, so the store's rows can be
-// told apart by MAC.
-var macSeq atomic.Uint32
+// macSeq numbers the clients of the RADIUS authentications, the
+// accounting sessions and the syslog connections, a sequence per kind
+// (its MAC prefix). With -population 0 each connection is a client of its
+// own; else the kind's clients are -population MACs taken in turn, so a
+// client comes back every population/rate seconds, as a site's clients
+// do. The prefixes keep the kinds' rows apart in the store, and an
+// accounting session's records are told apart by client and time.
+var macSeq sync.Map // prefix byte → *atomic.Uint32
 
 func nextMAC(prefix byte) string {
-	n := macSeq.Add(1)
+	v, _ := macSeq.LoadOrStore(prefix, new(atomic.Uint32))
+	n := v.(*atomic.Uint32).Add(1)
+	if *population > 0 {
+		n = (n-1)%uint32(*population) + 1
+	}
 	return fmt.Sprintf("02:%02X:%02X:%02X:%02X:%02X", prefix, n>>24&255, n>>16&255, n>>8&255, n&255)
 }
 
@@ -355,10 +364,12 @@ func (r *run) authLoad(ctx context.Context, wg *sync.WaitGroup) {
 	n := max(1, int(20**scale+0.5))
 	r.paced(ctx, wg, "radclient", 1, 4, func(ctx context.Context) {
 		var b strings.Builder
-		for range n {
+		macs := make([]string, n)
+		for i := range n {
+			macs[i] = nextMAC(0xAA)
 			fmt.Fprintf(&b, "User-Name = alice\nUser-Password = alice-pw\nCalling-Station-Id = %s\n"+
 				"Called-Station-Id = %s:corp\nNAS-Identifier = soak-ap-0\nNAS-IP-Address = 127.0.0.1\nMessage-Authenticator = 0x00\n\n",
-				strings.ReplaceAll(nextMAC(0xAA), ":", "-"), strings.ReplaceAll(r.bssids[0], ":", "-"))
+				strings.ReplaceAll(macs[i], ":", "-"), strings.ReplaceAll(r.bssids[0], ":", "-"))
 		}
 		f, err := os.CreateTemp(r.tmp, "radclient")
 		if err != nil {
@@ -376,8 +387,11 @@ func (r *run) authLoad(ctx context.Context, wg *sync.WaitGroup) {
 		r.acked.mu.Lock()
 		defer r.acked.mu.Unlock()
 		r.acked.authSent += n
+		for _, m := range macs {
+			r.acked.authAsked[m]++
+		}
 		for _, m := range acc {
-			r.acked.accepts[m] = true
+			r.acked.accepts[m]++
 			r.acked.acceptedAt[m] = time.Now()
 		}
 		r.acked.authAccept += len(acc)

@@ -58,6 +58,7 @@ var (
 	pgCmd      = flag.String("pg-restart-cmd", "pg_ctlcluster 15 main restart", "the command that restarts PostgreSQL")
 	simClients = flag.Int("sim-clients", 1000, "clients of the live simulator (0: no simulator)")
 	clients    = flag.Int("clients", 5000, "client MACs the ingest batches go round")
+	population = flag.Int("population", 5000, "client MACs each of the RADIUS authentications, accounting sessions and syslog connections go round (0: a new client every time)")
 	sampleIvl  = flag.Duration("sample", 5*time.Second, "how often /metrics and the WAL files are read (the process itself is read every second)")
 	keep       = flag.Bool("keep", false, "keep the temporary directory (binary, data, logs) and the PostgreSQL database")
 	wnmsBin    = flag.String("wnms", "", "a built wnms binary to run (default: build ./cmd/wnms)")

@@ -232,18 +232,21 @@ func (r *run) report(w io.Writer) bool {
 			{"ingest batch events (by event id)", a.batches, stored.batchIDs},
 			{"accounting Start/Stop events (by client and time)", a.acctEvents, stored.acctEvents},
 			{"accounting Interim/Stop samples (by client and time)", a.acctSamples, stored.acctSamples},
-			{"accepted authentications (Success by client)", a.accepts, stored.accepts},
 		} {
 			l := compare(c.acked, c.stored)
 			o.Lost += l.Lost
 			o.Duplicated += l.Duplicated
 			fmt.Fprintf(w, "    %s: %s\n", c.what, l)
 		}
+		l := compareCounts(a.accepts, a.authAsked, stored.accepts)
+		o.Lost += l.Lost
+		o.Duplicated += l.Duplicated
+		fmt.Fprintf(w, "    accepted authentications (Successes by client): %s\n", l)
 		// When the lost accepts were answered: by minute of the run.
 		lostBy := map[int]int{}
-		for m := range a.accepts {
-			if stored.accepts[m] == 0 {
-				lostBy[minuteOf(a.acceptedAt[m])]++
+		for m, n := range a.accepts {
+			if stored.accepts[m] < n {
+				lostBy[minuteOf(a.acceptedAt[m])] += n - stored.accepts[m]
 			}
 		}
 		if len(lostBy) > 0 {
