@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/wnms"
 )
 
 // browser runs headless Chromium (Debian's chromium) driven over the
@@ -256,14 +260,19 @@ type incident struct {
 }
 
 // affected is the incident's size as the console says it: its scope's
-// clients over the scope's share.
+// clients over the scope's share, else (a scope no evidence names, a
+// site) its floors' clients summed; never less than its peak.
 func (i incident) affected() int {
+	floors := 0
 	for _, e := range i.Evidence {
 		if e.Type == i.Scope.Type && e.ID == i.Scope.ID && i.Scope.Share > 0 {
 			return max(i.Peak.AffectedClients, int(float64(e.Clients)/i.Scope.Share+0.5))
 		}
+		if e.Type == "floor" {
+			floors += e.Clients
+		}
 	}
-	return i.Peak.AffectedClients
+	return max(floors, i.Peak.AffectedClients)
 }
 
 // scopeWords is the incident's scope as the console says it.
@@ -932,4 +941,194 @@ func readKeyFile(t testing.TB, path string) (key struct{ KeyID, KeyValue string 
 		t.Fatal(err)
 	}
 	return key
+}
+
+// TestConsoleManagesTheNetwork builds a site from the console of a new
+// server, as an administrator does on the first day: a site in its time
+// zone, a floor, an AP on it, the floor's size and image, and a user;
+// each is read back through the API. The network view has no overflow
+// and no text under 11 px at 390 px, and a VIEWER finds no form on it.
+func TestConsoleManagesTheNetwork(t *testing.T) {
+	b := startBrowser(t)
+	dir := t.TempDir()
+	l, _, _, _ := bootServe(t, nil, "--data", dir)
+	key := readKeyFile(t, filepath.Join(dir, "bootstrap-key.json"))
+	base := "http://" + l.API
+	admin := apitest.Remote(t, base, key.KeyID, key.KeyValue)
+	shots := os.Getenv("WNMS_TEST_ARTIFACTS")
+	if shots == "" {
+		shots = filepath.Join(os.TempDir(), "wnms-test-artifacts")
+	}
+	shots = filepath.Join(shots, "console")
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type loc struct {
+		ID         struct{ ID int64 }  `json:"id"`
+		Name       string              `json:"name"`
+		Type       string              `json:"type"`
+		ParentID   *struct{ ID int64 } `json:"parentId"`
+		TimezoneID string              `json:"timezoneId"`
+	}
+	byName := func() map[string]loc {
+		t.Helper()
+		var tree struct{ Locations map[string]loc }
+		admin.Expect(200, "GET", "/V5/locations/tree", nil).Decode(t, &tree)
+		out := map[string]loc{}
+		for _, l := range tree.Locations {
+			out[l.Name] = l
+		}
+		return out
+	}
+
+	ctx := b.page()
+	signInKey(t, ctx, base, key.KeyID, key.KeyValue)
+	view(t, ctx, "#/network", "network")
+	browse(t, ctx, "add a site",
+		chromedp.SendKeys(`#new-site-name`, "North campus", chromedp.ByQuery),
+		chromedp.SetValue(`#new-site-zone`, "Europe/Berlin", chromedp.ByQuery),
+		chromedp.Click(`#new-site button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`//table[@aria-label="Sites and floors"]//td[text()="North campus"]`, chromedp.BySearch))
+	site, ok := byName()["North campus"]
+	if !ok || site.Type != "folderlocation" || site.TimezoneID != "Europe/Berlin" || site.ParentID == nil || site.ParentID.ID != 0 {
+		t.Fatalf("the site as the API reads it: %+v (found %v)", site, ok)
+	}
+	browse(t, ctx, "add a floor",
+		chromedp.SendKeys(`#new-floor-name`, "Level 2", chromedp.ByQuery),
+		chromedp.SetValue(`#new-floor-parent`, fmt.Sprint(site.ID.ID), chromedp.ByQuery),
+		chromedp.Click(`#new-floor button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`//td/a[text()="North campus / Level 2"]`, chromedp.BySearch))
+	floor := byName()["Level 2"]
+	if floor.Type != "floorlocation" || floor.ParentID == nil || floor.ParentID.ID != site.ID.ID {
+		t.Fatalf("the floor as the API reads it: %+v", floor)
+	}
+	// What is typed survives a refresh the event stream brings (another
+	// administrator adds a site meanwhile).
+	browse(t, ctx, "type an AP",
+		chromedp.SendKeys(`#new-ap-mac`, "02:ab:00:00:00:10", chromedp.ByQuery),
+		chromedp.SendKeys(`#new-ap-name`, "n2-ap-1", chromedp.ByQuery),
+		chromedp.SetValue(`#new-ap-floor`, fmt.Sprint(floor.ID.ID), chromedp.ByQuery))
+	admin.Expect(200, "PUT", "/V5/locations", map[string]any{"parentLocation": map[string]any{"type": "locallocationid", "id": 0},
+		"location": map[string]any{"type": "folderlocation", "name": "South campus"}})
+	var typed, chosen string
+	browse(t, ctx, "the refresh",
+		chromedp.WaitVisible(`//table[@aria-label="Sites and floors"]//td[text()="South campus"]`, chromedp.BySearch),
+		chromedp.Value(`#new-ap-mac`, &typed, chromedp.ByQuery),
+		chromedp.Value(`#new-ap-floor`, &chosen, chromedp.ByQuery))
+	if typed != "02:ab:00:00:00:10" || chosen != fmt.Sprint(floor.ID.ID) {
+		t.Fatalf("after a refresh the AP form holds MAC %q and floor %q", typed, chosen)
+	}
+	browse(t, ctx, "register an AP",
+		chromedp.SetValue(`#new-ap-channel`, "149", chromedp.ByQuery),
+		chromedp.SendKeys(`#new-ap-ssid`, "corp", chromedp.ByQuery),
+		chromedp.Click(`#new-ap button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`//p[@id="network-msg"][starts-with(., "Registered n2-ap-1")]`, chromedp.BySearch))
+	var aps []wnms.AP
+	admin.Expect(200, "GET", "/v2/devices/aps?macaddress=02:AB:00:00:00:10", nil).Decode(t, &aps)
+	if len(aps) != 1 || aps[0].Name != "n2-ap-1" || aps[0].LocationID.ID != floor.ID.ID || len(aps[0].Radios) != 1 ||
+		aps[0].Radios[0].Channel != 149 || aps[0].Radios[0].SSID != "corp" {
+		t.Fatalf("the AP as the API reads it: %+v", aps)
+	}
+	// A bad MAC is said, and registers nothing.
+	browse(t, ctx, "a bad AP",
+		chromedp.SetValue(`#new-ap-mac`, "not-a-mac", chromedp.ByQuery),
+		chromedp.Click(`#new-ap button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`//p[@id="network-msg"][starts-with(., "Register an AP: not done")]`, chromedp.BySearch))
+
+	// The floor's size and image, from the floor plan view.
+	img := filepath.Join(t.TempDir(), "level2.png")
+	if err := os.WriteFile(img, tinyPNG(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	view(t, ctx, fmt.Sprintf("#/floor/%d", floor.ID.ID), "floor")
+	browse(t, ctx, "save the plan",
+		chromedp.SetValue(`#plan-length`, "40", chromedp.ByQuery),
+		chromedp.SetValue(`#plan-width`, "25", chromedp.ByQuery),
+		chromedp.SetValue(`#plan-unit`, "METER", chromedp.ByQuery),
+		chromedp.SetUploadFiles(`#plan-image`, []string{img}, chromedp.ByQuery),
+		chromedp.Click(`//button[text()="Save plan"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//p[starts-with(., "Saved the plan of North campus / Level 2 and its image")]`, chromedp.BySearch),
+		chromedp.WaitVisible(`svg.plan image`, chromedp.ByQuery))
+	var layout wnms.FloorLayout
+	admin.Expect(200, "GET", fmt.Sprintf("/V5/layouts?locationid=%d", floor.ID.ID), nil).Decode(t, &layout)
+	if layout.Length != 40 || layout.Width != 25 || layout.Unit != "METER" || layout.ImageKey == nil {
+		t.Fatalf("the layout as the API reads it: %+v", layout)
+	}
+	screenshot(t, ctx, shots, "network-floor-plan")
+
+	// A user, from the settings, at the new site.
+	view(t, ctx, "#/settings", "settings")
+	browse(t, ctx, "add a user",
+		chromedp.SendKeys(`#new-user-login`, "ana", chromedp.ByQuery),
+		chromedp.SetValue(`#new-user-role`, "OPERATOR", chromedp.ByQuery),
+		chromedp.SendKeys(`#new-user-password`, "ana-s3cret-pass", chromedp.ByQuery),
+		chromedp.SetValue(`#new-user-location`, fmt.Sprint(site.ID.ID), chromedp.ByQuery),
+		chromedp.Click(`//button[text()="Add user"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//tr[td[1][text()="ana"]]`, chromedp.BySearch))
+	var users []wnms.User
+	admin.Expect(200, "GET", "/V5/users", nil).Decode(t, &users)
+	var ana *wnms.User
+	for i := range users {
+		if users[i].LoginID == "ana" {
+			ana = &users[i]
+		}
+	}
+	if ana == nil || ana.Role != "OPERATOR" || len(ana.AllowedLocations) != 1 || ana.AllowedLocations[0].ID != site.ID.ID {
+		t.Fatalf("the user as the API reads it: %+v", ana)
+	}
+
+	// The view at 1400 and 390 px.
+	for _, width := range []int64{1400, 390} {
+		browse(t, ctx, "width", chromedp.EmulateViewport(width, 900))
+		view(t, ctx, "#/network", "network")
+		var got struct {
+			Overflow    float64
+			Wide, Small []string
+		}
+		browse(t, ctx, "layout", chromedp.Evaluate(layoutAudit, &got))
+		if got.Overflow > 0 {
+			t.Errorf("%d px: %d px too wide for the window; past its edge: %q", width, int(got.Overflow), got.Wide)
+		}
+		if len(got.Small) > 0 {
+			t.Errorf("%d px: text under 11 px:\n%s", width, strings.Join(got.Small, "\n"))
+		}
+		audit(t, ctx, "network")
+		screenshot(t, ctx, shots, fmt.Sprintf("network-%d", width))
+	}
+	browse(t, ctx, "width", chromedp.EmulateViewport(1280, 1000))
+
+	// A VIEWER reads the sites and floors and is offered no form.
+	admin.Expect(200, "PUT", "/V5/users", map[string]any{"user": map[string]any{"loginId": "vera", "role": "VIEWER",
+		"userType": "LOCAL", "allowedLocations": []any{map[string]any{"type": "locallocationid", "id": site.ID.ID}}}, "password": "vera-s3cret-pass"})
+	vctx := b.page()
+	signInPassword(t, vctx, base, "vera", "vera-s3cret-pass")
+	view(t, vctx, "#/network", "network")
+	if n := count(t, vctx, `#view form`); n != 0 {
+		t.Errorf("a VIEWER is offered %d forms on the network view", n)
+	}
+	if s := text(t, vctx); !strings.Contains(s, "North campus / Level 2") || !strings.Contains(s, "reads the sites and floors") {
+		t.Errorf("the VIEWER's network view:\n%s", s)
+	}
+	// A floor without a layout is 404 in the interface, and Chromium logs
+	// every 4xx it loads: the new floor's, before its plan was saved.
+	errs := slices.DeleteFunc(b.consoleErrors(), func(e string) bool {
+		return strings.Contains(e, "status of 404") && strings.Contains(e, fmt.Sprintf("/V5/layouts?locationid=%d", floor.ID.ID))
+	})
+	if len(errs) > 0 {
+		t.Errorf("the browser console shows errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// tinyPNG is a 4 × 3 PNG, a floor image.
+func tinyPNG(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
+	for i := range img.Pix {
+		img.Pix[i] = 200
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -225,7 +225,7 @@
   // ---- router ------------------------------------------------------------
   const views = {
     '': overview, servicelevels: serviceLevelsView, aps: apsView, clients: clientsView, client: clientView, baselines: baselinesView,
-    floor: floorView, incidents: incidentsView, anomalies: incidentsView, settings: settingsView,
+    floor: floorView, incidents: incidentsView, anomalies: incidentsView, network: networkView, settings: settingsView,
   };
   function route() {
     if (!S.user) return;
@@ -828,8 +828,8 @@
   async function floorView(main, arg, v) {
     const floor = floorOf(main, arg, 'Floor plan');
     if (floor === undefined) return;
-    const plan = h('div', {}), aps = h('div', {});
-    main.append(h('div', { class: 'row' }, floorPicker(floor, (id) => `#/floor/${id}`)), plan, h('h2', {}, 'APs on this floor'), aps);
+    const plan = h('div', {}), aps = h('div', {}), edit = h('div', {});
+    main.append(h('div', { class: 'row' }, floorPicker(floor, (id) => `#/floor/${id}`)), plan, edit, h('h2', {}, 'APs on this floor'), aps);
     v.refresh = async () => {
       let layout = null;
       try {
@@ -837,6 +837,7 @@
       } catch (e) {
         if (e.status !== 404) throw e;
       }
+      if (canOperate() && !edit.firstChild) edit.append(planForm(floor, layout, () => v.refresh()));
       const list = canOperate() ? await api('/devices/manageddevices?' + q({ locationid: floor, limit: 1000, sortby: 'devicename', ascending: true })) : null;
       if (!v.live()) return;
       if (!layout) {
@@ -876,6 +877,154 @@
         { title: 'Clients', get: (a) => a.numAssocClients },
       ], list.managedDevices, { label: 'APs on this floor', empty: 'No APs on this floor.' }) : h('p', { class: 'mut' }, 'Your role does not list APs.'));
     };
+    await v.refresh();
+  }
+
+  // planForm sets a floor's size and uploads its image: the size is saved
+  // into the floor's layout (its obstacles kept), then the image, if one
+  // is chosen, replaces the floor's (GIF, JPEG or PNG).
+  function planForm(floor, layout, done) {
+    const msg = h('p', { role: 'status', class: 'mut' });
+    const num = (id, label, value) => h('label', {}, label, h('input', { id, type: 'number', min: 1, max: 1000000, step: 1, required: true, value }));
+    const unit = h('select', { id: 'plan-unit' }, ['METER', 'FEET'].map((u) => h('option', { value: u, selected: layout && layout.unit === u }, u.toLowerCase())));
+    const file = h('input', { id: 'plan-image', type: 'file', accept: 'image/png,image/jpeg,image/gif' });
+    const form = h('form', {
+      class: 'row', onsubmit: async (e) => {
+        e.preventDefault();
+        try {
+          // The layout as it is now, its obstacles kept (404: none yet).
+          const current = await api('/layouts?' + q({ locationid: floor })).catch((err) => {
+            if (err.status === 404) return null;
+            throw err;
+          });
+          const body = Object.assign({}, current || {}, {
+            length: Number($('#plan-length', form).value), width: Number($('#plan-width', form).value), unit: unit.value,
+          });
+          await api('/layouts?' + q({ locationid: floor }), { method: 'POST', body });
+          if (file.files.length) {
+            const fd = new FormData();
+            fd.append('uploadedFile', file.files[0]);
+            const r = await fetch(API + '/layouts/image?' + q({ locationid: floor }), { method: 'POST', credentials: 'same-origin', body: fd });
+            if (!r.ok) {
+              const d = await r.json().catch(() => null);
+              throw new ApiError(r.status, '', (d && d.errors && d.errors[0] && d.errors[0].message) || r.statusText);
+            }
+          }
+          msg.textContent = `Saved the plan of ${locPath(floor)}${file.files.length ? ' and its image' : ''}.`;
+          file.value = '';
+          await done();
+        } catch (err) {
+          msg.textContent = `Not saved: ${err.message}`;
+        }
+      },
+    }, num('plan-length', 'Length', layout ? layout.length : 50), num('plan-width', 'Width', layout ? layout.width : 30),
+    h('label', {}, 'Unit', unit), h('label', {}, 'Floor image', file), h('button', { type: 'submit', class: 'primary edit' }, 'Save plan'));
+    return h('section', { class: 'card', 'aria-labelledby': 'plan-title' }, h('h2', { id: 'plan-title' }, 'Size and image of this floor'), form, msg);
+  }
+
+  // ---- network: sites, floors and APs ----------------------------------------
+  // networkView lists the caller's locations and, for the roles the API
+  // lets, adds sites and floors (ADMINISTRATOR, SUPERUSER) and registers
+  // APs (also OPERATOR) through the same calls as any client.
+  async function networkView(main, _arg, v) {
+    main.append(h('h1', {}, 'Network'));
+    const admin = canAdminister(), op = canOperate();
+    if (!op) main.append(h('p', { class: 'mut' }, `Your role (${S.user.role}) reads the sites and floors; it does not change them.`));
+    else if (!admin) main.append(h('p', { class: 'mut' }, `Your role (${S.user.role}) registers APs; an ADMINISTRATOR adds sites and floors.`));
+    const msg = h('p', { role: 'status', id: 'network-msg', class: 'mut' });
+    const locsCard = h('section', { class: 'card', 'aria-labelledby': 'network-locs' });
+    const forms = h('div', { class: 'grid' });
+    main.append(locsCard, msg, forms);
+    // The zones a site may take, as "(UTC+01:00) Europe/Berlin".
+    const zones = admin ? await api('/system/timezoneids').catch(() => []) : [];
+    const said = (text) => { msg.textContent = text; };
+    // The forms are made once: the view refreshes on events (another
+    // administrator's change), and what the caller is typing must stay.
+    // A refresh fills their location lists again, keeping each choice.
+    const lists = [];
+    const pick = (id, which) => {
+      const sel = h('select', { id });
+      lists.push([sel, which]);
+      return sel;
+    };
+    const parents = () => visibleLocations().filter((l) => !l.floor);
+    const parts = [];
+    if (admin) {
+      const siteName = h('input', { id: 'new-site-name', required: true, maxlength: 128, autocomplete: 'off' });
+      const sitePar = pick('new-site-parent', parents);
+      const here = Intl.DateTimeFormat().resolvedOptions().timeZone;
+      const zone = h('select', { id: 'new-site-zone' }, h('option', { value: '' }, 'Its parent\'s'),
+        (Array.isArray(zones) ? zones : []).map((z) => h('option', { value: z.id, selected: z.id === here }, z.displayString || z.id)));
+      parts.push(formCard('new-site', 'Add a site', [['Name', siteName], ['Inside', sitePar], ['Time zone', zone]], 'Add site', async () => {
+        const loc = { type: 'folderlocation', name: siteName.value.trim() };
+        if (zone.value) loc.timezoneId = zone.value;
+        await api('/locations', { method: 'PUT', body: { parentLocation: { type: 'locallocationid', id: Number(sitePar.value) }, location: loc } });
+        siteName.value = '';
+        said(`Added the site ${loc.name}.`);
+      }));
+      const floorName = h('input', { id: 'new-floor-name', required: true, maxlength: 128, autocomplete: 'off' });
+      const floorPar = pick('new-floor-parent', () => parents().filter((l) => l.id !== 0));
+      parts.push(formCard('new-floor', 'Add a floor', [['Name', floorName], ['Site', floorPar]], 'Add floor', async () => {
+        const loc = { type: 'floorlocation', name: floorName.value.trim() };
+        await api('/locations', { method: 'PUT', body: { parentLocation: { type: 'locallocationid', id: Number(floorPar.value) }, location: loc } });
+        floorName.value = '';
+        said(`Added the floor ${loc.name} to ${locPath(Number(floorPar.value))}.`);
+      }));
+    }
+    if (op) {
+      const mac = h('input', { id: 'new-ap-mac', required: true, placeholder: '02:00:00:00:00:01', autocomplete: 'off' });
+      const name = h('input', { id: 'new-ap-name', maxlength: 128, autocomplete: 'off' });
+      const floor = pick('new-ap-floor', floors);
+      const bssid = h('input', { id: 'new-ap-bssid', placeholder: 'the AP\'s MAC', autocomplete: 'off' });
+      const channel = h('input', { id: 'new-ap-channel', type: 'number', min: 1, max: 233, value: 36, required: true });
+      const ssid = h('input', { id: 'new-ap-ssid', maxlength: 32, autocomplete: 'off' });
+      parts.push(formCard('new-ap', 'Register an AP', [['MAC address', mac], ['Name', name], ['Floor', floor], ['Radio BSSID', bssid], ['Channel', channel], ['SSID', ssid]], 'Register AP', async () => {
+        const ap = { macaddress: mac.value.trim(), locationId: { type: 'locallocationid', id: Number(floor.value) },
+          radios: [{ macaddress: bssid.value.trim() || mac.value.trim(), channel: Number(channel.value), ssid: ssid.value }] };
+        if (name.value.trim()) ap.name = name.value.trim();
+        const r = await api('/ingest/aps', { method: 'POST', body: [ap] });
+        const bad = r && r.rejected && r.rejected[0];
+        if (bad) throw new ApiError(400, bad.errorCode, bad.message);
+        said(`Registered ${ap.name || ap.macaddress} on ${locPath(ap.locationId.id)}.`);
+      }));
+    }
+    forms.append(...parts);
+    v.refresh = async () => {
+      await loadLocations();
+      if (!v.live()) return;
+      const locs = visibleLocations();
+      const kind = (l) => (l.floor ? 'Floor' : l.id === 0 ? 'Root' : 'Site or folder');
+      locsCard.replaceChildren(h('h2', { id: 'network-locs' }, 'Sites and floors'), h('div', { class: 'scroll' }, table([
+        { title: 'Location', get: (l) => (l.floor ? h('a', { href: `#/floor/${l.id}` }, locPath(l.id)) : locPath(l.id)) },
+        { title: 'Kind', get: kind },
+        { title: 'Time zone', get: (l) => l.tz || h('span', { class: 'mut' }, 'its parent\'s') },
+        { title: '', get: (l) => (admin && l.id !== 0 && !l.children.length ? confirmButton('Delete', async () => {
+          await api(`/locations/${l.id}`, { method: 'DELETE' });
+          said(`Deleted ${l.name}.`);
+          await v.refresh();
+        }) : '') },
+      ], locs, { label: 'Sites and floors', empty: 'No locations.' })));
+      for (const [sel, which] of lists) {
+        const was = sel.value;
+        sel.replaceChildren(...which().map((l) => h('option', { value: l.id, selected: String(l.id) === was }, locPath(l.id))));
+      }
+    };
+    // formCard is a form of labelled fields that runs act on submit and
+    // refreshes the view after; what goes wrong is said in the view's status.
+    function formCard(id, title, fields, button, act) {
+      const form = h('form', {
+        id, class: 'row', onsubmit: async (e) => {
+          e.preventDefault();
+          try {
+            await act();
+            await v.refresh();
+          } catch (err) {
+            said(`${title}: not done: ${err.message}`);
+          }
+        },
+      }, fields.map(([label, el]) => h('label', {}, label, el)), h('button', { type: 'submit', class: 'primary edit' }, button));
+      return h('section', { class: 'card', 'aria-labelledby': id + '-title' }, h('h2', { id: id + '-title' }, title), form);
+    }
     await v.refresh();
   }
 
