@@ -700,6 +700,21 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		if n := count(t, vctx, `.site`); n != 1 {
 			t.Errorf("the viewer's overview shows %d sites, want Sim Site 1 alone", n)
 		}
+		// AP status, through the extension every role may call: the
+		// overview counts the APs, and the AP view lists them without
+		// their IP addresses and models.
+		if s := text(t, vctx); !strings.Contains(s, "APs up") || !strings.Contains(s, "APs down") {
+			t.Errorf("the viewer's overview has no AP status:\n%s", s)
+		}
+		view(t, vctx, "#/aps/1", "aps")
+		if n := count(t, vctx, `table[aria-label="APs"] tbody tr td:nth-child(2) span`); n == 0 {
+			t.Errorf("the viewer's AP view lists no AP status:\n%s", text(t, vctx))
+		}
+		var heads []string
+		browse(t, vctx, "AP columns", chromedp.Evaluate(`[...document.querySelectorAll('table[aria-label="APs"] th')].map((th) => th.textContent.trim())`, &heads))
+		if slices.Contains(heads, "IP") || slices.Contains(heads, "Model") {
+			t.Errorf("the viewer's AP table shows %q", heads)
+		}
 		// The outage is listed, and a VIEWER is offered no Acknowledge.
 		view(t, vctx, "#/incidents/site/1", "incidents")
 		if n := count(t, vctx, `article.incident`); n != 1 {

@@ -85,6 +85,9 @@ func TestAuthzTelemetry(t *testing.T) {
 		{name: "GET manageddevices at a floor", request: list("/V5/devices/manageddevices?locationid={floor}"), allowed: opUp, ok: 200,
 			location: true, foreign: 400, foreignCode: wnms.InvalidParameter},
 		{name: "GET manageddevices", request: list("/V5/devices/manageddevices"), allowed: opUp, ok: 200, marker: markAP, scoped: true},
+		{name: "GET apstatus at a floor", request: list("/V5/devices/apstatus?locationid={floor}"), allowed: allRoles, ok: 200,
+			location: true, foreign: 400, foreignCode: wnms.InvalidParameter},
+		{name: "GET apstatus", request: list("/V5/devices/apstatus"), allowed: allRoles, ok: 200, marker: markAP, scoped: true},
 		{name: "POST ingest/clientevents", allowed: opUp, ok: 200,
 			request: func(*testing.T, *authzFixture, authzTarget) (string, string, any) {
 				return "POST", "/V5/ingest/clientevents", json.RawMessage(fmt.Sprintf(

@@ -176,6 +176,41 @@ func writeCapped(w http.ResponseWriter, items any, total int) {
 	httpkit.WriteJSON(w, http.StatusOK, items)
 }
 
+// apStatus is one AP as GET /devices/apstatus answers it: what a status
+// board shows, for every role.
+type apStatus struct {
+	BoxID           int64           `json:"boxId"`
+	Name            string          `json:"name"`
+	MacAddress      string          `json:"macaddress"`
+	LocationID      wnms.LocationID `json:"locationId"`
+	ActiveStatus    bool            `json:"activeStatus"`
+	UpSince         int64           `json:"upSince"`
+	LastSeen        int64           `json:"lastSeen"`
+	NumAssocClients int             `json:"numAssocClients"`
+	Position        *wnms.Position  `json:"position,omitempty"`
+}
+
+// apStatusList is GET /devices/apstatus (an extension): the status of the
+// APs devices/manageddevices would list, with its parameters, for every
+// role. The interface's AP lists are not a VIEWER's calls, and a VIEWER's
+// first question is which APs are down.
+func (s *Server) apStatusList(w http.ResponseWriter, r *http.Request) error {
+	return s.pageAPs(w, r, "/devices/apstatus?", func(aps []wnms.AP, total int, prev, next *string) any {
+		out := struct {
+			APStatus     []apStatus `json:"apStatus"`
+			TotalCount   int        `json:"totalCount"`
+			PreviousLink *string    `json:"previousLink"`
+			NextLink     *string    `json:"nextLink"`
+		}{APStatus: make([]apStatus, len(aps)), TotalCount: total, PreviousLink: prev, NextLink: next}
+		for i, a := range aps {
+			out.APStatus[i] = apStatus{BoxID: a.BoxID, Name: a.Name, MacAddress: a.MacAddress, LocationID: a.LocationID,
+				ActiveStatus: a.ActiveStatus, UpSince: a.UpSince, LastSeen: a.LastSeen, NumAssocClients: a.NumAssocClients,
+				Position: a.Position}
+		}
+		return out
+	})
+}
+
 // managedDevicesParams: the AP filters, offset and limit.
 type managedDevicesParams struct {
 	apParams
@@ -197,6 +232,20 @@ func (p *managedDevicesParams) Validate(now time.Time) error {
 // managedDevices is GET /devices/manageddevices: the APs, paged by offset
 // and limit, newest box first unless asked otherwise.
 func (s *Server) managedDevices(w http.ResponseWriter, r *http.Request) error {
+	return s.pageAPs(w, r, "/devices/manageddevices?", func(aps []wnms.AP, total int, prev, next *string) any {
+		return struct {
+			ManagedDevices []wnms.AP `json:"managedDevices"`
+			TotalCount     int       `json:"totalCount"`
+			PreviousLink   *string   `json:"previousLink"`
+			NextLink       *string   `json:"nextLink"`
+		}{ManagedDevices: aps, TotalCount: total, PreviousLink: prev, NextLink: next}
+	})
+}
+
+// pageAPs answers a page of the APs the filters of managedDevicesParams
+// select, as page makes it of the APs, how many matched, and the links to
+// the pages before and after (path: the call's path and "?").
+func (s *Server) pageAPs(w http.ResponseWriter, r *http.Request, path string, page func(aps []wnms.AP, total int, prev, next *string) any) error {
 	c := wnms.CallerFrom(r.Context())
 	p := managedDevicesParams{apParams: apParams{sortParam: "sortby", ascParam: "ascending"}}
 	if err := s.bind(r, &p); err != nil {
@@ -211,19 +260,13 @@ func (s *Server) managedDevices(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := struct {
-		ManagedDevices []wnms.AP `json:"managedDevices"`
-		TotalCount     int       `json:"totalCount"`
-		PreviousLink   *string   `json:"previousLink"`
-		NextLink       *string   `json:"nextLink"`
-	}{ManagedDevices: aps, TotalCount: total}
-	out.PreviousLink, out.NextLink = p.links(total, func(from int64) string {
+	prev, next := p.links(total, func(from int64) string {
 		v := r.URL.Query()
 		v.Set("offset", strconv.FormatInt(from, 10))
 		v.Set("limit", strconv.FormatInt(p.Limit, 10))
-		return "/devices/manageddevices?" + v.Encode()
+		return path + v.Encode()
 	})
-	httpkit.WriteJSON(w, http.StatusOK, out)
+	httpkit.WriteJSON(w, http.StatusOK, page(aps, total, prev, next))
 	return nil
 }
 

@@ -62,6 +62,7 @@ func (s *Server) routes() {
 	s.handle("POST /ingest/files", suAdOp, s.ingestFile)
 	s.handle("GET /devices/aps", suAdOp, s.listAPs)
 	s.handle("GET /devices/manageddevices", suAdOp, s.managedDevices)
+	s.handle("GET /devices/apstatus", anyRole, s.apStatusList) // an extension: AP status for every role
 	s.handle("GET /devices/clientevents/metadata", anyRole, s.eventMetadata)
 	s.handle("GET /devices/clientevents/{macaddress}/{offset}/{limit}", anyRole, s.clientEvents)
 	s.handle("GET /devices/clients/connectionlogs", anyRole, s.connectionLogs)

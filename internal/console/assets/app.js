@@ -509,8 +509,8 @@
       const cards = await Promise.all(sites().map(async (site) => {
         const at = { locationid: site.id };
         const [up, down, clients, incidents, levels, conn] = await Promise.all([
-          canOperate() ? api('/devices/manageddevices?' + q({ ...at, active: true, limit: 1 })) : null,
-          canOperate() ? api('/devices/manageddevices?' + q({ ...at, active: false, limit: 20, sortby: 'devicename', ascending: true })) : null,
+          api('/devices/apstatus?' + q({ ...at, active: true, limit: 1 })),
+          api('/devices/apstatus?' + q({ ...at, active: false, limit: 20, sortby: 'devicename', ascending: true })),
           activeClients(site.id),
           api('/incidents?' + q({ ...at, fromtime: now - DAY, totime: now, limit: 20 })),
           api('/servicelevels?' + q(at)),
@@ -545,7 +545,7 @@
             // background, not an alarm: the incidents say when it is more.
             kpi(clients.failing, 'clients failing', clients.failingCount ? 'warn' : '', floor ? `#/baselines/${floor.id}` : null)),
           down ? (nDown ? h('p', { class: 'down' }, h('span', { class: 'bad' }, 'Down: '),
-            down.managedDevices.map((a, k) => [k ? ', ' : '', link(`#/aps/${a.locationId.id}`, a.name)]), nDown > down.managedDevices.length ? ` and ${nDown - down.managedDevices.length} more` : '')
+            down.apStatus.map((a, k) => [k ? ', ' : '', link(`#/aps/${a.locationId.id}`, a.name)]), nDown > down.apStatus.length ? ` and ${nDown - down.apStatus.length} more` : '')
             : h('p', { class: 'mut' }, 'Every AP is up.'))
             : h('p', { class: 'mut' }, 'AP status: your role does not list APs.'),
           h('h3', {}, 'Clients failing to connect, last 24 h'),
@@ -615,11 +615,6 @@
     right.append(h('h2', {}, locPath(loc)));
     // The tree follows the locations as they change (configChanged).
     const retree = () => { const t = tree(loc, (l) => `#/aps/${l.id}`); left.replaceWith(t); left = t; };
-    if (!canOperate()) {
-      right.append(h('p', { class: 'mut' }, 'Your role does not list APs.'));
-      v.refresh = async () => { retree(); };
-      return;
-    }
     const st = { offset: 0, limit: 100, sortby: 'devicename', ascending: true, name: '', active: '' };
     const nameIn = h('input', { id: 'ap-filter', type: 'search', placeholder: 'Name contains', oninput: (e) => { st.name = e.target.value; st.offset = 0; soonLoad(); } });
     const statusIn = h('select', { id: 'ap-status', onchange: (e) => { st.active = e.target.value; st.offset = 0; load(); } },
@@ -629,18 +624,21 @@
     let timer = 0;
     const soonLoad = () => { clearTimeout(timer); timer = setTimeout(load, 250); };
     async function load() {
-      const r = await api('/devices/manageddevices?' + q({ locationid: loc, offset: st.offset, limit: st.limit, sortby: st.sortby, ascending: st.ascending, name: st.name, active: st.active }));
+      // A VIEWER reads the APs' status (an extension of the API), without
+      // their addresses, software or radios.
+      const params = q({ locationid: loc, offset: st.offset, limit: st.limit, sortby: st.sortby, ascending: st.ascending, name: st.name, active: st.active });
+      const r = canOperate() ? await api('/devices/manageddevices?' + params) : await api('/devices/apstatus?' + params);
       if (!v.live()) return;
       out.replaceChildren(table([
         { title: 'Name', sort: 'devicename', get: (a) => a.name },
         { title: 'Status', get: (a) => (a.activeStatus ? h('span', { class: 'ok' }, 'Up') : h('span', { class: 'bad' }, 'Down')) },
         { title: 'MAC', sort: 'macaddress', get: (a) => a.macaddress },
-        { title: 'IP', sort: 'ipaddress', get: (a) => a.ipAddress || '—' },
-        { title: 'Model', get: (a) => a.model || '—' },
+        canOperate() ? { title: 'IP', sort: 'ipaddress', get: (a) => a.ipAddress || '—' } : null,
+        canOperate() ? { title: 'Model', get: (a) => a.model || '—' } : null,
         { title: 'Location', get: (a) => locPath(a.locationId.id) },
         { title: 'Clients', get: (a) => a.numAssocClients },
         { title: 'Last seen', sort: 'lastseen', get: (a) => fmtTime(a.lastSeen) },
-      ], r.managedDevices, {
+      ].filter(Boolean), r.managedDevices || r.apStatus, {
         label: 'APs', sortBy: st.sortby, ascending: st.ascending, empty: 'No AP matches.',
         onSort: (k) => { st.ascending = st.sortby === k ? !st.ascending : true; st.sortby = k; load(); },
       }), pager(st.offset, st.limit, r.totalCount, (o) => { st.offset = o; load(); }));
@@ -838,7 +836,7 @@
         if (e.status !== 404) throw e;
       }
       if (canOperate() && !edit.firstChild) edit.append(planForm(floor, layout, () => v.refresh()));
-      const list = canOperate() ? await api('/devices/manageddevices?' + q({ locationid: floor, limit: 1000, sortby: 'devicename', ascending: true })) : null;
+      const list = (await api('/devices/apstatus?' + q({ locationid: floor, limit: 1000, sortby: 'devicename', ascending: true }))).apStatus;
       if (!v.live()) return;
       if (!layout) {
         plan.replaceChildren(h('p', { class: 'mut' }, 'This floor has no layout yet.'));
@@ -857,7 +855,7 @@
         }
         // The APs that report where they are, up in green, down in red.
         const r = Math.max(L, W) / 90;
-        for (const a of list ? list.managedDevices : []) {
+        for (const a of list) {
           if (!a.position) continue;
           const { x, y } = a.position;
           svg.append(s('g', { class: 'ap' },
@@ -870,12 +868,12 @@
         plan.replaceChildren(h('div', { class: 'card' }, svg,
           h('p', { class: 'mut' }, `${L} × ${W} ${layout.unit.toLowerCase()}s. Obstacles: ${legend || 'none'}. ${layout.imageKey ? '' : 'No floor image uploaded.'}`)));
       }
-      aps.replaceChildren(list ? table([
+      aps.replaceChildren(table([
         { title: 'AP', get: (a) => a.name },
         { title: 'Status', get: (a) => (a.activeStatus ? h('span', { class: 'ok' }, 'Up') : h('span', { class: 'bad' }, 'Down')) },
         { title: 'On the plan', get: (a) => (a.position ? `x ${fmtNum(a.position.x)}, y ${fmtNum(a.position.y)}` : 'position not reported') },
         { title: 'Clients', get: (a) => a.numAssocClients },
-      ], list.managedDevices, { label: 'APs on this floor', empty: 'No APs on this floor.' }) : h('p', { class: 'mut' }, 'Your role does not list APs.'));
+      ], list, { label: 'APs on this floor', empty: 'No APs on this floor.' }));
     };
     await v.refresh();
   }
