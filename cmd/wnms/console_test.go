@@ -362,6 +362,9 @@ func checkFirstScreen(t *testing.T, ctx context.Context, admin *apitest.Client) 
 	}
 }
 
+// consoleView is a view's address and its name (#view's data-view).
+type consoleView struct{ hash, name string }
+
 // layoutAudit measures the page as shown: how far it runs wider than the
 // window, the elements that reach past its right edge, and the visible
 // text drawn under 11 px (an SVG's text at the size its scaling draws it).
@@ -386,10 +389,13 @@ const layoutAudit = `(() => {
 // checkLayout opens the first screen and the incidents view at a desktop's
 // and a phone's width: no horizontal overflow, no text under 11 px; each
 // kept as a screenshot.
-func checkLayout(t *testing.T, ctx context.Context, shots, who string) {
+func checkLayout(t *testing.T, ctx context.Context, shots, who string, more ...consoleView) {
 	t.Helper()
+	views := append([]consoleView{{"#/", "overview"}, {"#/incidents", "incidents"}, {"#/servicelevels/1", "servicelevels"},
+		{"#/aps/1", "aps"}, {"#/clients", "clients"}, {"#/baselines", "baselines"}, {"#/floor", "floor"},
+		{"#/network", "network"}, {"#/settings", "settings"}}, more...)
 	for _, width := range []int64{1400, 390} {
-		for _, v := range []struct{ hash, name string }{{"#/", "overview"}, {"#/incidents", "incidents"}} {
+		for _, v := range views {
 			t.Run(fmt.Sprintf("%s at %d px", v.name, width), func(t *testing.T) {
 				browse(t, ctx, "width", chromedp.EmulateViewport(width, 900))
 				view(t, ctx, v.hash, v.name)
@@ -537,6 +543,12 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		if !strings.Contains(s, "Authentication: RADIUS server unreachable") || count(t, ctx, `.timeline li.failure`) == 0 {
 			t.Errorf("the timeline of %s does not show its RADIUS failure:\n%s", victim, s)
 		}
+		// The timeline is connection attempts, not every step: the
+		// outage's failures in a row are one row, an attempt's steps one
+		// click away.
+		if !strings.Contains(s, "failed attempts") || count(t, ctx, `ol.timeline > li details`) == 0 {
+			t.Errorf("the timeline of %s does not group its attempts:\n%s", victim, s)
+		}
 		for _, want := range []string{"Data rate (Mbps)", "RSSI (dBm)", "Retries (%)", "APs that hear it", "Connection logs", "Connected ("} {
 			if !strings.Contains(s, want) {
 				t.Errorf("client page lacks %q", want)
@@ -646,7 +658,7 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		audit(t, ctx, "settings")
 		screenshot(t, ctx, shots, "settings")
 
-		checkLayout(t, ctx, shots, "")
+		checkLayout(t, ctx, shots, "", consoleView{"#/client/" + victim, "client"})
 
 		// Live: a site created elsewhere is in the tree without a reload
 		// (the event stream's configChanged); it is removed again, as the

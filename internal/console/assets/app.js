@@ -248,6 +248,7 @@
     const started = performance.now();
     fn(main, arg, v).then(() => {
       if (!v.live()) return;
+      fitAll(main);
       main.append(v.status);
       main.dataset.ready = '1';
       main.dataset.renderMs = String(Math.round(performance.now() - started));
@@ -264,8 +265,27 @@
   // ---- charts ------------------------------------------------------------
   // chart draws series over time: opts.points [{t, v, lo, hi, base, bad, label}],
   // a band lo–hi where given, marks where bad, and slots that can be picked.
+  //
+  // The chart is drawn at the width it is shown at, one unit a pixel, and
+  // drawn again when that changes: a chart drawn wide and scaled down into
+  // a narrow card or a phone had text a few pixels tall.
   function chart(opts) {
-    const W = 900, H = 220, L = 44, R = 10, T = 10, B = 24;
+    const box = h('div', { class: 'chart-box fits' });
+    let drawn = 0;
+    const draw = (w) => {
+      drawn = w;
+      box.replaceChildren(drawChart(opts, w));
+    };
+    draw(900);
+    box.fit = () => {
+      const w = Math.round(box.clientWidth);
+      if (w > 0 && Math.abs(Math.max(280, w) - drawn) > 4) draw(Math.max(280, w));
+    };
+    if (window.ResizeObserver) new ResizeObserver(() => box.fit()).observe(box);
+    return box;
+  }
+  function drawChart(opts, W) {
+    const H = 220, L = 44, R = 10, T = 10, B = 24;
     const pts = opts.points;
     const svg = s('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': opts.label });
     if (!pts.length) {
@@ -283,9 +303,10 @@
     const y = (v) => T + (1 - (v - lo) / (hi - lo)) * (H - T - B);
     svg.append(s('line', { class: 'axis', x1: L, y1: H - B, x2: W - R, y2: H - B }), s('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }));
     svg.append(s('text', { x: L - 4, y: y(hi) + 4, 'text-anchor': 'end', text: fmtNum(hi) }), s('text', { x: L - 4, y: y(lo), 'text-anchor': 'end', text: fmtNum(lo) }));
-    for (let i = 0; i <= 4; i++) {
-      const t = t0 + ((t1 - t0) * i) / 4;
-      svg.append(s('text', { x: x(t), y: H - 8, 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle', text: t1 - t0 > DAY ? new Date(t).toLocaleDateString() + ' ' + fmtClock(t) : fmtClock(t) }));
+    const ticks = W < 600 ? 2 : 4; // room for about 120 px a label
+    for (let i = 0; i <= ticks; i++) {
+      const t = t0 + ((t1 - t0) * i) / ticks;
+      svg.append(s('text', { x: x(t), y: H - 8, 'text-anchor': i === 0 ? 'start' : i === ticks ? 'end' : 'middle', text: t1 - t0 > DAY ? new Date(t).toLocaleDateString() + ' ' + fmtClock(t) : fmtClock(t) }));
     }
     const band = pts.filter((p) => p.lo !== null && p.lo !== undefined);
     if (band.length) {
@@ -329,6 +350,25 @@
     }
     return svg;
   }
+  // readableText keeps the text of an SVG drawn in its own units (a floor
+  // plan in metres) at least px pixels tall however small the SVG is shown.
+  function readableText(svg, px) {
+    svg.classList.add('fits');
+    svg.fit = () => {
+      const m = svg.getScreenCTM();
+      const scale = m ? Math.hypot(m.a, m.b) : 0;
+      if (!scale) return;
+      for (const t of svg.querySelectorAll('text')) {
+        if (!t.dataset.size) t.dataset.size = t.getAttribute('font-size') || '0';
+        t.setAttribute('font-size', Math.max(Number(t.dataset.size), px / scale));
+      }
+    };
+    if (window.ResizeObserver) new ResizeObserver(() => svg.fit()).observe(svg);
+  }
+  // fitAll fits what is drawn to its size now (charts, plans) in el: a
+  // view calls it once shown, before it counts as ready; later changes of
+  // size are followed as they come.
+  const fitAll = (el) => { for (const f of el.querySelectorAll('.fits')) if (f.fit) f.fit(); };
   // runs answers the maximal runs of consecutive points that match.
   function runs(pts, match) {
     const out = [];
@@ -693,6 +733,34 @@
     return [e.eventDescription, e.subEventDescription].filter(Boolean).join(' — ') || `${e.category || 'Event'} ${e.typeCode}`;
   }
 
+  // attempts groups a client's events (newest first, as listed) into
+  // connection attempts, newest first: the steps of one connection
+  // (association, authentication, DHCP, ...) up to the Success or Failure
+  // that ends it; the steps after the last end are an attempt in progress.
+  // A Success at another AP than the Success before it, with no Failure
+  // between, is a roam.
+  function attempts(events) {
+    const out = [];
+    let cur = { steps: [], end: null };
+    for (const e of events.slice().reverse()) {
+      cur.steps.push(e);
+      if (e.eventType === 'Success' || e.eventType === 'Failure') {
+        cur.end = e;
+        out.push(cur);
+        cur = { steps: [], end: null };
+      }
+    }
+    if (cur.steps.length) out.push(cur);
+    let prev = null;
+    for (const a of out) {
+      if (!a.end) continue;
+      const ap = (e) => e.associatedAPName || e.bssid;
+      if (a.end.eventType === 'Success' && prev && prev.eventType === 'Success' && ap(prev) && ap(a.end) && ap(prev) !== ap(a.end)) a.roamFrom = ap(prev);
+      prev = a.end;
+    }
+    return out.reverse();
+  }
+
   async function clientView(main, mac, v) {
     const filter = JSON.stringify({ property: 'macaddress', operator: '=', value: [mac] });
     const found = await api('/devices/clients/0/1?' + q({ filter }));
@@ -708,19 +776,51 @@
         fact('SSID', c.ssid), fact('AP', c.associatedAPName), fact('Channel', c.channel),
         fact('RSSI', c.rssi ? `${c.rssi} dBm` : '—'), fact('Data rate', c.dataRateMbps ? `${c.dataRateMbps} Mbps` : '—'),
         fact('Where', c.locationId ? locPath(c.locationId.id) : '—'), fact('Last seen', fmtTime(c.lastSeen))));
-    const charts = h('div', { class: 'grid' }), hear = h('div', {}), timeline = h('ol', { class: 'timeline', 'aria-label': 'Events, newest first' }),
+    const charts = h('div', { class: 'grid' }), hear = h('div', {}), timeline = h('ol', { class: 'timeline', 'aria-label': 'Connection attempts, newest first' }),
       logs = h('div', {}), more = h('div', { class: 'row' });
     main.append(h('h2', {}, 'Last 24 hours'), charts, h('h2', {}, 'APs that hear it'), hear,
-      h('h2', {}, 'Timeline'), timeline, more, h('h2', {}, 'Connection logs'), logs);
-    const st = { offset: 0, limit: 100 };
+      h('h2', {}, 'Connection attempts'), timeline, more, h('h2', {}, 'Connection logs'), logs);
+    const st = { offset: 0, limit: 100, loaded: [] };
+    const where = (e) => [e.associatedAPName || e.bssid, e.ssid, e.channel != null ? `ch ${e.channel}` : ''].filter(Boolean).join(' · ');
     async function events(append) {
       const r = await api(`/devices/clientevents/${encodeURIComponent(c.macAddress)}/${st.offset}/${st.limit}`);
       if (!v.live()) return;
-      const items = r.clientEvents.map((e) => h('li', { class: e.eventType.toLowerCase() },
-        h('span', { class: 'badge' }, e.eventType), h('b', {}, eventWords(e)), ' ',
-        h('span', { class: 'mut' }, `${fmtTime(e.timestamp)} · ${e.associatedAPName || e.bssid} · ${e.ssid || ''}${e.channel != null ? ` ch ${e.channel}` : ''}`)));
-      if (append) timeline.append(...items);
-      else timeline.replaceChildren(...(items.length ? items : [h('li', { class: 'mut' }, 'No events.')]));
+      st.loaded = append ? st.loaded.concat(r.clientEvents) : r.clientEvents;
+      const row = (a) => {
+        const last = a.steps[a.steps.length - 1], end = a.end;
+        const cls = end ? end.eventType.toLowerCase() : 'intermediate';
+        const head = end
+          ? [h('span', { class: 'badge' }, end.eventType === 'Success' ? (a.roamFrom ? 'Roamed' : 'Connected') : 'Failed'),
+            h('b', {}, end.eventType === 'Success' && a.roamFrom ? `Roamed from ${a.roamFrom} to ${end.associatedAPName || end.bssid}` : eventWords(end))]
+          : [h('span', { class: 'badge' }, 'In progress'), h('b', {}, eventWords(last))];
+        const steps = a.steps.length > 1 ? h('details', {}, h('summary', {}, `${a.steps.length} steps`),
+          h('ol', { class: 'steps' }, a.steps.map((e) => h('li', {}, h('span', { class: 'mut' }, fmtClock(e.timestamp)), ' ', eventWords(e))))) : null;
+        return h('li', { class: cls }, ...head, ' ', h('span', { class: 'mut' }, `${fmtTime((end || last).timestamp)} · ${where(end || last)}`), steps);
+      };
+      // Three or more failed attempts in a row are one row: how many, when,
+      // and their reasons, the attempts themselves one click away.
+      const items = [];
+      const list = attempts(st.loaded);
+      for (let i = 0; i < list.length;) {
+        let j = i;
+        while (j < list.length && list[j].end && list[j].end.eventType === 'Failure') j++;
+        if (j - i >= 3) {
+          const run = list.slice(i, j), reasons = new Map();
+          for (const a of run) reasons.set(eventWords(a.end), (reasons.get(eventWords(a.end)) || 0) + 1);
+          const words = [...reasons].sort((x, y) => y[1] - x[1]).map(([w, n]) => `${w} (${n})`).join(', ');
+          const first = run[run.length - 1].end, lastEnd = run[0].end;
+          items.push(h('li', { class: 'failure run' }, h('span', { class: 'badge' }, 'Failed'),
+            h('b', {}, `${run.length} failed attempts`), ' ',
+            h('span', { class: 'mut' }, `${fmtTime(first.timestamp)} – ${fmtClock(lastEnd.timestamp)} · ${where(lastEnd)}`),
+            h('div', {}, words),
+            h('details', {}, h('summary', {}, 'The attempts'), h('ol', { class: 'timeline' }, run.map(row)))));
+          i = j;
+        } else {
+          items.push(row(list[i]));
+          i++;
+        }
+      }
+      timeline.replaceChildren(...(items.length ? items : [h('li', { class: 'mut' }, 'No events.')]));
       more.replaceChildren(st.offset + st.limit < r.totalCount
         ? h('button', { type: 'button', onclick: () => { st.offset += st.limit; events(true).catch((e) => note(v, e)); } }, `Older events (${r.totalCount - st.offset - st.limit} more)`)
         : h('span', { class: 'mut' }, `${r.totalCount} events`));
@@ -860,9 +960,10 @@
           const { x, y } = a.position;
           svg.append(s('g', { class: 'ap' },
             s('circle', { cx: x, cy: y, r, fill: a.activeStatus ? '#2e7d32' : '#c62828', stroke: '#fff', 'stroke-width': r / 4 }),
-            s('text', { x, y: y - r * 1.6, 'text-anchor': 'middle', 'font-size': r * 1.5, fill: '#1d2330', text: a.name }),
+            s('text', { class: 'ap-name', x, y: y - r * 1.4, 'text-anchor': 'middle', 'font-size': r * 1.5, fill: '#1d2330', text: a.name }),
             s('title', { text: `${a.name}: ${a.activeStatus ? 'up' : 'down'}, ${a.numAssocClients} clients` })));
         }
+        readableText(svg, 12);
         const legend = [...new Set(((layout.obstaclesInfo && layout.obstaclesInfo.obstacles) || []).map((o) => o.materialId))]
           .map((id) => (mats[id] ? mats[id].name : id)).join(', ');
         plan.replaceChildren(h('div', { class: 'card' }, svg,
