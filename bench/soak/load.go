@@ -84,8 +84,8 @@ type ackBook struct {
 	firstRejection  string
 	acctEvents      map[string]bool // "MAC|ts" of answered Starts and Stops
 	acctSamples     map[string]bool // "MAC|ts" of answered Interim-Updates and Stops
-	accepts         map[string]int // accepted authentications by client MAC
-	authAsked       map[string]int // authentications sent, by client MAC
+	accepts         map[string]int  // accepted authentications by client MAC
+	authAsked       map[string]int  // authentications sent, by client MAC
 	acceptedAt      map[string]time.Time
 	acctSent        int // accounting packets sent (each once, resent until answered)
 	acctGiven       int // of them never answered

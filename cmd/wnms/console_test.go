@@ -1103,10 +1103,41 @@ func TestConsoleManagesTheNetwork(t *testing.T) {
 	if ana == nil || ana.Role != "OPERATOR" || len(ana.AllowedLocations) != 1 || ana.AllowedLocations[0].ID != site.ID.ID {
 		t.Fatalf("the user as the API reads it: %+v", ana)
 	}
+	// A webhook, from the settings; its secret is never shown again.
+	browse(t, ctx, "add a webhook",
+		chromedp.SendKeys(`#new-hook-url`, "https://203.0.113.10/wnms", chromedp.ByQuery),
+		chromedp.SendKeys(`#new-hook-secret`, "a-secret-of-20-chars", chromedp.ByQuery),
+		chromedp.SendKeys(`#new-hook-kinds`, "apDown, incidentOpened", chromedp.ByQuery),
+		chromedp.Click(`//button[text()="Add webhook"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//table[@aria-label="Webhooks"]//td[text()="https://203.0.113.10/wnms"]`, chromedp.BySearch))
+	var hooks []wnms.Webhook
+	admin.Expect(200, "GET", "/V5/webhooks", nil).Decode(t, &hooks)
+	if len(hooks) != 1 || hooks[0].URL != "https://203.0.113.10/wnms" || !slices.Equal(hooks[0].Kinds, []string{"apDown", "incidentOpened"}) ||
+		hooks[0].Secret == "a-secret-of-20-chars" {
+		t.Fatalf("the webhook as the API reads it: %+v", hooks)
+	}
+	if s := text(t, ctx); strings.Contains(s, "a-secret-of-20-chars") {
+		t.Error("the settings show the webhook's secret")
+	}
+	// The audit log names who made the site, and its time zone.
+	view(t, ctx, "#/audit", "audit")
+	if s := text(t, ctx); !strings.Contains(s, "North campus") || !strings.Contains(s, "Europe/Berlin") || !strings.Contains(s, "PUT locations") {
+		t.Errorf("the audit log:\n%s", s)
+	}
 
 	// The view at 1400 and 390 px.
 	for _, width := range []int64{1400, 390} {
 		browse(t, ctx, "width", chromedp.EmulateViewport(width, 900))
+		view(t, ctx, "#/audit", "audit")
+		var audited struct {
+			Overflow    float64
+			Wide, Small []string
+		}
+		browse(t, ctx, "layout", chromedp.Evaluate(layoutAudit, &audited))
+		if audited.Overflow > 0 || len(audited.Small) > 0 {
+			t.Errorf("the audit log at %d px: %d px too wide (%q), text under 11 px %q", width, int(audited.Overflow), audited.Wide, audited.Small)
+		}
+		screenshot(t, ctx, shots, fmt.Sprintf("audit-%d", width))
 		view(t, ctx, "#/network", "network")
 		var got struct {
 			Overflow    float64

@@ -225,7 +225,7 @@
   // ---- router ------------------------------------------------------------
   const views = {
     '': overview, servicelevels: serviceLevelsView, aps: apsView, clients: clientsView, client: clientView, baselines: baselinesView,
-    floor: floorView, incidents: incidentsView, anomalies: incidentsView, network: networkView, settings: settingsView,
+    floor: floorView, incidents: incidentsView, anomalies: incidentsView, network: networkView, audit: auditView, settings: settingsView,
   };
   function route() {
     if (!S.user) return;
@@ -1021,6 +1021,88 @@
     return h('section', { class: 'card', 'aria-labelledby': 'plan-title' }, h('h2', { id: 'plan-title' }, 'Size and image of this floor'), form, msg);
   }
 
+  // ---- audit log -----------------------------------------------------------
+  // auditView pages the audit log (SUPERUSER, ADMINISTRATOR): who changed
+  // what, when, from where, and each field before and after as the API
+  // shows it (secrets masked there).
+  async function auditView(main, _arg, v) {
+    main.append(h('h1', {}, 'Audit log'));
+    if (!canAdminister()) {
+      main.append(h('p', { class: 'mut' }, `The audit log is read by an ADMINISTRATOR or SUPERUSER; your role is ${S.user.role}.`));
+      return;
+    }
+    const st = { offset: 0, limit: 50, type: '', login: '' };
+    const type = h('select', { id: 'audit-type', onchange: () => { st.type = type.value; st.offset = 0; load().catch((e) => note(v, e)); } },
+      h('option', { value: '' }, 'Any resource'),
+      ['users', 'apikeys', 'locations', 'templates', 'policies', 'layouts', 'webhooks', 'datasources', 'incidents', 'servicelevels']
+        .map((t) => h('option', { value: t }, t)));
+    const login = h('input', { id: 'audit-login', type: 'search', placeholder: 'Login ID', onchange: () => { st.login = login.value.trim(); st.offset = 0; load().catch((e) => note(v, e)); } });
+    const out = h('div', { class: 'scroll' });
+    main.append(h('div', { class: 'row' }, h('label', {}, 'Resource', type), h('label', {}, 'Who', login)), out);
+    const shown = (raw) => (raw === null || raw === undefined ? '—' : JSON.stringify(raw));
+    async function load() {
+      const r = await api('/auditlog?' + q({ offset: st.offset, limit: st.limit, resourcetype: st.type, loginid: st.login }));
+      if (!v.live()) return;
+      out.replaceChildren(table([
+        { title: 'When', get: (a) => fmtTime(a.timestamp) },
+        { title: 'Who', get: (a) => [a.actor.loginId || a.actor.keyId || '—', h('div', { class: 'mut' }, `${a.actor.role || ''} ${a.sourceAddress || ''}`.trim())] },
+        { title: 'What', get: (a) => [h('b', {}, `${a.method} ${a.resourceType}`), ' ', a.resourceName || a.resourceId || '',
+          a.status >= 400 ? h('span', { class: 'bad' }, ` (refused, ${a.status})`) : ''] },
+        { title: 'Changes', get: (a) => {
+          const cs = a.changes || [];
+          if (!cs.length) return h('span', { class: 'mut' }, (a.changedFields || []).join(', ') || '—');
+          const line = (c) => h('li', {}, h('code', {}, c.field), `: ${shown(c.before)} → ${shown(c.after)}`);
+          // A creation lists every field: the first few, the rest a click away.
+          const first = cs.length > 6 ? cs.slice(0, 5) : cs, rest = cs.length > 6 ? cs.slice(5) : [];
+          const more = a.changesOmitted ? h('li', { class: 'mut' }, `and ${a.changesOmitted} more not recorded`) : null;
+          return [h('ul', { class: 'lines' }, first.map(line), rest.length ? null : more),
+            rest.length ? h('details', {}, h('summary', {}, `${rest.length} more fields`), h('ul', { class: 'lines' }, rest.map(line), more)) : null];
+        } },
+      ], r.auditRecords, { label: 'Audit records', empty: 'No records.' }), pager(st.offset, st.limit, r.totalCount, (o) => { st.offset = o; load().catch((e) => note(v, e)); }));
+    }
+    v.refresh = load;
+    await load();
+  }
+
+  // webhooksCard lists the customer's webhooks with a form to add one and
+  // a button to remove each (SUPERUSER, ADMINISTRATOR).
+  function webhooksCard(v) {
+    const card = h('section', { class: 'card', 'aria-labelledby': 'webhooks-title' });
+    const msg = h('p', { role: 'status', class: 'mut' });
+    const url = h('input', { id: 'new-hook-url', type: 'url', required: true, placeholder: 'https://hooks.example.net/wnms', autocomplete: 'off' });
+    const secret = h('input', { id: 'new-hook-secret', type: 'password', required: true, minlength: 16, maxlength: 256, autocomplete: 'new-password' });
+    const kinds = h('input', { id: 'new-hook-kinds', placeholder: 'all kinds, or e.g. apDown, incidentOpened', autocomplete: 'off' });
+    const form = h('form', {
+      class: 'row', onsubmit: async (e) => {
+        e.preventDefault();
+        const body = { url: url.value.trim(), secret: secret.value, kinds: kinds.value.split(/[\s,]+/).filter(Boolean), enabled: true,
+          locationId: { type: 'locallocationid', id: home() } };
+        try {
+          await api('/webhooks', { method: 'PUT', body });
+          msg.textContent = `Added the webhook to ${body.url}.`;
+          form.reset();
+          await v.refresh();
+        } catch (err) {
+          msg.textContent = `Not added: ${err.message}`;
+        }
+      },
+    }, h('label', {}, 'URL', url), h('label', {}, 'Secret (16 or more characters)', secret), h('label', {}, 'Event kinds', kinds),
+    h('button', { type: 'submit', class: 'primary edit' }, 'Add webhook'));
+    const list = h('div', { class: 'scroll' });
+    card.append(h('h2', { id: 'webhooks-title' }, 'Webhooks'), list, form, msg);
+    card.load = async () => {
+      const hooks = await api('/webhooks');
+      list.replaceChildren(table([
+        { title: 'URL', get: (w) => w.url },
+        { title: 'Events', get: (w) => ((w.kinds || []).length ? w.kinds.join(', ') : 'all') },
+        { title: 'Location', get: (w) => locPath(w.locationId.id) },
+        { title: 'State', get: (w) => (w.enabled ? 'Enabled' : h('span', { class: 'mut' }, 'Disabled')) },
+        { title: '', get: (w) => confirmButton('Delete', async () => { await api(`/webhooks/${w.id}`, { method: 'DELETE' }); await v.refresh(); }) },
+      ], hooks, { label: 'Webhooks', empty: 'No webhooks.' }));
+    };
+    return card;
+  }
+
   // ---- network: sites, floors and APs ----------------------------------------
   // networkView lists the caller's locations and, for the roles the API
   // lets, adds sites and floors (ADMINISTRATOR, SUPERUSER) and registers
@@ -1362,9 +1444,11 @@
     main.append(shown, users, profiles);
     if (profileForm) main.append(profileForm);
     if (canAdminister()) main.append(keys);
+    const hooks = canAdminister() ? webhooksCard(v) : null;
+    if (hooks) main.append(hooks, h('p', {}, link('#/audit', 'The audit log: who changed what, and when')));
     const myRole = role();
     v.refresh = async () => {
-      await Promise.all(parts.map((p) => p.load()));
+      await Promise.all(parts.map((p) => p.load()).concat(hooks ? [hooks.load()] : []));
       const [us, ps, ks] = await Promise.all([
         api('/users'), api('/templates/CL_CONN_TEST_PROFILE?minimalinforequired=true'), canAdminister() ? api('/apikeys') : null,
       ]);
