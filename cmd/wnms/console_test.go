@@ -153,6 +153,22 @@ func count(t *testing.T, ctx context.Context, selector string) int {
 	return n
 }
 
+// screenshotDir is where the console tests keep their screenshots:
+// $WNMS_TEST_ARTIFACTS/console (CI keeps them), else under the temporary
+// directory.
+func screenshotDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("WNMS_TEST_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "wnms-test-artifacts")
+	}
+	dir = filepath.Join(dir, "console")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // screenshot writes the page as dir/name.png, a test artefact.
 func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 	t.Helper()
@@ -433,14 +449,7 @@ func signInPassword(t testing.TB, ctx context.Context, base, login, password str
 // base (filled by the simulator, with its RADIUS outage three hours ago).
 func testConsole(t *testing.T, base string, keyID, keyValue string) {
 	b := startBrowser(t)
-	shots := os.Getenv("WNMS_TEST_ARTIFACTS")
-	if shots == "" {
-		shots = filepath.Join(os.TempDir(), "wnms-test-artifacts")
-	}
-	shots = filepath.Join(shots, "console")
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	shots := screenshotDir(t)
 	t.Logf("console screenshots in %s", shots)
 	admin := apitest.Remote(t, base, keyID, keyValue)
 	// The outage's incident: the grouping runs every minute, a margin
@@ -851,14 +860,7 @@ func TestConsoleLearning(t *testing.T) {
 	admin.Expect(200, "POST", "/V5/ingest/clientevents", []any{map[string]any{"macAddress": "02:11:00:00:00:02",
 		"bssid": "02:00:00:00:01:01", "channel": 36, "ssid": "corp", "timestamp": time.Now().UnixMilli(), "eventType": "Success"}})
 
-	shots := os.Getenv("WNMS_TEST_ARTIFACTS")
-	if shots == "" {
-		shots = filepath.Join(os.TempDir(), "wnms-test-artifacts")
-	}
-	shots = filepath.Join(shots, "console")
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	shots := screenshotDir(t)
 	ctx := b.page()
 	signInKey(t, ctx, base, key.KeyID, key.KeyValue)
 	var state string
@@ -923,9 +925,10 @@ func BenchmarkConsoleFirstRender(b *testing.B) {
 	br := startBrowser(b)
 	ctx := br.page()
 	signInKey(b, ctx, base, key.KeyID, key.KeyValue)
-	views := []struct{ hash, name string }{
+	views := []consoleView{
 		{"#/", "overview"}, {"#/aps/0", "aps"}, {"#/clients", "clients"}, {"#/client/" + clients.ClientList[0].MacAddress, "client"},
-		{"#/baselines/2", "baselines"}, {"#/floor/2", "floor"}, {"#/incidents", "incidents"}, {"#/settings", "settings"},
+		{"#/baselines/2", "baselines"}, {"#/floor/2", "floor"}, {"#/incidents", "incidents"}, {"#/servicelevels/1", "servicelevels"},
+		{"#/network", "network"}, {"#/audit", "audit"}, {"#/settings", "settings"},
 	}
 	loads := 20
 	if s := os.Getenv("WNMS_CONSOLE_LOADS"); s != "" {
@@ -982,14 +985,7 @@ func TestConsoleManagesTheNetwork(t *testing.T) {
 	key := readKeyFile(t, filepath.Join(dir, "bootstrap-key.json"))
 	base := "http://" + l.API
 	admin := apitest.Remote(t, base, key.KeyID, key.KeyValue)
-	shots := os.Getenv("WNMS_TEST_ARTIFACTS")
-	if shots == "" {
-		shots = filepath.Join(os.TempDir(), "wnms-test-artifacts")
-	}
-	shots = filepath.Join(shots, "console")
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	shots := screenshotDir(t)
 	type loc struct {
 		ID         struct{ ID int64 }  `json:"id"`
 		Name       string              `json:"name"`
