@@ -835,18 +835,26 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 	t.Logf("screenshots: %s", b2)
 }
 
+// newServerAndBrowser starts Chromium (or skips) and a new server on an
+// empty data directory, and answers its address, its bootstrap key and
+// a client of the API signed in with it.
+func newServerAndBrowser(t *testing.T) (*browser, string, struct{ KeyID, KeyValue string }, *apitest.Client) {
+	t.Helper()
+	b := startBrowser(t)
+	dir := t.TempDir()
+	l, _, _, _ := bootServe(t, nil, "--data", dir)
+	key := readKeyFile(t, filepath.Join(dir, "bootstrap-key.json"))
+	base := "http://" + l.API
+	return b, base, key, apitest.Remote(t, base, key.KeyID, key.KeyValue)
+}
+
 // TestConsoleLearning runs the console on a new server (the demo keeps only
 // its own data): a floor with data and no history yet has baselines
 // charts that say "learning" where a slot has data and no baseline, and
 // leave the slots without data as gaps; its site, with no incident and
 // its AP up, is quiet on the first screen.
 func TestConsoleLearning(t *testing.T) {
-	b := startBrowser(t)
-	dir := t.TempDir()
-	l, _, _, _ := bootServe(t, nil, "--data", dir)
-	key := readKeyFile(t, filepath.Join(dir, "bootstrap-key.json"))
-	base := "http://" + l.API
-	admin := apitest.Remote(t, base, key.KeyID, key.KeyValue)
+	b, base, key, admin := newServerAndBrowser(t)
 	var site, floor struct {
 		ID struct{ ID int64 } `json:"id"`
 	}
@@ -979,12 +987,7 @@ func readKeyFile(t testing.TB, path string) (key struct{ KeyID, KeyValue string 
 // each is read back through the API. The network view has no overflow
 // and no text under 11 px at 390 px, and a VIEWER finds no form on it.
 func TestConsoleManagesTheNetwork(t *testing.T) {
-	b := startBrowser(t)
-	dir := t.TempDir()
-	l, _, _, _ := bootServe(t, nil, "--data", dir)
-	key := readKeyFile(t, filepath.Join(dir, "bootstrap-key.json"))
-	base := "http://" + l.API
-	admin := apitest.Remote(t, base, key.KeyID, key.KeyValue)
+	b, base, key, admin := newServerAndBrowser(t)
 	shots := screenshotDir(t)
 	type loc struct {
 		ID         struct{ ID int64 }  `json:"id"`
