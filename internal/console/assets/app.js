@@ -90,6 +90,18 @@
       });
     }
     S.locs = m;
+    S.locKey = JSON.stringify(t); // what changed() compares: location names appear in lists
+  }
+  // changed says whether what el is to show differs from what it shows:
+  // a list redrawn with the same rows would lose an armed "Confirm"
+  // button, the focus and a click under way (the event stream refreshes
+  // a view after every change, anyone's).
+  const shownAs = new WeakMap();
+  function changed(el, ...data) {
+    const key = S.locKey + JSON.stringify(data);
+    if (shownAs.get(el) === key) return false;
+    shownAs.set(el, key);
+    return true;
   }
   const locPath = (id) => {
     const parts = [];
@@ -1092,7 +1104,7 @@
     card.append(h('h2', { id: 'webhooks-title' }, 'Webhooks'), list, form, msg);
     card.load = async () => {
       const hooks = await api('/webhooks');
-      list.replaceChildren(table([
+      if (changed(list, hooks)) list.replaceChildren(table([
         { title: 'URL', get: (w) => w.url },
         { title: 'Events', get: (w) => ((w.kinds || []).length ? w.kinds.join(', ') : 'all') },
         { title: 'Location', get: (w) => locPath(w.locationId.id) },
@@ -1175,7 +1187,7 @@
       if (!v.live()) return;
       const locs = visibleLocations();
       const kind = (l) => (l.floor ? 'Floor' : l.id === 0 ? 'Root' : 'Site or folder');
-      locsCard.replaceChildren(h('h2', { id: 'network-locs' }, 'Sites and floors'), h('div', { class: 'scroll' }, table([
+      if (changed(locsCard)) locsCard.replaceChildren(h('h2', { id: 'network-locs' }, 'Sites and floors'), h('div', { class: 'scroll' }, table([
         { title: 'Location', get: (l) => (l.floor ? h('a', { href: `#/floor/${l.id}` }, locPath(l.id)) : locPath(l.id)) },
         { title: 'Kind', get: kind },
         { title: 'Time zone', get: (l) => l.tz || h('span', { class: 'mut' }, 'its parent\'s') },
@@ -1453,7 +1465,7 @@
         api('/users'), api('/templates/CL_CONN_TEST_PROFILE?minimalinforequired=true'), canAdminister() ? api('/apikeys') : null,
       ]);
       if (!v.live()) return;
-      users.replaceChildren(h('h2', {}, 'Users'), table([
+      if (changed(users, us)) users.replaceChildren(h('h2', {}, 'Users'), table([
         { title: 'Login', get: (u) => u.loginId },
         { title: 'Name', get: (u) => [u.firstName, u.lastName].filter(Boolean).join(' ') || '—' },
         { title: 'Role', get: (u) => u.role },
@@ -1477,12 +1489,12 @@
             ? confirmButton('Delete', async () => { await api(`/users/${u.userId}`, { method: 'DELETE' }); await v.refresh(); }) : null] },
       ], us, { label: 'Users' }));
       const list = Array.isArray(ps) ? ps : (ps && ps.templates) || [];
-      profiles.replaceChildren(h('h2', {}, 'Client connection test profiles'), table([
+      if (changed(profiles, list)) profiles.replaceChildren(h('h2', {}, 'Client connection test profiles'), table([
         { title: 'Name', get: (p) => p.templateName || p.templateId },
         { title: 'Description', get: (p) => p.description || '—' },
                 { title: '', get: (p) => (canOperate() ? confirmButton('Delete', async () => { await api(`/templates/${p.templateId}/CL_CONN_TEST_PROFILE`, { method: 'DELETE' }); await v.refresh(); }) : '') },
       ], list, { label: 'Client connection test profiles', empty: 'No profiles.' }));
-      if (ks) {
+      if (ks && changed(keys, ks)) {
         keys.replaceChildren(h('h2', {}, 'API keys'), table([
           { title: 'Key ID', get: (k) => k.keyId },
           { title: 'User', get: (k) => k.loginId },
