@@ -1,7 +1,6 @@
 package datasource
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ func TestAcceptsBounded(t *testing.T) {
 	e := &entry{customer: 1}
 	other := &entry{customer: 2}
 	t0 := time.Unix(1_700_000_000, 0)
-	rec := func(mac string) map[string]any { return map[string]any{"macAddress": mac} }
+	rec := func(mac string) radius.Observation { return success(mac, 0) }
 
 	if out := a.hold(e, rec("02:00:00:00:00:01"), t0); out != nil {
 		t.Fatalf("first hold let %v go", out)
@@ -26,7 +25,7 @@ func TestAcceptsBounded(t *testing.T) {
 	if a.take(other, "02:00:00:00:00:01", time.Time{}, time.Time{}) != nil {
 		t.Fatal("another customer's client took the accept")
 	}
-	if h := a.take(e, "02:00:00:00:00:01", time.Time{}, t0); h == nil || h.rec["macAddress"] != "02:00:00:00:00:01" {
+	if h := a.take(e, "02:00:00:00:00:01", time.Time{}, t0); h == nil || *h.rec.Event.MacAddress != "02:00:00:00:00:01" {
 		t.Fatalf("take: %v", h)
 	}
 	if a.take(e, "02:00:00:00:00:01", time.Time{}, time.Time{}) != nil {
@@ -113,14 +112,13 @@ func TestAcceptsTakeTheirConnection(t *testing.T) {
 			var a accepts
 			e := &entry{customer: 1}
 			for _, sent := range c.sent {
-				a.hold(e, map[string]any{"macAddress": "02:00:00:00:00:01", "authenticationTimestamp": float64(ms(sent).UnixMilli())},
-					ms(sent+c.late))
+				a.hold(e, success("02:00:00:00:00:01", ms(sent).UnixMilli()), ms(sent+c.late))
 			}
 			for i, tk := range c.takes {
 				h := a.take(e, "02:00:00:00:00:01", at(tk.assoc), at(tk.auth))
 				var got int64 = -1
 				if h != nil {
-					got = int64(h.rec["authenticationTimestamp"].(float64)) - t0.UnixMilli()
+					got = *h.rec.Event.AuthenticationTimestamp - t0.UnixMilli()
 				}
 				if got != int64(tk.want) {
 					t.Errorf("take %d took the accept of %d ms, want %d", i, got, tk.want)
@@ -136,12 +134,12 @@ func TestAcceptsKeepNothingReleased(t *testing.T) {
 	var a accepts
 	e := &entry{customer: 1}
 	t0 := time.Unix(1_700_000_000, 0)
-	a.hold(e, map[string]any{"macAddress": "02:00:00:00:00:01"}, t0)
+	a.hold(e, success("02:00:00:00:00:01", 0), t0)
 	if a.take(e, "02:00:00:00:00:01", time.Time{}, time.Time{}) == nil || a.held() != 0 {
 		t.Fatal("not taken")
 	}
 	for _, h := range a.order {
-		if h.rec != nil || h.e != nil {
+		if h.rec.Event != nil || h.e != nil {
 			t.Fatalf("order still holds a taken accept's record: %v", h.rec)
 		}
 	}
@@ -158,11 +156,12 @@ func TestWithAccepts(t *testing.T) {
 	const mac = "02:00:00:00:00:01"
 	for _, c := range []struct {
 		sent    int
-		latency float64
+		latency int64
 	}{{0, 11}, {10_000, 22}} {
-		b.accepts.hold(e, map[string]any{"macAddress": mac, "eventType": "Success", "aaaLatency": c.latency, "username": "carol",
-			"eventId":         fmt.Sprintf("radius-%d", c.sent),
-			"radiusPrimaryIP": "10.0.0.9", "authenticationTimestamp": float64(ms(c.sent).UnixMilli())}, ms(c.sent))
+		acc := success(mac, ms(c.sent).UnixMilli())
+		acc.Event.AAALatency, acc.Event.Username, acc.Event.RadiusPrimaryIP = &c.latency, "carol", wnms.Ptr("10.0.0.9")
+		acc.Event.EventID = wnms.Ptr(fmt.Sprintf("radius-%d", c.sent))
+		b.accepts.hold(e, acc, ms(c.sent))
 	}
 	events := []syslog.ClientEvent{
 		// The connection of the second accept.
@@ -172,24 +171,21 @@ func TestWithAccepts(t *testing.T) {
 		// not its connection's.
 		{MacAddress: mac, EventType: "Success", Timestamp: 3, AssocSeen: ms(20_000), AuthSeen: ms(20_050)},
 	}
-	raw, err := syslog.MarshalBatch(events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all []map[string]any
-	if err := json.Unmarshal(raw, &all); err != nil {
-		t.Fatal(err)
+	all := make([]radius.Observation, len(events))
+	for i := range events {
+		r := events[i].Record()
+		all[i] = radius.Observation{Event: &r}
 	}
 	got, _ := b.withAccepts(e, events, all)
-	if len(got) != 2 || got[0]["timestamp"] != float64(1) || got[1]["timestamp"] != float64(3) {
+	if len(got) != 2 || *got[0].Event.Timestamp != 1 || *got[1].Event.Timestamp != 3 {
 		t.Fatalf("records %v, want the two Successes", got)
 	}
-	if got[0]["aaaLatency"] != float64(22) || got[0]["radiusPrimaryIP"] != "10.0.0.9" || got[0]["username"] != "carol" ||
-		got[0]["eventId"] != "radius-10000" || got[0]["authenticationTimestamp"] != float64(ms(10_000).UnixMilli()) {
-		t.Errorf("the Success did not take its connection's accept: %v", got[0])
+	if r := got[0].Event; wnms.Str(r.RadiusPrimaryIP) != "10.0.0.9" || r.Username != "carol" || wnms.Str(r.EventID) != "radius-10000" ||
+		r.AAALatency == nil || *r.AAALatency != 22 || r.AuthenticationTimestamp == nil || *r.AuthenticationTimestamp != ms(10_000).UnixMilli() {
+		t.Errorf("the Success did not take its connection's accept: %+v", r)
 	}
-	if _, ok := got[1]["aaaLatency"]; ok {
-		t.Errorf("the reconnection without RADIUS took an older accept: %v", got[1])
+	if got[1].Event.AAALatency != nil {
+		t.Errorf("the reconnection without RADIUS took an older accept: %+v", got[1].Event)
 	}
 	if b.accepts.held() != 1 {
 		t.Errorf("%d accepts held, want the first", b.accepts.held())
@@ -205,17 +201,19 @@ func TestHoldSuccess(t *testing.T) {
 		key(1, "ap"):     {customer: 1, src: wnms.DataSource{Name: "ap", Syslog: true}},
 		key(1, "radius"): {customer: 1, src: wnms.DataSource{Name: "radius"}},
 	}})
-	success := json.RawMessage(`{"macAddress":"02:00:00:00:00:01","eventType":"Success","authenticationTimestamp":1700000000000}`)
+	accept := success("02:00:00:00:00:01", 1700000000000)
+	failure := success("02:00:00:00:00:01", 0)
+	failure.Event.EventType = wnms.Ptr(wnms.Failure)
 	for _, c := range []struct {
 		name string
 		src  radius.Source
-		rec  json.RawMessage
+		rec  radius.Observation
 		want bool
 	}{
-		{"a syslog source's Success", radius.Source{Group: 1, Name: "ap"}, success, true},
-		{"a source without syslog", radius.Source{Group: 1, Name: "radius"}, success, false},
-		{"an unknown source", radius.Source{Group: 2, Name: "ap"}, success, false},
-		{"a Failure", radius.Source{Group: 1, Name: "ap"}, json.RawMessage(`{"macAddress":"02:00:00:00:00:01","eventType":"Failure"}`), false},
+		{"a syslog source's Success", radius.Source{Group: 1, Name: "ap"}, accept, true},
+		{"a source without syslog", radius.Source{Group: 1, Name: "radius"}, accept, false},
+		{"an unknown source", radius.Source{Group: 2, Name: "ap"}, accept, false},
+		{"a Failure", radius.Source{Group: 1, Name: "ap"}, failure, false},
 	} {
 		if got := b.HoldSuccess(c.src, c.rec, make(chan bool, 1)); got != c.want {
 			t.Errorf("%s: held %v, want %v", c.name, got, c.want)
@@ -224,4 +222,14 @@ func TestHoldSuccess(t *testing.T) {
 	if b.accepts.held() != 1 {
 		t.Errorf("%d held, want 1", b.accepts.held())
 	}
+}
+
+// success is a RADIUS Success of client mac whose accept the proxy had at
+// authAt (ms; 0: not said).
+func success(mac string, authAt int64) radius.Observation {
+	r := &wnms.EventRecord{MacAddress: wnms.Ptr(mac), EventType: wnms.Ptr(wnms.Success)}
+	if authAt != 0 {
+		r.AuthenticationTimestamp = wnms.Ptr(authAt)
+	}
+	return radius.Observation{Event: r}
 }

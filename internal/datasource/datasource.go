@@ -24,7 +24,6 @@ package datasource
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,6 +39,7 @@ import (
 	"github.com/wnms/wnms/internal/every"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/radius"
+	"github.com/wnms/wnms/internal/rounds"
 	"github.com/wnms/wnms/internal/syslog"
 	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
@@ -53,10 +53,11 @@ type Store interface {
 }
 
 // Ingester is the ingest write path for data sources
-// (telemetry.Service.IngestSource): a record at no known AP is placed at
-// location at.
+// (telemetry.Service.IngestSourceEvents and IngestSourceSamples): a
+// record at no known AP is placed at location at.
 type Ingester interface {
-	IngestSource(ctx context.Context, c *wnms.Caller, kind string, body []byte, at int64) (*telemetry.Result, error)
+	IngestSourceEvents(ctx context.Context, c *wnms.Caller, recs []wnms.EventRecord, at int64) (*telemetry.Result, error)
+	IngestSourceSamples(ctx context.Context, c *wnms.Caller, recs []wnms.SampleRecord, at int64) (*telemetry.Result, error)
 }
 
 // Heartbeater records that APs were heard from
@@ -117,7 +118,7 @@ type Bridge struct {
 	eventsWake chan struct{}
 
 	groupsMu sync.Mutex
-	groups   map[string]*group // by source and kind: see emitGrouped
+	groups   map[string]*rounds.Queue[[]radius.Observation] // by source and kind: see emitGrouped
 
 	beatsMu sync.Mutex
 	beats   map[int64]time.Time // AP boxId → when its last heartbeat was written
@@ -128,19 +129,6 @@ type Bridge struct {
 	statsMu     sync.Mutex
 	sourceStats map[string]*sourceStats // by "customer/name": see Status
 	upstreams   map[int64][][2]string   // each customer's upstreams in force, kind and address (mu)
-}
-
-// group gathers the records of concurrent Emit calls of one source and
-// kind into one ingest.
-type group struct {
-	mu      sync.Mutex
-	pending []*groupReq
-	running bool
-}
-
-type groupReq struct {
-	recs []map[string]any
-	done chan error
 }
 
 // maxRound bounds the records one ingest of a group takes.
@@ -497,25 +485,25 @@ func (b *Bridge) SyslogOwner(a netip.Addr) int64 {
 // is stored as it is. The merged Success keeps the accept's username
 // (the accepted request's User-Name) and, when no DHCP ACK gave one, its
 // Framed-IP-Address.
-func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, records []json.RawMessage) error {
+func (b *Bridge) Emit(ctx context.Context, src radius.Source, obs []radius.Observation) error {
 	b.init()
+	kind := telemetry.KindEvents
+	if len(obs) > 0 && obs[0].Sample != nil {
+		kind = telemetry.KindStats
+	}
 	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
 	if !ok {
 		// Removed since the packet arrived: nothing to place it at.
-		b.records.With("radius", kind, OutcomeUnplaced).Add(uint64(len(records)))
+		b.records.With("radius", kind, OutcomeUnplaced).Add(uint64(len(obs)))
 		return nil
 	}
 	b.heardFrom(e, time.Now())
-	recs := make([]map[string]any, 0, len(records))
-	for _, raw := range records {
-		var m map[string]any
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return err
-		}
-		if kind == telemetry.KindEvents && b.holdAccept(e, m, nil) {
+	recs := make([]radius.Observation, 0, len(obs))
+	for _, o := range obs {
+		if o.Event != nil && b.holdAccept(e, o, nil) {
 			continue
 		}
-		recs = append(recs, m)
+		recs = append(recs, o)
 	}
 	if len(recs) == 0 {
 		return nil
@@ -530,25 +518,24 @@ func (b *Bridge) Emit(ctx context.Context, src radius.Source, kind string, recor
 // before the NAS completes the connection, whatever the store is doing.
 // It never waits on the store; stored is told once the accept's row is
 // written (see persistHeld), or that it will not be.
-func (b *Bridge) HoldSuccess(src radius.Source, rec json.RawMessage, stored chan<- bool) bool {
+func (b *Bridge) HoldSuccess(src radius.Source, o radius.Observation, stored chan<- bool) bool {
 	b.init()
 	e, ok := b.table.Load().byName[key(src.Group, src.Name)]
 	if ok {
 		b.heardFrom(e, time.Now())
 	}
-	var m map[string]any
-	return ok && e.src.Syslog && json.Unmarshal(rec, &m) == nil && b.holdAccept(e, m, stored)
+	return ok && e.src.Syslog && o.Event != nil && b.holdAccept(e, o, stored)
 }
 
-// holdAccept holds m, a client event of source e, when it is a RADIUS
+// holdAccept holds o, a client event of source e, when it is a RADIUS
 // Success that should wait for its syslog Success, and says whether it
 // did; stored (nil, or room for one) is told whether its row is written.
-func (b *Bridge) holdAccept(e *entry, m map[string]any, stored chan<- bool) bool {
-	if !e.src.Syslog || m["eventType"] != wnms.Success {
+func (b *Bridge) holdAccept(e *entry, o radius.Observation, stored chan<- bool) bool {
+	if !e.src.Syslog || wnms.Str(o.Event.EventType) != wnms.Success {
 		return false
 	}
-	b.accepts.holdOrLetGo(e, m, time.Now(), b.ServerID, stored)
-	b.heardAccept(e, m)
+	b.accepts.holdOrLetGo(e, o, time.Now(), b.ServerID, stored)
+	b.heardAccept(e, o)
 	select {
 	case b.wake <- struct{}{}:
 	default: // persistHeld is told already
@@ -561,75 +548,52 @@ func (b *Bridge) holdAccept(e *entry, m map[string]any, stored chan<- bool) bool
 // transaction), and returns once they are committed. The accounting
 // server answers each packet only after its record is committed, so
 // packets from many NASes share commits instead of each waiting for its
-// own: the first caller runs rounds while callers keep coming, each round
-// taking what arrived during the one before (at most maxRound records).
-func (b *Bridge) emitGrouped(ctx context.Context, kind string, e *entry, recs []map[string]any) error {
+// own: the calls that arrive while an ingest runs wait, and the next
+// takes them all (in ingests of at most maxRound records).
+func (b *Bridge) emitGrouped(ctx context.Context, kind string, e *entry, recs []radius.Observation) error {
 	k := key(e.customer, e.src.Name) + "/" + kind
 	b.groupsMu.Lock()
 	if b.groups == nil {
-		b.groups = map[string]*group{}
+		b.groups = map[string]*rounds.Queue[[]radius.Observation]{}
 	}
-	g, ok := b.groups[k]
+	q, ok := b.groups[k]
 	if !ok {
-		g = &group{}
-		b.groups[k] = g
+		q = &rounds.Queue[[]radius.Observation]{}
+		b.groups[k] = q
 	}
 	b.groupsMu.Unlock()
-	r := &groupReq{recs: recs, done: make(chan error, 1)}
-	g.mu.Lock()
-	g.pending = append(g.pending, r)
-	lead := !g.running
-	g.running = true
-	g.mu.Unlock()
-	if lead {
-		// The rounds outlive this caller's context: others wait on them.
-		go b.runRounds(context.WithoutCancel(ctx), g, kind, e)
-	}
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// runRounds ingests what g holds, round after round, until it is empty.
-func (b *Bridge) runRounds(ctx context.Context, g *group, kind string, e *entry) {
-	for {
-		g.mu.Lock()
-		var batch []*groupReq
-		n := 0
-		for len(g.pending) > 0 && (n == 0 || n+len(g.pending[0].recs) <= maxRound) {
-			n += len(g.pending[0].recs)
-			batch = append(batch, g.pending[0])
-			g.pending = g.pending[1:]
-		}
-		if len(batch) == 0 {
-			g.running = false
-			g.mu.Unlock()
-			return
-		}
-		g.mu.Unlock()
-		all := make([]map[string]any, 0, n)
-		ids := map[string]bool{}
-		for _, x := range batch {
-			for _, r := range x.recs {
-				// A NAS's retransmission may share the round with its
-				// first try: the same record once.
-				if id, _ := r["eventId"].(string); id != "" {
-					if ids[id] {
-						continue
-					}
-					ids[id] = true
-				}
-				all = append(all, r)
+	// The round runs to its end even if this caller's context ends: the
+	// others wait on it.
+	rctx := context.WithoutCancel(ctx)
+	return q.Do(ctx, recs, func(round []*rounds.Item[[]radius.Observation]) {
+		for len(round) > 0 {
+			n, end := 0, 0
+			for end < len(round) && (end == 0 || n+len(round[end].V) <= maxRound) {
+				n += len(round[end].V)
+				end++
 			}
+			all := make([]radius.Observation, 0, n)
+			ids := map[string]bool{}
+			for _, it := range round[:end] {
+				for _, r := range it.V {
+					// A NAS's retransmission may share the round with its
+					// first try: the same record once.
+					if id := eventID(r); id != "" {
+						if ids[id] {
+							continue
+						}
+						ids[id] = true
+					}
+					all = append(all, r)
+				}
+			}
+			err := b.place(rctx, "radius", kind, e, netip.Addr{}, all)
+			for _, it := range round[:end] {
+				it.Answer(err)
+			}
+			round = round[end:]
 		}
-		err := b.place(ctx, "radius", kind, e, netip.Addr{}, all)
-		for _, x := range batch {
-			x.done <- err
-		}
-	}
+	})
 }
 
 // AcceptHold is how long a RADIUS Success waits for the syslog Success
@@ -675,9 +639,9 @@ const acceptLookback = 5 * time.Second
 // heldAccept is a RADIUS Success waiting for its syslog Success.
 type heldAccept struct {
 	e      *entry
-	rec    map[string]any
-	at     time.Time // when it was held
-	sent   time.Time // when the proxy had the accept (its authenticationTimestamp)
+	rec    radius.Observation // the Success
+	at     time.Time          // when it was held
+	sent   time.Time          // when the proxy had the accept (its authenticationTimestamp)
 	key    string
 	id     string // the Success's eventId, the key of its row in the store
 	server int64  // the server whose row it is
@@ -701,7 +665,7 @@ type accepts struct {
 // under the caps is stored alone by the next release (the caller must
 // not wait on the store). Each accept is also queued for persistHeld,
 // which writes it and its Intermediate event.
-func (a *accepts) holdOrLetGo(e *entry, rec map[string]any, now time.Time, server int64, stored chan<- bool) {
+func (a *accepts) holdOrLetGo(e *entry, rec radius.Observation, now time.Time, server int64, stored chan<- bool) {
 	f := newFresh(e, rec, now, server)
 	f.stored = stored
 	a.mu.Lock()
@@ -730,7 +694,7 @@ func (a *accepts) key(e *entry, mac string) string { return key(e.customer, mac)
 // hold keeps rec and returns one it had to let go: the client's oldest
 // when it has maxHeldPerClient, else the oldest of all when maxHeld are
 // held.
-func (a *accepts) hold(e *entry, rec map[string]any, now time.Time) *heldAccept {
+func (a *accepts) hold(e *entry, rec radius.Observation, now time.Time) *heldAccept {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	_, out := a.holdLocked(e, rec, now)
@@ -738,8 +702,8 @@ func (a *accepts) hold(e *entry, rec map[string]any, now time.Time) *heldAccept 
 }
 
 // holdLocked is hold with a.mu held; it also returns the accept held.
-func (a *accepts) holdLocked(e *entry, rec map[string]any, now time.Time) (held, out *heldAccept) {
-	mac, _ := rec["macAddress"].(string)
+func (a *accepts) holdLocked(e *entry, rec radius.Observation, now time.Time) (held, out *heldAccept) {
+	mac := wnms.Str(rec.Event.MacAddress)
 	if a.byKey == nil {
 		a.byKey = map[string][]*heldAccept{}
 	}
@@ -749,10 +713,7 @@ func (a *accepts) holdLocked(e *entry, rec map[string]any, now time.Time) (held,
 	} else if a.n >= maxHeld {
 		out = a.popOldest()
 	}
-	h := &heldAccept{e: e, rec: rec, at: now, sent: now, key: k, id: str(rec, "eventId")}
-	if ms, ok := rec["authenticationTimestamp"].(float64); ok && ms > 0 {
-		h.sent = time.UnixMilli(int64(ms))
-	}
+	h := &heldAccept{e: e, rec: rec, at: now, sent: sentAt(rec, now), key: k, id: wnms.Str(rec.Event.EventID)}
 	a.byKey[k] = append(a.byKey[k], h)
 	a.n++
 	a.order = append(a.order, h)
@@ -763,7 +724,7 @@ func (a *accepts) holdLocked(e *entry, rec map[string]any, now time.Time) (held,
 // nothing, as order may name it a while longer.
 func (a *accepts) remove(h *heldAccept) *heldAccept {
 	out := *h
-	h.e, h.rec = nil, nil
+	h.e, h.rec = nil, radius.Observation{}
 	l := a.byKey[h.key]
 	for i, x := range l {
 		if x == h {
@@ -869,7 +830,7 @@ func (b *Bridge) ingestHeld(ctx context.Context, hs []heldAccept) {
 	var done []heldAccept
 	for _, e := range order {
 		for chunk := range slices.Chunk(bySource[e], maxRound) {
-			recs := make([]map[string]any, len(chunk))
+			recs := make([]radius.Observation, len(chunk))
 			for i, h := range chunk {
 				recs[i] = h.rec
 			}
@@ -901,13 +862,10 @@ func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslo
 		return nil
 	}
 	b.heardFrom(e, time.Now())
-	raw, err := syslog.MarshalBatch(events)
-	if err != nil {
-		return err
-	}
-	var all []map[string]any
-	if err := json.Unmarshal(raw, &all); err != nil {
-		return err
+	all := make([]radius.Observation, len(events))
+	for i := range events {
+		r := events[i].Record()
+		all[i] = radius.Observation{Event: &r}
 	}
 	recs, taken := b.withAccepts(e, events, all)
 	if len(recs) == 0 {
@@ -921,55 +879,97 @@ func (b *Bridge) EmitSyslog(ctx context.Context, from netip.Addr, events []syslo
 	return nil
 }
 
-// withAccepts returns the records of events (all, the same in the ingest
-// format) to store for source e: each Success with its connection's held
-// RADIUS accept, if any, and without the 802.1X failures the proxy made
+// withAccepts returns the records of events (all, the same as records)
+// to store for source e: each Success with its connection's held RADIUS
+// accept, if any, and without the 802.1X failures the proxy made
 // first-hand; and the accepts taken. A Success that takes an accept takes
 // its eventId too: the connection's one Success has that id whether the
 // syslog Success or the accept alone is stored, which is how a restart
 // knows an accept it finds in the store was already used.
-func (b *Bridge) withAccepts(e *entry, events []syslog.ClientEvent, all []map[string]any) ([]map[string]any, []heldAccept) {
+func (b *Bridge) withAccepts(e *entry, events []syslog.ClientEvent, all []radius.Observation) ([]radius.Observation, []heldAccept) {
 	recs := all[:0]
 	var taken []heldAccept
-	for i, r := range all {
-		if e.src.RadiusSecret != "" && r["eventType"] == wnms.Failure && r["failureCode"] == float64(2) && r["subFailureCode"] == float64(202) {
+	for i, o := range all {
+		r := o.Event
+		typ := wnms.Str(r.EventType)
+		if e.src.RadiusSecret != "" && typ == wnms.Failure && code(r.FailureCode) == wnms.CategoryAuthentication &&
+			code(r.SubFailureCode) == wnms.FailRadiusRejected {
 			// The source's authentications go through wnms's RADIUS
 			// proxy, which made this Failure first-hand.
 			continue
 		}
-		if r["eventType"] == wnms.Success {
-			mac, _ := r["macAddress"].(string)
-			if h := b.accepts.take(e, mac, events[i].AssocSeen, events[i].AuthSeen); h != nil {
+		if typ == wnms.Success {
+			if h := b.accepts.take(e, wnms.Str(r.MacAddress), events[i].AssocSeen, events[i].AuthSeen); h != nil {
+				acc := h.rec.Event
 				// The accepted request's User-Name is the client's 802.1X
 				// identity, which syslog does not tell.
-				for _, f := range []string{"aaaLatency", "radiusPrimaryIP", "username"} {
-					if v, ok := h.rec[f]; ok {
-						r[f] = v
-					}
+				if acc.AAALatency != nil {
+					r.AAALatency = acc.AAALatency
+				}
+				if acc.RadiusPrimaryIP != nil {
+					r.RadiusPrimaryIP = acc.RadiusPrimaryIP
+				}
+				if acc.Username != "" {
+					r.Username = acc.Username
 				}
 				// The DHCP ACK's address, else the one the RADIUS server gave.
-				if _, ok := r["ip"]; !ok && h.rec["ip"] != nil {
-					r["ip"] = h.rec["ip"]
+				if r.IP == nil {
+					r.IP = acc.IP
 				}
 				// The authentication is the accept, on wnms's clock.
-				if v, ok := h.rec["authenticationTimestamp"]; ok {
-					r["authenticationTimestamp"] = v
+				if acc.AuthenticationTimestamp != nil {
+					r.AuthenticationTimestamp = acc.AuthenticationTimestamp
 				}
 				if h.id != "" {
-					r["eventId"] = h.id
+					r.EventID = wnms.Ptr(h.id)
 				}
 				taken = append(taken, *h)
 			}
 		}
-		recs = append(recs, r)
+		recs = append(recs, o)
 	}
 	return recs, taken
 }
 
+// code is a catalogue code of a record, 0 when not sent.
+func code(c *int) int {
+	if c == nil {
+		return 0
+	}
+	return *c
+}
+
+// eventID is the eventId of an event, "" for a sample or an event
+// without one.
+func eventID(o radius.Observation) string {
+	if o.Event == nil {
+		return ""
+	}
+	return wnms.Str(o.Event.EventID)
+}
+
+// sentAt is when the proxy had the accept of the Success rec: its
+// authenticationTimestamp, else held (when it was held).
+func sentAt(rec radius.Observation, held time.Time) time.Time {
+	if ms := rec.Event.AuthenticationTimestamp; ms != nil && *ms > 0 {
+		return time.UnixMilli(*ms)
+	}
+	return held
+}
+
+// radioFields are the fields place reads and fills, of an event or a
+// sample.
+func radioFields(o radius.Observation) (bssid **string, channel *int, ssid *string) {
+	if o.Event != nil {
+		return &o.Event.BSSID, &o.Event.Channel, &o.Event.SSID
+	}
+	return &o.Sample.BSSID, &o.Sample.Channel, &o.Sample.SSID
+}
+
 // place fills each record's AP fields from the customer's APs and
-// ingests the placed ones as the source.
-func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from netip.Addr, recs []map[string]any) error {
-	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+// ingests the placed ones as the source: client events, or (kind
+// telemetry.KindStats) the traffic samples of accounting.
+func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from netip.Addr, recs []radius.Observation) error {
 	var bssids, names, ips []string
 	add := func(l *[]string, v string) {
 		if v != "" && !slices.Contains(*l, v) {
@@ -977,9 +977,10 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 		}
 	}
 	for _, r := range recs {
-		add(&bssids, str(r, "bssid"))
-		add(&names, str(r, "nasIdentifier"))
-		add(&ips, str(r, "nasIpAddress"))
+		bssid, _, _ := radioFields(r)
+		add(&bssids, wnms.Str(*bssid))
+		add(&names, r.NASIdentifier)
+		add(&ips, r.NASIPAddress)
 	}
 	if from.IsValid() {
 		add(&ips, from.String())
@@ -1001,71 +1002,72 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 			byIP[ap.IPAddress] = ap
 		}
 	}
-	var placed []map[string]any
+	var events []wnms.EventRecord
+	var samples []wnms.SampleRecord
 	var boxes []int64 // the AP of each placed record, 0 for none
 	unmatched := 0
 	for _, r := range recs {
-		ap := byBSSID[str(r, "bssid")]
+		bssid, channel, ssid := radioFields(r)
+		named := wnms.Str(*bssid)
+		ap := byBSSID[named]
 		if ap == nil {
-			ap = byName[str(r, "nasIdentifier")]
+			ap = byName[r.NASIdentifier]
 		}
 		if ap == nil {
-			ap = byIP[str(r, "nasIpAddress")]
+			ap = byIP[r.NASIPAddress]
 		}
 		if ap == nil && from.IsValid() {
 			ap = byIP[from.String()]
 		}
 		if ap == nil {
 			// Listed in the source's status, to be registered.
-			addr := str(r, "nasIpAddress")
+			addr := r.NASIPAddress
 			if addr == "" && from.IsValid() {
 				addr = from.String()
 			}
-			b.noAP(e, str(r, "bssid"), str(r, "nasIdentifier"), addr, time.Now())
+			b.noAP(e, named, r.NASIdentifier, addr, time.Now())
 		}
-		delete(r, "nasIdentifier")
-		delete(r, "nasIpAddress")
 		if ap == nil || len(ap.Radios) == 0 {
 			// At the source's location, where no radio is known.
 			unmatched++
-			r["channel"] = 0
-			placed = append(placed, r)
+			*channel = 0
 			boxes = append(boxes, boxOf(ap))
-			continue
-		}
-		radio := ap.Radios[0]
-		for _, x := range ap.Radios {
-			if x.BSSID == str(r, "bssid") || (str(r, "bssid") == "" && x.SSID != "" && x.SSID == str(r, "ssid")) {
-				radio = x
-				break
+		} else {
+			radio := ap.Radios[0]
+			for _, x := range ap.Radios {
+				if x.BSSID == named || (named == "" && x.SSID != "" && x.SSID == *ssid) {
+					radio = x
+					break
+				}
 			}
+			*bssid, *channel = wnms.Ptr(radio.BSSID), radio.Channel
+			if *ssid == "" && radio.SSID != "" {
+				*ssid = radio.SSID
+			}
+			if r.Event != nil {
+				r.Event.AssociatedAPName = ap.Name
+			}
+			boxes = append(boxes, ap.BoxID)
 		}
-		r["bssid"], r["channel"] = radio.BSSID, radio.Channel
-		if str(r, "ssid") == "" && radio.SSID != "" {
-			r["ssid"] = radio.SSID
+		if r.Event != nil {
+			events = append(events, *r.Event)
+		} else {
+			samples = append(samples, *r.Sample)
 		}
-		if kind == telemetry.KindEvents {
-			r["associatedAPName"] = ap.Name
-		}
-		placed = append(placed, r)
-		boxes = append(boxes, ap.BoxID)
 	}
 	if unmatched > 0 {
 		b.unmatched.With(via, kind).Add(uint64(unmatched))
 	}
-	if len(placed) == 0 {
+	if len(boxes) == 0 {
 		return nil
 	}
-	body, err := json.Marshal(placed)
-	if err != nil {
-		return err
-	}
-	ingestKind := kind
+	caller, at := b.caller(e), e.src.LocationID.ID
+	var res *telemetry.Result
 	if kind == telemetry.KindStats {
-		// Accounting's samples carry bytes, not radio metrics.
-		ingestKind = telemetry.KindTrafficStats
+		res, err = b.Ingest.IngestSourceSamples(ctx, caller, samples, at)
+	} else {
+		res, err = b.Ingest.IngestSourceEvents(ctx, caller, events, at)
 	}
-	res, err := b.Ingest.IngestSource(ctx, b.caller(e), ingestKind, body, e.src.LocationID.ID)
 	if err != nil {
 		return err
 	}
@@ -1096,10 +1098,8 @@ func (b *Bridge) place(ctx context.Context, via, kind string, e *entry, from net
 	return nil
 }
 
-// caller is who a source's records are ingested as: an administrator of
-// its customer confined to its location.
+// caller is who a source's records are ingested as: the source itself,
+// confined to its location.
 func (b *Bridge) caller(e *entry) *wnms.Caller {
-	u := &wnms.User{CustomerID: e.customer, Role: wnms.Administrator, LoginID: "datasource:" + e.src.Name,
-		AllowedLocations: []wnms.LocationID{wnms.LocalID(e.src.LocationID.ID)}}
-	return wnms.NewCaller(u, nil, b.Store.LocationPaths)
+	return wnms.SourceCaller(e.customer, e.src.Name, e.src.LocationID.ID, b.Store.LocationPaths)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wnms/wnms/internal/radius"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -28,11 +29,10 @@ type heardAt struct {
 // for their next packet.
 const maxHeard = 1 << 16
 
-// heardAccept notes where the held accept m of source e was seen, for
+// heardAccept notes where the held accept o of source e was seen, for
 // the next release to write its AP's heartbeat.
-func (b *Bridge) heardAccept(e *entry, m map[string]any) {
-	str := func(k string) string { s, _ := m[k].(string); return s }
-	at := heardAt{e: e, bssid: str("bssid"), nasID: str("nasIdentifier"), nasIP: str("nasIpAddress")}
+func (b *Bridge) heardAccept(e *entry, o radius.Observation) {
+	at := heardAt{e: e, bssid: wnms.Str(o.Event.BSSID), nasID: o.NASIdentifier, nasIP: o.NASIPAddress}
 	b.heardMu.Lock()
 	defer b.heardMu.Unlock()
 	if b.heard == nil {

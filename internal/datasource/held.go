@@ -2,13 +2,13 @@ package datasource
 
 import (
 	"context"
-	"encoding/json"
 	"net/netip"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/wnms/wnms/internal/radius"
 	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -110,7 +110,7 @@ func (b *Bridge) storeAcceptEvents(ctx context.Context) {
 	if lost > 0 {
 		b.Log.Warn("data source: RADIUS accept events not stored (too many at once)", "events", lost)
 	}
-	bySource := map[*entry][]map[string]any{}
+	bySource := map[*entry][]radius.Observation{}
 	var order []*entry
 	for _, f := range fresh {
 		if _, ok := bySource[f.e]; !ok {
@@ -134,13 +134,6 @@ const (
 	sweepGrace = 30 * time.Second
 )
 
-// Catalogue code of the Intermediate event an accept shows as: category
-// 2 Authentication, type 11 RADIUS accept.
-const (
-	acceptCategory = 2
-	acceptType     = 11
-)
-
 // freshAccept is an accept held since the last persistHeld: its row and
 // its Intermediate event.
 type freshAccept struct {
@@ -148,7 +141,7 @@ type freshAccept struct {
 	h     *heldAccept // nil: only its event is to be stored (a row taken back)
 	write bool        // the row is to be written
 	row   wnms.HeldAccept
-	event map[string]any
+	event radius.Observation
 	// stored, when not nil (room for one), is told once whether the row
 	// is written: the proxy answers the NAS after that.
 	stored chan<- bool
@@ -162,35 +155,31 @@ func (f *freshAccept) tell(ok bool) {
 	}
 }
 
-func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
-
 // newFresh makes the row and the Intermediate event of rec, an accept of
 // source e held at now by server, before anything else reads or changes
 // rec.
-func newFresh(e *entry, rec map[string]any, now time.Time, server int64) freshAccept {
-	b, _ := json.Marshal(rec) // decoded from JSON: it encodes
+func newFresh(e *entry, rec radius.Observation, now time.Time, server int64) freshAccept {
+	success := wnms.HeldRecord{EventRecord: *rec.Event, NASIdentifier: rec.NASIdentifier, NASIPAddress: rec.NASIPAddress}
 	return freshAccept{e: e, write: true, event: acceptEvent(rec), row: wnms.HeldAccept{ServerID: server,
-		EventID: str(rec, "eventId"), CustomerID: e.customer, Source: e.src.Name, HeldAt: now.UnixMilli(), Record: b}}
+		EventID: wnms.Str(rec.Event.EventID), CustomerID: e.customer, Source: e.src.Name, HeldAt: now.UnixMilli(), Success: success}}
 }
 
 // acceptEvent is the Intermediate 2/11 "RADIUS accept" event of a RADIUS
 // Success: at the accept's time, with its client, AP, username and
 // upstream, and an eventId derived from the Success's.
-func acceptEvent(rec map[string]any) map[string]any {
-	ev := map[string]any{"eventType": wnms.Intermediate, "categoryCode": acceptCategory, "typeCode": acceptType,
-		"timestamp": rec["timestamp"]}
-	if ts, ok := rec["authenticationTimestamp"].(float64); ok && ts > 0 {
-		ev["timestamp"] = ts
+func acceptEvent(rec radius.Observation) radius.Observation {
+	a := rec.Event
+	ev := &wnms.EventRecord{EventType: wnms.Ptr(wnms.Intermediate), CategoryCode: wnms.Ptr(wnms.CategoryAuthentication),
+		TypeCode: wnms.Ptr(wnms.TypeRadiusAccept), Timestamp: a.Timestamp, MacAddress: a.MacAddress, BSSID: a.BSSID,
+		SSID: a.SSID, Username: a.Username}
+	ev.RadiusPrimaryIP = a.RadiusPrimaryIP
+	if ts := a.AuthenticationTimestamp; ts != nil && *ts > 0 {
+		ev.Timestamp = ts
 	}
-	for _, f := range []string{"macAddress", "bssid", "ssid", "username", "radiusPrimaryIP", "nasIdentifier", "nasIpAddress"} {
-		if v, ok := rec[f]; ok {
-			ev[f] = v
-		}
+	if id := wnms.Str(a.EventID); id != "" {
+		ev.EventID = wnms.Ptr(acceptEventID(id))
 	}
-	if id := str(rec, "eventId"); id != "" {
-		ev["eventId"] = acceptEventID(id)
-	}
-	return ev
+	return radius.Observation{Event: ev, NASIdentifier: rec.NASIdentifier, NASIPAddress: rec.NASIPAddress}
 }
 
 // acceptEventID is the eventId of the Intermediate event of the Success
@@ -353,12 +342,12 @@ func (b *Bridge) recoverHeld(ctx context.Context, startup bool) {
 	t := b.table.Load()
 	var found, unknown []heldAccept
 	for _, r := range rows {
-		var rec map[string]any
-		if json.Unmarshal(r.Record, &rec) != nil {
+		if r.Success.MacAddress == nil {
 			unknown = append(unknown, heldAccept{id: r.EventID, server: r.ServerID})
 			continue
 		}
-		if b.accepts.holds(r.CustomerID, str(rec, "macAddress"), r.EventID) {
+		rec := radius.Observation{Event: &r.Success.EventRecord, NASIdentifier: r.Success.NASIdentifier, NASIPAddress: r.Success.NASIPAddress}
+		if b.accepts.holds(r.CustomerID, *r.Success.MacAddress, r.EventID) {
 			continue
 		}
 		e, ok := t.byName[key(r.CustomerID, r.Source)]
@@ -370,10 +359,8 @@ func (b *Bridge) recoverHeld(ctx context.Context, startup bool) {
 			}
 			continue
 		}
-		h := heldAccept{e: e, rec: rec, at: time.UnixMilli(r.HeldAt), sent: time.UnixMilli(r.HeldAt), id: r.EventID, server: r.ServerID}
-		if ms, ok := rec["authenticationTimestamp"].(float64); ok && ms > 0 {
-			h.sent = time.UnixMilli(int64(ms))
-		}
+		heldAt := time.UnixMilli(r.HeldAt)
+		h := heldAccept{e: e, rec: rec, at: heldAt, sent: sentAt(rec, heldAt), id: r.EventID, server: r.ServerID}
 		found = append(found, h)
 	}
 	b.forget(ctx, unknown)

@@ -44,9 +44,10 @@ func TestHeldAcceptsSurviveARestart(t *testing.T) {
 			now := time.Now()
 			accept := func(b *Bridge, id, mac string) <-chan bool {
 				t.Helper()
-				rec, _ := json.Marshal(map[string]any{"eventId": id, "macAddress": mac, "eventType": "Success",
-					"bssid": "AA:BB:CC:DD:EE:FF", "ssid": "corp", "timestamp": now.UnixMilli(), "username": "carol",
-					"authenticationTimestamp": now.UnixMilli(), "aaaLatency": 42, "radiusPrimaryIP": "10.0.0.9"})
+				rec := radius.Observation{Event: &wnms.EventRecord{EventID: &id, MacAddress: &mac, EventType: wnms.Ptr(wnms.Success),
+					BSSID: wnms.Ptr("AA:BB:CC:DD:EE:FF"), SSID: "corp", Timestamp: wnms.Ptr(now.UnixMilli()), Username: "carol",
+					AuthenticationTimestamp: wnms.Ptr(now.UnixMilli()), AAALatency: wnms.Ptr[int64](42),
+					EventDetail: wnms.EventDetail{RadiusPrimaryIP: wnms.Ptr("10.0.0.9")}}}
 				stored := make(chan bool, 1)
 				if !b.HoldSuccess(radius.Source{Group: wnms.OnPremCustomer, Name: "lab"}, rec, stored) {
 					t.Fatal("the accept was not held")
@@ -149,7 +150,8 @@ func TestHeldAcceptsSurviveARestart(t *testing.T) {
 			// and removing its row only goes.
 			b2.persistHeld(ctx)
 			if err := st.PutHeldAccepts(ctx, []wnms.HeldAccept{{ServerID: 1, EventID: "radius-joined", CustomerID: wnms.OnPremCustomer,
-				Source: "lab", HeldAt: now.UnixMilli(), Record: []byte(`{"eventId":"radius-joined","macAddress":"02:00:00:00:00:01","eventType":"Success","timestamp":1}`)}}); err != nil {
+				Source: "lab", HeldAt: now.UnixMilli(), Success: wnms.HeldRecord{EventRecord: wnms.EventRecord{EventID: wnms.Ptr("radius-joined"),
+					MacAddress: wnms.Ptr("02:00:00:00:00:01"), EventType: wnms.Ptr(wnms.Success), Timestamp: wnms.Ptr[int64](1)}}}}); err != nil {
 				t.Fatal(err)
 			}
 			b3 := start(time.Millisecond)

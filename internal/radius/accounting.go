@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wnms/wnms/internal/wnms"
 	rad "layeh.com/radius"
 )
 
@@ -49,11 +49,6 @@ type SessionStore interface {
 	EndAcctSession(ctx context.Context, key string) error
 }
 
-// typeSessionEnded is the typeCode (category 1, Association) of the
-// Intermediate event a Stop makes: "Session ended (RADIUS accounting)",
-// whose subTypeCode is the Acct-Terminate-Cause.
-const typeSessionEnded = 4
-
 // Accounting is the RADIUS accounting server (RFC 2866; decisions §21).
 // Start becomes an Intermediate event 1/1 Associated, Interim-Update a
 // client sample with the byte deltas since the session's previous
@@ -87,7 +82,7 @@ type session struct {
 // observation is what one accounting packet became: the same for its
 // retransmissions.
 type observation struct {
-	events, samples []json.RawMessage
+	events, samples []Observation
 	passedOn        bool      // queued for accountingUpstreams (a.mu)
 	at              time.Time // when the first copy arrived
 }
@@ -172,12 +167,12 @@ func (a *Accounting) handle(ctx context.Context, pc net.PacketConn, from netip.A
 	obs, first := a.observe(src, req, time.Now())
 	for _, k := range []struct {
 		kind string
-		recs []json.RawMessage
-	}{{KindClientEvents, obs.events}, {KindClientStats, obs.samples}} {
+		recs []Observation
+	}{{"events", obs.events}, {"samples", obs.samples}} {
 		if len(k.recs) == 0 {
 			continue
 		}
-		if err := a.sink.Emit(ctx, src.Source, k.kind, k.recs); err != nil {
+		if err := a.sink.Emit(ctx, src.Source, k.recs); err != nil {
 			// No answer: the NAS sends the packet again, and gets the same
 			// records again.
 			a.counters.SinkErrors.Add(1)
@@ -266,18 +261,15 @@ func (a *Accounting) observe(src *source, req *rad.Packet, now time.Time) (*obse
 		if s == nil || !inOK || !outOK {
 			return
 		}
-		r := subj.record("", ts)
-		r.TxBytes, r.RxBytes = ptr(delta(s.in, in)), ptr(delta(s.out, out))
-		o.samples = append(o.samples, marshal(r))
+		o.samples = append(o.samples, subj.sample(ts, delta(s.in, in), delta(s.out, out)))
 	}
 	switch status {
 	case acctStart:
-		r := subj.record(eventID(key, "start"), ts)
-		r.EventType, r.CategoryCode, r.TypeCode = "Intermediate", ptr(1), ptr(1)
+		start := subj.intermediate(eventID(key, "start"), ts, wnms.TypeAssociated, 0)
 		if ip, err := rad.IPAddr(req.Get(attrFramedIPAddress)); err == nil {
-			r.IP = ptr(ip.String())
+			start.Event.IP = wnms.Ptr(ip.String())
 		}
-		o.events = append(o.events, marshal(r))
+		o.events = append(o.events, start)
 		a.touch(sessKey, in, out)
 	case acctInterim:
 		sample()
@@ -287,12 +279,11 @@ func (a *Accounting) observe(src *source, req *rad.Packet, now time.Time) (*obse
 	case acctStop:
 		// A terminate cause is no 802.11 reason code: the session ended
 		// is an event of its own, with the cause as its subtype.
-		r := subj.record(eventID(key, "stop"), ts)
-		r.EventType, r.CategoryCode, r.TypeCode = "Intermediate", ptr(1), ptr(typeSessionEnded)
+		cause := 0
 		if c, err := rad.Integer(req.Get(attrAcctTerminateCause)); err == nil && c < 1<<31 {
-			r.SubTypeCode = int(c)
+			cause = int(c)
 		}
-		o.events = append(o.events, marshal(r))
+		o.events = append(o.events, subj.intermediate(eventID(key, "stop"), ts, wnms.TypeSessionEnded, cause))
 		if inOK && outOK {
 			sample()
 		}

@@ -2,7 +2,6 @@ package radius
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"slices"
@@ -111,7 +110,7 @@ func quantile(d []time.Duration, q float64) time.Duration {
 // slowSink commits after a fixed delay, as a store's group commit would.
 type slowSink struct{ delay time.Duration }
 
-func (s slowSink) Emit(context.Context, Source, string, []json.RawMessage) error {
+func (s slowSink) Emit(context.Context, Source, []Observation) error {
 	time.Sleep(s.delay)
 	return nil
 }

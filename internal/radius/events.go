@@ -4,36 +4,38 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"strings"
 
+	"github.com/wnms/wnms/internal/wnms"
 	rad "layeh.com/radius"
 )
 
-// Record kinds, as the ingest API names them.
-const (
-	KindClientEvents = "clientevents" // records of POST /V5/ingest/clientevents
-	KindClientStats  = "clientstats"  // records of POST /V5/ingest/clientstats
-)
-
-// Sink takes what the listeners observe. Emit stores records of one kind
-// (KindClientEvents or KindClientStats) from one source through the
+// Sink takes what the listeners observe. Emit stores the observations
+// of one source, all client events or all client samples, through the
 // ingest write path and returns once they are committed; an error means
 // they may not be, and the accounting server then sends no
-// Accounting-Response, so the NAS retries. Records are JSON objects in
-// the ingest format, each with an eventId (events) or a timestamp
-// (samples) derived from the observation, so a record emitted twice is a
-// duplicate downstream.
+// Accounting-Response, so the NAS retries. Each event has an eventId
+// and each sample a timestamp derived from the observation, so one
+// emitted twice is a duplicate downstream.
 //
 // What RADIUS cannot know is absent: channel (events and samples), rssi
 // and dataRateMbps (samples); bssid when Called-Station-Id holds no MAC.
-// Each record carries two fields the ingest ignores, for the caller to
-// place the record: "nasIdentifier" (NAS-Identifier) and "nasIpAddress"
-// (NAS-IP-Address), and the source comes with the call; decisions §21:
-// the AP is the BSSID's radio, else the NAS-Identifier, else the source's
-// location. Emit is called from several goroutines at once.
+// Each observation says where the NAS said it was (NAS-Identifier,
+// NAS-IP-Address) for the sink to place it, and the source comes with
+// the call; decisions §21: the AP is the BSSID's radio, else the
+// NAS-Identifier, else the source's location. Emit is called from
+// several goroutines at once.
 type Sink interface {
-	Emit(ctx context.Context, src Source, kind string, records []json.RawMessage) error
+	Emit(ctx context.Context, src Source, obs []Observation) error
+}
+
+// Observation is a record the listeners made: a client event or a
+// client sample, and where the NAS that reported it said it was.
+type Observation struct {
+	Event         *wnms.EventRecord  // a client event, or
+	Sample        *wnms.SampleRecord // a client's traffic (accounting)
+	NASIdentifier string             // "" when the request had none
+	NASIPAddress  string
 }
 
 // SuccessHolder is a Sink that may keep an authentication's Success to
@@ -47,45 +49,8 @@ type Sink interface {
 // waits for that, a bounded time, before it answers the NAS.
 // HoldSuccess must not wait on a store.
 type SuccessHolder interface {
-	HoldSuccess(src Source, record json.RawMessage, stored chan<- bool) bool
+	HoldSuccess(src Source, success Observation, stored chan<- bool) bool
 }
-
-// record is a client event or sample in the ingest format, plus where it
-// was seen.
-type record struct {
-	EventID    string `json:"eventId,omitempty"`
-	MacAddress string `json:"macAddress"`
-	BSSID      string `json:"bssid,omitempty"`
-	SSID       string `json:"ssid,omitempty"`
-	Timestamp  int64  `json:"timestamp"`
-	EventType  string `json:"eventType,omitempty"`
-	Username   string `json:"username,omitempty"`
-
-	AuthenticationTimestamp int64   `json:"authenticationTimestamp,omitempty"`
-	AAALatency              *int64  `json:"aaaLatency,omitempty"`
-	FailureCode             *int    `json:"failureCode,omitempty"`
-	SubFailureCode          *int    `json:"subFailureCode,omitempty"`
-	CategoryCode            *int    `json:"categoryCode,omitempty"`
-	TypeCode                *int    `json:"typeCode,omitempty"`
-	SubTypeCode             int     `json:"subTypeCode,omitempty"`
-	IP                      *string `json:"ip,omitempty"`
-	RadiusPrimaryIP         *string `json:"radiusPrimaryIP,omitempty"`
-
-	TxBytes *int64 `json:"txBytes,omitempty"`
-	RxBytes *int64 `json:"rxBytes,omitempty"`
-
-	NASIdentifier string `json:"nasIdentifier,omitempty"`
-	NASIPAddress  string `json:"nasIpAddress,omitempty"`
-}
-
-// Failure causes of the catalogue (category 2, Authentication).
-const (
-	failAuthentication = 2
-	failRejected       = 202 // Credentials rejected by RADIUS
-	failUnreachable    = 203 // RADIUS server unreachable
-	failEAPTimeout     = 204 // EAP exchange timed out
-	failCertificate    = 205 // Client certificate rejected
-)
 
 // subject is who and where an observation is about, from a request's
 // attributes.
@@ -103,10 +68,31 @@ func subjectOf(p *rad.Packet) subject {
 	return s
 }
 
-// record returns a record about s with the given id and time (ms).
-func (s subject) record(id string, ts int64) record {
-	return record{EventID: id, MacAddress: s.mac, BSSID: s.bssid, SSID: s.ssid, Timestamp: ts, Username: s.username,
-		NASIdentifier: s.nasID, NASIPAddress: s.nasIP}
+// event returns an event about s of the given type, id and time (ms).
+func (s subject) event(typ, id string, ts int64) Observation {
+	r := &wnms.EventRecord{EventID: &id, MacAddress: &s.mac, EventType: &typ, SSID: s.ssid, Timestamp: &ts, Username: s.username}
+	if s.bssid != "" {
+		r.BSSID = &s.bssid
+	}
+	return Observation{Event: r, NASIdentifier: s.nasID, NASIPAddress: s.nasIP}
+}
+
+// intermediate returns an Intermediate event of the Association
+// category about s, of type typ and subtype sub.
+func (s subject) intermediate(id string, ts int64, typ, sub int) Observation {
+	o := s.event(wnms.Intermediate, id, ts)
+	o.Event.CategoryCode, o.Event.TypeCode, o.Event.SubTypeCode = wnms.Ptr(wnms.CategoryAssociation), &typ, sub
+	return o
+}
+
+// sample returns a sample of the client's traffic (bytes since the
+// previous sample) at time ts (ms).
+func (s subject) sample(ts, tx, rx int64) Observation {
+	r := &wnms.SampleRecord{MacAddress: &s.mac, SSID: s.ssid, Timestamp: &ts, Username: s.username, TxBytes: &tx, RxBytes: &rx}
+	if s.bssid != "" {
+		r.BSSID = &s.bssid
+	}
+	return Observation{Sample: r, NASIdentifier: s.nasID, NASIPAddress: s.nasIP}
 }
 
 // clean keeps a text attribute printable and within the ingest's limits
@@ -184,14 +170,4 @@ func eventID(parts ...string) string {
 		h.Write([]byte{0})
 	}
 	return "radius-" + hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-func ptr[T any](v T) *T { return &v }
-
-func marshal(r record) json.RawMessage {
-	b, err := json.Marshal(r)
-	if err != nil {
-		panic(err) // a record of strings and numbers always encodes
-	}
-	return b
 }

@@ -2,6 +2,7 @@ package radius
 
 import (
 	"fmt"
+	"github.com/wnms/wnms/internal/wnms"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,7 +66,7 @@ func TestFreeRADIUSPAP(t *testing.T) {
 	if !ok || !strings.Contains(out, "Received Access-Reject") {
 		t.Fatalf("wrong password: want Access-Reject relayed, got:\n%s", out)
 	}
-	sink.waitRecord(t, KindClientEvents, failure(failRejected))
+	sink.waitRecord(t, KindClientEvents, failure(wnms.FailRadiusRejected))
 
 	// A NAS with the wrong secret is dropped and counted: no answer.
 	if out, ok := radclient(t, addr, "auth", "not-the-secret", append(attrs, `User-Password = "alice-pw"`)...); ok {
@@ -77,7 +78,7 @@ func TestFreeRADIUSPAP(t *testing.T) {
 	if out, ok := radclient(t, addr, "auth", sourceSecret, append(attrs, `User-Password = "alice-pw"`)...); ok {
 		t.Fatalf("upstream down: want no answer, got:\n%s", out)
 	}
-	sink.waitRecord(t, KindClientEvents, failure(failUnreachable))
+	sink.waitRecord(t, KindClientEvents, failure(wnms.FailRadiusDown))
 }
 
 func TestFreeRADIUSAccounting(t *testing.T) {
@@ -208,7 +209,7 @@ private_key="`+dir+`/key.pem"`)
 		if ok {
 			t.Fatalf("a certificate of another CA was accepted:\n%s", radiustest.Tail(out, 30))
 		}
-		r := sink.waitRecord(t, KindClientEvents, failure(failCertificate))
+		r := sink.waitRecord(t, KindClientEvents, failure(wnms.FailCertificate))
 		if r["username"] != "mallory@example.org" {
 			t.Errorf("2/205 = %v", r)
 		}

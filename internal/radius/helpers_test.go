@@ -21,20 +21,53 @@ type memSink struct {
 
 func newMemSink() *memSink { return &memSink{recs: map[string][]map[string]any{}} }
 
-func (s *memSink) Emit(_ context.Context, _ Source, kind string, records []json.RawMessage) error {
+func (s *memSink) Emit(_ context.Context, _ Source, obs []Observation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail {
 		return errSinkDown
 	}
-	for _, r := range records {
-		var m map[string]any
-		if err := json.Unmarshal(r, &m); err != nil {
-			panic(err)
-		}
+	for _, o := range obs {
+		kind, m := asMap(o)
 		s.recs[kind] = append(s.recs[kind], m)
 	}
 	return nil
+}
+
+// The kinds of observation, as memSink files them.
+const (
+	KindClientEvents = "clientevents"
+	KindClientStats  = "clientstats"
+)
+
+// asMap is an observation as the ingest format's JSON object, without
+// the fields not sent, with "nasIdentifier" and "nasIpAddress" when
+// known: what the tests look for, field by field.
+func asMap(o Observation) (kind string, m map[string]any) {
+	var rec any = o.Event
+	kind = KindClientEvents
+	if o.Sample != nil {
+		rec, kind = o.Sample, KindClientStats
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		panic(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(err)
+	}
+	for k, v := range m {
+		if v == nil || v == "" {
+			delete(m, k)
+		}
+	}
+	if o.NASIdentifier != "" {
+		m["nasIdentifier"] = o.NASIdentifier
+	}
+	if o.NASIPAddress != "" {
+		m["nasIpAddress"] = o.NASIPAddress
+	}
+	return kind, m
 }
 
 const errSinkDown = wireError("sink down")

@@ -2,8 +2,8 @@ package radius
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"github.com/wnms/wnms/internal/wnms"
 	"net"
 	"net/netip"
 	"os/exec"
@@ -147,7 +147,7 @@ func TestFreeRADIUSMessageAuthenticatorRequired(t *testing.T) {
 	// One signed request does reach the (dead) upstream and fails 2/203:
 	// the flood's would have, had they been passed on.
 	radclient(t, addr, "auth", sourceSecret, append(pap, signed)...)
-	sink.waitRecord(t, KindClientEvents, failure(failUnreachable))
+	sink.waitRecord(t, KindClientEvents, failure(wnms.FailRadiusDown))
 	if n := len(sink.get(KindClientEvents)); n != 3 { // two Successes, and the signed one's 2/203
 		t.Errorf("%d events stored, want 3 (two Successes, one 2/203): %v", n, sink.get(KindClientEvents))
 	}
@@ -176,7 +176,7 @@ func TestProxyLoopGuard(t *testing.T) {
 	if a := n.send(wire, 2*time.Second); a != nil {
 		t.Fatal("answered")
 	}
-	sink.waitRecord(t, KindClientEvents, failure(failUnreachable))
+	sink.waitRecord(t, KindClientEvents, failure(wnms.FailRadiusDown))
 	if got := p.Counters().Dropped(DropLoop); got != 1 {
 		t.Errorf("loop drops %d, want 1", got)
 	}
@@ -244,7 +244,7 @@ func TestSetGroupsEachOnItsOwn(t *testing.T) {
 	if out, ok := radclient(t, addr, "auth", sourceSecret, pap...); ok {
 		t.Fatalf("no upstream that resolves: answered:\n%s", out)
 	}
-	sink.waitRecord(t, KindClientEvents, failure(failUnreachable))
+	sink.waitRecord(t, KindClientEvents, failure(wnms.FailRadiusDown))
 }
 
 // One customer's flood at its dead upstream (5,000 valid requests from
@@ -361,7 +361,7 @@ type blockingSink struct {
 	held    atomic.Int64
 }
 
-func (s *blockingSink) Emit(ctx context.Context, src Source, _ string, _ []json.RawMessage) error {
+func (s *blockingSink) Emit(ctx context.Context, src Source, _ []Observation) error {
 	if src.Group != 1 {
 		return nil
 	}

@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/udpbuf"
+	"github.com/wnms/wnms/internal/wnms"
 	rad "layeh.com/radius"
 )
 
@@ -92,7 +92,7 @@ type conversation struct {
 
 type event struct {
 	src    Source
-	rec    json.RawMessage
+	rec    Observation
 	stored chan<- bool // nil, or told once whether rec was committed
 }
 
@@ -272,7 +272,7 @@ func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPo
 		p.finish(key, ex, nil)
 		if ctx.Err() == nil {
 			p.counters.UpstreamsFailed.Add(1)
-			p.failure(conv, failUnreachable, "unreachable", time.Now())
+			p.failure(conv, wnms.FailRadiusDown, "unreachable", time.Now())
 		}
 		return
 	}
@@ -310,20 +310,20 @@ func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPo
 		// Before the NAS has the accept: a SuccessHolder holds the Success
 		// before the NAS can complete the connection and log it.
 		p.counters.AccessAccepts.Add(1)
-		r := conv.subject.record(eventID(conv.id, "accept"), at.UnixMilli())
-		r.EventType = "Success"
-		r.AuthenticationTimestamp = at.UnixMilli()
-		r.AAALatency = ptr(at.Sub(conv.start).Milliseconds())
-		r.RadiusPrimaryIP = ptr(up.addr.IP.String())
+		o := conv.subject.event(wnms.Success, eventID(conv.id, "accept"), at.UnixMilli())
+		r := o.Event
+		r.AuthenticationTimestamp = wnms.Ptr(at.UnixMilli())
+		r.AAALatency = wnms.Ptr(at.Sub(conv.start).Milliseconds())
+		r.RadiusPrimaryIP = wnms.Ptr(up.addr.IP.String())
 		if ip, err := rad.IPAddr(resp.Get(attrFramedIPAddress)); err == nil {
-			r.IP = ptr(ip.String()) // the address the server gave the client
+			r.IP = wnms.Ptr(ip.String()) // the address the server gave the client
 		}
 		// The NAS has the accept only once its Success is in the store
 		// (or the wait is over): a server killed meanwhile has not
 		// answered, and the NAS asks again. A retransmission meanwhile
 		// finds no answer yet and is dropped as a duplicate.
 		stored := make(chan bool, 1)
-		p.emitStored(conv.src, r, stored)
+		p.emitStored(conv.src, o, stored)
 		p.awaitStored(ctx, stored)
 	}
 	p.finish(key, ex, wire)
@@ -333,20 +333,19 @@ func (p *Proxy) handle(ctx context.Context, pc net.PacketConn, from netip.AddrPo
 	switch resp.Code {
 	case rad.CodeAccessReject:
 		p.counters.AccessRejects.Add(1)
-		code := failRejected
+		code := wnms.FailRadiusRejected
 		if conv.sawTLS {
-			code = failCertificate
+			code = wnms.FailCertificate
 		}
 		p.failure(conv, code, "reject", at)
 	}
 }
 
 func (p *Proxy) failure(conv *conversation, code int, what string, at time.Time) {
-	r := conv.subject.record(eventID(conv.id, what), at.UnixMilli())
-	r.EventType = "Failure"
-	r.FailureCode, r.SubFailureCode = ptr(failAuthentication), ptr(code)
-	r.AuthenticationTimestamp = at.UnixMilli()
-	p.emit(conv.src, r)
+	o := conv.subject.event(wnms.Failure, eventID(conv.id, what), at.UnixMilli())
+	o.Event.FailureCode, o.Event.SubFailureCode = wnms.Ptr(wnms.CategoryAuthentication), &code
+	o.Event.AuthenticationTimestamp = wnms.Ptr(at.UnixMilli())
+	p.emit(conv.src, o)
 }
 
 // merge takes what t knows that s does not: a NAS may leave attributes
@@ -619,7 +618,7 @@ func (p *Proxy) sweep(ctx context.Context) {
 			}
 			p.mu.Unlock()
 			for _, c := range expired {
-				p.failure(c, failEAPTimeout, "eap-timeout", c.challengeAt.Add(p.opts.EAPTimeout))
+				p.failure(c, wnms.FailEAPTimeout, "eap-timeout", c.challengeAt.Add(p.opts.EAPTimeout))
 			}
 		}
 	}
@@ -627,35 +626,34 @@ func (p *Proxy) sweep(ctx context.Context) {
 
 // emit queues r for the Sink; when the Sink falls behind it is dropped
 // and counted, as the proxy must not hold up authentications.
-func (p *Proxy) emit(src Source, r record) { p.emitStored(src, r, nil) }
+func (p *Proxy) emit(src Source, o Observation) { p.emitStored(src, o, nil) }
 
 // emitStored is emit, telling stored (when not nil; room for one) once
 // whether r is in the store: true once committed, false when it is not
 // recorded, dropped or the Sink failed.
-func (p *Proxy) emitStored(src Source, r record, stored chan<- bool) {
+func (p *Proxy) emitStored(src Source, o Observation, stored chan<- bool) {
 	tell := func(ok bool) {
 		if stored != nil {
 			stored <- ok
 		}
 	}
-	if r.MacAddress == "" {
+	if wnms.Str(o.Event.MacAddress) == "" {
 		p.counters.EventsWithoutClient.Add(1)
 		tell(false)
 		return
 	}
-	rec := marshal(r)
-	if h, ok := p.sink.(SuccessHolder); ok && r.EventType == "Success" {
+	if h, ok := p.sink.(SuccessHolder); ok && *o.Event.EventType == wnms.Success {
 		held := stored
 		if held == nil {
 			held = make(chan bool, 1) // nobody waits
 		}
-		if h.HoldSuccess(src, rec, held) {
+		if h.HoldSuccess(src, o, held) {
 			p.counters.Events.Add(1)
 			return
 		}
 	}
 	select {
-	case p.events <- event{src, rec, stored}:
+	case p.events <- event{src, o, stored}:
 	default:
 		p.counters.EventsDropped.Add(1)
 		tell(false)
@@ -692,7 +690,7 @@ func emitLoop(ctx context.Context, sink Sink, q chan event, c *Counters, log *sl
 				return
 			}
 		}
-		batch := map[Source][]json.RawMessage{first.src: {first.rec}}
+		batch := map[Source][]Observation{first.src: {first.rec}}
 		waiting := map[Source][]chan<- bool{}
 		wait := func(e event) {
 			if e.stored != nil {
@@ -727,11 +725,11 @@ func emitLoop(ctx context.Context, sink Sink, q chan event, c *Counters, log *sl
 // counted (emitStored), so memory stays bounded. Only when the proxy
 // stops with the store still refusing are the batch's records dropped,
 // counted and logged.
-func emitBatch(ctx context.Context, sink Sink, src Source, recs []json.RawMessage, waiting []chan<- bool, c *Counters, log *slog.Logger) {
+func emitBatch(ctx context.Context, sink Sink, src Source, recs []Observation, waiting []chan<- bool, c *Counters, log *slog.Logger) {
 	backoff := 100 * time.Millisecond
 	for try := 1; ; try++ {
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		err := sink.Emit(ectx, src, KindClientEvents, recs)
+		err := sink.Emit(ectx, src, recs)
 		cancel()
 		if try == 1 {
 			for _, w := range waiting {

@@ -3,8 +3,8 @@ package radius
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
+	"github.com/wnms/wnms/internal/wnms"
 	"net"
 	"net/netip"
 	"sync"
@@ -210,7 +210,7 @@ func TestProxyPAP(t *testing.T) {
 	}
 	up.mu.Unlock()
 	sink.waitRecord(t, KindClientEvents, isType("Success"))
-	sink.waitRecord(t, KindClientEvents, failure(failRejected))
+	sink.waitRecord(t, KindClientEvents, failure(wnms.FailRadiusRejected))
 }
 
 // A NAS that cannot sign its requests (here the library's own client,
@@ -245,15 +245,11 @@ type holdingSink struct {
 	release chan struct{}
 }
 
-func (s *holdingSink) Emit(ctx context.Context, _ Source, _ string, records []json.RawMessage) error {
+func (s *holdingSink) Emit(ctx context.Context, _ Source, obs []Observation) error {
 	s.mu.Lock()
 	s.emits++
-	for _, r := range records {
-		var m map[string]any
-		if err := json.Unmarshal(r, &m); err != nil {
-			panic(err)
-		}
-		s.emitted = append(s.emitted, m["eventType"].(string))
+	for _, o := range obs {
+		s.emitted = append(s.emitted, *o.Event.EventType)
 	}
 	s.mu.Unlock()
 	select {
@@ -264,11 +260,8 @@ func (s *holdingSink) Emit(ctx context.Context, _ Source, _ string, records []js
 	}
 }
 
-func (s *holdingSink) HoldSuccess(_ Source, rec json.RawMessage, stored chan<- bool) bool {
-	var m map[string]any
-	if err := json.Unmarshal(rec, &m); err != nil {
-		panic(err)
-	}
+func (s *holdingSink) HoldSuccess(_ Source, o Observation, stored chan<- bool) bool {
+	_, m := asMap(o)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.held = append(s.held, m)
@@ -287,7 +280,7 @@ type gateSink struct {
 	answeredFirst bool // an Emit started with the NAS answered already
 }
 
-func (s *gateSink) Emit(ctx context.Context, _ Source, _ string, _ []json.RawMessage) error {
+func (s *gateSink) Emit(ctx context.Context, _ Source, _ []Observation) error {
 	s.mu.Lock()
 	s.emits++
 	if s.emits == 1 { // a refused batch is offered again later, the NAS answered by then
@@ -691,7 +684,7 @@ func TestProxyEAPChallengeAndProxyState(t *testing.T) {
 	if rej := checkAnswer(t, n.send(wire2, 2*time.Second), req2); rej.Code != rad.CodeAccessReject {
 		t.Fatalf("got %v, want Access-Reject", rej.Code)
 	}
-	r := sink.waitRecord(t, KindClientEvents, failure(failCertificate))
+	r := sink.waitRecord(t, KindClientEvents, failure(wnms.FailCertificate))
 	if r["username"] != "bob" || r["bssid"] != "AA:BB:CC:DD:EE:01" || r["macAddress"] != "02:00:00:00:00:02" {
 		t.Errorf("2/205 = %v", r)
 	}
@@ -707,7 +700,7 @@ func TestProxyEAPTimeout(t *testing.T) {
 		t.Fatalf("got %v", ch.Code)
 	}
 	// The client goes away after the Challenge.
-	r := sink.waitRecord(t, KindClientEvents, failure(failEAPTimeout))
+	r := sink.waitRecord(t, KindClientEvents, failure(wnms.FailEAPTimeout))
 	if r["username"] != "bob" {
 		t.Errorf("2/204 = %v", r)
 	}

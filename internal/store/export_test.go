@@ -392,12 +392,12 @@ func (s *Store) ChangeForTest(ctx context.Context, running chan struct{}, hold <
 
 // ChangeQueueForTest is how many changes wait for the next round.
 func (s *Store) ChangeQueueForTest() int {
-	return s.changes.queued()
+	return s.changes.Queued()
 }
 
 // GroupQueueForTest is how many grouped writes wait for the next round.
 func (s *Store) GroupQueueForTest() int {
-	return s.group.queued()
+	return s.group.Queued()
 }
 
 // DecodeJournalForTest round-trips derived state through a journal body.

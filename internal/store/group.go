@@ -3,12 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"runtime"
 	"runtime/debug"
-	"slices"
-	"sync"
+
+	"github.com/wnms/wnms/internal/rounds"
 )
 
 // Group commit of ingest writes. Each ingest request's records are one
@@ -39,139 +37,6 @@ type groupWrite struct {
 	after func()                // (optional) once they are committed, in commit order
 }
 
-// rounds queues the work of one writer and runs it in rounds: work that
-// arrives while a round is running waits, and the first of it to arrive
-// then leads the next round, for everything that waited. A round answers
-// each of its items; a caller returns with its own item's answer.
-type rounds[T any] struct {
-	mu    sync.Mutex
-	queue []*roundItem[T]
-	busy  bool // a leader is running a round
-	last  int  // items in the last round
-}
-
-// roundItem is one caller's work and its answer.
-type roundItem[T any] struct {
-	v    T
-	done chan error // its answer, or errLead
-}
-
-// errLead tells a waiting caller that it leads the next round.
-var errLead = errors.New("lead the next round")
-
-// do queues v, takes part in rounds (run runs one, and must answer each of
-// its items) until v is answered, and returns the answer. A caller whose
-// ctx ends while v still waits for a round takes v out of the queue and
-// returns ctx's error; once a round took v, the caller waits for v's
-// answer.
-func (q *rounds[T]) do(ctx context.Context, v T, run func([]*roundItem[T])) error {
-	it := &roundItem[T]{v: v, done: make(chan error, 1)}
-	q.mu.Lock()
-	q.queue = append(q.queue, it)
-	lead := !q.busy
-	q.busy = true
-	q.mu.Unlock()
-	if lead {
-		q.lead(run)
-	}
-	for {
-		var err error
-		select {
-		case err = <-it.done:
-		case <-ctx.Done():
-			if q.leave(it) {
-				return ctx.Err()
-			}
-			err = <-it.done
-		}
-		if err != errLead {
-			return err
-		}
-		q.lead(run)
-	}
-}
-
-// leave takes it out of the queue, if no round took it yet, and hands on
-// the lead it may have been given meanwhile.
-func (q *rounds[T]) leave(it *roundItem[T]) bool {
-	q.mu.Lock()
-	i := slices.Index(q.queue, it)
-	if i < 0 {
-		q.mu.Unlock()
-		return false
-	}
-	q.queue = slices.Delete(q.queue, i, i+1)
-	led := false
-	select {
-	case err := <-it.done:
-		led = err == errLead // the only answer a queued item gets
-	default:
-	}
-	q.mu.Unlock()
-	if led {
-		q.handOn()
-	}
-	return true
-}
-
-// lead runs a round of every queued item and hands the lead to the first
-// item queued meanwhile. When run does not return (a panic, or
-// runtime.Goexit), the items it did not answer are answered
-// errRoundAbandoned and the lead is handed on before the leader's stack
-// unwinds further: no caller waits forever.
-func (q *rounds[T]) lead(run func([]*roundItem[T])) {
-	q.mu.Lock()
-	if len(q.queue) == 1 && q.last > 1 {
-		// Callers are writing side by side (the last round was shared)
-		// and the leader found itself alone: the others are likely
-		// about to queue. One yield lets them join this round instead
-		// of waiting for the next; a lone writer never yields.
-		q.mu.Unlock()
-		runtime.Gosched()
-		q.mu.Lock()
-	}
-	round := q.queue
-	q.last = len(round)
-	q.queue = nil
-	q.mu.Unlock()
-	returned := false
-	defer func() {
-		if !returned {
-			for _, it := range round {
-				select {
-				case it.done <- errRoundAbandoned: // not answered yet (an answer fills the buffer)
-				default:
-				}
-			}
-			q.handOn()
-		}
-	}()
-	run(round)
-	returned = true
-	q.handOn()
-}
-
-// errRoundAbandoned answers the items of a round whose leader stopped.
-var errRoundAbandoned = errors.New("store: the write round this write was in failed")
-
-// handOn gives the lead to the first queued item, if any.
-func (q *rounds[T]) handOn() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.queue) == 0 {
-		q.busy = false
-		return
-	}
-	q.queue[0].done <- errLead
-}
-
-// queued is how many items wait for a round.
-func (q *rounds[T]) queued() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.queue)
-}
-
 // writeGrouped runs run in a telemetry write transaction shared with the
 // requests waiting at the same time, then after (nil: nothing) once it is
 // committed, and answers whether it was.
@@ -197,17 +62,17 @@ func (s *Store) writeGrouped(ctx context.Context, run func(b *bulkTx) error, aft
 	// The round runs to its end even if the leading request's context
 	// ends: the others wait on it.
 	rctx := context.WithoutCancel(ctx)
-	return s.group.do(ctx, groupWrite{run: run, after: after}, func(round []*roundItem[groupWrite]) {
+	return s.group.Do(ctx, groupWrite{run: run, after: after}, func(round []*rounds.Item[groupWrite]) {
 		s.writeRound(rctx, round)
 	})
 }
 
 // writeRound writes a round of ingest requests in one transaction and
 // answers each.
-func (s *Store) writeRound(ctx context.Context, round []*roundItem[groupWrite]) {
+func (s *Store) writeRound(ctx context.Context, round []*rounds.Item[groupWrite]) {
 	err := s.bulk(ctx, s.tw, func(b *bulkTx) error {
 		for _, w := range round {
-			if err := w.v.run(b); err != nil {
+			if err := w.V.run(b); err != nil {
 				return err
 			}
 		}
@@ -217,19 +82,19 @@ func (s *Store) writeRound(ctx context.Context, round []*roundItem[groupWrite]) 
 		// One request's statements may have failed them all: each runs
 		// again on its own, and gets its own verdict.
 		for _, w := range round {
-			err := s.bulk(ctx, s.tw, w.v.run)
-			if err == nil && w.v.after != nil {
-				w.v.after()
+			err := s.bulk(ctx, s.tw, w.V.run)
+			if err == nil && w.V.after != nil {
+				w.V.after()
 			}
-			w.done <- err
+			w.Answer(err)
 		}
 		return
 	}
 	for _, w := range round {
-		if err == nil && w.v.after != nil {
-			w.v.after()
+		if err == nil && w.V.after != nil {
+			w.V.after()
 		}
-		w.done <- err
+		w.Answer(err)
 	}
 }
 
@@ -251,11 +116,11 @@ type change struct {
 // savepoint and answers its error; when the transaction itself fails
 // (an interrupted statement or a failed commit ends it for all), every
 // change of the round runs again in a transaction of its own.
-func (s *Store) changeRound(round []*roundItem[change]) {
+func (s *Store) changeRound(round []*rounds.Item[change]) {
 	for len(round) > 0 {
 		n := 1
-		if !round[0].v.solo {
-			for n < len(round) && !round[n].v.solo {
+		if !round[0].V.solo {
+			for n < len(round) && !round[n].V.solo {
 				n++
 			}
 		}
@@ -266,21 +131,21 @@ func (s *Store) changeRound(round []*roundItem[change]) {
 
 // shareCommit commits changes in one transaction, each in a savepoint (a
 // lone one in a transaction of its own), and answers each.
-func (s *Store) shareCommit(round []*roundItem[change]) {
+func (s *Store) shareCommit(round []*rounds.Item[change]) {
 	if len(round) == 1 {
 		c := round[0]
-		c.done <- s.changeAlone(c.v)
+		c.Answer(s.changeAlone(c.V))
 		return
 	}
 	// No caller's context: the round outlives any one of them.
 	ctx := context.Background()
 	type result struct {
-		it   *roundItem[change]
+		it   *rounds.Item[change]
 		done func(bool) // its audit record's, when it changed something
 		err  error
 	}
 	var ran []result
-	var alone []*roundItem[change] // to run on their own
+	var alone []*rounds.Item[change] // to run on their own
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		tx, alone = nil, round
@@ -291,15 +156,15 @@ func (s *Store) shareCommit(round []*roundItem[change]) {
 		if tx == nil {
 			break
 		}
-		if err := it.v.ctx.Err(); err != nil {
-			it.done <- err // gone before its turn: nothing ran
+		if err := it.V.ctx.Err(); err != nil {
+			it.Answer(err) // gone before its turn: nothing ran
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, `SAVEPOINT wnms_change`); err != nil {
 			alone = round[i:]
 			break
 		}
-		done, ferr := s.changeIn(tx, it.v)
+		done, ferr := s.changeIn(tx, it.V)
 		undo := `RELEASE wnms_change`
 		if ferr != nil {
 			undo = `ROLLBACK TO wnms_change`
@@ -327,7 +192,7 @@ func (s *Store) shareCommit(round []*roundItem[change]) {
 		}
 		if alone != nil || err != nil {
 			tx.Rollback()
-			again := make([]*roundItem[change], 0, len(ran)+len(alone))
+			again := make([]*rounds.Item[change], 0, len(ran)+len(alone))
 			for _, r := range ran {
 				if r.done != nil {
 					r.done(false)
@@ -341,10 +206,10 @@ func (s *Store) shareCommit(round []*roundItem[change]) {
 		if r.done != nil {
 			r.done(true)
 		}
-		r.it.done <- r.err
+		r.it.Answer(r.err)
 	}
 	for _, it := range alone {
-		it.done <- s.changeAlone(it.v)
+		it.Answer(s.changeAlone(it.V))
 	}
 }
 

@@ -26,6 +26,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/wnms/wnms/internal/rounds"
 )
 
 //go:embed migrations
@@ -75,14 +77,14 @@ type Store struct {
 
 	// group and behind are the ingest write path: group commit
 	// (group.go) and derived state written behind (derived.go).
-	group     rounds[groupWrite]
+	group     rounds.Queue[groupWrite]
 	behind    writeBehind
 	stopSweep chan struct{} // ends sweepJournal (PostgreSQL)
 	wal       *checkpointer // keeps the SQLite WALs bounded (wal.go)
 
 	// changes groups the commits of concurrent changes on the SQLite
 	// writer (group.go).
-	changes rounds[change]
+	changes rounds.Queue[change]
 
 	// audit holds the statements every audited change runs, prepared
 	// once on the SQLite writer (audit.go).
@@ -641,7 +643,7 @@ func (s *Store) txSolo(ctx context.Context, f func(*sql.Tx) error) error {
 func (s *Store) txChange(ctx context.Context, c change) error {
 	s.prepareAudit(ctx) // outside the transaction: SQLite has one writer connection
 	if s.dialect == SQLite {
-		err := s.changes.do(ctx, c, s.changeRound)
+		err := s.changes.Do(ctx, c, s.changeRound)
 		if p, ok := err.(changePanic); ok {
 			// c.f's own panic, on its caller's goroutine.
 			panic(ChangePanic{Value: p.v, Stack: string(p.stack)})

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"net/netip"
 	"strconv"
@@ -17,51 +16,75 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
-// ClientEvent is a client event in the shape POST /V5/ingest/clientevents
-// takes (docs/api.md §16). The assembler cannot know the radio's BSSID
-// (unless the line named it) nor its channel, both required by ingest:
-// the caller fills them from the source (Interface helps to tell the
-// radios of one AP apart) before it hands the batch on.
+// ClientEvent is a client event the assembler made, in the terms of the
+// ingest format (Record gives it as wnms.EventRecord; docs/api.md §16):
+// a zero field is one not observed. The assembler cannot know the
+// radio's BSSID (unless the line named it) nor its channel: the caller
+// fills them from the source (Interface helps to tell the radios of one
+// AP apart) before it hands the batch on.
 type ClientEvent struct {
-	EventID                 string  `json:"eventId"`
-	MacAddress              string  `json:"macAddress"`
-	EventType               string  `json:"eventType"`
-	BSSID                   string  `json:"bssid,omitempty"`
-	Channel                 int     `json:"channel,omitempty"`
-	SSID                    string  `json:"ssid,omitempty"`
-	Timestamp               int64   `json:"timestamp"`
-	AssociationTimestamp    int64   `json:"associationTimestamp,omitempty"`
-	AuthenticationTimestamp int64   `json:"authenticationTimestamp,omitempty"`
-	NetworkTimestamp        int64   `json:"networkTimestamp,omitempty"`
-	DHCPLatency             *int64  `json:"dhcpLatency,omitempty"` // absent without a DHCP ACK; 0 is measured
-	FailureCode             int     `json:"failureCode,omitempty"`
-	SubFailureCode          int     `json:"subFailureCode,omitempty"`
-	CategoryCode            int     `json:"categoryCode,omitempty"`
-	TypeCode                int     `json:"typeCode,omitempty"`
-	SubTypeCode             int     `json:"subTypeCode,omitempty"`
-	IP                      *string `json:"ip,omitempty"`
+	EventID                 string
+	MacAddress              string
+	EventType               string
+	BSSID                   string
+	Channel                 int
+	SSID                    string
+	Timestamp               int64
+	AssociationTimestamp    int64
+	AuthenticationTimestamp int64
+	NetworkTimestamp        int64
+	DHCPLatency             *int64 // nil without a DHCP ACK; 0 is measured
+	FailureCode             int
+	SubFailureCode          int
+	CategoryCode            int
+	TypeCode                int
+	SubTypeCode             int
+	IP                      *string
 	// HostName and ClientName are, on a Success with a DHCP ACK, the host
 	// name the ACK gave the client: the client takes it as its name.
-	HostName   string `json:"hostName,omitempty"`
-	ClientName string `json:"clientName,omitempty"`
+	HostName   string
+	ClientName string
 
 	// Interface is the hostapd interface (or, for an event only a DHCP
 	// server saw, the server's interface) the connection was seen on.
 	// It is not part of the record.
-	Interface string `json:"-"`
+	Interface string
 	// AssocSeen and AuthSeen are, on a Success, when wnms received the
 	// line of the connection's association and of its authentication
 	// (keys done, the port authorized or 802.1X success; on an open
 	// network, the association again): on wnms's clock, where the
 	// timestamps above are the sender's. They tell which of a client's
 	// RADIUS accepts was this connection's. Not part of the record.
-	AssocSeen, AuthSeen time.Time `json:"-"`
+	AssocSeen, AuthSeen time.Time
 }
 
-// MarshalBatch returns events as the JSON array body that
-// telemetry.Service.Ingest takes for kind "clientevents".
-func MarshalBatch(events []ClientEvent) ([]byte, error) {
-	return json.Marshal(events)
+// Record returns the event as ingest takes it, without what was not
+// observed.
+func (e *ClientEvent) Record() wnms.EventRecord {
+	some := func(v int64) *int64 {
+		if v == 0 {
+			return nil
+		}
+		return &v
+	}
+	r := wnms.EventRecord{MacAddress: wnms.Ptr(e.MacAddress), EventType: wnms.Ptr(e.EventType), Channel: e.Channel,
+		SSID: e.SSID, Timestamp: wnms.Ptr(e.Timestamp), HostName: e.HostName, ClientName: e.ClientName,
+		AssociationTimestamp: some(e.AssociationTimestamp), AuthenticationTimestamp: some(e.AuthenticationTimestamp),
+		NetworkTimestamp: some(e.NetworkTimestamp), DHCPLatency: e.DHCPLatency, SubTypeCode: e.SubTypeCode}
+	r.IP = e.IP
+	if e.EventID != "" {
+		r.EventID = wnms.Ptr(e.EventID)
+	}
+	if e.BSSID != "" {
+		r.BSSID = wnms.Ptr(e.BSSID)
+	}
+	if e.FailureCode != 0 {
+		r.FailureCode, r.SubFailureCode = wnms.Ptr(e.FailureCode), wnms.Ptr(e.SubFailureCode)
+	}
+	if e.CategoryCode != 0 {
+		r.CategoryCode, r.TypeCode = wnms.Ptr(e.CategoryCode), wnms.Ptr(e.TypeCode)
+	}
+	return r
 }
 
 // Sink receives the assembler's events in batches, each batch from one
@@ -595,9 +618,9 @@ func (a *Assembler) endAttempt(c *client) {
 	}
 	switch {
 	case c.authAt() == 0 && c.keyTimeout.program != "":
-		a.fail(c, c.keyTimeout, 2, 201)
+		a.fail(c, c.keyTimeout, wnms.CategoryAuthentication, wnms.FailWrongPSK)
 	case c.authAt() != 0 && c.dhcp.program != "":
-		a.fail(c, c.dhcp, 3, 301)
+		a.fail(c, c.dhcp, wnms.CategoryNetwork, wnms.FailNoDHCPOffer)
 	case c.authAt() != 0:
 		a.succeed(c, obsRef{})
 	}
@@ -691,7 +714,7 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		*c = client{key: c.key, owner: a.owner(ref.src), elem: c.elem, list: c.list, associated: true, assocAt: ref.at,
 			assocWhole: ref.whole, assocSeen: now, iface: o.Interface, bssid: o.BSSID}
 		a.latest[ownedMAC{c.owner, o.MAC}] = ref.src
-		a.add(c, intermediate(ref, o.MAC, 1, 1, 0, "associated"))
+		a.add(c, intermediate(ref, o.MAC, wnms.CategoryAssociation, wnms.TypeAssociated, 0, "associated"))
 		a.touch(c, now)
 		return
 	default:
@@ -726,16 +749,16 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 			c.keyTimeout = ref
 		}
 	case PSKMismatch:
-		a.fail(c, ref, 2, 201)
+		a.fail(c, ref, wnms.CategoryAuthentication, wnms.FailWrongPSK)
 		c.outcome = true
 	case EAPFailure:
-		a.fail(c, ref, 2, 202)
+		a.fail(c, ref, wnms.CategoryAuthentication, wnms.FailRadiusRejected)
 		c.outcome = true
 	case AssocRejected:
-		a.fail(c, ref, 1, 101)
+		a.fail(c, ref, wnms.CategoryAssociation, wnms.FailAssocRejected)
 		c.outcome = true
 	case APFull:
-		a.fail(c, ref, 1, 103)
+		a.fail(c, ref, wnms.CategoryAssociation, wnms.FailAPFull)
 		c.outcome = true
 	case Disconnected:
 		if c.gone {
@@ -743,14 +766,14 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		}
 		a.endAttempt(c)
 		c.gone = true
-		a.add(c, intermediate(ref, o.MAC, 1, 3, o.Reason, "disconnected"))
+		a.add(c, intermediate(ref, o.MAC, wnms.CategoryAssociation, wnms.TypeDisassociated, o.Reason, "disconnected"))
 	case DHCPExchange:
 		if c.dhcp.program == "" {
 			c.dhcp = ref
 		}
 	case DHCPAck:
 		ip := o.IP.String()
-		e := intermediate(ref, o.MAC, 3, 30, 0, "dhcp_ack")
+		e := intermediate(ref, o.MAC, wnms.CategoryNetwork, wnms.TypeDHCPLease, 0, "dhcp_ack")
 		e.IP = &ip
 		if c.iface == "" {
 			e.Interface = o.Interface
@@ -761,9 +784,9 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 			a.succeed(c, ref)
 		}
 	case DHCPNak:
-		a.fail(c, ref, 3, 302)
+		a.fail(c, ref, wnms.CategoryNetwork, wnms.FailDHCPNak)
 	case DHCPNoLease:
-		a.fail(c, ref, 3, 301)
+		a.fail(c, ref, wnms.CategoryNetwork, wnms.FailNoDHCPOffer)
 		c.outcome = true
 	}
 	a.touch(c, now)

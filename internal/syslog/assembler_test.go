@@ -186,15 +186,11 @@ func checkIngest(t *testing.T, events []ClientEvent) {
 		e.Channel = 36
 		filled[i] = e
 	}
-	body, err := MarshalBatch(filled)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(body, &raws); err != nil {
-		t.Fatal(err)
-	}
-	for _, raw := range raws {
+	for _, e := range filled {
+		raw, err := json.Marshal(e.Record())
+		if err != nil {
+			t.Fatal(err)
+		}
 		if _, err := telemetry.ParseEvent(raw, t0.Add(time.Hour)); err != nil {
 			t.Errorf("ingest refuses %s: %v", raw, err)
 		}

@@ -80,7 +80,8 @@
 // line names one ("bssid=..."), both of which ingest requires; events
 // carry the hostapd Interface so the caller can fill them from the source
 // (the AP is the BSSID if the line names one, else the source), then
-// ingest the batch (MarshalBatch gives the JSON array body). Wiring:
+// ingest the batch (ClientEvent.Record gives each as ingest takes it).
+// Wiring:
 //
 //	a := &syslog.Assembler{Sink: sink}
 //	r := &syslog.Receiver{Handle: a.Observe, Accept: isSource}

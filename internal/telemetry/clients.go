@@ -14,44 +14,27 @@ const (
 	MaxDataRate   = 100_000 // Mbps
 )
 
-type sampleInput struct {
-	MacAddress       *string            `json:"macAddress"`
-	Timestamp        *int64             `json:"timestamp"`
-	BSSID            *string            `json:"bssid"`
-	SSID             string             `json:"ssid"`
-	FrequencyBand    string             `json:"frequencyBand"`
-	Channel          int                `json:"channel"`
-	RSSI             *int               `json:"rssi"`
-	DataRateMbps     *float64           `json:"dataRateMbps"`
-	RetryRatePct     *float64           `json:"retryRatePct"`
-	BestNeighborRSSI *int               `json:"bestNeighborRssi"`
-	TxBytes          *int64             `json:"txBytes"`
-	RxBytes          *int64             `json:"rxBytes"`
-	ObservedBy       []wnms.Observation `json:"observedBy"`
-	ClientName       string             `json:"clientName"`
-	Username         string             `json:"username"`
-}
-
 // ParseSample decodes and checks one ingested client statistics sample
 // at time now.
 func ParseSample(raw json.RawMessage, now time.Time) (*wnms.Sample, error) {
 	return parseSample(raw, now, false)
 }
 
-// ParseTrafficSample is ParseSample for a sample that may carry traffic
-// only (txBytes or rxBytes) and no radio metrics at all, as RADIUS
-// accounting reports a client.
-func ParseTrafficSample(raw json.RawMessage, now time.Time) (*wnms.Sample, error) {
-	return parseSample(raw, now, true)
-}
-
 func parseSample(raw json.RawMessage, now time.Time, trafficOnly bool) (*wnms.Sample, error) {
-	var in sampleInput
+	var in wnms.SampleRecord
 	if err := decodeRecord(raw, &in); err != nil {
 		return nil, err
 	}
+	return checkSample(in, now, trafficOnly)
+}
+
+// checkSample checks a client statistics sample record at time now and
+// makes the sample to store. A data source's sample (trafficOnly) may
+// carry traffic only (txBytes or rxBytes) and no radio metrics at all, as
+// RADIUS accounting reports a client.
+func checkSample(in wnms.SampleRecord, now time.Time, trafficOnly bool) (*wnms.Sample, error) {
 	// Traffic-only samples come from RADIUS accounting, which may not
-	// say where the client is (see ParseSourceEvent).
+	// say where the client is (see checkEvent).
 	mac, bssid, ts, err := parseSubject(in.MacAddress, in.BSSID, in.Timestamp, now, trafficOnly)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package telemetry
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -129,22 +128,20 @@ func movedIn(updates map[int64]wnms.ClientUpdate, where map[int64]int64, seen ma
 // the caller's customer. Like events, a sample takes the location of the
 // AP whose radio its BSSID names, which the caller must see.
 func (s *Service) IngestStats(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error) {
-	return s.ingestSamples(ctx, c, body, ParseSample, wnms.UnknownLocation)
+	recs, err := SplitRecords(body)
+	if err != nil {
+		return nil, err
+	}
+	return s.ingestSamples(ctx, c, len(recs), func(i int, now time.Time) (*wnms.Sample, error) {
+		return ParseSample(recs[i], now)
+	}, wnms.UnknownLocation)
 }
 
-// IngestTrafficStats is IngestStats for samples that may carry traffic
-// only, without radio metrics (ParseTrafficSample): RADIUS accounting's.
-// No HTTP call reaches it.
-func (s *Service) IngestTrafficStats(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error) {
-	return s.ingestSamples(ctx, c, body, ParseTrafficSample, wnms.UnknownLocation)
-}
-
-// ingestSamples stores samples parsed by parse; one at no known AP is
-// placed at location at.
-func (s *Service) ingestSamples(ctx context.Context, c *wnms.Caller, body []byte,
-	parse func(json.RawMessage, time.Time) (*wnms.Sample, error), at int64) (*Result, error) {
-	return ingestClientRecords(ctx, s, c, body, clientRecords[*wnms.Sample]{
-		parse: parse,
+// ingestSamples stores n samples, the i-th made by check; one at no
+// known AP is placed at location at.
+func (s *Service) ingestSamples(ctx context.Context, c *wnms.Caller, n int,
+	check func(i int, now time.Time) (*wnms.Sample, error), at int64) (*Result, error) {
+	return ingestClientRecords(ctx, s, c, n, check, clientRecords[*wnms.Sample]{
 		bssid: func(x *wnms.Sample) string { return x.BSSID },
 		place: func(x *wnms.Sample, ap *wnms.RadioAP) (int64, error) {
 			x.PlaceAt(ap, at)

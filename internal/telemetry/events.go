@@ -50,19 +50,6 @@ type connection struct {
 	HostName                *string `json:"hostName"`
 }
 
-// connectionInput are the connection fields as ingest takes them (the
-// username and ip are read with the other fields of eventInput). A
-// timestamp of 0 is not known, as absent.
-type connectionInput struct {
-	AssociationTimestamp    *int64  `json:"associationTimestamp"`
-	AuthenticationTimestamp *int64  `json:"authenticationTimestamp"`
-	NetworkTimestamp        *int64  `json:"networkTimestamp"`
-	AutoTestSessionID       *int64  `json:"autoTestSessionId"`
-	AutoTestStatusCode      int     `json:"autoTestStatusCode"`
-	AutoTestStatus          *string `json:"autoTestStatus"`
-	HostName                string  `json:"hostName"`
-}
-
 // Latencies are null when not measured (a Success without a DHCP line
 // has no dhcpLatency).
 type successEvent struct {
@@ -83,30 +70,6 @@ type failureEvent struct {
 	FileID         *string `json:"fileId"`
 }
 
-// intermediateDetail are the optional details of intermediate events.
-type intermediateDetail struct {
-	Vlan              *int    `json:"vlan"`
-	BwUpload          *int    `json:"bwUpload"`
-	BwDownload        *int    `json:"bwDownload"`
-	RSSI              *int    `json:"rssi"`
-	BwPriority        *int    `json:"bwPriority"`
-	AssocCount        *int    `json:"assocCount"`
-	ThresholdRSSI     *int    `json:"thresholdRssi"`
-	ClCount2Ghz       *int    `json:"clCount2Ghz"`
-	ClCount5Ghz       *int    `json:"clCount5Ghz"`
-	BstNbrRSSI        *int    `json:"bstNbrRssi"`
-	BstNbrClCnt       *int    `json:"bstNbrClCnt"`
-	DisTime           *int    `json:"disTime"`
-	NbrCnt            *int    `json:"nbrCnt"`
-	IP                *string `json:"ip"`
-	RadiusPrimaryIP   *string `json:"radiusPrimaryIP"`
-	RadiusSecondaryIP *string `json:"radiusSecondaryIP"`
-	DetailedRole      *string `json:"detailedRole"`
-	DetailedGoogleOU  *string `json:"detailedGoogleOU"`
-	BwSource          *string `json:"bwSource"`
-	BstNbrMac         *string `json:"bstNbrMac"`
-}
-
 type intermediateEvent struct {
 	eventCommon
 	CategoryCode        int    `json:"categoryCode"`
@@ -115,33 +78,7 @@ type intermediateEvent struct {
 	Category            string `json:"category"`
 	EventDescription    string `json:"eventDescription"`
 	SubEventDescription string `json:"subEventDescription"`
-	intermediateDetail
-}
-
-// eventInput is a client event as ingest takes it: the read shape plus
-// eventId, clientName and username. What the server derives (the
-// location, the catalogue's names) is ignored when sent.
-type eventInput struct {
-	eventCommon
-	EventID    *string `json:"eventId"`
-	MacAddress *string `json:"macAddress"`
-	EventType  *string `json:"eventType"`
-	BSSID      *string `json:"bssid"`
-	Channel    int     `json:"channel"`
-	Timestamp  *int64  `json:"timestamp"`
-	ClientName string  `json:"clientName"`
-	Username   string  `json:"username"`
-	connectionInput
-	DHCPLatency    *int64  `json:"dhcpLatency"`
-	AAALatency     *int64  `json:"aaaLatency"`
-	DNSLatency     *int64  `json:"dnsLatency"`
-	FailureCode    *int    `json:"failureCode"`
-	SubFailureCode *int    `json:"subFailureCode"`
-	FileID         *string `json:"fileId"`
-	CategoryCode   *int    `json:"categoryCode"`
-	TypeCode       *int    `json:"typeCode"`
-	SubTypeCode    int     `json:"subTypeCode"`
-	intermediateDetail
+	wnms.EventDetail
 }
 
 // Event is a checked client event, ready to store once its AP is known
@@ -157,18 +94,19 @@ func ParseEvent(raw json.RawMessage, now time.Time) (*Event, error) {
 	return parseEvent(raw, now, false)
 }
 
-// ParseSourceEvent is ParseEvent for a data source's event (RADIUS,
-// syslog), which may name no BSSID ("") and no channel (0: unknown, no
-// band): it was seen at no AP wnms knows.
-func ParseSourceEvent(raw json.RawMessage, now time.Time) (*Event, error) {
-	return parseEvent(raw, now, true)
-}
-
 func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, error) {
-	var in eventInput
+	var in wnms.EventRecord
 	if err := decodeRecord(raw, &in); err != nil {
 		return nil, err
 	}
+	return checkEvent(in, now, fromSource)
+}
+
+// checkEvent checks a client event record at time now and makes the
+// event to store. A data source's event (fromSource: RADIUS, syslog) may
+// name no BSSID ("") and no channel (0: unknown, no band): it was seen at
+// no AP wnms knows.
+func checkEvent(in wnms.EventRecord, now time.Time, fromSource bool) (*Event, error) {
 	// An empty optional string means the field is absent, as many APs
 	// send "" for "none" (a fileId with no bundle, no eventId).
 	for _, p := range []**string{&in.EventID, &in.FileID} {
@@ -223,7 +161,7 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 		Channel: channel, SSID: in.SSID, Timestamp: e.Timestamp, AssociatedAPName: in.AssociatedAPName}
 	var conn connection
 	if typ != wnms.Intermediate {
-		c := in.connectionInput
+		c := in
 		for _, f := range []struct {
 			name string
 			v    *int64
@@ -290,7 +228,7 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 			return nil, wnms.Invalid("typeCode", "no intermediate event %d/%d/%d in the catalogue (GET devices/clientevents/metadata)",
 				*in.CategoryCode, *in.TypeCode, in.SubTypeCode)
 		}
-		d := in.intermediateDetail
+		d := in.EventDetail
 		for _, f := range []struct {
 			name string
 			v    *string
@@ -306,7 +244,7 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 		e.Code, e.SubCode = in.CategoryCode, in.TypeCode
 		e.out = &intermediateEvent{eventCommon: common, CategoryCode: *in.CategoryCode, TypeCode: *in.TypeCode,
 			SubTypeCode: in.SubTypeCode, Category: cat, EventDescription: desc, SubEventDescription: subDesc,
-			intermediateDetail: d}
+			EventDetail: d}
 	}
 	return e, nil
 }

@@ -16,15 +16,20 @@ import (
 // location the caller sees. A Failure's fileId must name a log bundle of
 // the customer. An eventId stored before makes the record a duplicate.
 func (s *Service) IngestEvents(ctx context.Context, c *wnms.Caller, body []byte) (*Result, error) {
-	return s.ingestEvents(ctx, c, body, ParseEvent, wnms.UnknownLocation)
+	recs, err := SplitRecords(body)
+	if err != nil {
+		return nil, err
+	}
+	return s.ingestEvents(ctx, c, len(recs), func(i int, now time.Time) (*Event, error) {
+		return ParseEvent(recs[i], now)
+	}, wnms.UnknownLocation)
 }
 
-// ingestEvents is IngestEvents with the parser of its records and the
-// location of an event at no known AP.
-func (s *Service) ingestEvents(ctx context.Context, c *wnms.Caller, body []byte,
-	parse func(json.RawMessage, time.Time) (*Event, error), at int64) (*Result, error) {
-	return ingestClientRecords(ctx, s, c, body, clientRecords[*Event]{
-		parse: parse,
+// ingestEvents stores n events, the i-th made by check; one at no known
+// AP is placed at location at.
+func (s *Service) ingestEvents(ctx context.Context, c *wnms.Caller, n int,
+	check func(i int, now time.Time) (*Event, error), at int64) (*Result, error) {
+	return ingestClientRecords(ctx, s, c, n, check, clientRecords[*Event]{
 		bssid: func(e *Event) string { return e.BSSID },
 		prepare: func(ctx context.Context, parsed []*Event) (func(*Event) error, error) {
 			var fileIDs []string
@@ -62,7 +67,6 @@ func (s *Service) ingestEvents(ctx context.Context, c *wnms.Caller, body []byte,
 // clientRecords is how one kind of client record (events, samples) goes
 // through ingestClientRecords.
 type clientRecords[R comparable] struct {
-	parse func(raw json.RawMessage, now time.Time) (R, error)
 	bssid func(R) string
 	// prepare (optional) looks at every parsed record (nil: refused)
 	// before any is placed, and returns a check of each.
@@ -76,23 +80,20 @@ type clientRecords[R comparable] struct {
 	store func(ctx context.Context, good []R, clients map[int64]wnms.ClientUpdate) (int, error)
 }
 
-// ingestClientRecords is the ingest of client records: each record is
-// parsed and checked on its own (and refused on its own), placed at its
-// BSSID's AP, refused when that location is not one the caller sees; then
-// the records are stored with what they say of their clients.
-func ingestClientRecords[R comparable](ctx context.Context, s *Service, c *wnms.Caller, body []byte, k clientRecords[R]) (*Result, error) {
-	recs, err := SplitRecords(body)
-	if err != nil {
-		return nil, err
-	}
+// ingestClientRecords is the ingest of n client records: each record is
+// made and checked on its own by check (and refused on its own), placed
+// at its BSSID's AP, refused when that location is not one the caller
+// sees; then the records are stored with what they say of their clients.
+func ingestClientRecords[R comparable](ctx context.Context, s *Service, c *wnms.Caller, n int,
+	check func(i int, now time.Time) (R, error), k clientRecords[R]) (*Result, error) {
 	res := &Result{Rejected: []Rejection{}}
 	now := s.Now()
 	var none R
-	parsed := make([]R, len(recs))
+	parsed := make([]R, n)
 	var bssids []string
 	named := map[string]bool{}
-	for i, raw := range recs {
-		r, err := k.parse(raw, now)
+	for i := range n {
+		r, err := check(i, now)
 		if err != nil {
 			res.reject(i, err)
 			continue
@@ -107,9 +108,9 @@ func ingestClientRecords[R comparable](ctx context.Context, s *Service, c *wnms.
 	if err != nil {
 		return nil, err
 	}
-	check := func(R) error { return nil }
+	valid := func(R) error { return nil }
 	if k.prepare != nil {
-		if check, err = k.prepare(ctx, parsed); err != nil {
+		if valid, err = k.prepare(ctx, parsed); err != nil {
 			return nil, err
 		}
 	}
@@ -120,7 +121,7 @@ func ingestClientRecords[R comparable](ctx context.Context, s *Service, c *wnms.
 		if r == none {
 			continue
 		}
-		if err := check(r); err != nil {
+		if err := valid(r); err != nil {
 			res.reject(i, err)
 			continue
 		}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"runtime"
+	"time"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -12,8 +13,8 @@ const (
 	KindAPs    = "aps"
 	KindEvents = "clientevents"
 	KindStats  = "clientstats"
-	// KindTrafficStats are samples that may carry traffic only, from the
-	// RADIUS accounting server; not an HTTP call.
+	// KindTrafficStats counts the samples of data sources that may carry
+	// traffic only (RADIUS accounting's); no HTTP call takes them.
 	KindTrafficStats = "trafficstats"
 )
 
@@ -31,8 +32,6 @@ func (s *Service) Ingest(ctx context.Context, c *wnms.Caller, kind string, body 
 		store = s.IngestEvents
 	case KindStats:
 		store = s.IngestStats
-	case KindTrafficStats:
-		store = s.IngestTrafficStats
 	default:
 		return nil, wnms.NotFound("no ingest of %q", kind)
 	}
@@ -44,27 +43,34 @@ func (s *Service) Ingest(ctx context.Context, c *wnms.Caller, kind string, body 
 	return res, nil
 }
 
-// IngestSource stores a data source's records (RADIUS, syslog) for the
-// caller: client events (KindEvents) or traffic samples
-// (KindTrafficStats), through the same checks, writes and counts as
-// Ingest. Unlike an HTTP ingest, a record may name no BSSID and no channel
-// (0: not known), and one whose BSSID is no known AP's radio is placed at
-// location at, the source's, instead of the unknown location.
-func (s *Service) IngestSource(ctx context.Context, c *wnms.Caller, kind string, body []byte, at int64) (*Result, error) {
-	var res *Result
-	var err error
-	switch kind {
-	case KindEvents:
-		res, err = s.ingestEvents(ctx, c, body, ParseSourceEvent, at)
-	case KindTrafficStats:
-		res, err = s.ingestSamples(ctx, c, body, ParseTrafficSample, at)
-	default:
-		return nil, wnms.NotFound("no data source ingest of %q", kind)
-	}
+// IngestSourceEvents stores the client events a data source (RADIUS,
+// syslog) observed, for the caller (the source: wnms.SourceCaller),
+// through the same checks, writes and counts as an HTTP ingest. Unlike
+// one, an event may name no BSSID and no channel (0: not known), and one
+// whose BSSID is no known AP's radio is placed at location at, the
+// source's, instead of the unknown location.
+func (s *Service) IngestSourceEvents(ctx context.Context, c *wnms.Caller, recs []wnms.EventRecord, at int64) (*Result, error) {
+	res, err := s.ingestEvents(ctx, c, len(recs), func(i int, now time.Time) (*Event, error) {
+		return checkEvent(recs[i], now, true)
+	}, at)
 	if err != nil {
 		return nil, err
 	}
-	s.count(kind, res)
+	s.count(KindEvents, res)
+	return res, nil
+}
+
+// IngestSourceSamples is IngestSourceEvents for client samples, which
+// may carry traffic only (txBytes, rxBytes) and no radio metrics, as
+// RADIUS accounting reports a client.
+func (s *Service) IngestSourceSamples(ctx context.Context, c *wnms.Caller, recs []wnms.SampleRecord, at int64) (*Result, error) {
+	res, err := s.ingestSamples(ctx, c, len(recs), func(i int, now time.Time) (*wnms.Sample, error) {
+		return checkSample(recs[i], now, true)
+	}, at)
+	if err != nil {
+		return nil, err
+	}
+	s.count(KindTrafficStats, res)
 	return res, nil
 }
 

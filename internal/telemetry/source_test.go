@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/apitest"
-	"github.com/wnms/wnms/internal/telemetry"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -26,32 +25,39 @@ func TestSourceRecordsAtNoKnownAP(t *testing.T) {
 		floor := e.NewLocation(t, site.ID.ID, wnms.FloorLocation, "Floor 1", 1)
 		e.Admin.Expect(200, "POST", "/V5/ingest/aps", body(fmt.Sprintf(`{"macaddress":"00:11:74:00:0a:00","name":"AP 1",
 			"locationId":{"type":"locallocationid","id":%d},"radios":[{"macaddress":"00:11:74:00:0a:01","channel":36,"ssid":"corp"}]}`, floor.ID.ID)))
-		// The caller a data source ingests as: an administrator confined
-		// to the source's location.
-		src := wnms.NewCaller(&wnms.User{CustomerID: 1, Role: wnms.Administrator, LoginID: "datasource:lab",
-			AllowedLocations: []wnms.LocationID{wnms.LocalID(site.ID.ID)}}, nil, e.Store.LocationPaths)
+		src := wnms.SourceCaller(1, "lab", site.ID.ID, e.Store.LocationPaths)
 
 		slot := time.Now().Add(-30 * time.Minute).Truncate(15 * time.Minute)
 		at := func(i int) int64 { return slot.UnixMilli() + int64(i)*1000 }
-		events := []string{
-			// At the AP: the bridge gave it the radio's channel.
-			fmt.Sprintf(`{"macAddress":"02:00:00:00:00:01","bssid":"00:11:74:00:0a:01","channel":36,"ssid":"corp","timestamp":%d,"eventType":"Success"}`, at(0)),
-			// An AP wnms does not know: the BSSID it named, no channel.
-			fmt.Sprintf(`{"macAddress":"02:00:00:00:00:02","bssid":"02:99:00:00:00:01","channel":0,"ssid":"corp","timestamp":%d,"eventType":"Failure","failureCode":2,"subFailureCode":203}`, at(1)),
-			// No BSSID at all.
-			fmt.Sprintf(`{"macAddress":"02:00:00:00:00:03","timestamp":%d,"eventType":"Success","channel":0}`, at(2)),
-			// A channel is still checked.
-			fmt.Sprintf(`{"macAddress":"02:00:00:00:00:04","timestamp":%d,"eventType":"Success","channel":300}`, at(3)),
+		event := func(mac, bssid string, channel int, ts int64, typ string) wnms.EventRecord {
+			r := wnms.EventRecord{MacAddress: &mac, Channel: channel, Timestamp: &ts, EventType: &typ}
+			if bssid != "" {
+				r.BSSID, r.SSID = &bssid, "corp"
+			}
+			return r
 		}
-		res, err := e.API.Telemetry.IngestSource(ctx, src, telemetry.KindEvents, body(events...).Body, site.ID.ID)
+		failure := event("02:00:00:00:00:02", "02:99:00:00:00:01", 0, at(1), wnms.Failure)
+		failure.FailureCode, failure.SubFailureCode = wnms.Ptr(wnms.CategoryAuthentication), wnms.Ptr(wnms.FailRadiusDown)
+		events := []wnms.EventRecord{
+			// At the AP: the bridge gave it the radio's channel.
+			event("02:00:00:00:00:01", "00:11:74:00:0a:01", 36, at(0), wnms.Success),
+			// An AP wnms does not know: the BSSID it named, no channel.
+			failure,
+			// No BSSID at all.
+			event("02:00:00:00:00:03", "", 0, at(2), wnms.Success),
+			// A channel is still checked.
+			event("02:00:00:00:00:04", "", 300, at(3), wnms.Success),
+		}
+		res, err := e.API.Telemetry.IngestSourceEvents(ctx, src, events, site.ID.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Accepted != 3 || len(res.Rejected) != 1 || res.Rejected[0].Index != 3 {
 			t.Fatalf("source events: %+v", res)
 		}
-		traffic := fmt.Sprintf(`{"macAddress":"02:00:00:00:00:03","timestamp":%d,"txBytes":100,"rxBytes":900}`, at(4))
-		if res, err := e.API.Telemetry.IngestSource(ctx, src, telemetry.KindTrafficStats, body(traffic).Body, site.ID.ID); err != nil || res.Accepted != 1 {
+		traffic := wnms.SampleRecord{MacAddress: wnms.Ptr("02:00:00:00:00:03"), Timestamp: wnms.Ptr(at(4)),
+			TxBytes: wnms.Ptr[int64](100), RxBytes: wnms.Ptr[int64](900)}
+		if res, err := e.API.Telemetry.IngestSourceSamples(ctx, src, []wnms.SampleRecord{traffic}, site.ID.ID); err != nil || res.Accepted != 1 {
 			t.Fatalf("source traffic: %+v %v", res, err)
 		}
 

@@ -21,13 +21,6 @@ func SlotOf(ms int64) int64 {
 	return s
 }
 
-// Failure categories (the failureCode of Failure events).
-const (
-	CategoryAssociation    = 1
-	CategoryAuthentication = 2
-	CategoryNetwork        = 3
-)
-
 // ConnAttempt is one client's connection attempts in a slot and scope:
 // it attempted (a Success or Failure event) and failed in the categories
 // set (failureCode 1, 2, 3).

@@ -16,6 +16,9 @@ type Caller struct {
 	// ActingFor is who a parent server made this call for
 	// ("loginId@serverID"), when a cluster parent forwarded it; "" otherwise.
 	ActingFor string
+	// Source names the data source (RADIUS, syslog) this caller is, for
+	// a SourceCaller; "" for a user's.
+	Source string
 
 	paths     func(ctx context.Context, ids []int64) (map[int64]string, error)
 	scopeOnce sync.Once
@@ -27,6 +30,17 @@ type Caller struct {
 // paths, so calls that never check a location never pay for it.
 func NewCaller(u *User, s *Session, paths func(ctx context.Context, ids []int64) (map[int64]string, error)) *Caller {
 	return &Caller{User: u, Session: s, paths: paths}
+}
+
+// SourceCaller is who a data source of a customer, named name, stores
+// what it observes as: the source itself, confined to its location at,
+// with the rights of an OPERATOR (the least role that ingests). It is no
+// user of the store: its User exists only to carry that customer, scope
+// and role, and its login ID is "datasource:" and the name, as logs and
+// counters name it.
+func SourceCaller(customerID int64, name string, at int64, paths func(ctx context.Context, ids []int64) (map[int64]string, error)) *Caller {
+	u := &User{CustomerID: customerID, Role: Operator, LoginID: "datasource:" + name, AllowedLocations: []LocationID{LocalID(at)}}
+	return &Caller{User: u, Source: name, paths: paths}
 }
 
 // The headers of a call a cluster parent forwards to a child.

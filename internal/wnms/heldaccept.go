@@ -9,5 +9,16 @@ type HeldAccept struct {
 	CustomerID int64
 	Source     string // the data source's name
 	HeldAt     int64  // when it was held (ms)
-	Record     []byte // the Success as the RADIUS proxy made it (ingest format)
+	// Success is the Success as the RADIUS proxy made it, and where its
+	// NAS said it was; the store keeps it in the ingest format's JSON.
+	// A row that no longer reads as one has a nil Success.MacAddress.
+	Success HeldRecord
+}
+
+// HeldRecord is a held accept's Success, with where its NAS said it was
+// (NAS-Identifier, NAS-IP-Address).
+type HeldRecord struct {
+	EventRecord
+	NASIdentifier string `json:"nasIdentifier,omitempty"`
+	NASIPAddress  string `json:"nasIpAddress,omitempty"`
 }
