@@ -99,23 +99,22 @@ func parseEvent(raw json.RawMessage, now time.Time, fromSource bool) (*Event, er
 	if err := decodeRecord(raw, &in); err != nil {
 		return nil, err
 	}
-	return checkEvent(in, now, fromSource)
+	return checkEvent(&in, now, fromSource)
 }
 
 // checkEvent checks a client event record at time now and makes the
 // event to store. A data source's event (fromSource: RADIUS, syslog) may
 // name no BSSID ("") and no channel (0: unknown, no band): it was seen at
 // no AP wnms knows.
-func checkEvent(in wnms.EventRecord, now time.Time, fromSource bool) (*Event, error) {
+func checkEvent(in *wnms.EventRecord, now time.Time, fromSource bool) (*Event, error) {
 	// An empty optional string means the field is absent, as many APs
 	// send "" for "none" (a fileId with no bundle, no eventId).
-	for _, p := range []**string{&in.EventID, &in.FileID} {
-		if *p != nil && **p == "" {
-			*p = nil
-		}
+	fileID := in.FileID
+	if fileID != nil && *fileID == "" {
+		fileID = nil
 	}
 	e := &Event{}
-	if in.EventID != nil {
+	if in.EventID != nil && *in.EventID != "" {
 		if err := wnms.CheckText("eventId", *in.EventID, 1, MaxEventID); err != nil {
 			return nil, err
 		}
@@ -208,17 +207,17 @@ func checkEvent(in wnms.EventRecord, now time.Time, fromSource bool) (*Event, er
 			return nil, wnms.Invalid("subFailureCode", "no failure %d/%d in the catalogue (1xx Association, 2xx Authentication, 3xx Network)",
 				*in.FailureCode, *in.SubFailureCode)
 		}
-		if in.FileID != nil {
-			if err := wnms.CheckText("fileId", *in.FileID, 1, MaxEventID); err != nil {
+		if fileID != nil {
+			if err := wnms.CheckText("fileId", *fileID, 1, MaxEventID); err != nil {
 				return nil, err
 			}
 		}
 		e.Code, e.SubCode = in.FailureCode, in.SubFailureCode
-		if in.FileID != nil {
-			e.FileID = *in.FileID
+		if fileID != nil {
+			e.FileID = *fileID
 		}
 		e.out = &failureEvent{eventCommon: common, connection: conn, FailureCode: *in.FailureCode,
-			Failure: failure, SubFailureCode: *in.SubFailureCode, SubFailure: sub, FileID: in.FileID}
+			Failure: failure, SubFailureCode: *in.SubFailureCode, SubFailure: sub, FileID: fileID}
 	case wnms.Intermediate:
 		if in.CategoryCode == nil || in.TypeCode == nil {
 			return nil, wnms.Invalid("categoryCode", "an Intermediate event needs categoryCode and typeCode")

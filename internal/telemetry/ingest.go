@@ -51,7 +51,7 @@ func (s *Service) Ingest(ctx context.Context, c *wnms.Caller, kind string, body 
 // source's, instead of the unknown location.
 func (s *Service) IngestSourceEvents(ctx context.Context, c *wnms.Caller, recs []wnms.EventRecord, at int64) (*Result, error) {
 	res, err := s.ingestEvents(ctx, c, len(recs), func(i int, now time.Time) (*Event, error) {
-		return checkEvent(recs[i], now, true)
+		return checkEvent(&recs[i], now, true)
 	}, at)
 	if err != nil {
 		return nil, err
