@@ -107,9 +107,11 @@ var (
 
 // handle registers a call that needs a session of one of the roles in who.
 // No or an expired session is 401; another role, or a session opened only
-// to change an expired password, is 403 ACCESS_DENIED.
+// to change an expired password, is 403 ACCESS_DENIED. In a cluster
+// every analytics call is the server_id's: the cluster's interceptor
+// forwards a child's to it.
 func (s *Server) handle(pattern string, who access.Rule, h httpkit.HandlerFunc) {
-	s.Router.Handle(pattern, who, h)
+	s.Router.Handle(pattern, who, httpkit.Forwarded, h)
 }
 
 // session answers who the session belongs to: a cheap check that a main

@@ -28,7 +28,6 @@ func (p *exportParams) decode(f *form) {
 	p.From, p.To = f.pathInt("startdate"), f.pathInt("enddate")
 	p.Format = f.str("format")
 	p.Hashed = f.bool("tohashmac", false)
-	f.local()
 	p.LocationID = f.optInt("locationid")
 }
 
@@ -96,7 +95,6 @@ type trendParams struct {
 func (p *trendParams) decode(f *form) {
 	p.DeviceCategory = f.str("devicecategory")
 	p.Type = strings.ToLower(f.str("type"))
-	f.local()
 	p.BoxID = f.optInt("boxid")
 	if p.clientOK && p.BoxID == nil && f.err == nil {
 		if v := f.str("macaddress"); v != "" {
@@ -195,7 +193,6 @@ type baselineParams struct {
 }
 
 func (p *baselineParams) decode(f *form) {
-	f.local()
 	if p.scope {
 		p.BandParam = f.str("frequencyband")
 		p.SSID = f.str("ssid")

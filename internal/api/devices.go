@@ -85,7 +85,6 @@ type apParams struct {
 }
 
 func (p *apParams) decode(f *form) {
-	f.local()
 	for _, m := range f.strs("macaddress") {
 		p.MACs = append(p.MACs, f.mac("macaddress", m))
 	}
@@ -281,7 +280,6 @@ type clientParams struct {
 }
 
 func (p *clientParams) decode(f *form) {
-	f.local()
 	p.LocationID = f.optInt("locationid")
 	p.SSID = f.str("ssid")
 	p.Active = f.optBool("active")
@@ -369,7 +367,6 @@ type observersParams struct{ BoxID int64 }
 
 func (p *observersParams) decode(f *form) {
 	p.BoxID = f.pathInt("boxId")
-	f.local()
 }
 
 func (p *observersParams) Validate(time.Time) error { return nil }

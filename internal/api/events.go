@@ -17,9 +17,6 @@ import (
 // eventMetadata is GET /devices/clientevents/metadata: the catalogue of
 // intermediate events.
 func (s *Server) eventMetadata(w http.ResponseWriter, r *http.Request) error {
-	if err := httpkit.LocalNode(r); err != nil {
-		return err
-	}
 	httpkit.WriteJSON(w, http.StatusOK, telemetry.Catalogue())
 	return nil
 }
@@ -44,7 +41,6 @@ func (p *clientEventsParams) decode(f *form) {
 		f.fail(wnms.ParamError("macaddress", "%q is not a MAC address (six hex octets separated by ':' or '-')", ""))
 	}
 	p.page.decodePath(f)
-	f.local()
 	f.bool("totalcountrequired", false) // the total is always counted
 	p.LocationID = f.optInt("locationid")
 	p.openWindow.decode(f)
@@ -177,7 +173,6 @@ type connectionLogsParams struct {
 func (p *connectionLogsParams) decode(f *form) {
 	p.MACParam = f.str("clientmacaddress")
 	p.MAC = f.mac("clientmacaddress", p.MACParam)
-	f.local()
 	p.openWindow.decode(f)
 	p.Limit = f.int("limit", telemetry.DefaultPageLimit)
 	p.LogType = f.str("logtype")

@@ -21,10 +21,17 @@ var (
 	selfOnly = access.SelfOnly
 )
 
+// What a call does in a cluster (routes.go).
+const (
+	forward = httpkit.Forwarded
+	fanOut  = httpkit.FannedOut
+	local   = httpkit.Local
+)
+
 // handle registers a call. The pattern is the method and the path below
 // the version segment, as the interface names it.
-func (s *Server) handle(pattern string, who access.Rule, h handlerFunc) {
-	s.Router.Handle(pattern, who, h)
+func (s *Server) handle(pattern string, who access.Rule, cluster httpkit.Cluster, h handlerFunc) {
+	s.Router.Handle(pattern, who, cluster, h)
 }
 
 func randomHex(n int) string {

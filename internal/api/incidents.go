@@ -22,7 +22,6 @@ type incidentParams struct {
 }
 
 func (p *incidentParams) decode(f *form) {
-	f.local()
 	p.closedWindow.decode(f)
 	p.LocationSet = f.given("locationid")
 	p.LocationID = readLocationID(f, wnms.RootLocation)

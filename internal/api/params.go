@@ -116,14 +116,6 @@ func (f *form) pathInt(name string) int64 {
 // path is a path parameter as given.
 func (f *form) path(name string) string { return f.r.PathValue(name) }
 
-// local checks the nodeid parameter: calls that answer from this server's
-// own store are not forwarded, so only this server (0) is valid.
-func (f *form) local() {
-	if f.err == nil {
-		f.err = httpkit.LocalNode(f.r)
-	}
-}
-
 // fail records err unless an earlier error stuck.
 func (f *form) fail(err error) {
 	if f.err == nil {

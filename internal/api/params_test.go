@@ -27,7 +27,7 @@ func TestParamsFirstErrorWins(t *testing.T) {
 		{"trend: the type is checked before the window", "type=cpu&fromtime=5&totime=1",
 			&trendParams{types: []string{"clientdatarate"}, clientOK: true}, "type"},
 		{"trend: an AP named", "type=apclientcount&boxid=7", &trendParams{types: []string{"apclientcount"}}, ""},
-		{"baseline: a bad node, then a bad MAC", "nodeid=9&macaddress=nope", &baselineParams{mac: 1}, "nodeid"},
+		{"baseline: a node is the router's to check, the MAC the call's", "nodeid=9&macaddress=nope", &baselineParams{mac: 1}, "macaddress"},
 		{"baseline: a bad MAC", "macaddress=nope", &baselineParams{mac: 1}, "macaddress"},
 		{"baseline: a required MAC missing", "", &baselineParams{mac: 2}, "macaddress"},
 		{"baseline: a band", "frequencyband=5GHz", &baselineParams{scope: true}, ""},

@@ -33,9 +33,6 @@ func (s *Server) getSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := httpkit.LocalNode(r); err != nil {
-		return err
-	}
 	p := wnms.DefaultSNMPPolicy()
 	if !isDefault {
 		if p, err = s.Store.SNMPPolicy(r.Context(), wnms.CallerFrom(r.Context()).CustomerID()); err != nil {
@@ -50,9 +47,6 @@ func (s *Server) getSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
 // SNMP policy; masked secrets keep their stored values. Answers the stored
 // policy, masked. Any bad field changes nothing.
 func (s *Server) putSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
-	if err := httpkit.LocalNode(r); err != nil {
-		return err
-	}
 	body, err := policyBody(w, r)
 	if err != nil {
 		return err
@@ -76,9 +70,6 @@ func (s *Server) putSNMPPolicy(w http.ResponseWriter, r *http.Request) error {
 // that has enableTraps, and answers what became of it at each. A policy
 // that sends no traps, or has no receiver to send to, is a conflict.
 func (s *Server) testTrap(w http.ResponseWriter, r *http.Request) error {
-	if err := httpkit.LocalNode(r); err != nil {
-		return err
-	}
 	c := wnms.CallerFrom(r.Context())
 	res, err := s.SNMP.TestTrap(r.Context(), c.CustomerID(), c.User.LoginID)
 	switch {
@@ -101,9 +92,6 @@ func (s *Server) getHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if err := httpkit.LocalNode(r); err != nil {
-		return err
-	}
 	p := wnms.DefaultHotspotSSIDPolicy()
 	if !isDefault {
 		if p, err = s.Store.HotspotSSIDPolicy(r.Context(), wnms.CallerFrom(r.Context()).CustomerID()); err != nil {
@@ -117,9 +105,6 @@ func (s *Server) getHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) er
 // putHotspotSSIDPolicy is PUT /configuration/global/hotspotssid: replaces
 // the hotspot SSID list and answers the stored policy.
 func (s *Server) putHotspotSSIDPolicy(w http.ResponseWriter, r *http.Request) error {
-	if err := httpkit.LocalNode(r); err != nil {
-		return err
-	}
 	body, err := policyBody(w, r)
 	if err != nil {
 		return err

@@ -21,7 +21,6 @@ import (
 
 	"github.com/wnms/wnms/internal/access"
 	"github.com/wnms/wnms/internal/auth"
-	"github.com/wnms/wnms/internal/console"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/incident"
 	"github.com/wnms/wnms/internal/metrics"
@@ -186,13 +185,6 @@ func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Re
 		}
 	}
 	s.routes()
-	s.Router.Root.HandleFunc("GET /healthz", s.healthz)
-	s.Router.Root.HandleFunc("GET /readyz", s.readyz)
-	s.Router.Root.HandleFunc(BasePath+"/", s.dispatch)
-	// The web console: a page and its files, which use the calls above.
-	con := console.New()
-	s.Router.Root.Handle("GET /{$}", con)
-	s.Router.Root.Handle("GET /console/", con)
 	return s
 }
 
@@ -313,7 +305,7 @@ func (s *Server) hasSession(r *http.Request) bool {
 // too; without it only the metrics listener serves it
 // (`serve --metrics-listen api`).
 func (s *Server) ServeMetrics() {
-	s.Router.Root.Handle("GET /metrics", s.MetricsHandler())
+	s.Router.Root.Handle("GET /metrics", s.MetricsHandler()) // no login: see routes
 }
 
 // MetricsHandler serves the Registry in the text exposition format (GET

@@ -22,7 +22,6 @@ type serviceLevelParams struct {
 var groupings = []string{wnms.GroupNone, wnms.GroupFloor, wnms.GroupAP, wnms.GroupSSID, wnms.GroupBand}
 
 func (p *serviceLevelParams) decode(f *form) {
-	f.local()
 	p.closedWindow.decode(f)
 	p.LocationID = f.int("locationid", wnms.RootLocation)
 	p.GroupBy = strings.ToLower(f.str("groupby"))
@@ -71,7 +70,6 @@ type targetParams struct {
 }
 
 func (p *targetParams) decode(f *form) {
-	f.local()
 	def := int64(wnms.RootLocation)
 	if p.write {
 		def = -2 // required

@@ -208,13 +208,10 @@ func (c *Cluster) Intercept(w http.ResponseWriter, r *http.Request, call httpkit
 	}
 	if n == 0 {
 		caller := wnms.CallerFrom(r.Context())
-		if caller != nil && caller.Session != nil && caller.Session.ClusterChildren && fansOut(call.Pattern) && call.Serve != nil {
+		if caller != nil && caller.Session != nil && caller.Session.ClusterChildren && call.Cluster == httpkit.FannedOut && call.Serve != nil {
 			return true, c.fanOut(w, r, call)
 		}
 		return false, nil
-	}
-	if sessionCall(call.Pattern) {
-		return false, wnms.ParamError(name, "%s concerns your session with this server and takes no %s", call.Pattern, name)
 	}
 	ch := c.child(n)
 	if ch == nil {
@@ -227,14 +224,6 @@ func (c *Cluster) Intercept(w http.ResponseWriter, r *http.Request, call httpkit
 		return false, err
 	}
 	return true, c.forward(w, r, ch, ch.cfg.URL)
-}
-
-// sessionCall reports whether pattern is a call on the caller's own
-// session (login, logout, keep-alive): those are never forwarded, since a
-// child would act on the parent's session with it.
-func sessionCall(pattern string) bool {
-	_, path, _ := strings.Cut(pattern, " ")
-	return strings.HasPrefix(path, "/login/") || path == "/logout"
 }
 
 // originForm refuses a request whose target is not origin-form

@@ -132,7 +132,7 @@ func fanOutCall(c *Cluster, pattern, target, local string) (*httptest.ResponseRe
 		io.WriteString(w, local)
 		return nil
 	}
-	_, err := c.Intercept(w, r, httpkit.Call{Pattern: pattern, Serve: serve})
+	_, err := c.Intercept(w, r, httpkit.Call{Pattern: pattern, Serve: serve, Cluster: httpkit.FannedOut})
 	return w, err
 }
 

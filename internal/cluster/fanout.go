@@ -32,21 +32,6 @@ import (
 // naming it): an answer is never silently partial. Other answers (one
 // resource, an error) are the parent's own.
 
-// fansOut reports whether a call pattern is a list that fans out: every
-// GET except the users calls, logins and the server's own system calls.
-func fansOut(pattern string) bool {
-	if !strings.HasPrefix(pattern, "GET ") {
-		return false
-	}
-	p := strings.TrimPrefix(pattern, "GET ")
-	for _, prefix := range []string{"/users", "/login", "/system", "/apikeys"} {
-		if strings.HasPrefix(p, prefix) {
-			return false
-		}
-	}
-	return true
-}
-
 // recorder keeps a local answer for merging.
 type recorder struct {
 	header http.Header

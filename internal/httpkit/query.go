@@ -81,10 +81,26 @@ func QueryValues(r *http.Request, name string) []string {
 	return out
 }
 
-// LocalNode checks the nodeid parameter (nodeId, as some calls spell it):
-// 0 or absent addresses this server. This server has no cluster children
-// yet, so any other node is INVALID_PARAMETER, as an unknown child is.
-func LocalNode(r *http.Request) error {
+// sessionNode refuses a nodeid (or nodeId) other than 0 on a call of the
+// caller's session with this server: a child would act on this server's
+// session with it.
+func sessionNode(r *http.Request, pattern string) error {
+	for _, name := range []string{"nodeid", "nodeId"} {
+		n, err := QueryInt(r, name, 0)
+		if err != nil {
+			return err
+		}
+		if n != 0 {
+			return wnms.ParamError(name, "%s concerns your session with this server and takes no %s", pattern, name)
+		}
+	}
+	return nil
+}
+
+// localNode checks the nodeid parameter (nodeId, as some calls spell it)
+// on a server without cluster children: 0 or absent addresses this
+// server; any other node is INVALID_PARAMETER, as an unknown child is.
+func localNode(r *http.Request) error {
 	for _, name := range []string{"nodeid", "nodeId"} {
 		n, err := QueryInt(r, name, 0)
 		if err != nil {

@@ -33,7 +33,28 @@ type Call struct {
 	// Serve is the call's own handler, for an interceptor that answers
 	// with the local answer and more (the cluster's fan-out).
 	Serve HandlerFunc
+	// Cluster is what the call does in a cluster, as its route declares.
+	Cluster Cluster
 }
+
+// Cluster is what a call does in a server cluster (a parent and its
+// child servers), as its route declares it.
+type Cluster int
+
+const (
+	// Forwarded: a call that names a child (nodeid N ≠ 0) is the child's,
+	// forwarded to it by the interceptor; on a server with no children,
+	// naming one is INVALID_PARAMETER.
+	Forwarded Cluster = iota
+	// FannedOut: forwarded like Forwarded, and, on a session opened with
+	// getClusterChildrenData=true, answered by this server and every
+	// child at once, the answers merged (a list).
+	FannedOut
+	// Local: a call on the caller's session with this server (login,
+	// logout, keep-alive): never forwarded, and a nodeid is
+	// INVALID_PARAMETER.
+	Local
+)
 
 // Interceptor sees every call after it was authorized and before its
 // handler runs, and may answer it instead (handled true, or an error for
@@ -168,8 +189,8 @@ func (k *Router) ServeCalls(w http.ResponseWriter, r *http.Request, rest string)
 
 // Handle registers a call: pattern is the method and the path below the
 // listener's prefix and version segment; rule says who may make it.
-func (k *Router) Handle(pattern string, rule access.Rule, h HandlerFunc) {
-	call := Call{Pattern: pattern, Access: rule, Serve: h}
+func (k *Router) Handle(pattern string, rule access.Rule, cluster Cluster, h HandlerFunc) {
+	call := Call{Pattern: pattern, Access: rule, Serve: h, Cluster: cluster}
 	k.patterns = append(k.patterns, pattern)
 	latency := k.Metrics.Latency.With(k.Name, pattern)
 	var byStatus sync.Map // status -> *metrics.Counter
@@ -215,8 +236,18 @@ func (k *Router) serveCall(w http.ResponseWriter, r *http.Request, call Call, h 
 	if c != nil && !wnms.SetCaller(r.Context(), c) {
 		r = r.WithContext(wnms.WithCaller(r.Context(), c))
 	}
-	if k.Intercept != nil {
+	switch {
+	case call.Cluster == Local:
+		if err := sessionNode(r, call.Pattern); err != nil {
+			return err
+		}
+	case k.Intercept != nil:
 		if handled, err := k.Intercept(w, r, call); handled || err != nil {
+			return err
+		}
+	default:
+		// No children to forward to: only this server may be named.
+		if err := localNode(r); err != nil {
 			return err
 		}
 	}

@@ -35,15 +35,15 @@ func testRouter(t *testing.T) (*Router, *bytes.Buffer, *metrics.Registry) {
 	k.Root.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		k.ServeCalls(w, r, strings.TrimPrefix(r.URL.Path, "/v1"))
 	})
-	k.Handle("GET /things/{id}", access.Public, func(w http.ResponseWriter, r *http.Request) error {
+	k.Handle("GET /things/{id}", access.Public, Forwarded, func(w http.ResponseWriter, r *http.Request) error {
 		WriteJSON(w, 200, map[string]string{"id": r.PathValue("id"), "request": RequestID(r.Context())})
 		return nil
 	})
-	k.Handle("PUT /things/{id}", access.Public, func(w http.ResponseWriter, r *http.Request) error {
+	k.Handle("PUT /things/{id}", access.Public, Forwarded, func(w http.ResponseWriter, r *http.Request) error {
 		return wnms.Invalid("name", "required")
 	})
-	k.Handle("GET /boom", access.Public, func(w http.ResponseWriter, r *http.Request) error { panic("secret detail") })
-	k.Handle("GET /broken", access.Public, func(w http.ResponseWriter, r *http.Request) error {
+	k.Handle("GET /boom", access.Public, Forwarded, func(w http.ResponseWriter, r *http.Request) error { panic("secret detail") })
+	k.Handle("GET /broken", access.Public, Forwarded, func(w http.ResponseWriter, r *http.Request) error {
 		return context.DeadlineExceeded // any error that is not the client's
 	})
 	return k, &logs, reg
@@ -139,5 +139,50 @@ func TestRouterIntercept(t *testing.T) {
 	}
 	if strings.Join(seen, ",") != "GET /things/{id},GET /things/{id},PUT /things/{id}" {
 		t.Errorf("the interceptor saw %v", seen)
+	}
+}
+
+// What a route declares it does in a cluster decides what a nodeid does:
+// on a server without children a child named is an unknown one, and a
+// call on the caller's session takes none; an interceptor (the
+// cluster's) sees every call but the session's.
+func TestRouterClusterModes(t *testing.T) {
+	k, _, _ := testRouter(t)
+	ok := func(w http.ResponseWriter, r *http.Request) error { WriteJSON(w, 200, map[string]string{}); return nil }
+	k.Handle("GET /list", access.Public, FannedOut, ok)
+	k.Handle("POST /session", access.Public, Local, ok)
+	for _, tc := range []struct {
+		name, method, path string
+		intercept          bool
+		status             int
+		message            string // in the error's message
+	}{
+		{"this server", "GET", "/v1/things/7?nodeid=0", false, 200, ""},
+		{"a child, none configured", "GET", "/v1/things/7?nodeid=3", false, 400, "no cluster child 3"},
+		{"a list naming a child, none configured", "GET", "/v1/list?nodeId=2", false, 400, "no cluster child 2"},
+		{"a session call naming a child", "POST", "/v1/session?nodeid=1", false, 400, "concerns your session"},
+		{"a session call, an interceptor set", "POST", "/v1/session?nodeid=1", true, 400, "concerns your session"},
+		{"a session call without nodeid, an interceptor set", "POST", "/v1/session", true, 200, ""},
+		{"a child, an interceptor set", "GET", "/v1/things/7?nodeid=3", true, 299, ""},
+		{"a list, an interceptor set", "GET", "/v1/list", true, 299, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k.Intercept = nil
+			var seen []Cluster
+			if tc.intercept {
+				k.Intercept = func(w http.ResponseWriter, r *http.Request, c Call) (bool, error) {
+					seen = append(seen, c.Cluster)
+					w.WriteHeader(299) // answered by the interceptor
+					return true, nil
+				}
+			}
+			w := do(k, tc.method, tc.path, nil)
+			if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.message) {
+				t.Fatalf("%d %s, want %d with %q", w.Code, w.Body, tc.status, tc.message)
+			}
+			if tc.intercept && strings.Contains(tc.path, "session") && len(seen) != 0 {
+				t.Errorf("the interceptor saw a session call: %v", seen)
+			}
+		})
 	}
 }
