@@ -109,7 +109,7 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 	// An upstream that stops answering or answers again raises
 	// upstreamDown or upstreamUp (event stream, webhooks, SNMP trap), off
 	// the RADIUS path.
-	hub := s.api.Hub
+	hub := s.svc.Hub
 	health := &radius.Health{OnChange: func(u radius.UpstreamStatus) {
 		log.Info("RADIUS upstream state", "customer_id", u.Group, "upstream", u.Address, "kind", u.Kind, "up", u.Up)
 		go func() {
@@ -118,8 +118,8 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 			hub.UpstreamChange(ctx, u.Group, u.Address, u.Kind, u.Up)
 		}()
 	}}
-	d := &dataSources{bridge: &datasource.Bridge{Store: s.st, Ingest: s.api.Telemetry, Radius: &radius.Settings{},
-		Log: log, Registry: reg, Heartbeat: s.api.Telemetry,
+	d := &dataSources{bridge: &datasource.Bridge{Store: s.st, Ingest: s.svc.Telemetry, Radius: &radius.Settings{},
+		Log: log, Registry: reg, Heartbeat: s.svc.Telemetry,
 		HeartbeatEvery: min(datasource.DefaultHeartbeatEvery, s.c.apTimeout/5),
 		Health:         health, RadiusOn: s.radiusAuthConn != nil || s.radiusAcctConn != nil, SyslogOn: s.syslogConn != nil,
 		Held: s.st, ServerID: int64(s.c.serverID), Hold: s.c.radiusAcceptHold}}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/wnms/wnms/internal/analytics"
 	"github.com/wnms/wnms/internal/api"
+	"github.com/wnms/wnms/internal/app"
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/baseline"
 	"github.com/wnms/wnms/internal/cluster"
@@ -214,6 +215,7 @@ type server struct {
 
 	st      *store.Store
 	auth    *auth.Service
+	svc     *app.Services // the services, handed to the listeners and the jobs
 	api     *api.Server
 	an      *analytics.Server
 	traps   *snmp.Sender
@@ -331,22 +333,23 @@ func (s *server) wireServices(ctx context.Context) error {
 	hostname, _ := os.Hostname()
 	info := api.Info{Version: Version, Build: Commit, ServerID: c.serverID, DataDir: c.data,
 		ServerURL: c.serverURL, Hostname: hostname, TLS: s.tls != nil, StartedAt: time.Now()}
-	s.api = api.New(st, s.auth, log, info, reg, m)
+	s.svc = app.New(st, s.auth, log, reg)
+	s.api = api.New(s.svc, info, m)
 	if c.metricsListen == "api" {
 		s.api.ServeMetrics()
 	}
-	s.api.Telemetry.APTimeout = c.apTimeout
-	s.api.Telemetry.Retention = c.retention
-	s.api.Baselines.K, s.api.Baselines.MinSamples = c.baselineK, c.baselineMin
-	s.api.Baselines.MinClients, s.api.Baselines.MinSigma, s.api.Baselines.Alpha = c.anomalyClients, c.anomalySigma, c.anomalyAlpha
-	s.api.Webhooks.Targets.AllowPrivate = c.webhookPrivate
+	s.svc.Telemetry.APTimeout = c.apTimeout
+	s.svc.Telemetry.Retention = c.retention
+	s.svc.Baselines.K, s.svc.Baselines.MinSamples = c.baselineK, c.baselineMin
+	s.svc.Baselines.MinClients, s.svc.Baselines.MinSigma, s.svc.Baselines.Alpha = c.anomalyClients, c.anomalySigma, c.anomalyAlpha
+	s.svc.Webhooks.Targets.AllowPrivate = c.webhookPrivate
 	// SNMP: this start's engine boots, the trap sender and the agent.
 	boots, err := st.CountUp(ctx, "snmp_engine_boots")
 	if err != nil {
 		return fmt.Errorf("snmp engine boots: %w", err)
 	}
 	engine := snmp.NewEngine(uint32(boots), s.auth.Secret)
-	s.traps = s.api.SNMP
+	s.traps = s.svc.SNMP
 	s.traps.Engine = engine
 	if s.agentConn != nil {
 		s.agent = &snmp.Agent{
@@ -375,7 +378,7 @@ func (s *server) wireServices(ctx context.Context) error {
 	s.wireDataSources(ctx, reg)
 	s.an = analytics.New(st, s.auth, log, m)
 	s.an.ServerID = int64(c.serverID)
-	s.an.Footfall = s.api.Telemetry
+	s.an.Footfall = s.svc.Telemetry
 	if c.cluster != nil {
 		s.cluster = cluster.New(c.cluster, log)
 		s.cluster.ServerID = int64(c.serverID)
@@ -508,9 +511,9 @@ func (s *server) run(ctx context.Context, ready func(listening)) error {
 func (s *server) background(ctx, bg context.Context) {
 	st, log := s.st, s.log
 	go housekeeping(bg, st, log)
-	go s.api.Telemetry.WatchAPs(bg)
-	go s.api.Telemetry.PurgeEvery(bg, st, time.Hour)
-	go s.api.ServiceLevels.Backfill(bg, s.api.Telemetry.Retention, log)
+	go s.svc.Telemetry.WatchAPs(bg)
+	go s.svc.Telemetry.PurgeEvery(bg, st, time.Hour)
+	go s.svc.ServiceLevels.Backfill(bg, s.svc.Telemetry.Retention, log)
 	go every.Period(bg, time.Hour, func(ctx context.Context) {
 		n, err := st.PurgeAudit(ctx, time.Now().Add(-s.c.auditRetention).UnixMilli())
 		if err != nil && ctx.Err() == nil {
@@ -520,9 +523,9 @@ func (s *server) background(ctx, bg context.Context) {
 		}
 	})
 	go s.traps.Run(bg)
-	go s.api.Hub.Run(bg)
-	go s.api.Webhooks.Run(bg)
-	go s.api.Baselines.EvaluateEvery(bg, func(ctx context.Context) ([]int64, error) {
+	go s.svc.Hub.Run(bg)
+	go s.svc.Webhooks.Run(bg)
+	go s.svc.Baselines.EvaluateEvery(bg, func(ctx context.Context) ([]int64, error) {
 		// Customers with new telemetry, and those with recent observations.
 		ids, err := st.DirtyCustomers(ctx)
 		if err != nil {
@@ -539,7 +542,7 @@ func (s *server) background(ctx, bg context.Context) {
 		}
 		return ids, nil
 	}, time.Minute)
-	go s.api.Incidents.RunEvery(bg, time.Minute) // groups what the evaluation recorded
+	go s.svc.Incidents.RunEvery(bg, time.Minute) // groups what the evaluation recorded
 	if s.cluster != nil {
 		go s.cluster.Run(bg)
 		// Caught from now on: SIGHUP's default would end the process.
@@ -556,7 +559,7 @@ func (s *server) background(ctx, bg context.Context) {
 	}
 	if s.c.demo {
 		go func() {
-			if err := runDemo(bg, st, s.auth, s.api.Baselines, localURL(s.apiLn.Addr(), s.tls != nil), s.c.data, s.stdout, log); err != nil {
+			if err := runDemo(bg, st, s.auth, s.svc.Baselines, localURL(s.apiLn.Addr(), s.tls != nil), s.c.data, s.stdout, log); err != nil {
 				log.Error("demo stopped", "err", err)
 			}
 		}()

@@ -7,26 +7,16 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
+
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/wnms/wnms/internal/baseline"
-
-	"github.com/wnms/wnms/internal/cluster"
-
-	"github.com/wnms/wnms/internal/accounts"
-	"github.com/wnms/wnms/internal/telemetry"
-
 	"github.com/wnms/wnms/internal/access"
-	"github.com/wnms/wnms/internal/auth"
+	"github.com/wnms/wnms/internal/app"
+	"github.com/wnms/wnms/internal/cluster"
 	"github.com/wnms/wnms/internal/httpkit"
-	"github.com/wnms/wnms/internal/incident"
 	"github.com/wnms/wnms/internal/metrics"
-	"github.com/wnms/wnms/internal/notify"
-	"github.com/wnms/wnms/internal/servicelevel"
-	"github.com/wnms/wnms/internal/snmp"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -45,56 +35,14 @@ type Info struct {
 	StartedAt time.Time
 }
 
-// Store is what the main listener reads and writes: everything the
-// server keeps.
-type Store interface {
-	wnms.UserStore
-	wnms.SessionStore
-	wnms.LocationStore
-	wnms.ZoneStore
-	wnms.PolicyStore
-	wnms.TemplateStore
-	wnms.LayoutStore
-	wnms.FileStore
-	telemetry.Store
-	baseline.Store
-	incident.Store
-	servicelevel.Store
-	wnms.AuditStore
-	wnms.EventStore
-	wnms.WebhookStore
-	notify.DeliveryStore
-	notify.Sequencer
-	LocationNamePath(ctx context.Context, id int64) (string, error)
-	Ping(ctx context.Context) error
-	SettingOrInit(ctx context.Context, name string, init func() string) (string, error)
-}
-
-// Server is the main listener's handler.
+// Server is the main listener's handler: the HTTP face of the services
+// app.New built (Services), and the hooks the binary gives it.
 type Server struct {
-	Store Store
-	Auth  *auth.Service
-	// Accounts manages user accounts (the users calls).
-	Accounts *accounts.Service
-	// Telemetry ingests what APs and clients report and serves the device
-	// lists.
-	Telemetry *telemetry.Service
-	Log       *slog.Logger
-	Info      Info
-	// Registry holds every series of the process; /metrics shows it.
-	Registry *metrics.Registry
+	*app.Services
+	Info Info
 	// Router is the listener's plumbing and route table; its Intercept
 	// hook sees every authorized call before its handler.
 	Router *httpkit.Router
-	// Baselines answers the baseline calls and evaluates anomalies.
-	Baselines *baseline.Service
-	// Incidents groups anomalies into incidents and answers the incident
-	// calls.
-	Incidents *incident.Service
-	// ServiceLevels answers the service level calls.
-	ServiceLevels *servicelevel.Service
-	// SNMP sends the traps of every customer's SNMP policy.
-	SNMP *snmp.Sender
 	// OnSNMPPolicyChange is called after an SNMP policy is stored (the
 	// agent re-reads it at once).
 	OnSNMPPolicyChange func()
@@ -114,76 +62,16 @@ type Server struct {
 	// Cluster is set on a parent server: its children and their state
 	// (system info, /readyz). Calls reach them through Router.Intercept.
 	Cluster *cluster.Cluster
-	// Hub raises the events (AP down and up, anomalies, lockouts) with
-	// their SNMP traps, and feeds the event stream and the webhooks.
-	Hub *notify.Hub
-	// Webhooks delivers the outbox's events to the webhooks.
-	Webhooks *notify.Dispatcher
 	// StreamRecheck is how often an open event stream checks its
 	// session (DefaultStreamRecheck when 0).
 	StreamRecheck time.Duration
 }
 
-// New builds the server and its routes. m holds the HTTP series both
-// listeners share; reg is where they and the server's own series live.
-func New(st Store, a *auth.Service, log *slog.Logger, info Info, reg *metrics.Registry, m *httpkit.Metrics) *Server {
-	s := &Server{Store: st, Auth: a, Accounts: &accounts.Service{Store: st, Hasher: a}, Log: log, Info: info, Registry: reg,
-		Router: httpkit.NewRouter("api", log, m, a, writeErrorBody)}
-	s.Router.Audit = httpkit.NewAuditor(st, log)
-	loginFailures := reg.Counter("wnms_login_failures_total", "Failed login attempts.")
-	prev := a.OnLoginFailure
-	a.OnLoginFailure = func() {
-		loginFailures.Inc()
-		if prev != nil {
-			prev()
-		}
-	}
-	s.Telemetry = telemetry.NewService(st, log)
-	s.Telemetry.Secret = a.Secret
-	s.Telemetry.Instrument(reg)
-	s.Baselines = baseline.NewService(st, log)
-	s.ServiceLevels = &servicelevel.Service{Store: st}
-	s.SNMP = snmp.NewSender(st.SNMPPolicy, snmp.NewEngine(1, a.Secret), log)
-	s.SNMP.Instrument(reg)
-	s.Hub = &notify.Hub{Store: st, Traps: s.SNMP, Log: log}
-	s.Webhooks = &notify.Dispatcher{Store: st, Log: log}
-	s.Webhooks.Instrument(reg)
-	s.Hub.OnEvents = func([]*wnms.Event) { s.Webhooks.Wake() }
-	s.Telemetry.OnAPChange = func(ap wnms.AP, up bool) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Hub.APChange(ctx, notify.AP{CustomerID: ap.CustomerID, BoxID: ap.BoxID, Name: ap.Name, MacAddress: ap.MacAddress,
-			LocationID: ap.LocationID.ID}, up)
-	}
-	s.Baselines.OnAnomaly = func(an wnms.Anomaly, _ string) {
-		log.Info("baseline anomaly", "customer_id", an.CustomerID, "location_id", an.LocationID, "kind", an.Kind,
-			"slot", an.Slot, "observation", an.Observation, "threshold", an.Threshold)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Hub.RaiseAnomaly(ctx, notify.Anomaly{CustomerID: an.CustomerID, LocationID: an.LocationID, Kind: an.Kind,
-			Slot: an.Slot, Observation: an.Observation, Baseline: an.Baseline, Threshold: an.Threshold})
-	}
-	s.Incidents = incident.NewService(st, log)
-	s.Incidents.EvaluatedThrough = s.Baselines.EvaluatedThrough
-	announce := func(closed bool) func(in *wnms.Incident) {
-		return func(in *wnms.Incident) {
-			log.Info("incident", "customer_id", in.CustomerID, "id", in.ID, "site_id", in.SiteLocationID, "closed", closed)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			s.Hub.RaiseIncident(ctx, in, closed)
-		}
-	}
-	s.Incidents.OnOpened, s.Incidents.OnClosed = announce(false), announce(true)
-	locked := a.OnUserLocked
-	a.OnUserLocked = func(u *wnms.User) {
-		log.Warn("user locked after failed logins", "user_id", u.UserID, "login_id", u.LoginID)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Hub.UserLocked(ctx, u)
-		if locked != nil {
-			locked(u)
-		}
-	}
+// New builds the main listener over the services svc. m holds the HTTP
+// series both listeners share.
+func New(svc *app.Services, info Info, m *httpkit.Metrics) *Server {
+	s := &Server{Services: svc, Info: info, Router: httpkit.NewRouter("api", svc.Log, m, svc.Auth, writeErrorBody)}
+	s.Router.Audit = httpkit.NewAuditor(svc.Store, svc.Log)
 	s.routes()
 	return s
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wnms/wnms/internal/api"
 	"github.com/wnms/wnms/internal/apitest"
+	"github.com/wnms/wnms/internal/app"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/tz"
@@ -156,7 +157,7 @@ func TestRoutingAndErrors(t *testing.T) {
 
 // panicStore makes one store call panic, to prove a panicking handler
 // answers 500 with a request id and leaks nothing.
-type panicStore struct{ api.Store }
+type panicStore struct{ app.Store }
 
 func (panicStore) Users(context.Context, int64) ([]wnms.User, error) { panic("boom: secret detail") }
 
@@ -164,7 +165,7 @@ func TestPanicIsInternalError(t *testing.T) {
 	e := apitest.New(t, apitest.SQLite)
 	var logs apitest.SyncBuffer
 	reg := metrics.NewRegistry()
-	srv := api.New(panicStore{e.Store}, e.Auth, slog.New(slog.NewJSONHandler(&logs, nil)), api.Info{}, reg, httpkit.NewMetrics(reg))
+	srv := api.New(app.New(panicStore{e.Store}, e.Auth, slog.New(slog.NewJSONHandler(&logs, nil)), reg), api.Info{}, httpkit.NewMetrics(reg))
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	req, _ := http.NewRequest("GET", hs.URL+"/new/webservice/V5/users", nil)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wnms/wnms/internal/analytics"
 	"github.com/wnms/wnms/internal/api"
+	"github.com/wnms/wnms/internal/app"
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
@@ -91,8 +92,8 @@ func NewAt(t testing.TB, b Backend, cfg store.Config) *Env {
 	log := slog.New(slog.NewJSONHandler(e.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	reg := metrics.NewRegistry()
 	m := httpkit.NewMetrics(reg)
-	e.API = api.New(st, e.Auth, log, api.Info{Version: "test", Build: "test", ServerID: 1, DataDir: cfg.DataDir,
-		Hostname: "test"}, reg, m)
+	e.API = api.New(app.New(st, e.Auth, log, reg), api.Info{Version: "test", Build: "test", ServerID: 1, DataDir: cfg.DataDir,
+		Hostname: "test"}, m)
 	// /metrics on the API listener, as `serve --metrics-listen api`, so
 	// that a test scrapes what it did through the same client.
 	e.API.ServeMetrics()

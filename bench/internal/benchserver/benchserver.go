@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/api"
+	"github.com/wnms/wnms/internal/app"
 	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
@@ -114,7 +115,7 @@ func Start(ctx context.Context, st *store.Store) (*Server, error) {
 	a := auth.NewService(st, secret)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	reg := metrics.NewRegistry()
-	srv := api.New(st, a, log, api.Info{Version: "bench", ServerID: 1}, reg, httpkit.NewMetrics(reg))
+	srv := api.New(app.New(st, a, log, reg), api.Info{Version: "bench", ServerID: 1}, httpkit.NewMetrics(reg))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
