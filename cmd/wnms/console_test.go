@@ -654,6 +654,48 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		keyClient := apitest.Remote(t, base, parts[len(parts)-4], parts[len(parts)-1])
 		var madeUser struct{ UserID int64 }
 		keyClient.Expect(200, "GET", "/V5/users/current", nil).Decode(t, &madeUser)
+		// The administrator changes the user's role and locations, then
+		// locks and unlocks it, each read back through the API.
+		userNow := func() (u struct {
+			Role             string
+			UserLockedState  string
+			AllowedLocations []struct{ ID int64 }
+		}) {
+			var all []json.RawMessage
+			admin.Expect(200, "GET", "/V5/users", nil).Decode(t, &all)
+			for _, raw := range all {
+				var x struct{ UserID int64 }
+				json.Unmarshal(raw, &x)
+				if x.UserID == madeUser.UserID {
+					json.Unmarshal(raw, &u)
+				}
+			}
+			return u
+		}
+		row := fmt.Sprintf(`//tr[td[1][text()=%q]]`, apiUser)
+		browse(t, ctx, "change the user",
+			chromedp.Click(row+`//button[text()="Change"]`, chromedp.BySearch),
+			chromedp.WaitVisible(`#edit-user-role`, chromedp.ByQuery),
+			chromedp.SetValue(`#edit-user-role`, "OPERATOR", chromedp.ByQuery),
+			chromedp.Evaluate(`(() => { const s = document.querySelector('#edit-user-locations');
+				for (const o of s.options) o.selected = o.textContent === 'Sim Site 1'; return true; })()`, nil),
+			chromedp.Click(`//section[@aria-labelledby="edit-user-title"]//button[text()="Save"]`, chromedp.BySearch),
+			chromedp.WaitVisible(fmt.Sprintf(`//p[text()=%q]`, "Changed "+apiUser+"."), chromedp.BySearch))
+		if u := userNow(); u.Role != "OPERATOR" || len(u.AllowedLocations) != 1 || u.AllowedLocations[0].ID != 1 {
+			t.Errorf("after the change the user is %+v, want an OPERATOR at Sim Site 1 (1)", u)
+		}
+		browse(t, ctx, "lock the user",
+			chromedp.Click(`#edit-user-lock`, chromedp.ByQuery),
+			chromedp.WaitVisible(`//button[@id="edit-user-lock"][text()="Unlock"]`, chromedp.BySearch))
+		if u := userNow(); u.UserLockedState != "USER_LOCKED" {
+			t.Errorf("after Lock the user is %q", u.UserLockedState)
+		}
+		browse(t, ctx, "unlock the user",
+			chromedp.Click(`#edit-user-lock`, chromedp.ByQuery),
+			chromedp.WaitVisible(`//button[@id="edit-user-lock"][text()="Lock"]`, chromedp.BySearch))
+		if u := userNow(); u.UserLockedState == "USER_LOCKED" {
+			t.Errorf("after Unlock the user is %q", u.UserLockedState)
+		}
 		admin.Expect(204, "DELETE", fmt.Sprintf("/V5/users/%d", madeUser.UserID), nil)
 		// A profile made from its JSON, listed, then deleted (asked twice).
 		profile := fmt.Sprintf("Lobby %d", time.Now().UnixNano()%1e9)

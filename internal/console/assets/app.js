@@ -1419,6 +1419,55 @@
     return h('section', { class: 'card', 'aria-labelledby': 'new-user-title' }, h('h2', { id: 'new-user-title' }, 'Add a user'), form, msg);
   }
 
+  // userEditor changes a user's role and locations, and (ADMINISTRATOR
+  // and up) locks or unlocks it: POST /users with only what changes.
+  // open(u) shows it for user u; it stays open across refreshes.
+  function userEditor(done) {
+    const card = h('section', { class: 'card', 'aria-labelledby': 'edit-user-title', hidden: true });
+    const msg = h('p', { role: 'status', class: 'mut' });
+    card.open = (u) => {
+      card.userId = u.userId;
+      const roles = Object.keys(ROLES).filter((r) => ROLES[r] <= role());
+      const roleIn = h('select', { id: 'edit-user-role' }, roles.map((r) => h('option', { value: r, selected: r === u.role }, r)));
+      const mine = new Set((u.allowedLocations || []).map((l) => l.id));
+      const locs = h('select', { id: 'edit-user-locations', multiple: true, size: 6 },
+        visibleLocations().map((l) => h('option', { value: l.id, selected: mine.has(l.id) }, locPath(l.id))));
+      const change = async (user, said) => {
+        try {
+          await api('/users', { method: 'POST', body: { user: { userId: u.userId, ...user } } });
+          await done();
+          const fresh = (await api('/users')).find((x) => x.userId === u.userId);
+          if (fresh) card.open(fresh); // as it is now: its role, locations and lock
+          msg.textContent = said;
+        } catch (err) {
+          msg.textContent = `Not changed: ${err.message}`;
+        }
+      };
+      const form = h('form', {
+        class: 'row', onsubmit: (e) => {
+          e.preventDefault();
+          const chosen = [...locs.selectedOptions].map((o) => ({ type: 'locallocationid', id: Number(o.value) }));
+          if (!chosen.length) {
+            msg.textContent = 'Choose at least one location.';
+            return;
+          }
+          change({ role: roleIn.value, allowedLocations: chosen }, `Changed ${u.loginId}.`);
+        },
+      }, h('label', {}, 'Role', roleIn), h('label', {}, 'Locations (one or more)', locs), h('button', { type: 'submit', class: 'primary edit' }, 'Save'));
+      const locked = u.userLockedState === 'USER_LOCKED';
+      const lock = canAdminister() ? h('button', {
+        type: 'button', class: 'edit', id: 'edit-user-lock',
+        onclick: () => change({ userLockedState: locked ? 'NOT_LOCKED' : 'USER_LOCKED' }, locked ? `Unlocked ${u.loginId}.` : `Locked ${u.loginId}: its sessions are ended.`),
+      }, locked ? 'Unlock' : 'Lock') : null;
+      msg.textContent = '';
+      card.replaceChildren(h('h2', { id: 'edit-user-title' }, `Change ${u.loginId}`), form,
+        h('div', { class: 'row' }, lock, h('button', { type: 'button', onclick: () => { card.hidden = true; } }, 'Close')), msg);
+      card.hidden = false;
+      roleIn.focus();
+    };
+    return card;
+  }
+
   // newProfileForm creates a client connection test profile from its JSON
   // (docs/api.md §10) at a location the caller sees.
   function newProfileForm(done) {
@@ -1442,18 +1491,22 @@
     if (isViewer()) main.append(h('p', { class: 'mut' }, 'Your role (VIEWER) reads the settings; it does not change them.'));
     const parts = [
       jsonEditor('snmp', 'SNMP', '/configuration/global/snmp', canAdminister(), 'Trap receivers, and the versions and credentials the SNMP agent answers.'),
-      jsonEditor('hotspot', 'Hotspot SSIDs', '/configuration/global/hotspotssid', !isViewer()),
+      jsonEditor('hotspot', 'Hotspot SSIDs', '/configuration/global/hotspotssid', !isViewer(),
+        'Kept for the tools that read it: wnms configures no AP, so nothing here changes what the APs broadcast.'),
     ];
     if (canAdminister()) parts.push(jsonEditor('datasources', 'Data sources: RADIUS and syslog', '/datasources', true, 'Secrets are shown masked; a masked secret sent back keeps the stored one.'));
     for (const p of parts) main.append(p.section);
     const users = h('section', { class: 'card', 'aria-label': 'Users' });
     const userForm = canOperate() ? newUserForm(() => v.refresh()) : null;
     const shown = h('div', { role: 'status' }); // a new key's value, shown once
+    const editor = canOperate() ? userEditor(() => v.refresh()) : null;
     const profiles = h('section', { class: 'card', 'aria-label': 'Client connection test profiles' });
     const profileForm = canOperate() ? newProfileForm(() => v.refresh()) : null;
     const keys = h('section', { class: 'card', 'aria-label': 'API keys' });
     if (userForm) main.append(userForm);
-    main.append(shown, users, profiles);
+    main.append(shown, users);
+    if (editor) main.append(editor);
+    main.append(profiles);
     if (profileForm) main.append(profileForm);
     if (canAdminister()) main.append(keys);
     const hooks = canAdminister() ? webhooksCard(v) : null;
@@ -1465,6 +1518,7 @@
         api('/users'), api('/templates/CL_CONN_TEST_PROFILE?minimalinforequired=true'), canAdminister() ? api('/apikeys') : null,
       ]);
       if (!v.live()) return;
+      if (editor && !editor.hidden && !us.some((u) => u.userId === editor.userId)) editor.hidden = true; // deleted meanwhile
       if (changed(users, us)) users.replaceChildren(h('h2', {}, 'Users'), table([
         { title: 'Login', get: (u) => u.loginId },
         { title: 'Name', get: (u) => [u.firstName, u.lastName].filter(Boolean).join(' ') || '—' },
@@ -1486,10 +1540,13 @@
             },
           }, 'New API key') : null,
           canOperate() && u.userId !== S.user.userId && (ROLES[u.role] || 9) <= myRole
+            ? h('button', { type: 'button', class: 'edit', onclick: () => editor.open(u) }, 'Change') : null,
+          canOperate() && u.userId !== S.user.userId && (ROLES[u.role] || 9) <= myRole
             ? confirmButton('Delete', async () => { await api(`/users/${u.userId}`, { method: 'DELETE' }); await v.refresh(); }) : null] },
       ], us, { label: 'Users' }));
       const list = Array.isArray(ps) ? ps : (ps && ps.templates) || [];
-      if (changed(profiles, list)) profiles.replaceChildren(h('h2', {}, 'Client connection test profiles'), table([
+      if (changed(profiles, list)) profiles.replaceChildren(h('h2', {}, 'Client connection test profiles'),
+        h('p', { class: 'mut' }, 'Kept for the tools that read them: wnms runs no connection tests itself.'), table([
         { title: 'Name', get: (p) => p.templateName || p.templateId },
         { title: 'Description', get: (p) => p.description || '—' },
                 { title: '', get: (p) => (canOperate() ? confirmButton('Delete', async () => { await api(`/templates/${p.templateId}/CL_CONN_TEST_PROFILE`, { method: 'DELETE' }); await v.refresh(); }) : '') },
