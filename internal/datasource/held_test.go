@@ -46,7 +46,7 @@ func TestHeldAcceptsSurviveARestart(t *testing.T) {
 				t.Helper()
 				rec := radius.Observation{Event: &wnms.EventRecord{EventID: &id, MacAddress: &mac, EventType: wnms.Ptr(wnms.Success),
 					BSSID: wnms.Ptr("AA:BB:CC:DD:EE:FF"), SSID: "corp", Timestamp: wnms.Ptr(now.UnixMilli()), Username: "carol",
-					AuthenticationTimestamp: wnms.Ptr(now.UnixMilli()), AAALatency: wnms.Ptr[int64](42),
+					ConnectionSteps: wnms.ConnectionSteps{AuthenticationTimestamp: wnms.Ptr(now.UnixMilli())}, AAALatency: wnms.Ptr[int64](42),
 					EventDetail: wnms.EventDetail{RadiusPrimaryIP: wnms.Ptr("10.0.0.9")}}}
 				stored := make(chan bool, 1)
 				if !b.HoldSuccess(radius.Source{Group: wnms.OnPremCustomer, Name: "lab"}, rec, stored) {

@@ -69,8 +69,9 @@ func (e *ClientEvent) Record() wnms.EventRecord {
 	}
 	r := wnms.EventRecord{MacAddress: wnms.Ptr(e.MacAddress), EventType: wnms.Ptr(e.EventType), Channel: e.Channel,
 		SSID: e.SSID, Timestamp: wnms.Ptr(e.Timestamp), HostName: e.HostName, ClientName: e.ClientName,
-		AssociationTimestamp: some(e.AssociationTimestamp), AuthenticationTimestamp: some(e.AuthenticationTimestamp),
-		NetworkTimestamp: some(e.NetworkTimestamp), DHCPLatency: e.DHCPLatency, SubTypeCode: e.SubTypeCode}
+		ConnectionSteps: wnms.ConnectionSteps{AssociationTimestamp: some(e.AssociationTimestamp),
+			AuthenticationTimestamp: some(e.AuthenticationTimestamp), NetworkTimestamp: some(e.NetworkTimestamp)},
+		DHCPLatency: e.DHCPLatency, SubTypeCode: e.SubTypeCode}
 	r.IP = e.IP
 	if e.EventID != "" {
 		r.EventID = wnms.Ptr(e.EventID)

@@ -39,15 +39,10 @@ type eventCommon struct {
 // identity (username), address (ip) and DHCP host name (hostName) are
 // null when not known.
 type connection struct {
-	AssociationTimestamp    *int64  `json:"associationTimestamp"`
-	AuthenticationTimestamp *int64  `json:"authenticationTimestamp"`
-	NetworkTimestamp        *int64  `json:"networkTimestamp"`
-	AutoTestSessionID       *int64  `json:"autoTestSessionId"`
-	AutoTestStatusCode      int     `json:"autoTestStatusCode"`
-	AutoTestStatus          *string `json:"autoTestStatus"`
-	Username                *string `json:"username"`
-	IP                      *string `json:"ip"`
-	HostName                *string `json:"hostName"`
+	wnms.ConnectionSteps
+	Username *string `json:"username"`
+	IP       *string `json:"ip"`
+	HostName *string `json:"hostName"`
 }
 
 // Latencies are null when not measured (a Success without a DHCP line
@@ -180,10 +175,10 @@ func checkEvent(in *wnms.EventRecord, now time.Time, fromSource bool) (*Event, e
 				return nil, err
 			}
 		}
-		conn = connection{AssociationTimestamp: known(c.AssociationTimestamp),
-			AuthenticationTimestamp: known(c.AuthenticationTimestamp), NetworkTimestamp: known(c.NetworkTimestamp),
-			AutoTestSessionID: c.AutoTestSessionID, AutoTestStatusCode: c.AutoTestStatusCode, AutoTestStatus: c.AutoTestStatus,
-			Username: given(in.Username), IP: given(deref(in.IP)), HostName: given(c.HostName)}
+		steps := c.ConnectionSteps
+		steps.AssociationTimestamp, steps.AuthenticationTimestamp, steps.NetworkTimestamp =
+			known(c.AssociationTimestamp), known(c.AuthenticationTimestamp), known(c.NetworkTimestamp)
+		conn = connection{ConnectionSteps: steps, Username: given(in.Username), IP: given(deref(in.IP)), HostName: given(c.HostName)}
 		e.AssociatedAt, e.AuthenticatedAt, e.NetworkAt = conn.AssociationTimestamp, conn.AuthenticationTimestamp, conn.NetworkTimestamp
 	}
 	switch typ {

@@ -27,14 +27,9 @@ type EventRecord struct {
 	ClientName       string `json:"clientName"`
 	Username         string `json:"username"` // the 802.1X identity
 
-	// A connection's (Success and Failure): 0 is not known.
-	AssociationTimestamp    *int64  `json:"associationTimestamp"`
-	AuthenticationTimestamp *int64  `json:"authenticationTimestamp"`
-	NetworkTimestamp        *int64  `json:"networkTimestamp"`
-	AutoTestSessionID       *int64  `json:"autoTestSessionId"`
-	AutoTestStatusCode      int     `json:"autoTestStatusCode"`
-	AutoTestStatus          *string `json:"autoTestStatus"`
-	HostName                string  `json:"hostName"`
+	// A connection's (Success and Failure): a timestamp of 0 is not known.
+	ConnectionSteps
+	HostName string `json:"hostName"`
 	// A Success's latencies (ms): nil is not measured, 0 is.
 	DHCPLatency *int64 `json:"dhcpLatency"`
 	AAALatency  *int64 `json:"aaaLatency"`
@@ -48,6 +43,17 @@ type EventRecord struct {
 	TypeCode     *int `json:"typeCode"`
 	SubTypeCode  int  `json:"subTypeCode"`
 	EventDetail
+}
+
+// ConnectionSteps are when a connection's steps were seen (ms), and its
+// automatic test's session and status, as a connection log has them.
+type ConnectionSteps struct {
+	AssociationTimestamp    *int64  `json:"associationTimestamp"`
+	AuthenticationTimestamp *int64  `json:"authenticationTimestamp"`
+	NetworkTimestamp        *int64  `json:"networkTimestamp"`
+	AutoTestSessionID       *int64  `json:"autoTestSessionId"`
+	AutoTestStatusCode      int     `json:"autoTestStatusCode"`
+	AutoTestStatus          *string `json:"autoTestStatus"`
 }
 
 // EventDetail are the optional details of an event: an Intermediate
