@@ -77,7 +77,7 @@ type auditStmts struct {
 // (before the migrations ran) the statements run unprepared.
 func (s *Store) prepareAudit(ctx context.Context) {
 	p := &s.audit
-	if s.dialect != SQLite {
+	if !preparesOnWriter(s.dialect) {
 		return
 	}
 	p.mu.Lock()
@@ -153,7 +153,7 @@ func (s *Store) writeAudit(ctx context.Context, q execQuerier, r *wnms.AuditReco
 // (SequenceEvents gives it its outbox id), in the record's statement; on
 // SQLite, whose one writer commits in id order, to the outbox.
 func (s *Store) writeAuditEvent(ctx context.Context, tx *sql.Tx, r *wnms.AuditRecord) (int64, error) {
-	if s.dialect != Postgres {
+	if !sequencesEvents(s.dialect) {
 		id, err := s.writeAudit(ctx, tx, r)
 		if err != nil {
 			return 0, err

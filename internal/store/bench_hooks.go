@@ -24,7 +24,7 @@ func (s *Store) RawInsertEventsForBench(ctx context.Context, rows [][]any) error
 // RawInsertIntoForBench is RawInsertEventsForBench into table, one with
 // the columns of client_events (EventTableForBench).
 func (s *Store) RawInsertIntoForBench(ctx context.Context, table string, rows [][]any) error {
-	if s.dialect != Postgres {
+	if !copiesIn(s.dialect) {
 		return s.bulk(ctx, s.tw, func(b *bulkTx) error {
 			_, err := b.Insert(ctx, table, eventColumns, rows, "")
 			return err
@@ -51,20 +51,17 @@ func (s *Store) EventTableForBench(ctx context.Context, table string, partitione
 	if _, err := s.tw.ExecContext(ctx, `DROP TABLE IF EXISTS `+table); err != nil {
 		return err
 	}
-	id := "id INTEGER PRIMARY KEY AUTOINCREMENT"
-	if s.dialect == Postgres {
-		id = "id BIGSERIAL NOT NULL"
-	}
+	id := "id " + rowID(s.dialect)
 	ddl := `CREATE TABLE ` + table + ` (` + id + `, customer_id BIGINT NOT NULL, event_id TEXT NOT NULL,
 		mac TEXT NOT NULL, ts BIGINT NOT NULL, event_type TEXT NOT NULL, location_id BIGINT NOT NULL, ap_box_id BIGINT,
 		dot11ac BOOLEAN NOT NULL, ssid TEXT NOT NULL, protocol TEXT NOT NULL, code INTEGER, sub_code INTEGER, body TEXT NOT NULL)`
-	if partitioned && s.dialect == Postgres {
+	if partitioned && partitionsByDay(s.dialect) {
 		ddl += ` PARTITION BY RANGE (ts)`
 	}
 	if _, err := s.tw.ExecContext(ctx, ddl); err != nil {
 		return err
 	}
-	if partitioned && s.dialect == Postgres {
+	if partitioned && partitionsByDay(s.dialect) {
 		for day := from / dayMs; day <= to/dayMs; day++ {
 			if _, err := s.tw.ExecContext(ctx, `CREATE TABLE `+partitionName(table, day)+` PARTITION OF `+table+
 				` FOR VALUES FROM (`+strconv.FormatInt(day*dayMs, 10)+`) TO (`+strconv.FormatInt((day+1)*dayMs, 10)+`)`); err != nil {

@@ -299,22 +299,6 @@ func clientsLock(customerID int64) string {
 	return "scoped-clients:" + strconv.FormatInt(customerID, 10)
 }
 
-// lockClientsShared takes, in b's transaction, the lock of each customer
-// of customers (in ascending order) on its clients shared, in one
-// statement however many they are: writers that are not scoped updates
-// do not wait for each other, only for (and keep out) a scoped update
-// of the same customer. SQLite's one writer keeps every other write out
-// by itself.
-func lockClientsShared(ctx context.Context, b *bulkTx, customers []int64) error {
-	if b.d != Postgres || len(customers) == 0 {
-		return nil
-	}
-	// The key is clientsLock's.
-	_, err := b.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(hashtextextended('scoped-clients:' || c::text, 0))
-		FROM unnest($1::bigint[]) AS u(c)`, customers)
-	return err
-}
-
 // clientFilterColumns maps the filter properties of clients to their
 // columns (the band follows from the channel).
 var clientFilterColumns = map[string]string{

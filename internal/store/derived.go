@@ -526,7 +526,7 @@ func deleteJournal(ctx context.Context, b *bulkTx, ids []int64) error {
 // journalOrphanAge, and with all, every row of another owner.
 func (s *Store) replayJournal(ctx context.Context, all bool) (int, error) {
 	cutoff := s.Now().Add(-journalOrphanAge).UnixMilli()
-	if all || s.dialect != Postgres {
+	if all || !sharedByReplicas(s.dialect) {
 		cutoff = s.Now().Add(time.Hour).UnixMilli()
 	}
 	applied := 0

@@ -16,8 +16,10 @@ import (
 )
 
 // What differs between the engines, in one place: every branch on the
-// dialect is in this file (the choice of engine itself is Open's). Everything
-// else in the store is one SQL text and one code path for both.
+// dialect is in this file, as a helper or a named property of the engine
+// that the rest of the store asks (the choice of engine itself is Open's;
+// the benchmarks' hooks in bench_hooks.go ask too). Everything else in the
+// store is one SQL text and one code path for both.
 
 // lockKey takes a lock on an arbitrary key for the rest of the transaction,
 // so that a check and the write it allows are one atomic step. On SQLite
@@ -61,6 +63,22 @@ func (b *bulkTx) LockEach(ctx context.Context, prefix string, ids []int64, exclu
 	}
 	_, err := b.Exec(ctx, `SELECT count(`+lock+`(hashtextextended($1 || o.id::text, 0)))
 		FROM (SELECT u.id FROM unnest($2::bigint[]) WITH ORDINALITY AS u(id, n) ORDER BY u.n) AS o`, prefix, ids)
+	return err
+}
+
+// lockClientsShared takes, in b's transaction, the lock of each customer
+// of customers (in ascending order) on its clients shared, in one
+// statement however many they are: writers that are not scoped updates
+// do not wait for each other, only for (and keep out) a scoped update
+// of the same customer. SQLite's one writer keeps every other write out
+// by itself.
+func lockClientsShared(ctx context.Context, b *bulkTx, customers []int64) error {
+	if b.d != Postgres || len(customers) == 0 {
+		return nil
+	}
+	// The key is clientsLock's.
+	_, err := b.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(hashtextextended('scoped-clients:' || c::text, 0))
+		FROM unnest($1::bigint[]) AS u(c)`, customers)
 	return err
 }
 
@@ -283,6 +301,63 @@ func eachRow(rows interface {
 // once, which sharing would serialize.
 func groupsCommits(d Dialect) bool { return d != Postgres }
 
+// preparesOnWriter tells whether a change's statements are prepared once
+// on the writer connection (audit.go, policies.go): SQLite runs every
+// write on one connection, one at a time, so a statement prepared there
+// serves every change; PostgreSQL's changes run on any of the pool's
+// connections at once.
+func preparesOnWriter(d Dialect) bool { return d == SQLite }
+
+// sequencesEvents tells whether events go through an inbox that a
+// sequencer moves to the outbox in commit order (outbox.go): PostgreSQL
+// commits concurrent transactions in any order, so an id taken in a
+// transaction may commit after a higher one; SQLite's one writer commits
+// in id order and writes the outbox directly.
+func sequencesEvents(d Dialect) bool { return d == Postgres }
+
+// sharedByReplicas tells whether other servers may write the same store
+// at once: PostgreSQL's replicas do (the ingest journal is swept for
+// their orphans, store.go and derived.go); a SQLite file has one server.
+func sharedByReplicas(d Dialect) bool { return d == Postgres }
+
+// writesArrays tells whether a write of many rows is one statement
+// binding arrays (ANY($1::bigint[]), unnest), PostgreSQL's way to save
+// round trips (sessions.go, webhooks.go); SQLite, in process, writes row
+// by row.
+func writesArrays(d Dialect) bool { return d == Postgres }
+
+// skipLocked is the clause a pass over rows that other writers may hold
+// adds to its SELECT: PostgreSQL takes the rows with lock (UPDATE, NO KEY
+// UPDATE) and skips those held; SQLite's one writer holds none.
+func skipLocked(d Dialect, lock string) string {
+	if d != Postgres {
+		return ""
+	}
+	return " FOR " + lock + " SKIP LOCKED"
+}
+
+// partitionsByDay tells whether the event tables are kept in day
+// partitions whose old days are dropped whole (partitions.go):
+// PostgreSQL's; SQLite deletes old rows in batches.
+func partitionsByDay(d Dialect) bool { return d == Postgres }
+
+// copiesIn tells whether many rows go in with COPY (bulkTx.insert):
+// PostgreSQL's; SQLite takes multi-row INSERTs.
+func copiesIn(d Dialect) bool { return d == Postgres }
+
+// rowID is the column definition of a table's id: SQLite's rowid, or a
+// PostgreSQL sequence (NOT NULL, as a partitioned table's key needs).
+func rowID(d Dialect) string {
+	if d == Postgres {
+		return "BIGSERIAL NOT NULL"
+	}
+	return "INTEGER PRIMARY KEY AUTOINCREMENT"
+}
+
+// backsUpFiles tells whether the store copies itself to files (Backup,
+// VACUUM INTO): SQLite's; PostgreSQL is backed up with pg_dump.
+func backsUpFiles(d Dialect) bool { return d == SQLite }
+
 // flushEvery is how long derived state written behind ingest waits in
 // memory at most (derived.go): the longer, the more updates of one client
 // coalesce into one write. Every read on the server that holds it flushes
@@ -333,7 +408,7 @@ func (s *Store) startNotifications(ctx context.Context, databaseURL string) erro
 // insert is Insert's engine part: COPY on PostgreSQL, multi-row INSERTs on
 // SQLite.
 func (b *bulkTx) insert(ctx context.Context, table string, cols []string, rows [][]any, onConflict string) (int64, error) {
-	if b.d == Postgres {
+	if copiesIn(b.d) {
 		return b.copyInsert(ctx, table, cols, rows, onConflict)
 	}
 	return b.valuesInsert(ctx, table, cols, rows, onConflict)

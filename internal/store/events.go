@@ -274,14 +274,12 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 	key, lock := "id", ""
 	if table == "clients" {
 		key = "box_id"
-		if s.dialect == Postgres {
-			// A client row locked by a write is being brought up to
-			// date: skip it rather than wait. Waiting, the purge (which
-			// takes its rows in no particular order) and a write that
-			// waits for one of them could each hold what the other
-			// needs, a deadlock PostgreSQL ends by failing one.
-			lock = " FOR UPDATE SKIP LOCKED"
-		}
+		// A client row locked by a write is being brought up to date:
+		// skip it rather than wait. Waiting, the purge (which takes its
+		// rows in no particular order) and a write that waits for one of
+		// them could each hold what the other needs, a deadlock
+		// PostgreSQL ends by failing one.
+		lock = skipLocked(s.dialect, "UPDATE")
 	}
 	res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE `+key+` IN (SELECT `+key+` FROM `+table+
 		` WHERE `+col+` < $1 LIMIT `+strconv.Itoa(batch)+lock+`)`, before)

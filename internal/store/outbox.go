@@ -25,7 +25,7 @@ func (s *Store) appendEvents(ctx context.Context, tx *sql.Tx, evs []*wnms.Event)
 	if err := lockKey(ctx, tx, s.dialect, outboxOrder); err != nil {
 		return err
 	}
-	if s.dialect == Postgres {
+	if sequencesEvents(s.dialect) {
 		// The changes committed before these events come first: an event
 		// stored later never gets a lower id than one committed earlier.
 		if _, err := sequenceInTx(ctx, tx, 0); err != nil {
@@ -44,7 +44,7 @@ func (s *Store) appendEvents(ctx context.Context, tx *sql.Tx, evs []*wnms.Event)
 		}
 		rows[i] = []any{e.CustomerID, e.Kind, e.Timestamp, e.LocationPath, string(data)}
 	}
-	if s.dialect == Postgres {
+	if sequencesEvents(s.dialect) {
 		return appendEventsPG(ctx, tx, evs, rows)
 	}
 	st, err := tx.PrepareContext(ctx, `INSERT INTO event_outbox (customer_id, kind, ts, location_path, data)
@@ -106,7 +106,7 @@ const SequenceBatch = 1000
 // since a sequencer deletes the rows it copies. On SQLite changes write
 // the outbox directly and there is nothing to move.
 func (s *Store) SequenceEvents(ctx context.Context) (int, error) {
-	if s.dialect != Postgres {
+	if !sequencesEvents(s.dialect) {
 		return 0, nil
 	}
 	var pending bool

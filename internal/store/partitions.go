@@ -37,7 +37,7 @@ var partitionedTables = []struct{ table, column string }{
 // Partitioned reports whether table's old rows go by dropping whole day
 // partitions rather than by deleting rows.
 func (s *Store) Partitioned(table string) bool {
-	if s.dialect != Postgres {
+	if !partitionsByDay(s.dialect) {
 		return false
 	}
 	for _, t := range partitionedTables {
@@ -71,7 +71,7 @@ func partitionDay(table, name string) (int64, bool) {
 // EnsurePartitions makes sure every partitioned table has the partitions
 // of the days from..to (ms, inclusive); nothing on SQLite.
 func (s *Store) EnsurePartitions(ctx context.Context, from, to int64) error {
-	if s.dialect != Postgres || from > to {
+	if !partitionsByDay(s.dialect) || from > to {
 		return nil
 	}
 	for day := from / dayMs; day <= to/dayMs; day++ {
@@ -85,7 +85,7 @@ func (s *Store) EnsurePartitions(ctx context.Context, from, to int64) error {
 // ensureDaysOf makes sure the partitions of the days of n rows' times
 // (at(i), ms) exist before those rows are written; nothing on SQLite.
 func (s *Store) ensureDaysOf(ctx context.Context, n int, at func(i int) int64) error {
-	if s.dialect != Postgres {
+	if !partitionsByDay(s.dialect) {
 		return nil
 	}
 	last := int64(-1)
@@ -144,7 +144,7 @@ func (s *Store) MaintainPartitions(ctx context.Context, now, before int64) ([]wn
 // the other days go on meanwhile, then dropped; one left half-detached by
 // a crash is finished first.
 func (s *Store) DropPartitionsBefore(ctx context.Context, before int64) ([]wnms.DroppedPartition, error) {
-	if s.dialect != Postgres {
+	if !partitionsByDay(s.dialect) {
 		return nil, nil
 	}
 	var out []wnms.DroppedPartition

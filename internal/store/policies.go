@@ -195,7 +195,7 @@ func (s *Store) readPolicy(ctx context.Context, q policyReader, customerID int64
 		query += forUpdate(s.dialect, "global_policies")
 	}
 	var row *sql.Row
-	if tx, ok := q.(*sql.Tx); ok && s.dialect == SQLite {
+	if tx, ok := q.(*sql.Tx); ok && preparesOnWriter(s.dialect) {
 		// In a change's transaction on the one SQLite writer: prepared once.
 		if st := s.audit.stmt(ctx, tx, func(p *auditStmts) *sql.Stmt { return p.policy }); st != nil {
 			row = st.QueryRowContext(ctx, customerID, typ)
@@ -248,7 +248,7 @@ const upsertPolicy = `INSERT INTO global_policies (customer_id, policy_type, bod
 // statement prepared there once.
 func (s *Store) writePolicyBody(ctx context.Context, x policyWriter, customerID int64, typ string, body []byte) error {
 	args := []any{customerID, typ, string(body), s.nowMS()}
-	if tx, ok := x.(*sql.Tx); ok && s.dialect == SQLite {
+	if tx, ok := x.(*sql.Tx); ok && preparesOnWriter(s.dialect) {
 		if st := s.audit.stmt(ctx, tx, func(p *auditStmts) *sql.Stmt { return p.upsertPolicy }); st != nil {
 			_, err := st.ExecContext(ctx, args...)
 			return err

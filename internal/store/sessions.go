@@ -20,7 +20,7 @@ func (s *Store) CreateSession(ctx context.Context, se *wnms.Session, release []i
 	if se.KeyID != "" {
 		keyID = se.KeyID
 	}
-	if s.dialect == Postgres {
+	if writesArrays(s.dialect) {
 		// One statement: a login's round trips to the database are most
 		// of its time. The UPDATE holds the key's row lock until the
 		// commit, no longer than when it ran last: the call's audit
@@ -142,7 +142,7 @@ func (s *Store) ReserveAttempt(ctx context.Context, buckets []string, since int6
 	ctx = wnms.WithAudit(ctx, nil)
 	sorted := append([]string(nil), buckets...)
 	sort.Strings(sorted) // one lock order for every caller
-	if s.dialect == Postgres {
+	if writesArrays(s.dialect) {
 		err = s.tx(ctx, func(tx *sql.Tx) error {
 			ids, retryAt, ok, err = s.reserveAttemptPG(ctx, tx, sorted, since, limit)
 			return err

@@ -188,7 +188,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("apply the ingest journal: %w", err)
 	}
-	if s.dialect == Postgres {
+	if sharedByReplicas(s.dialect) {
 		s.stopSweep = make(chan struct{})
 		go s.sweepJournal(s.stopSweep)
 	}
@@ -642,7 +642,7 @@ func (s *Store) txSolo(ctx context.Context, f func(*sql.Tx) error) error {
 
 func (s *Store) txChange(ctx context.Context, c change) error {
 	s.prepareAudit(ctx) // outside the transaction: SQLite has one writer connection
-	if s.dialect == SQLite {
+	if groupsCommits(s.dialect) {
 		err := s.changes.Do(ctx, c, s.changeRound)
 		if p, ok := err.(changePanic); ok {
 			// c.f's own panic, on its caller's goroutine.
@@ -734,7 +734,7 @@ func (s *Store) PutSetting(ctx context.Context, name, value string) error {
 // file), and of its telemetry file beside it (-telemetry.db), and returns
 // both paths.
 func (s *Store) Backup(ctx context.Context, path string) (paths []string, err error) {
-	if s.dialect != SQLite {
+	if !backsUpFiles(s.dialect) {
 		return nil, errors.New("backup is for the SQLite store; use pg_dump for PostgreSQL")
 	}
 	if _, err := s.w.ExecContext(ctx, `VACUUM INTO $1`, path); err != nil {

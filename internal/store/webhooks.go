@@ -212,16 +212,13 @@ func (s *Store) QueueDeliveries(ctx context.Context, pass wnms.QueuePass) ([]wnm
 	var out []wnms.Claimed
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		out = nil
-		lock := ""
-		if s.dialect == Postgres {
-			// NO KEY UPDATE, the lock the pass's updates take anyway: FOR
-			// UPDATE also conflicts with the key-share lock that recording
-			// results (FinishDeliveries) takes on the same rows through
-			// the deliveries' foreign key for its whole transaction, and
-			// the pass skipped every webhook whose results were being
-			// recorded, delaying its new events to a later pass.
-			lock = " FOR NO KEY UPDATE SKIP LOCKED"
-		}
+		// NO KEY UPDATE, the lock the pass's updates take anyway: FOR
+		// UPDATE also conflicts with the key-share lock that recording
+		// results (FinishDeliveries) takes on the same rows through the
+		// deliveries' foreign key for its whole transaction, and the pass
+		// skipped every webhook whose results were being recorded,
+		// delaying its new events to a later pass.
+		lock := skipLocked(s.dialect, "NO KEY UPDATE")
 		rows, err := tx.QueryContext(ctx, `SELECT id, customer_id, url, secret, kinds, location_path, cursor, paused_until,
 			lease_owner, lease_until FROM webhooks WHERE enabled ORDER BY id`+lock)
 		if err != nil {
@@ -351,7 +348,7 @@ func (s *Store) leaseWebhooks(ctx context.Context, tx *sql.Tx, cs []wnms.Cursor,
 	if len(cs) == 0 {
 		return nil
 	}
-	if s.dialect == Postgres {
+	if writesArrays(s.dialect) {
 		ids, events := make([]int64, len(cs)), make([]int64, len(cs))
 		for i, c := range cs {
 			ids[i], events[i] = c.WebhookID, c.EventID
@@ -390,10 +387,7 @@ func (s *Store) DueWebhooks(ctx context.Context, now int64) ([]int64, error) {
 // claim ends (rows another replica is claiming are skipped on PostgreSQL).
 func (s *Store) ClaimDeliveries(ctx context.Context, webhookID int64, n int, now, until int64) ([]*wnms.Delivery, error) {
 	var out []*wnms.Delivery
-	skip := ""
-	if s.dialect == Postgres {
-		skip = " FOR UPDATE SKIP LOCKED"
-	}
+	skip := skipLocked(s.dialect, "UPDATE")
 	err := txOn(ctx, s.w, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `UPDATE webhook_deliveries SET claim_until = $1 WHERE id IN (
 			SELECT id FROM webhook_deliveries WHERE webhook_id = $2 AND state = $3 AND next_at <= $4 AND claim_until < $4
@@ -541,7 +535,7 @@ func (s *Store) FinishDeliveries(ctx context.Context, rs []wnms.DeliveryResult, 
 		slices.Sort(ok)
 		cs := slices.Clone(cursors)
 		slices.SortFunc(cs, func(a, b wnms.Cursor) int { return cmp.Compare(a.WebhookID, b.WebhookID) })
-		if s.dialect == Postgres {
+		if writesArrays(s.dialect) {
 			var err error
 			lost, err = s.finishWebhooksPG(ctx, tx, ok, cs, owner)
 			return err
