@@ -819,6 +819,31 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 			t.Error("the API does not say the incident is acknowledged")
 		}
 		screenshot(t, octx, shots, "operator-acknowledged")
+		checkLayout(t, octx, shots, "operator-")
+	})
+
+	// An ADMINISTRATOR of one site: every view fits, with the forms an
+	// administrator gets, and nothing of the other site shows.
+	siteAdmin := fmt.Sprintf("siteadmin-%d", time.Now().UnixNano()%1e9)
+	var su struct{ UserID int64 }
+	admin.Expect(200, "PUT", "/V5/users", map[string]any{"user": map[string]any{"loginId": siteAdmin, "role": "ADMINISTRATOR",
+		"userType": "LOCAL", "allowedLocations": []any{map[string]any{"type": "locallocationid", "id": 1}}}, "password": "siteadmin-pass-1"}).Decode(t, &su)
+	defer admin.Expect(204, "DELETE", fmt.Sprintf("/V5/users/%d", su.UserID), nil)
+	sctx := b.page()
+	t.Run("site administrator", func(t *testing.T) {
+		signInPassword(t, sctx, base, siteAdmin, "siteadmin-pass-1")
+		for _, v := range []consoleView{{"#/", "overview"}, {"#/network", "network"}, {"#/settings", "settings"}} {
+			view(t, sctx, v.hash, v.name)
+			var all string
+			browse(t, sctx, "page text", chromedp.Evaluate(`document.body.innerText + [...document.querySelectorAll('option')].map(o => o.textContent).join(' ')`, &all))
+			if strings.Contains(all, "Sim Site 2") {
+				t.Errorf("%s: the administrator of Sim Site 1 sees Sim Site 2", v.name)
+			}
+			if v.name == "settings" && count(t, sctx, `#view .edit`) == 0 {
+				t.Error("the site administrator sees no edit control in the settings")
+			}
+		}
+		checkLayout(t, sctx, shots, "siteadmin-")
 	})
 
 	// Sign-out ends the session on the server, not only in the page.

@@ -1519,7 +1519,7 @@
       ]);
       if (!v.live()) return;
       if (editor && !editor.hidden && !us.some((u) => u.userId === editor.userId)) editor.hidden = true; // deleted meanwhile
-      if (changed(users, us)) users.replaceChildren(h('h2', {}, 'Users'), table([
+      if (changed(users, us)) users.replaceChildren(h('h2', {}, 'Users'), h('div', { class: 'scroll' }, table([
         { title: 'Login', get: (u) => u.loginId },
         { title: 'Name', get: (u) => [u.firstName, u.lastName].filter(Boolean).join(' ') || '—' },
         { title: 'Role', get: (u) => u.role },
@@ -1543,22 +1543,22 @@
             ? h('button', { type: 'button', class: 'edit', onclick: () => editor.open(u) }, 'Change') : null,
           canOperate() && u.userId !== S.user.userId && (ROLES[u.role] || 9) <= myRole
             ? confirmButton('Delete', async () => { await api(`/users/${u.userId}`, { method: 'DELETE' }); await v.refresh(); }) : null] },
-      ], us, { label: 'Users' }));
+      ], us, { label: 'Users' })));
       const list = Array.isArray(ps) ? ps : (ps && ps.templates) || [];
       if (changed(profiles, list)) profiles.replaceChildren(h('h2', {}, 'Client connection test profiles'),
-        h('p', { class: 'mut' }, 'Kept for the tools that read them: wnms runs no connection tests itself.'), table([
+        h('p', { class: 'mut' }, 'Kept for the tools that read them: wnms runs no connection tests itself.'), h('div', { class: 'scroll' }, table([
         { title: 'Name', get: (p) => p.templateName || p.templateId },
         { title: 'Description', get: (p) => p.description || '—' },
                 { title: '', get: (p) => (canOperate() ? confirmButton('Delete', async () => { await api(`/templates/${p.templateId}/CL_CONN_TEST_PROFILE`, { method: 'DELETE' }); await v.refresh(); }) : '') },
-      ], list, { label: 'Client connection test profiles', empty: 'No profiles.' }));
+      ], list, { label: 'Client connection test profiles', empty: 'No profiles.' })));
       if (ks && changed(keys, ks)) {
-        keys.replaceChildren(h('h2', {}, 'API keys'), table([
+        keys.replaceChildren(h('h2', {}, 'API keys'), h('div', { class: 'scroll' }, table([
           { title: 'Key ID', get: (k) => k.keyId },
           { title: 'User', get: (k) => k.loginId },
           { title: 'Created', get: (k) => fmtTime(k.createdAt) },
           { title: 'Last used', get: (k) => fmtTime(k.lastUsedAt) },
           { title: '', get: (k) => (k.keyId !== S.user.keyId ? confirmButton('Revoke', async () => { await api(`/apikeys/${encodeURIComponent(k.keyId)}`, { method: 'DELETE' }); await v.refresh(); }) : h('span', { class: 'mut' }, 'this session')) },
-        ], ks, { label: 'API keys' }));
+        ], ks, { label: 'API keys' })));
       }
     };
     await v.refresh();
