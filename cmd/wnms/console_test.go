@@ -709,7 +709,31 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		audit(t, ctx, "settings")
 		screenshot(t, ctx, shots, "settings")
 
-		checkLayout(t, ctx, shots, "", consoleView{"#/client/" + victim, "client"})
+		// An AP's page: its radios, its clients and its client count; the
+		// AP view links to it.
+		var aps struct {
+			ManagedDevices []struct {
+				Macaddress string
+				Radios     []json.RawMessage
+			}
+		}
+		admin.Expect(200, "GET", "/V5/devices/manageddevices?locationid=1&limit=1&sortby=devicename", nil).Decode(t, &aps)
+		if len(aps.ManagedDevices) == 0 {
+			t.Fatal("the demo has no AP at Sim Site 1")
+		}
+		ap := aps.ManagedDevices[0]
+		view(t, ctx, "#/aps/1", "aps")
+		browse(t, ctx, "open an AP", chromedp.Click(fmt.Sprintf(`//table[@aria-label="APs"]//a[@href=%q]`, "#/ap/"+strings.ReplaceAll(ap.Macaddress, ":", "%3A")), chromedp.BySearch),
+			chromedp.WaitVisible(`#view[data-view="ap"][data-ready="1"]`, chromedp.ByQuery))
+		if n := count(t, ctx, `table[aria-label="Radios"] tbody tr`); n != len(ap.Radios) || n == 0 {
+			t.Errorf("the AP page lists %d radios, the API %d", n, len(ap.Radios))
+		}
+		if s := text(t, ctx); !strings.Contains(s, "Clients on this AP now") || !strings.Contains(s, ap.Macaddress) || count(t, ctx, `#view svg`) == 0 {
+			t.Errorf("the AP page:\n%s", s)
+		}
+		audit(t, ctx, "ap")
+
+		checkLayout(t, ctx, shots, "", consoleView{"#/client/" + victim, "client"}, consoleView{"#/ap/" + ap.Macaddress, "ap"})
 
 		// Live: a site created elsewhere is in the tree without a reload
 		// (the event stream's configChanged); it is removed again, as the
@@ -773,6 +797,13 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 		if n := count(t, vctx, `table[aria-label="APs"] tbody tr td:nth-child(2) span`); n == 0 {
 			t.Errorf("the viewer's AP view lists no AP status:\n%s", text(t, vctx))
 		}
+		// A VIEWER's AP page: the status, no radios.
+		browse(t, vctx, "open an AP", chromedp.Click(`table[aria-label="APs"] tbody tr a`, chromedp.ByQuery),
+			chromedp.WaitVisible(`#view[data-view="ap"][data-ready="1"]`, chromedp.ByQuery))
+		if s := text(t, vctx); !strings.Contains(s, "Clients on this AP now") || strings.Contains(s, "Radios") || strings.Contains(s, "Software") {
+			t.Errorf("the viewer's AP page:\n%s", s)
+		}
+		view(t, vctx, "#/aps/1", "aps")
 		var heads []string
 		browse(t, vctx, "AP columns", chromedp.Evaluate(`[...document.querySelectorAll('table[aria-label="APs"] th')].map((th) => th.textContent.trim())`, &heads))
 		if slices.Contains(heads, "IP") || slices.Contains(heads, "Model") {

@@ -236,7 +236,7 @@
 
   // ---- router ------------------------------------------------------------
   const views = {
-    '': overview, servicelevels: serviceLevelsView, aps: apsView, clients: clientsView, client: clientView, baselines: baselinesView,
+    '': overview, servicelevels: serviceLevelsView, aps: apsView, ap: apView, clients: clientsView, client: clientView, baselines: baselinesView,
     floor: floorView, incidents: incidentsView, anomalies: incidentsView, network: networkView, audit: auditView, settings: settingsView,
   };
   function route() {
@@ -244,7 +244,7 @@
     const [name, ...rest] = location.hash.replace(/^#\/?/, '').split('/');
     const fn = Object.prototype.hasOwnProperty.call(views, name) ? views[name] : overview;
     const arg = decodeURIComponent(rest.join('/'));
-    const navName = name === 'client' ? 'clients' : name === 'anomalies' ? 'incidents' : name;
+    const navName = name === 'client' ? 'clients' : name === 'anomalies' ? 'incidents' : name === 'ap' ? 'aps' : name;
     for (const a of document.querySelectorAll('header nav a')) {
       if (a.getAttribute('href') === `#/${fn === overview ? '' : navName}`) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
@@ -682,7 +682,7 @@
       const r = canOperate() ? await api('/devices/manageddevices?' + params) : await api('/devices/apstatus?' + params);
       if (!v.live()) return;
       out.replaceChildren(table([
-        { title: 'Name', sort: 'devicename', get: (a) => a.name },
+        { title: 'Name', sort: 'devicename', get: (a) => link(`#/ap/${encodeURIComponent(a.macaddress)}`, a.name || a.macaddress) },
         { title: 'Status', get: (a) => (a.activeStatus ? h('span', { class: 'ok' }, 'Up') : h('span', { class: 'bad' }, 'Down')) },
         { title: 'MAC', sort: 'macaddress', get: (a) => a.macaddress },
         canOperate() ? { title: 'IP', sort: 'ipaddress', get: (a) => a.ipAddress || '—' } : null,
@@ -697,6 +697,62 @@
     }
     v.refresh = async () => { retree(); await load(); };
     await load();
+  }
+
+  // apView is one AP's page: its status, its radios (SUPERUSER,
+  // ADMINISTRATOR, OPERATOR: a VIEWER reads the status alone), its
+  // clients now and its client count over the last 24 hours.
+  async function apView(main, arg, v) {
+    const mac = arg;
+    const head = h('div', {}), radios = h('section', { class: 'card' }), clients = h('section', { class: 'card' }),
+      count = h('section', { class: 'card' });
+    main.append(head);
+    if (canOperate()) main.append(radios);
+    main.append(clients, count);
+    v.refresh = async () => {
+      const byMac = q({ macaddress: mac, limit: 1 });
+      const r = canOperate() ? await api('/devices/manageddevices?' + byMac) : await api('/devices/apstatus?' + byMac);
+      const a = (r.managedDevices || r.apStatus || [])[0];
+      if (!v.live()) return;
+      if (!a) {
+        head.replaceChildren(h('h1', {}, mac), h('p', { class: 'mut' }, 'No AP with this MAC at your locations.'));
+        radios.hidden = clients.hidden = count.hidden = true;
+        return;
+      }
+      const now = Date.now();
+      const [cl, trend] = await Promise.all([
+        api('/devices/clients/0/100?' + q({ active: true, filter: JSON.stringify({ property: 'apboxid', operator: '=', value: [a.boxId] }) })),
+        api('/devices/manageddevices/statistics/trend?' + q({ devicecategory: 'MANAGED_AP', type: 'apclientcount', boxid: a.boxId, fromtime: now - DAY, totime: now })),
+      ]);
+      if (!v.live()) return;
+      const fact = (k, val) => [h('dt', {}, k), h('dd', {}, val)];
+      head.replaceChildren(h('h1', {}, a.name || a.macaddress, ' ', a.activeStatus ? h('span', { class: 'chip okc' }, 'Up') : h('span', { class: 'chip bad' }, 'Down')),
+        h('dl', { class: 'props' }, ...fact('MAC', a.macaddress), ...fact('Location', link(`#/aps/${a.locationId.id}`, locPath(a.locationId.id))),
+          ...(canOperate() ? [...fact('IP', a.ipAddress || '—'), ...fact('Model', a.model || '—'), ...fact('Software', a.softwareVersion || '—')] : []),
+          ...fact(a.activeStatus ? 'Up since' : 'Down since', fmtTime(a.activeStatus ? a.upSince : a.lastSeen)), ...fact('Last heard', fmtTime(a.lastSeen)),
+          ...fact('Clients', String(a.numAssocClients))));
+      if (canOperate()) {
+        radios.replaceChildren(h('h2', {}, 'Radios'), h('div', { class: 'scroll' }, table([
+          { title: 'BSSID', get: (x) => x.macaddress },
+          { title: 'Band', get: (x) => BANDS[x.frequencyBand] || x.frequencyBand || '—' },
+          { title: 'Channel', get: (x) => (x.channel ? String(x.channel) : '—') },
+          { title: 'SSID', get: (x) => x.ssid || '—' },
+          { title: 'Protocol', get: (x) => x.protocol || '—' },
+          { title: 'Clients', get: (x) => String(x.numAssocClients) },
+          { title: 'State', get: (x) => (x.active ? 'On' : h('span', { class: 'mut' }, 'Off')) },
+        ], a.radios || [], { label: 'Radios', empty: 'No radio reported.' })));
+      }
+      clients.replaceChildren(h('h2', {}, `Clients on this AP now (${cl.totalCount})`), h('div', { class: 'scroll' }, table([
+        { title: 'Name', get: (c) => clientLink(c.macAddress, c.name || c.macAddress) },
+        { title: 'User', get: (c) => c.username || '—' },
+        { title: 'SSID', get: (c) => c.ssid || '—' },
+        { title: 'RSSI', get: (c) => (c.rssi ? `${c.rssi} dBm` : '—') },
+        { title: 'Last seen', get: (c) => fmtTime(c.lastSeen) },
+      ], cl.clientList, { label: 'Clients on this AP', empty: 'No client heard on this AP in the last 15 minutes.' })));
+      count.replaceChildren(h('h2', {}, 'Clients, last 24 hours'), chart({ points: trend.samples.map((p) => ({ t: p.time, v: p.value })),
+        from: now - DAY, to: now, gap: 2 * SLOT, min: 0, label: 'Most clients associated in each 5 minutes, last 24 hours' }));
+    };
+    await v.refresh();
   }
 
   // ---- clients -----------------------------------------------------------
