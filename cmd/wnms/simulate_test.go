@@ -297,13 +297,9 @@ func TestSimulateResumesAfterServerRestart(t *testing.T) {
 	if got := sum["events"].(float64) + sum["stats"].(float64) + sum["duplicates"].(float64); got != want {
 		t.Errorf("first run stored %v and found %v duplicates; the re-run found %v", sum["events"].(float64)+sum["stats"].(float64), sum["duplicates"], want)
 	}
-	st, err := store.Open(context.Background(), store.Config{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	events, stats, err := st.CountTelemetryForTest(context.Background())
-	if err != nil {
+	var events, stats int64
+	if err := storetest.TelemetryDB(t, store.Config{DataDir: dir}).QueryRowContext(context.Background(),
+		`SELECT (SELECT count(*) FROM client_events), (SELECT count(*) FROM client_stats)`).Scan(&events, &stats); err != nil {
 		t.Fatal(err)
 	}
 	if float64(events+stats) != want {

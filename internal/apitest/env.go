@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/wnms/wnms/internal/httpkit"
 	"github.com/wnms/wnms/internal/metrics"
 	"github.com/wnms/wnms/internal/store"
+	"github.com/wnms/wnms/internal/store/storetest"
 	"github.com/wnms/wnms/internal/wnms"
 )
 
@@ -43,6 +45,34 @@ type Env struct {
 	Admin     *Client
 
 	AdminKeyID, AdminKeyValue string
+
+	dbs struct {
+		sync.Mutex
+		main, telemetry *sql.DB
+	}
+}
+
+// DB is a connection pool of the test's own on e's database, opened on
+// first use as another program would open it (storetest.DB): for tests
+// that count, read or lock what the server stores from outside it.
+func (e *Env) DB() *sql.DB {
+	e.dbs.Lock()
+	defer e.dbs.Unlock()
+	if e.dbs.main == nil {
+		e.dbs.main = storetest.DB(e.T, e.Config)
+	}
+	return e.dbs.main
+}
+
+// TelemetryDB is DB for e's telemetry (storetest.TelemetryDB): on SQLite
+// a file of its own.
+func (e *Env) TelemetryDB() *sql.DB {
+	e.dbs.Lock()
+	defer e.dbs.Unlock()
+	if e.dbs.telemetry == nil {
+		e.dbs.telemetry = storetest.TelemetryDB(e.T, e.Config)
+	}
+	return e.dbs.telemetry
 }
 
 // SyncBuffer is a goroutine-safe log sink.

@@ -102,7 +102,8 @@ func TestDayPartitions(t *testing.T) {
 		if !slices.Equal(droppedTables, []string{"ap_stats", "client_events", "client_stats", "conn_obs", "perf_obs", "slot_conn_clients", "slot_perf_clients"}) {
 			t.Fatalf("dropped %v", dropped)
 		}
-		if ev, _, err := st.CountTelemetryForTest(ctx); err != nil || ev != 2 {
+		var ev int
+		if err := storetest.TelemetryDB(t, cfg).QueryRowContext(ctx, `SELECT count(*) FROM client_events`).Scan(&ev); err != nil || ev != 2 {
 			t.Fatalf("%d events after the drop (%v), want today's 2", ev, err)
 		}
 		days, _ = st.PartitionDaysForTest(ctx)

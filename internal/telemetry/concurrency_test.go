@@ -105,7 +105,8 @@ func TestIngestTakesTurns(t *testing.T) {
 		if peak := e.API.Telemetry.PeakIngestInFlight(); peak < 1 || peak > 2 {
 			t.Errorf("%d batches were worked on at once, want at most 2", peak)
 		}
-		events, _, err := e.Store.CountTelemetryForTest(t.Context())
+		var events int
+		err := e.TelemetryDB().QueryRowContext(t.Context(), `SELECT count(*) FROM client_events`).Scan(&events)
 		if err != nil || events != senders*perBatch {
 			t.Errorf("%d events stored, want %d (%v)", events, senders*perBatch, err)
 		}

@@ -78,7 +78,8 @@ func TestRetentionAndMetrics(t *testing.T) {
 		if n != want {
 			t.Errorf("purged %d rows, want %d", n, want)
 		}
-		if _, stats, err := e.Store.CountTelemetryForTest(t.Context()); err != nil || stats != int64(1+oldSamples) {
+		var stats int
+		if err := e.TelemetryDB().QueryRowContext(t.Context(), `SELECT count(*) FROM client_stats`).Scan(&stats); err != nil || stats != 1+oldSamples {
 			t.Errorf("%d samples left (%v), want %d", stats, err, 1+oldSamples)
 		}
 		var p eventPage

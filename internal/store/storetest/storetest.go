@@ -304,3 +304,44 @@ func OpenStoreAt(t testing.TB, cfg store.Config) *store.Store {
 	t.Cleanup(func() { st.Close() })
 	return st
 }
+
+// DB opens a connection pool of the test's own on the database of the
+// store that cfg names, as another program on the same database would
+// (sqlite3, psql): the SQLite file wnms.db in cfg.DataDir, or cfg's
+// PostgreSQL database and schema. It is for tests that look at or change
+// the database from outside the store; it is closed when the test ends.
+func DB(t testing.TB, cfg store.Config) *sql.DB {
+	t.Helper()
+	return openDB(t, cfg, "wnms.db")
+}
+
+// TelemetryDB is DB for the store's telemetry (client events and
+// samples): on SQLite the file store.TelemetryFile beside wnms.db, on
+// PostgreSQL the same database as DB.
+func TelemetryDB(t testing.TB, cfg store.Config) *sql.DB {
+	t.Helper()
+	return openDB(t, cfg, store.TelemetryFile)
+}
+
+// openDB is DB for the SQLite file name of cfg's data directory.
+func openDB(t testing.TB, cfg store.Config, name string) *sql.DB {
+	t.Helper()
+	var db *sql.DB
+	var err error
+	if cfg.DatabaseURL != "" {
+		db, err = sql.Open("pgx", cfg.DatabaseURL)
+	} else {
+		if cfg.DataDir == "" {
+			t.Fatal("storetest.DB: the config names no data directory")
+		}
+		// The store waits this long for a lock too (its busy_timeout).
+		db, err = sql.Open("sqlite", "file:"+(&url.URL{Path: filepath.Join(cfg.DataDir, name)}).EscapedPath()+
+			"?_pragma=busy_timeout(10000)")
+	}
+	if err != nil {
+		t.Fatalf("open the store's database: %v", err)
+	}
+	db.SetMaxOpenConns(2) // a test's few statements; PostgreSQL's connections are shared
+	t.Cleanup(func() { db.Close() })
+	return db
+}
