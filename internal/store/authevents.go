@@ -51,7 +51,6 @@ type authEvents struct {
 	channel string
 	up      atomic.Bool   // the listening connection is established
 	gen     atomic.Uint64 // moves on every (re)connect and disconnect
-	pid     atomic.Uint32 // backend pid of the listening connection
 	stop    context.CancelFunc
 	done    chan struct{}
 }
@@ -75,16 +74,6 @@ func (e *authEvents) publish(ev wnms.AuthEvent) {
 // alters a session: in this process at once, and on PostgreSQL from every
 // other replica through LISTEN/NOTIFY. f must be quick and must not block.
 func (s *Store) SubscribeAuth(f func(wnms.AuthEvent)) { s.events.subscribe(f) }
-
-// AuthListenerPID is the PostgreSQL backend pid of the notification
-// connection, 0 while it is down or on SQLite. Tests use it to cut the
-// connection.
-func (s *Store) AuthListenerPID() uint32 {
-	if !s.events.up.Load() {
-		return 0
-	}
-	return s.events.pid.Load()
-}
 
 // authCommitted tells this process of a committed change: the shared
 // revision moves (SQLite, unless the change only extends a session) and the
@@ -168,6 +157,8 @@ func (s *Store) listenOnce(ctx context.Context, url string) error {
 	if err != nil {
 		return err
 	}
+	// Its name in pg_stat_activity, where an operator, or a test that
+	// cuts it, finds it.
 	cfg.RuntimeParams["application_name"] = "wnms-auth-listener"
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	conn, err := pgx.ConnectConfig(cctx, cfg)
@@ -179,7 +170,6 @@ func (s *Store) listenOnce(ctx context.Context, url string) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.events.channel}.Sanitize()); err != nil {
 		return err
 	}
-	s.events.pid.Store(conn.PgConn().PID())
 	s.events.gen.Add(1)
 	s.events.up.Store(true)
 	s.events.publish(wnms.AuthEvent{All: true})
