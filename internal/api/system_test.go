@@ -190,23 +190,31 @@ func TestPanicIsInternalError(t *testing.T) {
 }
 
 // Readiness proves the store can commit a write: a store that answers reads
-// but refuses writes (a full disk, a read-only file system) is not ready,
-// and readiness comes back with the writes.
+// but cannot write (a full disk, a read-only file system, another program
+// holding the database) is not ready, and readiness comes back with the
+// writes.
 func TestReadyzNeedsWritableStore(t *testing.T) {
 	e := apitest.New(t, apitest.SQLite)
 	e.Store.WriteProbeEvery = 0
 	c := e.NewClient()
 	c.Expect(200, "GET", "/readyz", nil)
-	// query_only makes SQLite refuse every write on the store's one write
-	// connection, as a full or read-only disk would.
-	if err := e.Store.ExecForTest(context.Background(), `PRAGMA query_only = 1`); err != nil {
+	// Another program takes the database's write lock and keeps it: the
+	// probe's write waits for it until /readyz's own bound (2 s) ends,
+	// while reads still answer (WAL).
+	ctx := context.Background()
+	other, err := e.DB().Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
 		t.Fatal(err)
 	}
 	r := c.Expect(503, "GET", "/readyz", nil)
 	if !strings.Contains(string(r.Body), "cannot write") {
 		t.Errorf("readyz body %s does not say why", r.Body)
 	}
-	if err := e.Store.ExecForTest(context.Background(), `PRAGMA query_only = 0`); err != nil {
+	if _, err := other.ExecContext(ctx, `ROLLBACK`); err != nil {
 		t.Fatal(err)
 	}
 	c.Expect(200, "GET", "/readyz", nil)
