@@ -13,6 +13,15 @@ import (
 	"github.com/wnms/wnms/internal/wnms"
 )
 
+// ExecForTest runs a statement on the write connection, for the store's
+// own tests that must put the database in a state the API cannot (a
+// schema from a newer binary, say). Tests of other packages change the
+// database through a connection of their own (storetest.DB).
+func (s *Store) ExecForTest(ctx context.Context, query string, args ...any) error {
+	_, err := s.w.ExecContext(ctx, query, args...)
+	return err
+}
+
 // SubtreePlanForTest returns the engine's query plan for the subtree match
 // that every subtree query uses (here over the locations table, below
 // path). On PostgreSQL the plan is the generic one, made without the
