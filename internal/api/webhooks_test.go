@@ -173,6 +173,33 @@ func (r *receiver) waitAcked(t *testing.T, n int, within time.Duration) map[int6
 	}
 }
 
+// waitDispatched waits until e's dispatchers have dealt with every event
+// stored so far, as the database shows it: each enabled webhook's durable
+// cursor is at the last event (a cursor moves only past the events whose
+// deliveries are recorded and those the webhook does not take), and no
+// delivery waits to be retried.
+func waitDispatched(t *testing.T, e *apitest.Env, within time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	var last int64
+	if err := e.DB().QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM event_outbox`).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	var behind, pending int
+	for deadline := time.Now().Add(within); ; time.Sleep(20 * time.Millisecond) {
+		if err := e.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM webhooks WHERE enabled AND cursor < $1),
+			(SELECT count(*) FROM webhook_deliveries WHERE state = 'pending')`, last).Scan(&behind, &pending); err != nil {
+			t.Fatal(err)
+		}
+		if behind == 0 && pending == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("within %s, %d webhooks did not reach event %d and %d deliveries are pending", within, behind, last, pending)
+		}
+	}
+}
+
 // startDispatcher runs e's webhook dispatcher polling every 20 ms (and
 // with lease, when given) until the returned function, which waits for it
 // to stop, or the test's end.
@@ -334,7 +361,9 @@ func TestWebhookDelivery(t *testing.T) {
 				}
 			}
 		}
-		time.Sleep(300 * time.Millisecond) // anything more would show now
+		// Every event has been through every webhook: what the receivers
+		// and the delivery log have now is all they get.
+		waitDispatched(t, e, 20*time.Second)
 		if n := len(site.waitAcked(t, 0, 0)); n != 10 {
 			t.Errorf("the site's webhook got %d events, want the site's 10", n)
 		}
