@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,12 +221,26 @@ func TestAccountingPassOnAfterCommit(t *testing.T) {
 			t.Errorf("Proxy-State %q not echoed", ps)
 		}
 	}
-	// Passed on once, after the commit, with the NAS's attributes.
-	waitFor(t, "the pass-on", func() bool { return len(up.requests()) == 1 })
-	time.Sleep(100 * time.Millisecond)
-	got := up.requests()
-	if len(got) != 1 || rfc2866.AcctSessionID_GetString(got[0]) != "sess-9" {
-		t.Fatalf("upstream got %d packets", len(got))
+	// Passed on once, after the commit, with the NAS's attributes. A
+	// second pass-on of the retransmission would have been queued before
+	// the next packet's: that packet (another session) reaching the
+	// upstream shows the queue has been passed on beyond it.
+	next := acctRequest(rfc2866.AcctStatusType_Value_Start, sourceSecret, func(p *rad.Packet) {
+		rfc2866.AcctSessionID_SetString(p, "sess-next")
+		rfc2869.EventTimestamp_Set(p, time.Unix(1764000000, 0))
+	})
+	if acctExchange(t, addr, next, 2*time.Second) == nil {
+		t.Fatal("no answer to the next packet")
+	}
+	sessions := func() (ids []string) {
+		for _, p := range up.requests() {
+			ids = append(ids, rfc2866.AcctSessionID_GetString(p))
+		}
+		return ids
+	}
+	waitFor(t, "the next packet's pass-on", func() bool { return slices.Contains(sessions(), "sess-next") })
+	if got := sessions(); len(got) != 2 || !slices.Contains(got, "sess-9") {
+		t.Fatalf("upstream got %q, want sess-9 once and the next packet", got)
 	}
 	if a.Counters().Retransmissions.Load() != 2 || a.Counters().ForwardsDropped.Load() != 0 {
 		t.Errorf("retransmissions %d, forwards dropped %d", a.Counters().Retransmissions.Load(),
