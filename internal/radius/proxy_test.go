@@ -758,8 +758,9 @@ func TestProxyDeadUpstreamRetriedLater(t *testing.T) {
 		return acceptPAP(req)
 	})
 	b := newUpstream(t, acceptPAP)
+	const deadTime = 300 * time.Millisecond
 	p, addr, _ := startProxy(t, Config{Sources: []SourceConfig{localSource()},
-		Upstreams: []Upstream{a.config(150), b.config(1000)}}, ProxyOptions{DeadTime: 300 * time.Millisecond})
+		Upstreams: []Upstream{a.config(150), b.config(1000)}}, ProxyOptions{DeadTime: deadTime})
 	n := newNAS(t, addr)
 	auth := func() {
 		t.Helper()
@@ -768,16 +769,31 @@ func TestProxyDeadUpstreamRetriedLater(t *testing.T) {
 			t.Fatal("not accepted")
 		}
 	}
-	auth() // A times out, B answers; A is dead
-	auth() // straight to B
+	auth()                   // A times out, B answers; A is dead
+	markedDead := time.Now() // A was marked dead before that answer
+	auth()                   // straight to B
 	if len(a.requests()) != 1 || len(b.requests()) != 2 {
 		t.Fatalf("A asked %d times, B %d; want 1 and 2", len(a.requests()), len(b.requests()))
 	}
 	aliveA.Store(true)
-	time.Sleep(350 * time.Millisecond) // DeadTime passes
-	auth()                             // A is tried again, and answers
-	if len(a.requests()) != 2 || len(b.requests()) != 2 {
-		t.Fatalf("after DeadTime: A asked %d times, B %d; want 2 and 2", len(a.requests()), len(b.requests()))
+	// Requests go straight to B until DeadTime has passed since A was
+	// marked dead; the first after that tries A again, which answers.
+	toB := 0
+	for deadline := time.Now().Add(10 * time.Second); len(a.requests()) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("A was never tried again")
+		}
+		sent := time.Now()
+		auth()
+		if len(a.requests()) < 2 {
+			toB++
+			if late := sent.Sub(markedDead); late > deadTime {
+				t.Fatalf("a request %v after A was marked dead skipped it (DeadTime %v)", late, deadTime)
+			}
+		}
+	}
+	if len(a.requests()) != 2 || len(b.requests()) != 2+toB {
+		t.Fatalf("after DeadTime: A asked %d times, B %d; want 2 and %d", len(a.requests()), len(b.requests()), 2+toB)
 	}
 	if p.Counters().UpstreamTimeouts.Load() != 1 {
 		t.Errorf("timeouts %d", p.Counters().UpstreamTimeouts.Load())
