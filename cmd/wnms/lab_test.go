@@ -372,6 +372,9 @@ func TestLab8021X(t *testing.T) {
 func startOfSlotWithRoom(room time.Duration) time.Time {
 	now := time.Now()
 	if next := now.Truncate(15 * time.Minute).Add(15 * time.Minute); next.Sub(now) < room {
+		// A wait for wall-clock time itself, not for something to
+		// happen: the slot boundary is the clock, and there is nothing
+		// else to poll.
 		time.Sleep(time.Until(next) + time.Second)
 		now = time.Now()
 	}
