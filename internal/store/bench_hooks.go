@@ -134,3 +134,12 @@ func (s *Store) AnalyzeForBench(ctx context.Context) error {
 	}
 	return nil
 }
+
+// rowID is the column definition of a table's id: SQLite's rowid, or a
+// PostgreSQL sequence (NOT NULL, as a partitioned table's key needs).
+func rowID(d Dialect) string {
+	if d == Postgres {
+		return "BIGSERIAL NOT NULL"
+	}
+	return "INTEGER PRIMARY KEY AUTOINCREMENT"
+}

@@ -18,7 +18,8 @@ import (
 // What differs between the engines, in one place: every branch on the
 // dialect is in this file, as a helper or a named property of the engine
 // that the rest of the store asks (the choice of engine itself is Open's;
-// the benchmarks' hooks in bench_hooks.go ask too). Everything else in the
+// bench_hooks.go, built for the benchmarks only, asks too and keeps its own
+// table definition). Everything else in the
 // store is one SQL text and one code path for both.
 
 // lockKey takes a lock on an arbitrary key for the rest of the transaction,
@@ -344,15 +345,6 @@ func partitionsByDay(d Dialect) bool { return d == Postgres }
 // copiesIn tells whether many rows go in with COPY (bulkTx.insert):
 // PostgreSQL's; SQLite takes multi-row INSERTs.
 func copiesIn(d Dialect) bool { return d == Postgres }
-
-// rowID is the column definition of a table's id: SQLite's rowid, or a
-// PostgreSQL sequence (NOT NULL, as a partitioned table's key needs).
-func rowID(d Dialect) string {
-	if d == Postgres {
-		return "BIGSERIAL NOT NULL"
-	}
-	return "INTEGER PRIMARY KEY AUTOINCREMENT"
-}
 
 // backsUpFiles tells whether the store copies itself to files (Backup,
 // VACUUM INTO): SQLite's; PostgreSQL is backed up with pg_dump.
