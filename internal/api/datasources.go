@@ -65,8 +65,8 @@ func (s *Server) putDataSources(w http.ResponseWriter, r *http.Request) error {
 				return nil, err
 			}
 		}
-		for _, src := range next.Sources {
-			if _, err := access.LocationFor(r.Context(), s.Store, c, src.LocationID.ID); err != nil {
+		for _, id := range next.Locations() {
+			if _, err := access.LocationFor(r.Context(), s.Store, c, id); err != nil {
 				return nil, err
 			}
 		}
@@ -91,17 +91,13 @@ func (s *Server) putDataSources(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// dataSourcesView splits d into what the caller sees (the radius block and
-// the sources at its locations) and the sources it does not.
-func (s *Server) dataSourcesView(ctx context.Context, c *wnms.Caller, d *wnms.DataSources) (*wnms.DataSources, []wnms.DataSource, error) {
-	ids := make([]int64, len(d.Sources))
-	for i, src := range d.Sources {
-		ids[i] = src.LocationID.ID
-	}
-	seen, err := access.SeenLocations(ctx, s.Store, c, ids)
+// dataSourcesView splits d into what the caller sees (the radius block,
+// and the sources and pollers at its locations) and what it does not.
+func (s *Server) dataSourcesView(ctx context.Context, c *wnms.Caller, d *wnms.DataSources) (view, hidden *wnms.DataSources, err error) {
+	seen, err := access.SeenLocations(ctx, s.Store, c, d.Locations())
 	if err != nil {
 		return nil, nil, err
 	}
-	view, hidden := d.Split(func(src wnms.DataSource) bool { return seen[src.LocationID.ID] })
+	view, hidden = d.Split(func(id int64) bool { return seen[id] })
 	return view, hidden, nil
 }

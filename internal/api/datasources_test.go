@@ -526,10 +526,10 @@ func TestDataSourcesScoped(t *testing.T) {
 		}
 
 		// A SUPERUSER and a root ADMINISTRATOR change the upstreams.
-		for _, c := range []*apitest.Client{e.Admin, rootAd} {
+		for i, c := range []*apitest.Client{e.Admin, rootAd} {
 			var m map[string]any
 			c.Expect(http.StatusOK, "GET", dataSourcesPath, nil).Decode(t, &m)
-			m["radius"].(map[string]any)["upstreams"].([]any)[0].(map[string]any)["timeoutMs"] = 2500 + len(m)
+			m["radius"].(map[string]any)["upstreams"].([]any)[0].(map[string]any)["timeoutMs"] = 2501 + i
 			c.Expect(http.StatusOK, "PUT", dataSourcesPath, m)
 		}
 		if got := stored().Radius.Upstreams[0]; got.TimeoutMs != 2502 || got.Secret != "upstream-secret-1" {

@@ -30,6 +30,7 @@ const (
 type DataSources struct {
 	Radius  RadiusUpstreams `json:"radius"`
 	Sources []DataSource    `json:"sources"`
+	Pollers []Poller        `json:"pollers"`
 }
 
 // RadiusUpstreams are the site's own RADIUS servers, tried in order.
@@ -73,7 +74,7 @@ func (s DataSource) RequiresMessageAuthenticator() bool {
 // none: no upstream, no source.
 func EmptyDataSources() *DataSources {
 	return &DataSources{Radius: RadiusUpstreams{Upstreams: []RadiusUpstream{}, AccountingUpstreams: []RadiusUpstream{}},
-		Sources: []DataSource{}}
+		Sources: []DataSource{}, Pollers: []Poller{}}
 }
 
 // Prefix is the source's CIDR, masked (a bare address is a /32 or /128).
@@ -120,6 +121,10 @@ func (d *DataSources) Masked() *DataSources {
 		v := out.Sources[i].RequiresMessageAuthenticator()
 		out.Sources[i].RequireMessageAuthenticator = &v
 	}
+	for i := range out.Pollers {
+		mask(&out.Pollers[i].Password)
+		out.Pollers[i].IntervalSeconds = out.Pollers[i].Interval() // shown as in force
+	}
 	return out
 }
 
@@ -127,7 +132,7 @@ func (d *DataSources) clone() *DataSources {
 	out := &DataSources{Radius: RadiusUpstreams{
 		Upstreams:           append([]RadiusUpstream{}, d.Radius.Upstreams...),
 		AccountingUpstreams: append([]RadiusUpstream{}, d.Radius.AccountingUpstreams...)},
-		Sources: append([]DataSource{}, d.Sources...)}
+		Sources: append([]DataSource{}, d.Sources...), Pollers: append([]Poller{}, d.Pollers...)}
 	return out
 }
 
@@ -142,6 +147,7 @@ func ParseDataSources(body []byte, current *DataSources) (*DataSources, error) {
 			AccountingUpstreams *[]RadiusUpstream `json:"accountingUpstreams"`
 		} `json:"radius"`
 		Sources *[]DataSource `json:"sources"`
+		Pollers *[]Poller     `json:"pollers"`
 	}
 	if err := DecodeJSONObject(body, &in); err != nil {
 		return nil, err
@@ -152,7 +158,10 @@ func ParseDataSources(body []byte, current *DataSources) (*DataSources, error) {
 	if in.Sources == nil {
 		return nil, Invalid("sources", "required")
 	}
-	d := &DataSources{Sources: *in.Sources}
+	d := &DataSources{Sources: *in.Sources, Pollers: []Poller{}}
+	if in.Pollers != nil { // absent: none (a client of the version before pollers)
+		d.Pollers = *in.Pollers
+	}
 	if in.Radius.Upstreams != nil {
 		d.Radius.Upstreams = *in.Radius.Upstreams
 	}
@@ -213,6 +222,21 @@ func (d *DataSources) resolveSecrets(cur *DataSources) error {
 		}
 		if !found {
 			return Invalid(fmt.Sprintf("sources[%d].radiusSecret", i), "masked, but no stored source is named %q", d.Sources[i].Name)
+		}
+	}
+	for i := range d.Pollers {
+		if d.Pollers[i].Password != SecretMask {
+			continue
+		}
+		found := false
+		for _, p := range cur.Pollers {
+			if p.Name == d.Pollers[i].Name {
+				d.Pollers[i].Password, found = p.Password, true
+				break
+			}
+		}
+		if !found {
+			return Invalid(fmt.Sprintf("pollers[%d].password", i), "masked, but no stored poller is named %q", d.Pollers[i].Name)
 		}
 	}
 	return nil
@@ -277,6 +301,19 @@ func (d *DataSources) Validate() error {
 			return Invalid(f+".locationId", "a %s of this server", LocalLocationID)
 		}
 	}
+	if len(d.Pollers) > MaxPollers {
+		return Invalid("pollers", "at most %d pollers", MaxPollers)
+	}
+	for i := range d.Pollers {
+		p := &d.Pollers[i]
+		if err := checkPoller(i, p); err != nil {
+			return err
+		}
+		if names[p.Name] {
+			return Invalid(fmt.Sprintf("pollers[%d].name", i), "%q is used twice (sources and pollers share names)", p.Name)
+		}
+		names[p.Name] = true
+	}
 	return nil
 }
 
@@ -314,19 +351,38 @@ type SourceRadio struct {
 }
 
 // Split returns the part of d a caller who sees only some locations
-// deals with (the radius block and the sources seen says it sees) and the
-// sources it does not see.
-func (d *DataSources) Split(seen func(DataSource) bool) (view *DataSources, hidden []DataSource) {
-	view = d.clone()
-	view.Sources = view.Sources[:0]
+// deals with (the radius block, and the sources and pollers at locations
+// seen says it sees) and the sources and pollers it does not see.
+func (d *DataSources) Split(seen func(location int64) bool) (view, hidden *DataSources) {
+	view, hidden = d.clone(), &DataSources{}
+	view.Sources, view.Pollers = view.Sources[:0], view.Pollers[:0]
 	for _, s := range d.Sources {
-		if seen(s) {
+		if seen(s.LocationID.ID) {
 			view.Sources = append(view.Sources, s)
 		} else {
-			hidden = append(hidden, s)
+			hidden.Sources = append(hidden.Sources, s)
+		}
+	}
+	for _, p := range d.Pollers {
+		if seen(p.LocationID.ID) {
+			view.Pollers = append(view.Pollers, p)
+		} else {
+			hidden.Pollers = append(hidden.Pollers, p)
 		}
 	}
 	return view, hidden
+}
+
+// Locations are the locations of d's sources and pollers.
+func (d *DataSources) Locations() []int64 {
+	ids := make([]int64, 0, len(d.Sources)+len(d.Pollers))
+	for _, s := range d.Sources {
+		ids = append(ids, s.LocationID.ID)
+	}
+	for _, p := range d.Pollers {
+		ids = append(ids, p.LocationID.ID)
+	}
+	return ids
 }
 
 // SameUpstreams reports whether d and o have the same radius block,
@@ -341,25 +397,37 @@ func (d *DataSources) SameUpstreams(o *DataSources) bool {
 // neither shows nor removes. A source of d may not take the name or the
 // prefix of a hidden one (VALIDATION_FAILED on that source, naming
 // neither the hidden source nor its location).
-func (d *DataSources) Keep(hidden []DataSource) error {
+func (d *DataSources) Keep(hidden *DataSources) error {
 	names := map[string]bool{}
 	prefixes := map[netip.Prefix]bool{}
-	for _, h := range hidden {
+	for _, h := range hidden.Sources {
 		names[h.Name] = true
 		prefixes[h.Prefix()] = true
+	}
+	for _, h := range hidden.Pollers {
+		names[h.Name] = true
 	}
 	for i, s := range d.Sources {
 		f := fmt.Sprintf("sources[%d]", i)
 		if names[s.Name] {
-			return Invalid(f+".name", "%q is the name of a source outside your locations", s.Name)
+			return Invalid(f+".name", "%q is the name of a source or poller outside your locations", s.Name)
 		}
 		if prefixes[s.Prefix()] {
 			return Invalid(f+".cidr", "%s is the cidr of a source outside your locations", s.Prefix())
 		}
 	}
-	if len(d.Sources)+len(hidden) > MaxDataSources {
-		return Invalid("sources", "at most %d sources, %d of them outside your locations", MaxDataSources, len(hidden))
+	for i, p := range d.Pollers {
+		if names[p.Name] {
+			return Invalid(fmt.Sprintf("pollers[%d].name", i), "%q is the name of a source or poller outside your locations", p.Name)
+		}
 	}
-	d.Sources = append(d.Sources, hidden...)
+	if len(d.Sources)+len(hidden.Sources) > MaxDataSources {
+		return Invalid("sources", "at most %d sources, %d of them outside your locations", MaxDataSources, len(hidden.Sources))
+	}
+	if len(d.Pollers)+len(hidden.Pollers) > MaxPollers {
+		return Invalid("pollers", "at most %d pollers, %d of them outside your locations", MaxPollers, len(hidden.Pollers))
+	}
+	d.Sources = append(d.Sources, hidden.Sources...)
+	d.Pollers = append(d.Pollers, hidden.Pollers...)
 	return nil
 }
