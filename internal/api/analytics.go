@@ -89,7 +89,26 @@ type trendParams struct {
 	BoxID          *int64
 	MAC            string
 	SSID           string
-	openWindow
+	trendWindow
+}
+
+// trendWindow is a trend's window: by default the last 2 hours, at most
+// 7 days.
+type trendWindow struct{ openWindow }
+
+// settle checks the window and settles its defaults.
+func (p *trendWindow) settle(now time.Time) error {
+	if err := p.openWindow.Validate(now); err != nil {
+		return err
+	}
+	if p.To < 0 {
+		p.To = now.UnixMilli()
+	}
+	if p.From < 0 {
+		p.From = p.To - telemetry.DefaultTrendWindow.Milliseconds()
+	}
+	w := wnms.Window{From: p.From, To: p.To, FromParam: "fromtime", ToParam: "totime"}
+	return w.Check(now, telemetry.MaxTrendWindow)
 }
 
 func (p *trendParams) decode(f *form) {
@@ -121,17 +140,37 @@ func (p *trendParams) Validate(now time.Time) error {
 	case p.BoxID == nil && p.MAC == "":
 		return wnms.MissingParam("boxid")
 	}
-	if err := p.openWindow.Validate(now); err != nil {
+	return p.settle(now)
+}
+
+// radioStatsParams: the AP's boxId and the window.
+type radioStatsParams struct {
+	BoxID int64
+	trendWindow
+}
+
+func (p *radioStatsParams) decode(f *form) {
+	p.BoxID = f.pathInt("boxId")
+	p.openWindow.decode(f)
+}
+
+func (p *radioStatsParams) Validate(now time.Time) error { return p.settle(now) }
+
+// radioStats is GET /devices/manageddevices/{boxId}/radiostatistics (an
+// extension): an AP's radios (channel, utilisation, noise, clients) in
+// 5-minute buckets.
+func (s *Server) radioStats(w http.ResponseWriter, r *http.Request) error {
+	var p radioStatsParams
+	if err := s.bind(r, &p); err != nil {
 		return err
 	}
-	if p.To < 0 {
-		p.To = now.UnixMilli()
+	out, err := s.Telemetry.RadioStats(r.Context(), wnms.CallerFrom(r.Context()),
+		telemetry.RadioStatsQuery{BoxID: p.BoxID, From: p.From, To: p.To})
+	if err != nil {
+		return err
 	}
-	if p.From < 0 {
-		p.From = p.To - telemetry.DefaultTrendWindow.Milliseconds()
-	}
-	w := wnms.Window{From: p.From, To: p.To, FromParam: "fromtime", ToParam: "totime"}
-	return w.Check(now, telemetry.MaxTrendWindow)
+	httpkit.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 func (p *trendParams) query() telemetry.TrendQuery {
@@ -149,7 +188,7 @@ func orList(list []string) string {
 // clientTrend is GET /devices/clients/statistics/trend: a client's data
 // rate (kbps), traffic (kilobytes) or retry rate (%) in 5-minute buckets.
 func (s *Server) clientTrend(w http.ResponseWriter, r *http.Request) error {
-	p := trendParams{types: []string{"clientdatarate", "clienttraffic", "clientretransmissionrate", "clientrssi"}, clientOK: true}
+	p := trendParams{types: []string{"clientdatarate", "clienttraffic", "clientretransmissionrate", "clientrssi", "clientsnr"}, clientOK: true}
 	if err := s.bind(r, &p); err != nil {
 		return err
 	}

@@ -114,6 +114,11 @@ func TestAuthzTelemetry(t *testing.T) {
 				return "POST", "/V5/ingest/clientstats", json.RawMessage(fmt.Sprintf(
 					`[{"macAddress":%q,"bssid":"00:11:74:00:00:99","channel":1,"timestamp":%d,"rssi":-50,"dataRateMbps":54}]`, client, time.Now().UnixMilli()))
 			}},
+		{name: "POST ingest/radiostats", allowed: opUp, ok: 200,
+			request: func(*testing.T, *authzFixture, authzTarget) (string, string, any) {
+				return "POST", "/V5/ingest/radiostats", json.RawMessage(fmt.Sprintf(
+					`[{"bssid":"00:11:74:00:00:99","channel":1,"timestamp":%d,"utilizationPct":12.5}]`, time.Now().UnixMilli()))
+			}},
 		{name: "GET clients at a floor", request: list("/V5/devices/clients?locationid={floor}"), allowed: allRoles, ok: 200,
 			location: true, foreign: 400, foreignCode: wnms.InvalidParameter},
 		{name: "GET clients", request: list("/V5/devices/clients"), allowed: allRoles, ok: 200, scoped: true,
@@ -140,6 +145,13 @@ func TestAuthzTelemetry(t *testing.T) {
 				var aps []struct{ BoxID int64 }
 				f.E.Admin.Expect(200, "GET", "/v2/devices/aps?sortcolumn=boxid&sortascending=false", nil).Decode(t, &aps)
 				return "GET", fmt.Sprintf("/V5/devices/manageddevices/statistics/trend?type=apclientcount&boxid=%d", aps[0].BoxID), nil
+			}},
+		{name: "GET manageddevices/{boxId}/radiostatistics", allowed: allRoles, ok: 200, foreign: 404, foreignCode: wnms.ResourceNotFound,
+			request: func(t *testing.T, f *authzFixture, _ authzTarget) (string, string, any) {
+				markAP(t, f)
+				var aps []struct{ BoxID int64 }
+				f.E.Admin.Expect(200, "GET", "/v2/devices/aps?sortcolumn=boxid&sortascending=false", nil).Decode(t, &aps)
+				return "GET", fmt.Sprintf("/V5/devices/manageddevices/%d/radiostatistics", aps[0].BoxID), nil
 			}},
 		{name: "GET observingmanageddevices", allowed: allRoles, ok: 200, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, _ authzTarget) (string, string, any) {

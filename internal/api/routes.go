@@ -76,6 +76,7 @@ func (s *Server) routes() {
 	s.handle("POST /ingest/aps", suAdOp, forward, s.ingest(telemetry.KindAPs))
 	s.handle("POST /ingest/clientevents", suAdOp, forward, s.ingest(telemetry.KindEvents))
 	s.handle("POST /ingest/clientstats", suAdOp, forward, s.ingest(telemetry.KindStats))
+	s.handle("POST /ingest/radiostats", suAdOp, forward, s.ingest(telemetry.KindRadioStats))
 	s.handle("POST /ingest/files", suAdOp, forward, s.ingestFile)
 	s.handle("GET /devices/aps", suAdOp, fanOut, s.listAPs)
 	s.handle("GET /devices/manageddevices", suAdOp, fanOut, s.managedDevices)
@@ -89,6 +90,7 @@ func (s *Server) routes() {
 	s.handle("GET /analytics/associationdata/{startdate}/{enddate}", anyRole, fanOut, s.associationData)
 	s.handle("GET /devices/clients/statistics/trend", anyRole, fanOut, s.clientTrend)
 	s.handle("GET /devices/manageddevices/statistics/trend", anyRole, fanOut, s.apTrend)
+	s.handle("GET /devices/manageddevices/{boxId}/radiostatistics", anyRole, fanOut, s.radioStats)
 
 	// Baselines and anomalies.
 	s.handle("GET /baselines/clientsconnectivity", anyRole, fanOut, s.connectivity)

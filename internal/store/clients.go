@@ -67,7 +67,7 @@ func (s *Store) ClientBoxIDs(ctx context.Context, customerID int64, macs []strin
 }
 
 var sampleColumns = []string{"customer_id", "mac", "ts", "location_id", "ap_box_id", "bssid", "ssid", "channel", "rssi",
-	"data_rate", "retry_pct", "best_nbr_rssi", "tx_bytes", "rx_bytes", "observed_by"}
+	"data_rate", "retry_pct", "best_nbr_rssi", "tx_bytes", "rx_bytes", "observed_by", "snr"}
 
 // InsertClientStats stores samples through the bulk path on the
 // telemetry database, and in the same transaction what they add to their
@@ -100,7 +100,7 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 			rssi, rate, retry = nil, nil, nil
 		}
 		rows[i] = []any{customerID, x.MacAddress, x.Timestamp, x.LocationID, box, x.BSSID, x.SSID, int64(x.Channel),
-			rssi, rate, retry, nbr, tx, rx, obs}
+			rssi, rate, retry, nbr, tx, rx, obs, nullInt(x.SNR)}
 	}
 	d := newDerived()
 	maps.Copy(d.clients, clients)
@@ -397,6 +397,37 @@ func (s *Store) RecentSamples(ctx context.Context, customerID int64, mac string,
 		}
 		x.MacAddress = mac
 		out = append(out, x)
+	}
+	return out, rows.Err()
+}
+
+// ClientRadios reads where the clients of macs were last heard, as their
+// stored state says (see telemetry's roams): the radio, SSID, when, and
+// the RSSI last reported. A MAC with no state is left out.
+func (s *Store) ClientRadios(ctx context.Context, customerID int64, macs []string) ([]wnms.ClientRadio, error) {
+	if len(macs) == 0 {
+		return nil, nil
+	}
+	from, cond, arg := keysIn(s.dialect, "$2", "c.mac", macs)
+	rows, err := s.tr.QueryContext(ctx, `SELECT c.mac, c.bssid, c.ssid, c.last_seen, c.rssi FROM `+from+
+		`clients c WHERE c.customer_id = $1 AND `+cond+` ORDER BY c.mac, c.last_seen`, customerID, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []wnms.ClientRadio
+	for rows.Next() {
+		var c wnms.ClientRadio
+		var rssi sql.NullInt64
+		if err := rows.Scan(&c.MacAddress, &c.BSSID, &c.SSID, &c.LastSeen, &rssi); err != nil {
+			return nil, err
+		}
+		c.RSSI = intOf(rssi)
+		if n := len(out); n > 0 && out[n-1].MacAddress == c.MacAddress {
+			out[n-1] = c // the newest
+			continue
+		}
+		out = append(out, c)
 	}
 	return out, rows.Err()
 }

@@ -51,8 +51,16 @@ var eventColumns = []string{"customer_id", "event_id", "mac", "ts", "event_type"
 // are out of date, is written behind (derived.go). An event without the client's id gets one no
 // client can send (its own namespace, "~" and random), so it never
 // collides.
-func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events []*wnms.ClientEvent, bodies [][]byte, clients map[int64]wnms.ClientUpdate) (int, error) {
+func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events []*wnms.ClientEvent, bodies [][]byte, clients map[int64]wnms.ClientUpdate, derived ...wnms.DerivedEvent) (int, error) {
 	rows := eventRows(customerID, events, bodies)
+	var more [][]any
+	if len(derived) > 0 {
+		evs, bs := make([]*wnms.ClientEvent, len(derived)), make([][]byte, len(derived))
+		for i, d := range derived {
+			evs[i], bs[i] = d.Event, d.Body
+		}
+		more = eventRows(customerID, evs, bs)
+	}
 	d := newDerived()
 	maps.Copy(d.clients, clients)
 	for _, e := range events {
@@ -71,7 +79,15 @@ func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events
 			if err := keepSlotAttempts(ctx, b, customerID, events, n); err != nil {
 				return 0, err
 			}
-			return n, keepServiceLevels(ctx, b, customerID, events, n)
+			if err := keepServiceLevels(ctx, b, customerID, events, n); err != nil {
+				return 0, err
+			}
+			if len(more) > 0 {
+				if _, err := b.Insert(ctx, "client_events", eventColumns, more, "ON CONFLICT (customer_id, event_id, ts) DO NOTHING"); err != nil {
+					return 0, err
+				}
+			}
+			return n, nil
 		})
 		return err
 	})
@@ -206,7 +222,7 @@ func (s *Store) associationsQuery(customerID int64, locs []int64, from, to int64
 }
 
 // purgeColumns are the time column of each purged telemetry table.
-var purgeColumns = map[string]string{"client_events": "ts", "client_stats": "ts", "ap_stats": "ts", "clients": "last_seen"}
+var purgeColumns = map[string]string{"client_events": "ts", "client_stats": "ts", "ap_stats": "ts", "radio_stats": "ts", "clients": "last_seen"}
 
 // PurgeTelemetry deletes at most batch rows of a telemetry table older
 // than before (see telemetry.Purger).
@@ -251,6 +267,15 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 		// Incidents live in the main database, a row per incident.
 		res, err := s.w.ExecContext(ctx, `DELETE FROM incidents WHERE id IN
 			(SELECT id FROM incidents WHERE last_slot < $1 LIMIT `+strconv.Itoa(batch)+`)`, before)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		return int(n), err
+	case "radio_stats":
+		// Keyed by radio and time (SQLite; PostgreSQL drops whole days).
+		res, err := s.tw.ExecContext(ctx, `DELETE FROM radio_stats WHERE (customer_id, bssid, ts) IN
+			(SELECT customer_id, bssid, ts FROM radio_stats WHERE ts < $1 LIMIT `+strconv.Itoa(batch)+`)`, before)
 		if err != nil {
 			return 0, err
 		}

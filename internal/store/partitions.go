@@ -30,7 +30,7 @@ const PartitionsAhead = 7
 
 // partitionedTables are the day-partitioned tables and their time column.
 var partitionedTables = []struct{ table, column string }{
-	{"client_events", "ts"}, {"client_stats", "ts"}, {"ap_stats", "ts"}, {"conn_obs", "slot"}, {"perf_obs", "slot"},
+	{"client_events", "ts"}, {"client_stats", "ts"}, {"ap_stats", "ts"}, {"radio_stats", "ts"}, {"conn_obs", "slot"}, {"perf_obs", "slot"},
 	{"slot_conn_clients", "slot"}, {"slot_perf_clients", "slot"},
 }
 

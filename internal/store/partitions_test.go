@@ -99,7 +99,7 @@ func TestDayPartitions(t *testing.T) {
 			}
 		}
 		slices.Sort(droppedTables)
-		if !slices.Equal(droppedTables, []string{"ap_stats", "client_events", "client_stats", "conn_obs", "perf_obs", "slot_conn_clients", "slot_perf_clients"}) {
+		if !slices.Equal(droppedTables, []string{"ap_stats", "client_events", "client_stats", "conn_obs", "perf_obs", "radio_stats", "slot_conn_clients", "slot_perf_clients"}) {
 			t.Fatalf("dropped %v", dropped)
 		}
 		var ev int

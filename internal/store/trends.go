@@ -50,7 +50,7 @@ func (s *Store) ClientTrend(ctx context.Context, customerID int64, mac, ssid str
 		where += " AND location_id" + cond
 	}
 	b := strconv.Itoa(bucketMS)
-	rows, err := s.tr.QueryContext(ctx, `SELECT (ts / `+b+`) * `+b+` AS bucket, avg(data_rate), avg(retry_pct), avg(rssi),
+	rows, err := s.tr.QueryContext(ctx, `SELECT (ts / `+b+`) * `+b+` AS bucket, avg(data_rate), avg(retry_pct), avg(rssi), avg(snr),
 		CAST(coalesce(sum(coalesce(tx_bytes, 0) + coalesce(rx_bytes, 0)), 0) AS BIGINT), count(tx_bytes) + count(rx_bytes)
 		FROM client_stats WHERE `+where+` GROUP BY bucket ORDER BY bucket`, args...)
 	if err != nil {
@@ -61,12 +61,12 @@ func (s *Store) ClientTrend(ctx context.Context, customerID int64, mac, ssid str
 	for rows.Next() {
 		var x wnms.ClientBucket
 		var reported int64
-		var rate, retry, rssi sql.NullFloat64 // NULL: only samples of traffic (no radio metrics)
-		if err := rows.Scan(&x.Time, &rate, &retry, &rssi, &x.Bytes, &reported); err != nil {
+		var rate, retry, rssi, snr sql.NullFloat64 // NULL: only samples of traffic (no radio metrics)
+		if err := rows.Scan(&x.Time, &rate, &retry, &rssi, &snr, &x.Bytes, &reported); err != nil {
 			return nil, err
 		}
 		x.DataRate, x.Retry, x.RSSI, x.HasRadio = rate.Float64, retry.Float64, rssi.Float64, rate.Valid
-		x.HasTraffic = reported > 0
+		x.HasTraffic, x.SNR = reported > 0, floatOf(snr)
 		out = append(out, x)
 	}
 	return out, rows.Err()
@@ -98,4 +98,84 @@ func (s *Store) APTrend(ctx context.Context, customerID, boxID int64, from, to i
 		out = append(out, x)
 	}
 	return out, rows.Err()
+}
+
+var radioColumns = []string{"customer_id", "bssid", "ts", "box_id", "location_id", "channel", "band", "utilization", "noise", "clients", "tx_power"}
+
+// InsertRadioStats stores AP radio samples on the telemetry database; a
+// sample of a radio at a timestamp already stored is skipped. The answer
+// is how many were stored.
+func (s *Store) InsertRadioStats(ctx context.Context, customerID int64, samples []*wnms.RadioSample) (int, error) {
+	rows := make([][]any, len(samples))
+	for i, x := range samples {
+		rows[i] = []any{customerID, x.BSSID, x.Timestamp, x.BoxID, x.LocationID, nullInt(x.Channel), x.Band,
+			nullFloat(x.Utilization), nullInt(x.Noise), nullInt(x.Clients), nullInt(x.TxPower)}
+	}
+	var n int64
+	err := s.withDays(ctx, len(samples), func(i int) int64 { return samples[i].Timestamp }, func() error {
+		return s.bulk(ctx, s.tw, func(b *bulkTx) error {
+			var err error
+			n, err = b.Insert(ctx, "radio_stats", radioColumns, rows, "ON CONFLICT (customer_id, bssid, ts) DO NOTHING")
+			return err
+		})
+	})
+	return int(n), err
+}
+
+// RadioTrend buckets an AP's radio samples by 5 minutes, radio by radio
+// (BSSID order), oldest bucket first: the highest channel of the bucket
+// (a radio that changed channel within it), the mean utilisation and
+// noise, the most clients and the highest transmit power.
+func (s *Store) RadioTrend(ctx context.Context, customerID, boxID int64, from, to int64) ([]wnms.RadioBucket, error) {
+	b := strconv.Itoa(bucketMS)
+	rows, err := s.tr.QueryContext(ctx, `SELECT bssid, max(band), (ts / `+b+`) * `+b+` AS bucket,
+		max(channel), avg(utilization), avg(noise), max(clients), max(tx_power)
+		FROM radio_stats WHERE customer_id = $1 AND box_id = $2 AND ts >= $3 AND ts <= $4
+		GROUP BY bssid, bucket ORDER BY bssid, bucket`, customerID, boxID, from, to)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []wnms.RadioBucket
+	for rows.Next() {
+		var x wnms.RadioBucket
+		var ch, clients, power sql.NullInt64
+		var util, noise sql.NullFloat64
+		if err := rows.Scan(&x.BSSID, &x.Band, &x.Time, &ch, &util, &noise, &clients, &power); err != nil {
+			return nil, err
+		}
+		x.Channel, x.Clients, x.TxPower = intOf(ch), intOf(clients), intOf(power)
+		x.Utilization, x.Noise = floatOf(util), floatOf(noise)
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}
+
+func nullInt(v *int) any {
+	if v == nil {
+		return nil
+	}
+	return int64(*v)
+}
+
+func nullFloat(v *float64) any {
+	if v == nil {
+		return nil
+	}
+	return *v
+}
+
+func intOf(v sql.NullInt64) *int {
+	if !v.Valid {
+		return nil
+	}
+	n := int(v.Int64)
+	return &n
+}
+
+func floatOf(v sql.NullFloat64) *float64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Float64
 }

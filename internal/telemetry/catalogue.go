@@ -1,6 +1,10 @@
 package telemetry
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/wnms/wnms/internal/wnms"
+)
 
 // The catalogues of client events (docs/api.md §16): failures by category
 // (failureCode) and cause (subFailureCode), and intermediate events by
@@ -42,6 +46,8 @@ var eventCatalogue = []catalogueEntry{
 		{22, "Load balanced", nil}}},
 	{5, "Quarantine", []catalogueEntry{
 		{103, "Prevention", []catalogueEntry{{0, "Allowed", nil}, {1, "Blocked", nil}}}}},
+	{wnms.CategoryRoaming, "Roaming", []catalogueEntry{
+		{wnms.TypeRoam, "Roamed", []catalogueEntry{{0, "Full authentication", nil}, {1, "Fast transition", nil}}}}},
 }
 
 // SessionEnded is the typeCode (category 1) of a RADIUS accounting Stop.

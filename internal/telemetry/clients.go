@@ -12,6 +12,10 @@ const (
 	MaxObservedBy = 32
 	MinRSSI       = -120
 	MaxDataRate   = 100_000 // Mbps
+	// A client's SNR (dB): its signal over the noise floor; below 0 is a
+	// signal under the noise, which a radio can still decode briefly.
+	MinSNR = -20
+	MaxSNR = 100
 )
 
 // ParseSample decodes and checks one ingested client statistics sample
@@ -74,6 +78,14 @@ func checkSample(in wnms.SampleRecord, now time.Time, trafficOnly bool) (*wnms.S
 	}{{"rssi", in.RSSI}, {"bestNeighborRssi", in.BestNeighborRSSI}} {
 		if r.v != nil && (*r.v < MinRSSI || *r.v > 0) {
 			return nil, wnms.Invalid(r.name, "must be %d to 0 dBm", MinRSSI)
+		}
+	}
+	if in.SNR != nil {
+		if *in.SNR < MinSNR || *in.SNR > MaxSNR {
+			return nil, wnms.Invalid("snr", "must be %d to %d dB", MinSNR, MaxSNR)
+		}
+		if !s.NoRadio {
+			s.SNR = in.SNR
 		}
 	}
 	if in.DataRateMbps == nil {

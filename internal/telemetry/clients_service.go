@@ -149,7 +149,11 @@ func (s *Service) ingestSamples(ctx context.Context, c *wnms.Caller, n int,
 		},
 		update: (*wnms.Sample).ClientUpdate,
 		store: func(ctx context.Context, good []*wnms.Sample, clients map[int64]wnms.ClientUpdate) (int, error) {
-			return s.Store.InsertClientStats(ctx, c.CustomerID(), good, clients)
+			n, err := s.Store.InsertClientStats(ctx, c.CustomerID(), good, clients)
+			if err == nil {
+				s.heardSamples(c.CustomerID(), good)
+			}
+			return n, err
 		},
 	})
 }

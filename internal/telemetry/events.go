@@ -80,8 +80,12 @@ type intermediateEvent struct {
 // (Place).
 type Event struct {
 	wnms.ClientEvent
-	out    any    // the event as the reads answer it, without the location
-	stored []byte // out, placed, as it is stored
+	// What finding roams reads of the record: the client's signal, and
+	// whether it joined with a fast transition.
+	RSSI           *int
+	FastTransition bool
+	out            any    // the event as the reads answer it, without the location
+	stored         []byte // out, placed, as it is stored
 }
 
 // ParseEvent decodes and checks one ingested client event at time now.
@@ -147,6 +151,10 @@ func checkEvent(in *wnms.EventRecord, now time.Time, fromSource bool) (*Event, e
 	e.MacAddress, e.BSSID, e.Timestamp, e.Type, e.SSID, e.Protocol = mac, bssid, ts, typ, in.SSID, protocol
 	e.Channel, e.APName = in.Channel, in.AssociatedAPName
 	e.ClientName, e.Username, e.IP = in.ClientName, in.Username, deref(in.IP)
+	e.FastTransition = in.FastTransition != nil && *in.FastTransition
+	if r := in.RSSI; r != nil && *r >= MinRSSI && *r <= 0 {
+		e.RSSI = r
+	}
 	var channel *int // 0 is a data source's "not known"
 	if in.Channel != 0 {
 		channel = &in.Channel
@@ -223,6 +231,9 @@ func checkEvent(in *wnms.EventRecord, now time.Time, fromSource bool) (*Event, e
 				*in.CategoryCode, *in.TypeCode, in.SubTypeCode)
 		}
 		d := in.EventDetail
+		if d.RoamDetail, err = checkRoam(*in.CategoryCode, d.RoamDetail, d.RSSI); err != nil {
+			return nil, err
+		}
 		for _, f := range []struct {
 			name string
 			v    *string
@@ -314,4 +325,46 @@ func (e *Event) ClientUpdate() wnms.ClientUpdate {
 	return wnms.ClientUpdate{MacAddress: e.MacAddress, Timestamp: e.Timestamp, Name: e.ClientName, Username: e.Username,
 		IP: e.IP, EventType: e.Type, BSSID: e.BSSID, SSID: e.SSID, Channel: e.Channel, Protocol: e.Protocol,
 		LocationID: e.LocationID, APBoxID: e.APBoxID, APName: e.APName}
+}
+
+// checkRoam checks the details of a roam (an Intermediate event of
+// category Roaming) and derives whether it was slow or suboptimal; an
+// event of another category keeps none.
+func checkRoam(category int, d wnms.RoamDetail, rssi *int) (wnms.RoamDetail, error) {
+	if category != wnms.CategoryRoaming {
+		return wnms.RoamDetail{}, nil
+	}
+	if d.FromBSSID == nil {
+		return d, wnms.Invalid("fromBssid", "required in a roam: the radio the client left")
+	}
+	from, ok := ParseMAC(*d.FromBSSID)
+	if !ok {
+		return d, wnms.Invalid("fromBssid", "%q is not a BSSID (six hex octets separated by ':' or '-')", *d.FromBSSID)
+	}
+	d.FromBSSID = &from
+	if d.RoamLatencyMs != nil && *d.RoamLatencyMs < 0 {
+		return d, wnms.Invalid("roamLatencyMs", "must not be negative")
+	}
+	if d.RSSIAfter == nil {
+		d.RSSIAfter = rssi
+	}
+	for _, r := range []struct {
+		name string
+		v    *int
+	}{{"rssiBefore", d.RSSIBefore}, {"rssiAfter", d.RSSIAfter}} {
+		if r.v != nil && (*r.v < MinRSSI || *r.v > 0) {
+			return d, wnms.Invalid(r.name, "must be %d to 0 dBm", MinRSSI)
+		}
+	}
+	d.Slow, d.Suboptimal = nil, nil
+	if d.RoamLatencyMs != nil {
+		ft := d.FastTransition != nil && *d.FastTransition
+		slow := *d.RoamLatencyMs > wnms.SlowRoamMs || (ft && *d.RoamLatencyMs > wnms.SlowRoamFastMs)
+		d.Slow = &slow
+	}
+	if d.RSSIAfter != nil {
+		sub := *d.RSSIAfter < wnms.CoverageRSSI || (d.RSSIBefore != nil && *d.RSSIAfter <= *d.RSSIBefore-wnms.SuboptimalDropDB)
+		d.Suboptimal = &sub
+	}
+	return d, nil
 }

@@ -55,11 +55,24 @@ func (s *Service) ingestEvents(ctx context.Context, c *wnms.Caller, n int,
 		},
 		update: (*Event).ClientUpdate,
 		store: func(ctx context.Context, good []*Event, clients map[int64]wnms.ClientUpdate) (int, error) {
+			roams, err := s.findRoams(ctx, c.CustomerID(), good)
+			if err != nil {
+				return 0, err
+			}
 			events, bodies := make([]*wnms.ClientEvent, len(good)), make([][]byte, len(good))
 			for i, e := range good {
 				events[i], bodies[i] = &e.ClientEvent, e.stored
 			}
-			return s.Store.InsertClientEvents(ctx, c.CustomerID(), events, bodies, clients)
+			derived := make([]wnms.DerivedEvent, len(roams))
+			for i, r := range roams {
+				derived[i] = wnms.DerivedEvent{Event: &r.ClientEvent, Body: r.stored}
+			}
+			n, err := s.Store.InsertClientEvents(ctx, c.CustomerID(), events, bodies, clients, derived...)
+			if err != nil {
+				return 0, err
+			}
+			s.heardEvents(c.CustomerID(), good)
+			return n, nil
 		},
 	})
 }

@@ -42,6 +42,12 @@ func TestParseEvent(t *testing.T) {
 		{"empty fileId means none", base(`,"eventType":"Failure","failureCode":2,"subFailureCode":202,"fileId":""`), "", ""},
 		{"empty eventId means none", base(`,"eventType":"Success","eventId":""`), "", ""},
 		{"empty strings in optional text", base(`,"eventType":"Success","username":"","clientName":"","associatedAPName":"","autoTestStatus":""`), "", ""},
+		{"roam", base(`,"eventType":"Intermediate","categoryCode":6,"typeCode":40,"fromBssid":"00:11:74:aa:10:02","roamLatencyMs":80,"rssiBefore":-70,"rssiAfter":-60`), "", ""},
+		{"roam without fromBssid", base(`,"eventType":"Intermediate","categoryCode":6,"typeCode":40`), wnms.ValidationFailed, "fromBssid"},
+		{"roam from a bad BSSID", base(`,"eventType":"Intermediate","categoryCode":6,"typeCode":40,"fromBssid":"x"`), wnms.ValidationFailed, "fromBssid"},
+		{"roam latency", base(`,"eventType":"Intermediate","categoryCode":6,"typeCode":40,"fromBssid":"00:11:74:aa:10:02","roamLatencyMs":-1`), wnms.ValidationFailed, "roamLatencyMs"},
+		{"roam rssi", base(`,"eventType":"Intermediate","categoryCode":6,"typeCode":40,"fromBssid":"00:11:74:aa:10:02","rssiBefore":3`), wnms.ValidationFailed, "rssiBefore"},
+		{"roam fields of another event are dropped", base(`,"eventType":"Intermediate","categoryCode":1,"typeCode":1,"fromBssid":"x"`), "", ""},
 		{"long event id", base(`,"eventType":"Success","eventId":"` + strings.Repeat("e", 129) + `"`), wnms.ValidationFailed, "eventId"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -236,7 +242,8 @@ func TestClientEvents(t *testing.T) {
 		}
 		var meta []telemetry.Metadata
 		e.Admin.Expect(200, "GET", "/V5/devices/clientevents/metadata", nil).Decode(t, &meta)
-		if len(meta) != 5 || meta[0].Description != "Association" || meta[0].EventTypeMetaData[1].EventSubTypeMetaData[1].Description != "Fast transition" {
+		if len(meta) != 6 || meta[0].Description != "Association" || meta[0].EventTypeMetaData[1].EventSubTypeMetaData[1].Description != "Fast transition" ||
+			meta[5].CategoryType != wnms.CategoryRoaming || meta[5].EventTypeMetaData[0].EventType != wnms.TypeRoam {
 			t.Errorf("metadata: %+v", meta)
 		}
 	})

@@ -32,6 +32,8 @@ func (s *Service) Ingest(ctx context.Context, c *wnms.Caller, kind string, body 
 		store = s.IngestEvents
 	case KindStats:
 		store = s.IngestStats
+	case KindRadioStats:
+		store = s.IngestRadioStats
 	default:
 		return nil, wnms.NotFound("no ingest of %q", kind)
 	}

@@ -147,6 +147,10 @@ func (s *Service) ClientTrend(ctx context.Context, c *wnms.Caller, q TrendQuery)
 			if b.HasRadio {
 				out.Samples = append(out.Samples, TrendPoint{b.Time, b.RSSI})
 			}
+		case "clientsnr":
+			if b.SNR != nil {
+				out.Samples = append(out.Samples, TrendPoint{b.Time, *b.SNR})
+			}
 		case "clienttraffic":
 			if b.HasTraffic {
 				out.Samples = append(out.Samples, TrendPoint{b.Time, float64(b.Bytes) / 1000})

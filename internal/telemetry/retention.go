@@ -30,11 +30,11 @@ type Purger interface {
 }
 
 // PurgedTables are the telemetry tables retention purges, oldest rows
-// first: events, samples, AP heartbeats, the clients not seen since, the
+// first: events, samples, AP heartbeats and radio samples, the clients not seen since, the
 // connection log bundles, the baseline rows of the slots before, the
 // service level counts of the hours before, and the incidents whose last
 // slot is before (made of the anomalies purged with them).
-var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "anomalies", "baseline_dirty", "anomaly_pending",
+var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "radio_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "anomalies", "baseline_dirty", "anomaly_pending",
 	"slot_conn_clients", "slot_perf_clients", "service_level_hours", "service_level_slow", "incidents"}
 
 // Instrument registers the service's series: records ingested by kind and

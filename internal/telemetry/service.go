@@ -42,6 +42,8 @@ type Service struct {
 	boxMu  sync.Mutex
 	boxIDs map[boxKey]int64 // client boxIds known to this process
 
+	radios radioCache // where clients were last heard: see roams.go
+
 	scopedMu sync.Map // customer id → *sync.Mutex: scoped client updates, one at a time
 
 	// IngestTurns is how many ingest batches are worked on at once (0:

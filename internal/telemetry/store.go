@@ -63,7 +63,7 @@ type EventStore interface {
 	// baseline slots of the events marked out of date: both may be written
 	// behind, but are journalled in the same transaction, so a crash loses
 	// neither.
-	InsertClientEvents(ctx context.Context, customerID int64, events []*wnms.ClientEvent, bodies [][]byte, clients map[int64]wnms.ClientUpdate) (int, error)
+	InsertClientEvents(ctx context.Context, customerID int64, events []*wnms.ClientEvent, bodies [][]byte, clients map[int64]wnms.ClientUpdate, derived ...wnms.DerivedEvent) (int, error)
 	// ClientEvents answers q newest first (ties: the later arrival first),
 	// as stored bodies, with the count of all matches when q.Count.
 	ClientEvents(ctx context.Context, q wnms.EventQuery) ([]json.RawMessage, int, error)
@@ -95,6 +95,9 @@ type ClientStore interface {
 	// ClientBoxIDs gives each client MAC its boxId, making one on first
 	// sight.
 	ClientBoxIDs(ctx context.Context, customerID int64, macs []string) (map[string]int64, error)
+	// ClientRadios reads where the clients of macs were last heard, as
+	// their stored state says (a MAC with none is left out).
+	ClientRadios(ctx context.Context, customerID int64, macs []string) ([]wnms.ClientRadio, error)
 	// InsertClientStats stores samples in one transaction and answers how
 	// many were new: a sample of a client at a timestamp already stored is
 	// a retry and is skipped. clients and the slots are recorded as by
@@ -126,4 +129,10 @@ type TrendStore interface {
 	// APTrend buckets an AP's heartbeats by 5 minutes: bytes moved, the
 	// milliseconds they cover, and the highest client count.
 	APTrend(ctx context.Context, customerID, boxID int64, from, to int64) ([]wnms.APBucket, error)
+	// InsertRadioStats stores AP radio samples, skipping those of a radio
+	// and timestamp stored already, and answers how many it stored.
+	InsertRadioStats(ctx context.Context, customerID int64, samples []*wnms.RadioSample) (int, error)
+	// RadioTrend buckets an AP's radio samples by 5 minutes, radio by
+	// radio (BSSID order), oldest first.
+	RadioTrend(ctx context.Context, customerID, boxID int64, from, to int64) ([]wnms.RadioBucket, error)
 }

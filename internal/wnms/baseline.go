@@ -190,3 +190,16 @@ type PerfObsRow struct {
 	Slot       int64
 	Performance
 }
+
+// Roaming (decisions on radio data): a client that joins another radio
+// of the same SSID within RoamWindow of leaving, or last being heard on,
+// the first has roamed. A roam is slow over SlowRoamFastMs with a fast
+// transition and over SlowRoamMs without; suboptimal when the client is
+// SuboptimalDropDB or more weaker after, or below CoverageRSSI.
+const (
+	RoamWindowMs     = 10_000
+	SlowRoamFastMs   = 400
+	SlowRoamMs       = 2_000
+	SuboptimalDropDB = 6
+	CoverageRSSI     = -72
+)

@@ -79,6 +79,25 @@ type EventDetail struct {
 	DetailedGoogleOU  *string `json:"detailedGoogleOU"`
 	BwSource          *string `json:"bwSource"`
 	BstNbrMac         *string `json:"bstNbrMac"`
+	RoamDetail
+}
+
+// RoamDetail are a roam's details (an Intermediate event of category
+// Roaming): the radio the client left (the event's bssid is the one it
+// joined), how long it was without one (from leaving, or last being
+// heard on, the first until authorized on the second), whether it used
+// a fast transition (802.11r or opportunistic key caching: no full
+// RADIUS exchange), its signal before and after, and, as the server
+// derives them, whether the roam was slow or suboptimal. An event of
+// another kind carries none of them.
+type RoamDetail struct {
+	FromBSSID      *string `json:"fromBssid,omitempty"`
+	RoamLatencyMs  *int64  `json:"roamLatencyMs,omitempty"`
+	FastTransition *bool   `json:"fastTransition,omitempty"`
+	RSSIBefore     *int    `json:"rssiBefore,omitempty"`
+	RSSIAfter      *int    `json:"rssiAfter,omitempty"`
+	Slow           *bool   `json:"slowRoam,omitempty"`
+	Suboptimal     *bool   `json:"suboptimalRoam,omitempty"`
 }
 
 // SampleRecord is a client statistics sample as it is ingested: the
@@ -92,6 +111,7 @@ type SampleRecord struct {
 	FrequencyBand    string        `json:"frequencyBand"`
 	Channel          int           `json:"channel"`
 	RSSI             *int          `json:"rssi"`
+	SNR              *int          `json:"snr"` // dB: the signal over the radio's noise floor
 	DataRateMbps     *float64      `json:"dataRateMbps"`
 	RetryRatePct     *float64      `json:"retryRatePct"`
 	BestNeighborRSSI *int          `json:"bestNeighborRssi"`
@@ -100,6 +120,21 @@ type SampleRecord struct {
 	ObservedBy       []Observation `json:"observedBy"`
 	ClientName       string        `json:"clientName"`
 	Username         string        `json:"username"`
+}
+
+// RadioSampleRecord is an AP radio's sample as it is ingested: what the
+// radio of the BSSID measured at one time. The BSSID must be a radio of
+// a known AP (POST /V5/ingest/aps), whose location the sample takes; the
+// rest is optional, and a field not sent is not known (not zero).
+type RadioSampleRecord struct {
+	BSSID          *string  `json:"bssid"`
+	Timestamp      *int64   `json:"timestamp"`
+	Channel        *int     `json:"channel"`
+	FrequencyBand  string   `json:"frequencyBand"`
+	UtilizationPct *float64 `json:"utilizationPct"` // the channel's busy time, 0-100
+	NoiseDBm       *int     `json:"noiseDbm"`
+	Clients        *int     `json:"clients"`
+	TxPowerDBm     *int     `json:"txPowerDbm"`
 }
 
 // Ptr returns a pointer to v, for the optional fields of a record.
@@ -121,6 +156,9 @@ const (
 	CategoryAssociation    = 1
 	CategoryAuthentication = 2
 	CategoryNetwork        = 3
+	// An Intermediate event's category of roams (typeCode TypeRoam), with
+	// the roam's RoamDetail.
+	CategoryRoaming = 6
 
 	// A Failure's cause (subFailureCode).
 	FailAssocRejected    = 101 // Association rejected by AP
@@ -145,4 +183,5 @@ const (
 	TypeEAPStarted    = 10 // category 2
 	TypeRadiusAccept  = 11 // category 2
 	TypeDHCPLease     = 30 // category 3
+	TypeRoam          = 40 // category 6; subtype 1: fast transition
 )

@@ -107,6 +107,7 @@ type Sample struct {
 	RSSI         int
 	DataRateMbps float64
 	RetryRatePct float64
+	SNR          *int // dB, nil: not known
 	// NoRadio: the sample has no radio metrics (RSSI, data rate and retry
 	// rate are unknown, not zero), only traffic: RADIUS accounting's.
 	NoRadio      bool
@@ -365,12 +366,56 @@ type ClientQuery struct {
 	Limit       int
 }
 
+// DerivedEvent is an event the server derives from the records of a
+// batch (a roam), stored with them and not counted as one of them.
+type DerivedEvent struct {
+	Event *ClientEvent
+	Body  []byte // as the reads answer it
+}
+
+// ClientRadio is where a client was last heard, as its state says.
+type ClientRadio struct {
+	MacAddress  string
+	BSSID, SSID string
+	LastSeen    int64
+	RSSI        *int
+}
+
+// RadioSample is an AP radio's sample, checked and placed at its AP.
+type RadioSample struct {
+	BSSID       string
+	Timestamp   int64
+	BoxID       int64 // the AP's
+	LocationID  int64
+	Channel     *int
+	Band        string
+	Utilization *float64 // % of the time the channel was busy
+	Noise       *int     // dBm
+	Clients     *int
+	TxPower     *int // dBm
+}
+
+// RadioBucket is one radio's samples in one 5-minute bucket: the
+// channel of its newest sample, the mean utilisation and noise, the most
+// clients (nil where no sample of the bucket said).
+type RadioBucket struct {
+	BSSID       string
+	Band        string
+	Time        int64
+	Channel     *int
+	Utilization *float64
+	Noise       *float64
+	Clients     *int
+	TxPower     *int
+}
+
 // ClientBucket is a client's samples in one 5-minute bucket.
 type ClientBucket struct {
 	Time       int64
-	DataRate   float64 // mean, Mbps
-	Retry      float64 // mean, %
-	RSSI       float64 // mean, dBm
+	DataRate   float64  // mean, Mbps
+	Retry      float64  // mean, %
+	RSSI       float64  // mean, dBm
+	SNR        *float64 // mean, dB (nil: no sample said)
 	Bytes      int64
 	HasTraffic bool
 	HasRadio   bool // false: only samples of traffic, DataRate and Retry unknown
