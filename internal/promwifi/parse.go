@@ -127,7 +127,7 @@ func collectorOf(name string) source {
 // unparsed; each Wi-Fi line is parsed on its own by the Prometheus text
 // parser, so one bad line costs that line only (counted in Skipped). It
 // reads at most MaxBodyBytes: a longer input is ErrTooLarge. Read errors are
-// returned wrapped.
+// returned wrapped. Parse may be called concurrently.
 func Parse(r io.Reader) (*Snapshot, error) {
 	lr := &io.LimitedReader{R: r, N: MaxBodyBytes + 1}
 	br := bufio.NewReaderSize(lr, MaxLineBytes)
@@ -245,16 +245,15 @@ func (p *parser) line(line []byte) {
 		p.skipped.Malformed++
 		return
 	}
+	// No TYPE line goes to the parser with the sample, so it is untyped
+	// whatever the exposition declared.
 	m := mf.GetMetric()[0]
-	var v float64
-	switch {
-	case m.GetUntyped() != nil:
-		v = m.GetUntyped().GetValue()
-	default:
-		// Without a TYPE line every sample parses as untyped.
+	u := m.GetUntyped()
+	if u == nil {
 		p.skipped.Malformed++
 		return
 	}
+	v := u.GetValue()
 	var l labels
 	for _, lp := range m.GetLabel() {
 		l.set(lp.GetName(), lp.GetValue())

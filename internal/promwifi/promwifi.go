@@ -99,6 +99,7 @@ type StatusError struct {
 	Status     string
 }
 
+// Error says which status the exporter answered with.
 func (e *StatusError) Error() string {
 	return fmt.Sprintf("promwifi: exporter answered %s", e.Status)
 }
@@ -138,7 +139,9 @@ type Collectors struct {
 	HostapdStations bool // hostapd_stations: hostapd_station_* series
 }
 
-// Skipped counts Wi-Fi series (exposition lines) that were not used.
+// Skipped counts Wi-Fi series (exposition lines) that could not be used.
+// Series the package knows and does not read (see the package
+// documentation) are not counted.
 type Skipped struct {
 	// Malformed lines have a Wi-Fi metric name but the text parser rejects
 	// them (for example an SSID with an unescaped quote), or they are longer
@@ -189,8 +192,9 @@ type Radio struct {
 	// NoiseDBm is the noise floor in dBm; nil when the driver reports none
 	// (the collector writes 0 then).
 	NoiseDBm *float64
-	// SignalDBm is iwinfo's signal for the interface in dBm (for an AP, what
-	// the driver reports across its stations); nil when unknown.
+	// SignalDBm is iwinfo's signal for the interface in dBm (for an access
+	// point, the average of its stations' signals); nil when unknown, e.g.
+	// with no station associated.
 	SignalDBm *float64
 	// BitrateKbps is iwinfo's bit rate for the interface in kbit/s; nil when
 	// unknown.
@@ -238,7 +242,9 @@ type Station struct {
 	ConnectedSeconds *uint64
 	// Authenticated and Associated are hostapd's AUTH and ASSOC flags; HT,
 	// VHT, HE, WMM and MFP say what the association uses. All nil when
-	// hostapd_stations is absent or gave no flags.
+	// hostapd_stations is absent or gave no flags. The collector does not
+	// export hostapd's AUTHORIZED flag, so whether the station completed
+	// its 802.1X or key handshake is not known from the exporter.
 	Authenticated *bool
 	Associated    *bool
 	HT            *bool
@@ -252,7 +258,8 @@ type Station struct {
 // nil) and parses it. It asks for the text format and refuses any other:
 // a response that is not 200 OK is a *StatusError, a content type other than
 // text/plain is ErrNotText, a body longer than MaxBodyBytes is ErrTooLarge;
-// transport and context errors are returned as they come (wrapped).
+// transport and context errors are returned as they come (wrapped). Scrape
+// may be called concurrently.
 func Scrape(ctx context.Context, client *http.Client, url string) (*Snapshot, error) {
 	if client == nil {
 		client = http.DefaultClient

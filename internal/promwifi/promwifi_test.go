@@ -154,9 +154,10 @@ func TestScrapeRecordings(t *testing.T) {
 	}
 }
 
-// TestRecordingLooksUp checks the values a poller reads through the
-// snapshot's helpers, table-driven over the recording's stations.
-func TestRecordingStations(t *testing.T) {
+// TestStationsWithTheirRadio reads what a poller reads per station — signal,
+// SNR with its radio's noise, rate, bytes, the BSSID of its interface —
+// table-driven over the assembled exposition's stations.
+func TestStationsWithTheirRadio(t *testing.T) {
 	s, err := Parse(bytes.NewReader(recording(t, "openwrt-hostapd-assembled.txt")))
 	if err != nil {
 		t.Fatal(err)
