@@ -363,6 +363,15 @@ func flushEvery(d Dialect) time.Duration {
 	return 10 * time.Second
 }
 
+// mainFile is which file of a migration holds the main database's SQL
+// (migrations.go); on SQLite telemetry has a file of its own.
+func mainFile(d Dialect) string {
+	if d == Postgres {
+		return pgFile
+	}
+	return sqliteFile
+}
+
 // lockMigrations makes migrating replicas take turns: PostgreSQL locks the
 // migrations table for the transaction; on SQLite the write transaction
 // already runs alone.

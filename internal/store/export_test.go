@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -285,20 +286,108 @@ func (s *Store) EventIndexesForTest(ctx context.Context) (map[string]string, err
 // that schema would have.
 func (s *Store) MigrateToForTest(ctx context.Context, version int) error {
 	for _, set := range s.migrationSets() {
-		if _, err := set.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		if _, err := set.db.ExecContext(ctx, createSchemaMigrations); err != nil {
 			return err
 		}
-		for _, m := range loadMigrations(set.dir) {
+		for _, m := range loadMigrations(set.file) {
 			if m.version > version {
 				break
 			}
-			if _, err := s.applyMigration(ctx, set.db, m, latestVersion(set.dir)); err != nil {
+			if _, err := s.applyMigration(ctx, set.db, m, latestVersion()); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// MigrateLegacyForTest makes the store what a binary of the numbering
+// before the one list left: each database's tree (legacyMigrations)
+// applied in that tree's order, each migration in a transaction with its
+// row of the old version and file name, through the changes numbered up
+// to through in the list.
+func (s *Store) MigrateLegacyForTest(ctx context.Context, through int) error {
+	for _, set := range s.migrationSets() {
+		if _, err := set.db.ExecContext(ctx, createSchemaMigrations); err != nil {
+			return err
+		}
+		var tree []legacyMigration
+		for _, m := range legacyTrees()[set.file] {
+			if m.change <= through {
+				tree = append(tree, m)
+			}
+		}
+		sort.Slice(tree, func(i, j int) bool { return tree[i].version < tree[j].version })
+		for _, m := range tree {
+			err := txOn(ctx, set.db, func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, schemaChanges()[m.change-firstVersion].sql[set.file]); err != nil {
+					return fmt.Errorf("%s/%s: %w", set.file, m.name, err)
+				}
+				_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
+					m.version, m.name, int64(1700000000000))
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// LegacyLatestForTest is, per database of the store (its main database
+// first), the highest version a binary of the numbering before the one
+// list knew: what such a binary compares the database's version with.
+func (s *Store) LegacyLatestForTest() []int {
+	var out []int
+	for _, set := range s.migrationSets() {
+		out = append(out, legacyLatest(set.file))
+	}
+	return out
+}
+
+// SchemaForTest describes the schema of each database of the store, one
+// line per column, index, constraint, trigger or function, and lists its
+// schema_migrations (version and name). PostgreSQL's day partitions,
+// which depend on the day the store was opened, are left out.
+func (s *Store) SchemaForTest(ctx context.Context) ([]string, error) {
+	queries := []string{
+		`SELECT type || ' ' || name || ' ON ' || tbl_name || ': ' || coalesce(sql, '') FROM sqlite_master
+			WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name`,
+	}
+	if s.dialect == Postgres {
+		const own = `relnamespace = current_schema()::regnamespace AND NOT relispartition`
+		queries = []string{
+			`SELECT 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) ||
+				CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END || coalesce(' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid), '')
+			FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+			LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+			WHERE c.` + own + ` AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+			ORDER BY c.relname, a.attnum`,
+			`SELECT 'index ' || replace(pg_get_indexdef(i.indexrelid), current_schema() || '.', '')
+			FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.` + own + ` ORDER BY c.relname`,
+			`SELECT 'constraint ' || t.relname || '.' || k.conname || ' ' || pg_get_constraintdef(k.oid)
+			FROM pg_constraint k JOIN pg_class t ON t.oid = k.conrelid WHERE t.` + own + ` ORDER BY t.relname, k.conname`,
+			`SELECT 'trigger ' || replace(pg_get_triggerdef(g.oid), current_schema() || '.', '')
+			FROM pg_trigger g JOIN pg_class t ON t.oid = g.tgrelid WHERE t.` + own + ` AND NOT g.tgisinternal ORDER BY 1`,
+			`SELECT 'function ' || replace(pg_get_functiondef(p.oid), current_schema() || '.', '')
+			FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace ORDER BY 1`,
+			`SELECT 'sequence ' || relname FROM pg_class WHERE relkind = 'S' AND ` + own + ` ORDER BY 1`,
+		}
+	}
+	queries = append(queries, `SELECT 'migration ' || version || ' ' || name FROM schema_migrations ORDER BY version`)
+	var out []string
+	for _, set := range s.migrationSets() {
+		out = append(out, "database "+set.file)
+		for _, q := range queries {
+			lines, err := queryColumn[string](ctx, set.db, q)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", q, err)
+			}
+			out = append(out, lines...)
+		}
+	}
+	return out, nil
 }
 
 // PartitionDaysForTest lists, per partitioned table, the days (UTC, as

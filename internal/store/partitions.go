@@ -14,7 +14,7 @@ import (
 )
 
 // On PostgreSQL the telemetry tables are range-partitioned by UTC day on
-// their time column (migration 0016): one partition per table and day,
+// their time column (migration 0116): one partition per table and day,
 // named <table>_pYYYYMMDD. Partitions are made ahead of time (today and
 // PartitionsAhead days after, at start and with every retention pass)
 // and, before a write, for any other day its rows fall in; retention

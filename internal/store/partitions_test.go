@@ -134,7 +134,7 @@ func TestDayPartitionMigrationKeepsRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.MigrateToForTest(ctx, 15); err != nil {
+	if err := st.MigrateToForTest(ctx, 115); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UnixMilli()

@@ -6,17 +6,12 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,9 +24,6 @@ import (
 
 	"github.com/wnms/wnms/internal/rounds"
 )
-
-//go:embed migrations
-var migrations embed.FS
 
 // Dialect names an SQL engine.
 type Dialect string
@@ -378,8 +370,8 @@ func (s *Store) Ping(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if want := latestVersion(set.dir); have != want {
-			return fmt.Errorf("schema version %d of %s, binary knows %d", have, set.dir, want)
+		if want := latestVersion(); have != want {
+			return fmt.Errorf("schema version %d of %s, binary knows %d", have, set.file, want)
 		}
 	}
 	return s.writeProbe(ctx)
@@ -405,162 +397,6 @@ func (s *Store) writeProbe(ctx context.Context) error {
 }
 
 func (s *Store) nowMS() int64 { return s.Now().UnixMilli() }
-
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrationSet is a database and the folder of its migrations.
-type migrationSet struct {
-	db  *sql.DB
-	dir string
-}
-
-// migrationSets are the store's databases: the main one, and on SQLite
-// the telemetry file (on PostgreSQL telemetry's tables are in the main
-// set).
-func (s *Store) migrationSets() []migrationSet {
-	sets := []migrationSet{{s.w, string(s.dialect)}}
-	if s.tw != s.w {
-		sets = append(sets, migrationSet{s.tw, string(s.dialect) + "-telemetry"})
-	}
-	return sets
-}
-
-func loadMigrations(set string) []migration {
-	dir := "migrations/" + set
-	entries, err := fs.ReadDir(migrations, dir)
-	if err != nil {
-		panic(err)
-	}
-	var out []migration
-	for _, e := range entries {
-		n, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(n)
-		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".sql") {
-			continue
-		}
-		b, err := migrations.ReadFile(dir + "/" + e.Name())
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i := 1; i < len(out); i++ {
-		if out[i].version == out[i-1].version {
-			// Two branches took the same number: one would never run.
-			panic(fmt.Sprintf("migrations %s and %s share version %d", out[i-1].name, out[i].name, out[i].version))
-		}
-	}
-	return out
-}
-
-func latestVersion(set string) int {
-	ms := loadMigrations(set)
-	if len(ms) == 0 {
-		return 0
-	}
-	return ms[len(ms)-1].version
-}
-
-// ErrSchemaTooNew is returned when the database was migrated by a newer
-// binary.
-var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
-
-func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
-	var v sql.NullInt64
-	err := db.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v)
-	if err != nil {
-		return 0, err
-	}
-	return int(v.Int64), nil
-}
-
-// SchemaDigest identifies the schema this binary migrates to: a hash of
-// every embedded migration. Two binaries with the same digest make the
-// same empty store, so a copy of one migrated store stands for another
-// (the tests clone one rather than migrate each of theirs).
-func SchemaDigest() string {
-	h := sha256.New()
-	fs.WalkDir(migrations, "migrations", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := migrations.ReadFile(path)
-		fmt.Fprintf(h, "%s %d\n", path, len(b))
-		h.Write(b)
-		return err
-	})
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// Migrate applies the pending embedded migrations, each in a transaction of
-// its own, and records them. Concurrent replicas serialize on a lock.
-func (s *Store) Migrate(ctx context.Context) error {
-	for _, set := range s.migrationSets() {
-		if err := s.migrate(ctx, set); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *Store) migrate(ctx context.Context, set migrationSet) error {
-	if _, err := set.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
-		return fmt.Errorf("create schema_migrations: %w", err)
-	}
-	latest := latestVersion(set.dir)
-	for _, m := range loadMigrations(set.dir) {
-		if _, err := s.applyMigration(ctx, set.db, m, latest); err != nil {
-			return err
-		}
-	}
-	have, err := schemaVersion(ctx, set.db)
-	if err != nil {
-		return err
-	}
-	if have > latest {
-		return fmt.Errorf("%w: schema %d, binary knows %d", ErrSchemaTooNew, have, latest)
-	}
-	return nil
-}
-
-func (s *Store) applyMigration(ctx context.Context, db *sql.DB, m migration, latest int) (bool, error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback()
-	if err := lockMigrations(ctx, tx, s.dialect); err != nil {
-		return false, err
-	}
-	var have sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&have); err != nil {
-		return false, err
-	}
-	if int(have.Int64) > latest {
-		return false, fmt.Errorf("%w: schema %d, binary knows %d", ErrSchemaTooNew, have.Int64, latest)
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = $1`, m.version).Scan(&n); err != nil {
-		return false, err
-	}
-	if n > 0 {
-		return false, nil
-	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return false, fmt.Errorf("migration %s: %w", m.name, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
-		m.version, m.name, time.Now().UnixMilli()); err != nil {
-		return false, err
-	}
-	return true, tx.Commit()
-}
 
 // isUnique reports whether err is a unique-constraint violation.
 func isUnique(err error) bool {

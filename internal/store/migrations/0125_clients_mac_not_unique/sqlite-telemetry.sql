@@ -1,0 +1,2 @@
+-- Nothing to change on SQLite: its one writer stores a new client at a
+-- time, so two inserts of one MAC never race, and clients_mac stays unique.

@@ -1,0 +1,2 @@
+-- Nothing to change on PostgreSQL: the sequence behind users.id never
+-- hands an id out twice.
