@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -35,9 +36,9 @@ func TestUpgradeFromPerEngineNumbering(t *testing.T) {
 		}
 		for _, tc := range []struct {
 			name    string
-			through int // the last change the old binary had
+			through int // the last change the old binary had (MaxInt: all)
 		}{
-			{"whole", 141},
+			{"whole", math.MaxInt},
 			{"before day partitions", 115},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -156,7 +157,7 @@ func TestRenumberRefusesUnknownMigrations(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				cfg := storetest.EmptyStoreConfig(t, b)
 				cfg.Serving = false
-				legacyStore(t, cfg, 141, time.Now().UnixMilli())
+				legacyStore(t, cfg, math.MaxInt, time.Now().UnixMilli())
 				st, err := store.OpenNoMigrate(ctx, cfg)
 				if err != nil {
 					t.Fatal(err)
