@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,7 +153,6 @@ func (s *Store) renumber(ctx context.Context, set migrationSet) error {
 				return fmt.Errorf("schema_migrations of the %s database holds %d %q, which no wnms release made: nothing was changed", set.file, m.version, m.name)
 			}
 		}
-		sort.Slice(old, func(i, j int) bool { return old[i].version < old[j].version })
 		for _, m := range old {
 			c := tree[m.version].change
 			// The list's numbers are all above the old ones, so no row
