@@ -11,8 +11,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wnms/wnms/internal/auth"
 	"github.com/wnms/wnms/internal/datasource"
 	"github.com/wnms/wnms/internal/metrics"
+	"github.com/wnms/wnms/internal/poller"
 	"github.com/wnms/wnms/internal/radius"
 	"github.com/wnms/wnms/internal/syslog"
 )
@@ -30,6 +32,8 @@ type dataSources struct {
 	acct      *radius.Accounting
 	receiver  *syslog.Receiver
 	assembler *syslog.Assembler
+	// pollers ask the configured APs for their radio data.
+	pollers *poller.Manager
 
 	// Set by start, for stop.
 	stopListeners, stopBridge context.CancelFunc
@@ -140,11 +144,18 @@ func (s *server) wireDataSources(ctx context.Context, reg *metrics.Registry) {
 	}
 	s.api.CheckDataSources = d.bridge.Check
 	s.api.DataSourceStatus = d.bridge.Status
+	// The pollers: one server at a time polls each (a lease in the
+	// store), named in its leases by this process's own token.
+	d.pollers = &poller.Manager{Store: s.st, Ingest: s.svc.Telemetry, Notify: hub, Log: log, Registry: reg,
+		Holder: fmt.Sprintf("server %d, %s", s.c.serverID, auth.RandomToken(8))}
 	s.api.OnDataSourcesChange = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := d.bridge.Reload(ctx); err != nil {
 			log.Error("data sources: reload failed", "err", err)
+		}
+		if err := d.pollers.Reload(ctx); err != nil {
+			log.Error("pollers: reload failed", "err", err)
 		}
 	}
 	if s.radiusAuthConn != nil {
@@ -170,6 +181,8 @@ func (d *dataSources) start(ctx context.Context, s *server) {
 	d.stopBridge, d.stopListeners = stopBridge, stopListeners
 	d.bridgeDone.Add(1)
 	go func() { defer d.bridgeDone.Done(); d.bridge.Run(bctx, dataSourcesReload) }()
+	d.bridgeDone.Add(1)
+	go func() { defer d.bridgeDone.Done(); d.pollers.Run(bctx, dataSourcesReload) }()
 	serve := func(name string, f func() error) {
 		d.listeners.Add(1)
 		go func() {

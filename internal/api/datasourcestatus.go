@@ -50,6 +50,26 @@ func (s *Server) getDataSourceStatus(w http.ResponseWriter, r *http.Request) err
 				State: wnms.StateIdle, Counts: map[string]uint64{}, Unmatched: []wnms.UnmatchedID{}})
 		}
 	}
+	// The pollers' state, as their servers recorded it with their leases
+	// (any replica answers it).
+	states, err := s.Store.PollerStates(ctx, c.CustomerID())
+	if err != nil {
+		return err
+	}
+	st.Pollers = []wnms.PollerStatus{}
+	now := time.Now().UnixMilli()
+	for _, p := range d.Pollers {
+		if !root {
+			if _, err := access.LocationFor(ctx, s.Store, c, p.LocationID.ID); err != nil {
+				if code := wnms.ErrorCode(err); code != wnms.LocationAccessDenied && code != wnms.ResourceNotFound {
+					return err
+				}
+				continue
+			}
+		}
+		ps, ok := states[p.Name]
+		st.Pollers = append(st.Pollers, wnms.PollerStatusOf(p, ps, ok, now))
+	}
 	httpkit.WriteJSON(w, http.StatusOK, st)
 	return nil
 }

@@ -413,6 +413,23 @@ func (h *Hub) UpstreamChange(ctx context.Context, customerID int64, address, kin
 	}
 }
 
+// SourceChange raises sourceDown or sourceUp: a poller of the customer's
+// data sources (name, of kind) at locationID stopped answering, for
+// reason, or answers again. The event concerns the poller's location.
+func (h *Hub) SourceChange(ctx context.Context, customerID int64, name, kind string, locationID int64, up bool, reason string) {
+	path, names := h.locate(ctx, locationID)
+	k := wnms.EventSourceDown
+	if up {
+		k = wnms.EventSourceUp
+	}
+	data := map[string]any{"name": name, "kind": kind,
+		"locationId": map[string]any{"type": "locallocationid", "id": locationID}, "locationPath": names}
+	if !up {
+		data["reason"] = reason
+	}
+	h.raise(ctx, &wnms.Event{Kind: k, CustomerID: customerID, LocationPath: path}, data)
+}
+
 // UserLocked raises userLocked, with its trap. The event concerns the
 // whole customer: callers allowed at the root see it.
 func (h *Hub) UserLocked(ctx context.Context, u *wnms.User) {

@@ -380,3 +380,50 @@ func apsName(aps []*wnms.AP) string {
 	}
 	return b.String()
 }
+
+// ClaimPoller takes or renews the lease of the customer's poller name for
+// holder until expires (ms), if it is free, run out at now, or holder's
+// already, and records the poller's state st; it reports whether holder
+// has it. One server polls each poller at a time.
+func (s *Store) ClaimPoller(ctx context.Context, customerID int64, name, holder string, now, expires int64, st wnms.PollerState) (bool, error) {
+	res, err := s.w.ExecContext(ctx, `INSERT INTO poller_leases (customer_id, name, holder, expires_at, state, last_poll, last_error, radios, stations)
+		VALUES ($1, $2, $3, $4, $6, $7, $8, $9, $10)
+		ON CONFLICT (customer_id, name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at,
+			state = excluded.state, last_poll = excluded.last_poll, last_error = excluded.last_error,
+			radios = excluded.radios, stations = excluded.stations
+		WHERE poller_leases.holder = excluded.holder OR poller_leases.expires_at < $5`,
+		customerID, name, holder, expires, now, st.State, st.LastPoll, st.LastError, st.Radios, st.Stations)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// ReleasePoller gives up holder's lease of a poller (a poller removed, or
+// a server stopping), so another server may take it at once.
+func (s *Store) ReleasePoller(ctx context.Context, customerID int64, name, holder string) error {
+	_, err := s.w.ExecContext(ctx, `DELETE FROM poller_leases WHERE customer_id = $1 AND name = $2 AND holder = $3`, customerID, name, holder)
+	return err
+}
+
+// PollerStates reads the state of the customer's pollers as their
+// holders last recorded it, by name, with when their leases run out.
+func (s *Store) PollerStates(ctx context.Context, customerID int64) (map[string]wnms.PollerState, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT name, holder, expires_at, state, last_poll, last_error, radios, stations
+		FROM poller_leases WHERE customer_id = $1`, customerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]wnms.PollerState{}
+	for rows.Next() {
+		var name string
+		var st wnms.PollerState
+		if err := rows.Scan(&name, &st.Holder, &st.Expires, &st.State, &st.LastPoll, &st.LastError, &st.Radios, &st.Stations); err != nil {
+			return nil, err
+		}
+		out[name] = st
+	}
+	return out, rows.Err()
+}

@@ -102,7 +102,8 @@ func (s *Store) UpdateDataSources(ctx context.Context, customerID int64,
 }
 
 // AllDataSources returns every customer's data source configuration that
-// lists a source, by customer: what the listeners serve.
+// lists a source or a poller, by customer: what the listeners and the
+// pollers serve.
 func (s *Store) AllDataSources(ctx context.Context) (map[int64]*wnms.DataSources, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT customer_id, body FROM global_policies WHERE policy_type = $1`, wnms.DataSourcesType)
 	if err != nil {
@@ -120,7 +121,7 @@ func (s *Store) AllDataSources(ctx context.Context) (map[int64]*wnms.DataSources
 		if err := json.Unmarshal([]byte(body), d); err != nil {
 			return nil, fmt.Errorf("stored %s of customer %d: %w", wnms.DataSourcesType, id, err)
 		}
-		if len(d.Sources) > 0 {
+		if len(d.Sources) > 0 || len(d.Pollers) > 0 {
 			out[id] = d
 		}
 	}

@@ -76,6 +76,11 @@ func ParseAP(raw json.RawMessage) (*wnms.AP, error) {
 	if err := decodeRecord(raw, &in); err != nil {
 		return nil, err
 	}
+	return checkAP(&in)
+}
+
+// checkAP checks an AP record and returns the AP to store.
+func checkAP(in *APInput) (*wnms.AP, error) {
 	if in.Type != nil && *in.Type != "ap" {
 		return nil, wnms.Invalid("type", "must be \"ap\"")
 	}

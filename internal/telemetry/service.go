@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -68,12 +67,42 @@ func (s *Service) IngestAPs(ctx context.Context, c *wnms.Caller, body []byte) (*
 	if err != nil {
 		return nil, err
 	}
+	return s.ingestAPs(ctx, c, len(recs), func(i int) (*wnms.AP, error) { return ParseAP(recs[i]) }, false)
+}
+
+// IngestSourceAPs stores the AP records a data source (a poller) made,
+// for the caller (the source), through the same checks and writes as an
+// HTTP ingest: a heartbeat of each AP, with its inventory. An AP known
+// already stays where it is (its record's location is ignored: it may
+// have been placed on a floor since); a new one is placed at location at,
+// the source's.
+func (s *Service) IngestSourceAPs(ctx context.Context, c *wnms.Caller, recs []APInput, at int64) (*Result, error) {
+	res, err := s.ingestAPs(ctx, c, len(recs), func(i int) (*wnms.AP, error) {
+		a, err := checkAP(&recs[i])
+		if a != nil {
+			a.LocationID = wnms.LocalID(at)
+		}
+		return a, err
+	}, true)
+	if err != nil {
+		return nil, err
+	}
+	s.count(KindAPs, res)
+	return res, nil
+}
+
+// ingestAPs stores n AP records, the i-th made by check; with keepPlace,
+// an AP known already keeps its location.
+func (s *Service) ingestAPs(ctx context.Context, c *wnms.Caller, n int, check func(i int) (*wnms.AP, error), keepPlace bool) (*Result, error) {
 	res := &Result{Rejected: []Rejection{}}
-	parsed := make([]*wnms.AP, len(recs))
+	parsed := make([]*wnms.AP, n)
 	locs := map[int64]error{}
 	var macs, bssids []string
-	for i, raw := range recs {
-		a, err := s.parseAP(ctx, c, raw, locs)
+	for i := range n {
+		a, err := check(i)
+		if err == nil {
+			err = s.mayPlaceAP(ctx, c, a, locs)
+		}
 		if err != nil {
 			res.reject(i, err)
 			continue
@@ -88,11 +117,21 @@ func (s *Service) IngestAPs(ctx context.Context, c *wnms.Caller, body []byte) (*
 	if err != nil {
 		return nil, err
 	}
+	if keepPlace {
+		for _, a := range parsed {
+			if a == nil {
+				continue
+			}
+			if cur, ok := known[a.MacAddress]; ok {
+				a.LocationID = wnms.LocalID(cur.LocationID)
+			}
+		}
+	}
 	owners, err := s.Store.RadiosByBSSID(ctx, c.CustomerID(), bssids)
 	if err != nil {
 		return nil, err
 	}
-	aps := make([]*wnms.AP, 0, len(recs))
+	aps := make([]*wnms.AP, 0, n)
 	claimed := map[string]string{} // BSSID -> the AP MAC of this batch that claims it
 	for i, a := range parsed {
 		if a == nil {
@@ -124,13 +163,9 @@ func (s *Service) IngestAPs(ctx context.Context, c *wnms.Caller, body []byte) (*
 	return res, nil
 }
 
-// parseAP checks one record and its location against the caller's
-// scope; locs remembers the verdict on each location of the request.
-func (s *Service) parseAP(ctx context.Context, c *wnms.Caller, raw json.RawMessage, locs map[int64]error) (*wnms.AP, error) {
-	a, err := ParseAP(raw)
-	if err != nil {
-		return nil, err
-	}
+// mayPlaceAP checks an AP record's location against the caller's scope;
+// locs remembers the verdict on each location of the request.
+func (s *Service) mayPlaceAP(ctx context.Context, c *wnms.Caller, a *wnms.AP, locs map[int64]error) error {
 	id := a.LocationID.ID
 	verdict, ok := locs[id]
 	if !ok {
@@ -140,10 +175,7 @@ func (s *Service) parseAP(ctx context.Context, c *wnms.Caller, raw json.RawMessa
 		}
 		locs[id] = verdict
 	}
-	if verdict != nil {
-		return nil, verdict
-	}
-	return a, nil
+	return verdict
 }
 
 // mayWriteAP checks what an AP record may change. An AP known at a

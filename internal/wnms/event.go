@@ -16,6 +16,10 @@ const (
 	// customer's data sources stopped answering, or answers again.
 	EventUpstreamDown = "upstreamDown"
 	EventUpstreamUp   = "upstreamUp"
+	// EventSourceDown and EventSourceUp: a poller of the customer's data
+	// sources stopped answering (twice in a row), or answers again.
+	EventSourceDown = "sourceDown"
+	EventSourceUp   = "sourceUp"
 	// EventIncidentOpened and EventIncidentClosed: a site's anomalies
 	// began an incident, or the incident ended.
 	EventIncidentOpened = "incidentOpened"
@@ -27,7 +31,7 @@ const (
 
 // EventKinds are the kinds an event stream or a webhook may select.
 var EventKinds = []string{EventAPDown, EventAPUp, EventAnomaly, EventUserLocked, EventConfigChanged,
-	EventUpstreamDown, EventUpstreamUp, EventIncidentOpened, EventIncidentClosed}
+	EventUpstreamDown, EventUpstreamUp, EventIncidentOpened, EventIncidentClosed, EventSourceDown, EventSourceUp}
 
 // Event is something that happened which other systems are told of: an AP
 // down or up, a baseline anomaly, a user locked by failed logins, a

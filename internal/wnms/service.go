@@ -95,6 +95,9 @@ type PolicyStore interface {
 	// nothing.
 	UpdateDataSources(ctx context.Context, customerID int64, update func(current *DataSources) (*DataSources, error)) (*DataSources, error)
 	// AllDataSources returns every customer's configuration that lists
-	// a source.
+	// a source or a poller.
 	AllDataSources(ctx context.Context) (map[int64]*DataSources, error)
+	// PollerStates returns the state of the customer's pollers as their
+	// servers recorded it with their leases, by name.
+	PollerStates(ctx context.Context, customerID int64) (map[string]PollerState, error)
 }
