@@ -158,17 +158,17 @@ func (c *Client) subscribe(ctx context.Context, op, sid, object string) (*Stream
 func (s *Stream) Next() (Event, error) {
 	typ, data, err := s.r.next()
 	if err != nil {
+		ended := s.ctx.Err() != nil
 		s.Close()
 		switch {
-		case errors.Is(err, io.EOF):
-			if s.ctx.Err() == nil {
-				return Event{}, io.EOF
-			}
+		case ended:
 			return Event{}, transportError(s.ctx, s.op, err)
+		case errors.Is(err, io.EOF):
+			return Event{}, io.EOF
 		case errors.Is(err, errLineTooLong), errors.Is(err, errEventTooLong):
 			return Event{}, &Error{Op: s.op, Kind: ErrBadReply, Err: err}
 		}
-		return Event{}, transportError(s.ctx, s.op, err)
+		return Event{}, &Error{Op: s.op, Kind: ErrUnreachable, Err: err}
 	}
 	return decodeEvent(s.op, typ, data)
 }
