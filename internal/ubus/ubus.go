@@ -103,7 +103,9 @@ func (c *Client) Login(ctx context.Context) (Session, error) {
 func (c *Client) login(ctx context.Context) (Session, error) {
 	args := map[string]any{"username": c.Username, "password": c.Password}
 	if c.SessionTimeout > 0 {
-		args["timeout"] = int(c.SessionTimeout / time.Second)
+		// rpcd counts whole seconds, and 0 would mean a session that
+		// never expires.
+		args["timeout"] = max(1, int(c.SessionTimeout/time.Second))
 	}
 	var s Session
 	err := c.exchange(ctx, "login", DefaultSID, "session", "login", args, &s)
