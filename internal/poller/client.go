@@ -16,8 +16,9 @@ import (
 )
 
 // HTTPTimeout bounds one request to an AP: connecting, sending and
-// reading its whole answer. A poll's requests share the poll's deadline
-// too (the poller's interval, at most MaxPollTime).
+// reading its whole answer (and how long the AP may take to begin
+// answering). A poll's requests share the poll's deadline too (the
+// poller's interval, at most MaxPollTime).
 const HTTPTimeout = 10 * time.Second
 
 // errRefusedAddress is a connection to an address no poller may reach.
@@ -70,7 +71,9 @@ func NewHTTPClient(fingerprint []byte) *http.Client {
 	} else {
 		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
-	return &http.Client{Transport: tr, Timeout: HTTPTimeout,
+	// No client Timeout: it would also end a ubus event stream; each
+	// exchange is bounded by its context (a poll's, or HTTPTimeout).
+	return &http.Client{Transport: tr,
 		// An AP that redirects elsewhere is not followed: the address
 		// checked is the one configured.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -150,6 +150,8 @@ func DriverFor(p wnms.Poller) (Driver, error) {
 	switch p.Kind {
 	case wnms.PollerPrometheus:
 		return &Prometheus{URL: p.URL, Username: p.Username, Password: p.Password, HTTP: client}, nil
+	case wnms.PollerUbus:
+		return NewUbus(p, client), nil
 	}
 	return nil, fmt.Errorf("poller %q: unknown kind %q", p.Name, p.Kind)
 }

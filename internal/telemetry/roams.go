@@ -146,19 +146,33 @@ func (s *Service) findRoams(ctx context.Context, customer int64, events []*Event
 				s.Log.Warn("roam not recorded", "mac", e.MacAddress, "err", err)
 			}
 		}
-		switch {
-		case leaves(e) && known && prev.bssid == e.BSSID:
-			prev.ts = e.Timestamp
-			last[e.MacAddress] = prev
-		case hears(e):
-			rssi := e.RSSI
-			if rssi == nil && prev.bssid == e.BSSID {
-				rssi = prev.rssi
-			}
-			last[e.MacAddress] = lastRadio{bssid: e.BSSID, ssid: e.SSID, ts: e.Timestamp, rssi: rssi}
+		if next, ok := after(prev, known, e); ok {
+			last[e.MacAddress] = next
 		}
 	}
 	return roams, nil
+}
+
+// after is where the client is known to be after event e, given where
+// it was (prev, if known): left its radio at the event's time, or heard
+// on the event's radio (keeping the signal last heard there when the
+// event gives none); ok false when the event says nothing of it.
+func after(prev lastRadio, known bool, e *Event) (lastRadio, bool) {
+	switch {
+	case leaves(e):
+		if !known || prev.bssid != e.BSSID {
+			return prev, false
+		}
+		prev.ts = max(prev.ts, e.Timestamp)
+		return prev, true
+	case hears(e):
+		rssi := e.RSSI
+		if rssi == nil && known && prev.bssid == e.BSSID {
+			rssi = prev.rssi
+		}
+		return lastRadio{bssid: e.BSSID, ssid: e.SSID, ts: e.Timestamp, rssi: rssi}, true
+	}
+	return prev, false
 }
 
 // sameSSID: a record that names no SSID (RADIUS may not say) matches any.
@@ -210,14 +224,10 @@ func roamOf(e *Event, prev lastRadio) (*Event, error) {
 // heard, once they are stored.
 func (s *Service) heardEvents(customer int64, events []*Event) {
 	for _, e := range events {
-		switch {
-		case hears(e):
-			s.radios.put(boxKey{customer, e.MacAddress}, lastRadio{bssid: e.BSSID, ssid: e.SSID, ts: e.Timestamp, rssi: e.RSSI})
-		case leaves(e):
-			if v, ok := s.radios.get(boxKey{customer, e.MacAddress}); ok && v.bssid == e.BSSID {
-				v.ts = max(v.ts, e.Timestamp)
-				s.radios.put(boxKey{customer, e.MacAddress}, v)
-			}
+		k := boxKey{customer, e.MacAddress}
+		prev, known := s.radios.get(k)
+		if next, ok := after(prev, known, e); ok {
+			s.radios.put(k, next)
 		}
 	}
 }
