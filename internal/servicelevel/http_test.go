@@ -101,6 +101,35 @@ func ttc(goal, seconds float64, timed, within, untimed, auth, dhcp int64) servic
 	return m
 }
 
+// lv is the metrics of attempts alone: conn and ttc, and the radio's
+// (coverage, capacity, roaming) with nothing counted.
+func lv(conn, ttc servicelevel.Metric) []servicelevel.Metric {
+	return []servicelevel.Metric{conn, ttc, coverage(0, 0), capacity(0, 0), roaming(0, 0, 0)}
+}
+
+func coverage(samples, weak int64) servicelevel.Metric {
+	rssi := wnms.CoverageRSSI
+	m := servicelevel.Metric{Metric: "coverage", Target: servicelevel.Target{Goal: 90, RSSIDbm: &rssi}, Count: samples,
+		Classifiers: []servicelevel.Classifier{{Name: "weakSignal", Count: weak}}}
+	fill(&m, samples-weak)
+	return m
+}
+
+func capacity(known, busy int64) servicelevel.Metric {
+	util := wnms.BusyUtilizationPct
+	m := servicelevel.Metric{Metric: "capacity", Target: servicelevel.Target{Goal: 90, UtilizationPct: &util}, Count: known,
+		Classifiers: []servicelevel.Classifier{{Name: "busyRadio", Count: busy}}}
+	fill(&m, known-busy)
+	return m
+}
+
+func roaming(roams, slow, suboptimal int64) servicelevel.Metric {
+	m := servicelevel.Metric{Metric: "roaming", Target: servicelevel.Target{Goal: 90}, Count: roams,
+		Classifiers: []servicelevel.Classifier{{Name: "slowRoam", Count: slow}, {Name: "suboptimalRoam", Count: suboptimal}}}
+	fill(&m, roams-slow-suboptimal)
+	return m
+}
+
 // fill sets the value, met and shares the way the arithmetic of the
 // answer says, rounded to two decimals by hand in the table below.
 func fill(m *servicelevel.Metric, met int64) {
@@ -126,7 +155,7 @@ func roundPct(n, d int64) float64 {
 		{7, 12}: 58.33, {1, 5}: 20, {2, 5}: 40, {3, 6}: 50, {1, 3}: 33.33, {2, 3}: 66.67, {5, 6}: 83.33,
 		{6, 10}: 60, {1, 4}: 25, {3, 5}: 60, {1, 2}: 50, {0, 1}: 0, {1, 1}: 100, {0, 2}: 0, {2, 2}: 100,
 		{5, 7}: 71.43, {2, 4}: 50, {0, 3}: 0, {3, 3}: 100, {0, 4}: 0, {4, 4}: 100, {4, 5}: 80, {0, 5}: 0, {5, 5}: 100,
-		{8, 13}: 61.54, {3, 4}: 75, {4, 7}: 57.14, {2, 6}: 33.33, {4, 6}: 66.67, {6, 11}: 54.55, {7, 11}: 63.64,
+		{8, 13}: 61.54, {6, 8}: 75, {6, 9}: 66.67, {3, 4}: 75, {4, 7}: 57.14, {2, 6}: 33.33, {4, 6}: 66.67, {6, 11}: 54.55, {7, 11}: 63.64,
 	}[[2]int64{n, d}]
 	if !ok {
 		panic(fmt.Sprintf("no hand-worked value for %d/%d", n, d))
@@ -194,11 +223,11 @@ func TestServiceLevels(t *testing.T) {
 		// association f3, authentication f1, dhcp f4 f5, dns f2. Timed: s1,
 		// s2, s3, s5, s6, s7 (s4 untimed); within 4 s: s1, s5 (4 s exactly),
 		// s6; slow: s2 in authentication, s3 and s7 in DHCP.
-		site := []servicelevel.Metric{conn(95, 12, 7, 1, 1, 2, 1), ttc(90, 4, 6, 3, 1, 1, 2)}
-		floor1 := []servicelevel.Metric{conn(95, 10, 6, 1, 1, 1, 1), ttc(90, 4, 5, 3, 1, 1, 1)}
-		floor2 := []servicelevel.Metric{conn(95, 2, 1, 0, 0, 1, 0), ttc(90, 4, 1, 0, 0, 0, 1)}
-		corp := []servicelevel.Metric{conn(95, 7, 5, 0, 1, 0, 1), ttc(90, 4, 4, 2, 1, 1, 1)}
-		guest := []servicelevel.Metric{conn(95, 5, 2, 1, 0, 2, 0), ttc(90, 4, 2, 1, 0, 0, 1)}
+		site := lv(conn(95, 12, 7, 1, 1, 2, 1), ttc(90, 4, 6, 3, 1, 1, 2))
+		floor1 := lv(conn(95, 10, 6, 1, 1, 1, 1), ttc(90, 4, 5, 3, 1, 1, 1))
+		floor2 := lv(conn(95, 2, 1, 0, 0, 1, 0), ttc(90, 4, 1, 0, 0, 0, 1))
+		corp := lv(conn(95, 7, 5, 0, 1, 0, 1), ttc(90, 4, 4, 2, 1, 1, 1))
+		guest := lv(conn(95, 5, 2, 1, 0, 2, 0), ttc(90, 4, 2, 1, 0, 0, 1))
 		from, to := f.hour.UnixMilli(), f.hour.UnixMilli()+3600_000
 		loc := wnms.LocalID(f.site.ID.ID)
 		for _, tc := range []struct {
@@ -225,7 +254,7 @@ func TestServiceLevels(t *testing.T) {
 		if got := f.levels(t, e.Admin, fmt.Sprintf("locationid=%d", f.floor2.ID.ID)); cmp.Diff(floor2, got.Metrics) != "" {
 			t.Errorf("floor 2: %s", cmp.Diff(floor2, got.Metrics))
 		}
-		other := []servicelevel.Metric{conn(95, 2, 1, 0, 1, 0, 0), ttc(90, 4, 1, 1, 0, 0, 0)}
+		other := lv(conn(95, 2, 1, 0, 1, 0, 0), ttc(90, 4, 1, 1, 0, 0, 0))
 		if got := f.levels(t, e.Admin, fmt.Sprintf("locationid=%d", f.other.ID.ID)); cmp.Diff(other, got.Metrics) != "" {
 			t.Errorf("other folder: %s", cmp.Diff(other, got.Metrics))
 		}
@@ -233,7 +262,7 @@ func TestServiceLevels(t *testing.T) {
 		var empty servicelevel.Levels
 		e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/servicelevels?locationid=%d&groupby=ap&fromtime=%d&totime=%d", f.site.ID.ID,
 			from-5*3600_000, from-3600_000-1), nil).Decode(t, &empty)
-		wantEmpty := []servicelevel.Metric{conn(95, 0, 0, 0, 0, 0, 0), ttc(90, 4, 0, 0, 0, 0, 0)}
+		wantEmpty := lv(conn(95, 0, 0, 0, 0, 0, 0), ttc(90, 4, 0, 0, 0, 0, 0))
 		if d := cmp.Diff(wantEmpty, empty.Metrics); d != "" || len(empty.Groups) != 0 || empty.Metrics[0].Value != nil {
 			t.Errorf("empty window: %s %+v", d, empty.Groups)
 		}
@@ -259,7 +288,7 @@ func TestServiceLevelsRetry(t *testing.T) {
 			t.Fatalf("retry: %+v", res)
 		}
 		// The site: 13 attempts, 8 Successes; timed 7... s9 within.
-		want := []servicelevel.Metric{conn(95, 13, 8, 1, 1, 2, 1), ttc(90, 4, 7, 4, 1, 1, 2)}
+		want := lv(conn(95, 13, 8, 1, 1, 2, 1), ttc(90, 4, 7, 4, 1, 1, 2))
 		got := f.levels(t, f.e.Admin, fmt.Sprintf("locationid=%d", f.site.ID.ID))
 		if d := cmp.Diff(want, got.Metrics); d != "" {
 			t.Errorf("after the retry (-want +got):\n%s", d)
@@ -315,7 +344,7 @@ func TestServiceLevelTargets(t *testing.T) {
 		check(f.floor1, f.site, 50, 5, 80)
 		check(f.other, nil, 95, 4, 90)
 		// Within 5 s: s1, s2 (4.5 s), s5, s6, s7 (4.1 s) of 6; slow: s3 in DHCP.
-		want := []servicelevel.Metric{conn(50, 12, 7, 1, 1, 2, 1), ttc(80, 5, 6, 5, 1, 0, 1)}
+		want := lv(conn(50, 12, 7, 1, 1, 2, 1), ttc(80, 5, 6, 5, 1, 0, 1))
 		if got := f.levels(t, e.Admin, fmt.Sprintf("locationid=%d", f.site.ID.ID)); cmp.Diff(want, got.Metrics) != "" {
 			t.Errorf("site against its targets (-want +got):\n%s", cmp.Diff(want, got.Metrics))
 		}
@@ -329,7 +358,7 @@ func TestServiceLevelTargets(t *testing.T) {
 		// in authentication: s1 (its phases are equal, 0.5 s each: the
 		// tie goes to authentication), s2, s5 (4 s of authentication, no
 		// DHCP); in DHCP: s3.
-		want = []servicelevel.Metric{conn(60, 10, 6, 1, 1, 1, 1), ttc(50, 0.5, 5, 1, 1, 3, 1)}
+		want = lv(conn(60, 10, 6, 1, 1, 1, 1), ttc(50, 0.5, 5, 1, 1, 3, 1))
 		if got := f.levels(t, e.Admin, fmt.Sprintf("locationid=%d", f.floor1.ID.ID)); cmp.Diff(want, got.Metrics) != "" {
 			t.Errorf("floor 1 against its targets (-want +got):\n%s", cmp.Diff(want, got.Metrics))
 		}
@@ -449,7 +478,7 @@ func TestServiceLevelsGroupCap(t *testing.T) {
 			t.Errorf("groups: %v %v %v %v", got.Groups[0].ID, got.Groups[1].ID, got.Groups[2].ID, got.Groups[49].ID)
 		}
 		other := got.Groups[50]
-		want := []servicelevel.Metric{conn(95, 6, 4, 0, 2, 0, 0), ttc(90, 4, 4, 4, 0, 0, 0)}
+		want := lv(conn(95, 6, 4, 0, 2, 0, 0), ttc(90, 4, 4, 4, 0, 0, 0))
 		if other.Type != "other" || other.ID != nil || other.Name != "4 more" || cmp.Diff(want, other.Metrics) != "" {
 			t.Errorf("other: %+v %s", other, cmp.Diff(want, other.Metrics))
 		}
@@ -487,8 +516,8 @@ func TestServiceLevelsBackfill(t *testing.T) {
 			retention time.Duration
 			want      []servicelevel.Metric
 		}{
-			{"within retention", 30 * 24 * time.Hour, []servicelevel.Metric{conn(95, 12, 7, 1, 1, 2, 1), ttc(90, 4, 6, 3, 1, 1, 2)}},
-			{"older than retention", time.Hour, []servicelevel.Metric{conn(95, 0, 0, 0, 0, 0, 0), ttc(90, 4, 0, 0, 0, 0, 0)}},
+			{"within retention", 30 * 24 * time.Hour, lv(conn(95, 12, 7, 1, 1, 2, 1), ttc(90, 4, 6, 3, 1, 1, 2))},
+			{"older than retention", time.Hour, lv(conn(95, 0, 0, 0, 0, 0, 0), ttc(90, 4, 0, 0, 0, 0, 0))},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				f := setup(t, b)
@@ -531,6 +560,76 @@ func TestServiceLevelsBackfill(t *testing.T) {
 					t.Errorf("after a second backfill (-want +got):\n%s", d)
 				}
 			})
+		}
+	})
+}
+
+// The radio's service levels through HTTP, against numbers worked out by
+// hand: coverage counts the client samples under -72 dBm, capacity those
+// whose radio was known busy (a radio sample at or over 70 %), roaming
+// the roams the ingest found, slow or suboptimal; a retried batch counts
+// nothing twice, and one with a new sample among stored ones adds it.
+func TestRadioServiceLevels(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		f := setup(t, b)
+		e := f.e
+		t0 := f.hour.UnixMilli() + 20*60_000
+		e.Admin.Expect(200, "POST", "/V5/ingest/radiostats", raw([]string{
+			fmt.Sprintf(`{"bssid":%q,"timestamp":%d,"utilizationPct":80}`, ap1corp, t0-1000),
+			fmt.Sprintf(`{"bssid":%q,"timestamp":%d,"utilizationPct":20}`, ap2guest, t0-1000)}))
+		sample := func(mac, bssid string, ch int, ssid string, ts int64, rssi int) string {
+			return fmt.Sprintf(`{"macAddress":%q,"bssid":%q,"channel":%d,"ssid":%q,"timestamp":%d,"rssi":%d,"dataRateMbps":50}`,
+				mac, bssid, ch, ssid, ts, rssi)
+		}
+		samples := []string{
+			// AP 1 corp, busy: two of three weak.
+			sample("02:00:00:00:00:0a", ap1corp, 36, "corp", t0, -60),
+			sample("02:00:00:00:00:0b", ap1corp, 36, "corp", t0, -75),
+			sample("02:00:00:00:00:0c", ap1corp, 36, "corp", t0, -80),
+			// AP 2 guest, not busy.
+			sample("02:00:00:00:00:0d", ap2guest, 1, "guest", t0, -50),
+			sample("02:00:00:00:00:0e", ap2guest, 1, "guest", t0, -65),
+			// AP 1 guest, utilisation not known: the roamers before they roam.
+			sample("02:00:00:00:00:0f", ap1guest, 6, "guest", t0, -70),
+			sample("02:00:00:00:00:10", ap1guest, 6, "guest", t0, -68),
+			sample("02:00:00:00:00:11", ap1guest, 6, "guest", t0, -60),
+		}
+		for range 2 { // the retry counts nothing twice
+			e.Admin.Expect(200, "POST", "/V5/ingest/clientstats", raw(samples))
+		}
+		join := func(mac string, ts, auth int64, rssi int) string {
+			return fmt.Sprintf(`{"macAddress":%q,"bssid":%q,"channel":1,"ssid":"guest","timestamp":%d,"eventType":"Success","associationTimestamp":%d,"authenticationTimestamp":%d,"rssi":%d}`,
+				mac, ap2guest, ts, ts, auth, rssi)
+		}
+		leave := fmt.Sprintf(`{"macAddress":"02:00:00:00:00:0f","bssid":%q,"channel":6,"ssid":"guest","timestamp":%d,"eventType":"Intermediate","categoryCode":1,"typeCode":3}`,
+			ap1guest, t0+1000)
+		e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", raw([]string{
+			leave, join("02:00:00:00:00:0f", t0+1500, t0+1600, -60), // 600 ms, full authentication: good
+			join("02:00:00:00:00:10", t0+3000, t0+3500, -66), // 3.5 s: slow
+			join("02:00:00:00:00:11", t0+1000, t0+1200, -78), // under -72 dBm: suboptimal
+		}))
+		radio := func(m []servicelevel.Metric) []servicelevel.Metric { return m[2:] }
+		want := []servicelevel.Metric{coverage(8, 2), capacity(5, 3), roaming(3, 1, 1)}
+		got := f.levels(t, e.Admin, fmt.Sprintf("locationid=%d&groupby=floor", f.site.ID.ID))
+		if d := cmp.Diff(want, radio(got.Metrics)); d != "" {
+			t.Errorf("site (-want +got):\n%s", d)
+		}
+		floors := map[string][]servicelevel.Metric{
+			"Floor 1": {coverage(6, 2), capacity(3, 3), roaming(0, 0, 0)},
+			"Floor 2": {coverage(2, 0), capacity(2, 0), roaming(3, 1, 1)},
+		}
+		for _, g := range got.Groups {
+			if d := cmp.Diff(floors[g.Name], radio(g.Metrics)); d != "" {
+				t.Errorf("%s (-want +got):\n%s", g.Name, d)
+			}
+		}
+		// A batch with one new sample among stored ones adds that one.
+		e.Admin.Expect(200, "POST", "/V5/ingest/clientstats", raw(append(samples[:1:1],
+			sample("02:00:00:00:00:12", ap1corp, 36, "corp", t0, -90))))
+		got = f.levels(t, e.Admin, fmt.Sprintf("locationid=%d", f.site.ID.ID))
+		want = []servicelevel.Metric{coverage(9, 3), capacity(6, 4), roaming(3, 1, 1)}
+		if d := cmp.Diff(want, radio(got.Metrics)); d != "" {
+			t.Errorf("after the partial retry (-want +got):\n%s", d)
 		}
 	})
 }

@@ -39,7 +39,17 @@ const MaxGroups = 50
 const (
 	SuccessfulConnects = "successfulConnects"
 	TimeToConnect      = "timeToConnect"
+	// From the radio (client samples and roams):
+	Coverage = "coverage"
+	Capacity = "capacity"
+	Roaming  = "roaming"
 )
+
+// RadioGoal is the goal of the radio's service levels: 90 % of client
+// samples above the coverage threshold, on radios with capacity to
+// spare, and of roams neither slow nor suboptimal. (Not settable per
+// location yet.)
+const RadioGoal = 90.0
 
 // Store is what the service levels read and write.
 type Store interface {
@@ -110,6 +120,10 @@ type Classifier struct {
 type Target struct {
 	Goal    float64  `json:"goal"`
 	Seconds *float64 `json:"seconds,omitempty"`
+	// coverage: the signal a client sample must reach (dBm); capacity:
+	// the utilisation its radio must stay under (%).
+	RSSIDbm        *int     `json:"rssiDbm,omitempty"`
+	UtilizationPct *float64 `json:"utilizationPct,omitempty"`
 }
 
 // Metric is one service level: value, the % of count that met it (null
@@ -256,9 +270,16 @@ func metrics(c *wnms.ServiceCounts, t wnms.ServiceLevelTargets) []Metric {
 	slow := []Classifier{{Name: "authentication", Count: c.SlowAuth}, {Name: "dhcp", Count: c.SlowDHCP}}
 	seconds := float64(t.TTCMs) / 1000
 	untimed := c.Untimed
+	rssi, util := wnms.CoverageRSSI, wnms.BusyUtilizationPct
 	return []Metric{
 		metric(SuccessfulConnects, Target{Goal: t.SuccessGoal}, c.Successes, total(c), failures, nil),
 		metric(TimeToConnect, Target{Goal: t.TTCGoal, Seconds: &seconds}, timed-c.SlowAuth-c.SlowDHCP, timed, slow, &untimed),
+		metric(Coverage, Target{Goal: RadioGoal, RSSIDbm: &rssi}, c.Samples-c.Weak, c.Samples,
+			[]Classifier{{Name: "weakSignal", Count: c.Weak}}, nil),
+		metric(Capacity, Target{Goal: RadioGoal, UtilizationPct: &util}, c.UtilKnown-c.Busy, c.UtilKnown,
+			[]Classifier{{Name: "busyRadio", Count: c.Busy}}, nil),
+		metric(Roaming, Target{Goal: RadioGoal}, c.Roams-c.SlowRoams-c.SuboptimalRoams, c.Roams,
+			[]Classifier{{Name: "slowRoam", Count: c.SlowRoams}, {Name: "suboptimalRoam", Count: c.SuboptimalRoams}}, nil),
 	}
 }
 

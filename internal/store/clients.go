@@ -67,7 +67,7 @@ func (s *Store) ClientBoxIDs(ctx context.Context, customerID int64, macs []strin
 }
 
 var sampleColumns = []string{"customer_id", "mac", "ts", "location_id", "ap_box_id", "bssid", "ssid", "channel", "rssi",
-	"data_rate", "retry_pct", "best_nbr_rssi", "tx_bytes", "rx_bytes", "observed_by", "snr"}
+	"data_rate", "retry_pct", "best_nbr_rssi", "tx_bytes", "rx_bytes", "observed_by", "snr", "busy"}
 
 // InsertClientStats stores samples through the bulk path on the
 // telemetry database, and in the same transaction what they add to their
@@ -100,7 +100,7 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 			rssi, rate, retry = nil, nil, nil
 		}
 		rows[i] = []any{customerID, x.MacAddress, x.Timestamp, x.LocationID, box, x.BSSID, x.SSID, int64(x.Channel),
-			rssi, rate, retry, nbr, tx, rx, obs, nullInt(x.SNR)}
+			rssi, rate, retry, nbr, tx, rx, obs, nullInt(x.SNR), nullBool(x.Busy)}
 	}
 	d := newDerived()
 	maps.Copy(d.clients, clients)
@@ -115,7 +115,10 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 			if err != nil {
 				return 0, err
 			}
-			return n, keepSlotSamples(ctx, b, customerID, samples, n)
+			if err := keepSlotSamples(ctx, b, customerID, samples, n); err != nil {
+				return 0, err
+			}
+			return n, keepRadioLevels(ctx, b, customerID, samples, n)
 		})
 		return err
 	})

@@ -52,15 +52,25 @@ var eventColumns = []string{"customer_id", "event_id", "mac", "ts", "event_type"
 // client can send (its own namespace, "~" and random), so it never
 // collides.
 func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events []*wnms.ClientEvent, bodies [][]byte, clients map[int64]wnms.ClientUpdate, derived ...wnms.DerivedEvent) (int, error) {
-	rows := eventRows(customerID, events, bodies)
-	var more [][]any
-	if len(derived) > 0 {
-		evs, bs := make([]*wnms.ClientEvent, len(derived)), make([][]byte, len(derived))
-		for i, d := range derived {
-			evs[i], bs[i] = d.Event, d.Body
+	// Roams (sent, or derived by the ingest) are stored one by one, so
+	// that the roaming service level counts each new one once.
+	var roams []wnms.DerivedEvent
+	if slices.ContainsFunc(events, func(e *wnms.ClientEvent) bool { return e.Roam != nil }) {
+		var evs []*wnms.ClientEvent
+		var bs [][]byte
+		for i, e := range events {
+			if e.Roam != nil {
+				roams = append(roams, wnms.DerivedEvent{Event: e, Body: bodies[i]})
+			} else {
+				evs, bs = append(evs, e), append(bs, bodies[i])
+			}
 		}
-		more = eventRows(customerID, evs, bs)
+		events, bodies = evs, bs
 	}
+	sent := len(roams)
+	roams = append(roams, derived...)
+	rows := eventRows(customerID, events, bodies)
+
 	d := newDerived()
 	maps.Copy(d.clients, clients)
 	for _, e := range events {
@@ -69,12 +79,21 @@ func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events
 		}
 	}
 	var n int
-	err := s.withDays(ctx, len(events), func(i int) int64 { return events[i].Timestamp }, func() error {
+	at := func(i int) int64 {
+		if i < len(events) {
+			return events[i].Timestamp
+		}
+		return roams[i-len(events)].Event.Timestamp
+	}
+	err := s.withDays(ctx, len(events)+len(roams), at, func() error {
 		var err error
 		n, err = s.writeDerived(ctx, customerID, d, func(b *bulkTx) (int64, error) {
-			n, err := b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id, ts) DO NOTHING")
-			if err != nil {
-				return 0, err
+			var n int64
+			if len(rows) > 0 {
+				var err error
+				if n, err = b.Insert(ctx, "client_events", eventColumns, rows, "ON CONFLICT (customer_id, event_id, ts) DO NOTHING"); err != nil {
+					return 0, err
+				}
 			}
 			if err := keepSlotAttempts(ctx, b, customerID, events, n); err != nil {
 				return 0, err
@@ -82,12 +101,8 @@ func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events
 			if err := keepServiceLevels(ctx, b, customerID, events, n); err != nil {
 				return 0, err
 			}
-			if len(more) > 0 {
-				if _, err := b.Insert(ctx, "client_events", eventColumns, more, "ON CONFLICT (customer_id, event_id, ts) DO NOTHING"); err != nil {
-					return 0, err
-				}
-			}
-			return n, nil
+			m, err := insertRoams(ctx, b, customerID, roams, sent)
+			return n + m, err
 		})
 		return err
 	})
@@ -253,7 +268,7 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 		}
 		n, err := res.RowsAffected()
 		return int(n), err
-	case "service_level_hours", "service_level_slow":
+	case "service_level_hours", "service_level_slow", "service_level_radio":
 		// A row per place of an hour (and target): a batch at a time.
 		res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE (customer_id, hour, location_id, ap_box_id, ssid, band) IN
 			(SELECT customer_id, hour, location_id, ap_box_id, ssid, band FROM `+table+` WHERE hour < $1 LIMIT `+strconv.Itoa(batch)+`)`,

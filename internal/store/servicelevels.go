@@ -384,6 +384,25 @@ func (s *Store) ServiceLevelCounts(ctx context.Context, q wnms.ServiceLevelQuery
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	args = sqlArgs{}
+	w = where(&args)
+	rows, err = s.tr.QueryContext(ctx, `SELECT `+group+` AS g, SUM(samples), SUM(weak), SUM(util_known), SUM(busy), SUM(roams),
+		SUM(slow_roams), SUM(suboptimal_roams) FROM service_level_radio WHERE `+w+` GROUP BY g`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g string
+		var c wnms.ServiceCounts
+		if err := rows.Scan(&g, &c.Samples, &c.Weak, &c.UtilKnown, &c.Busy, &c.Roams, &c.SlowRoams, &c.SuboptimalRoams); err != nil {
+			return nil, err
+		}
+		at(g).Add(c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
 	out := make([]wnms.ServiceLevelCount, len(order))
 	for i, g := range order {
 		out[i] = *byGroup[g]

@@ -165,6 +165,16 @@ func nullFloat(v *float64) any {
 	return *v
 }
 
+func nullBool(v *bool) any {
+	switch {
+	case v == nil:
+		return nil
+	case *v:
+		return int64(1)
+	}
+	return int64(0)
+}
+
 func intOf(v sql.NullInt64) *int {
 	if !v.Valid {
 		return nil

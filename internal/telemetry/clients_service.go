@@ -149,6 +149,11 @@ func (s *Service) ingestSamples(ctx context.Context, c *wnms.Caller, n int,
 		},
 		update: (*wnms.Sample).ClientUpdate,
 		store: func(ctx context.Context, good []*wnms.Sample, clients map[int64]wnms.ClientUpdate) (int, error) {
+			for _, x := range good {
+				if !x.NoRadio {
+					x.Busy = s.utils.busy(c.CustomerID(), x)
+				}
+			}
 			n, err := s.Store.InsertClientStats(ctx, c.CustomerID(), good, clients)
 			if err == nil {
 				s.heardSamples(c.CustomerID(), good)

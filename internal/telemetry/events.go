@@ -247,6 +247,9 @@ func checkEvent(in *wnms.EventRecord, now time.Time, fromSource bool) (*Event, e
 			}
 		}
 		e.Code, e.SubCode = in.CategoryCode, in.TypeCode
+		if *in.CategoryCode == wnms.CategoryRoaming {
+			e.Roam = &wnms.RoamTally{Slow: d.Slow != nil && *d.Slow, Suboptimal: d.Suboptimal != nil && *d.Suboptimal}
+		}
 		e.out = &intermediateEvent{eventCommon: common, CategoryCode: *in.CategoryCode, TypeCode: *in.TypeCode,
 			SubTypeCode: in.SubTypeCode, Category: cat, EventDescription: desc, SubEventDescription: subDesc,
 			EventDetail: d}

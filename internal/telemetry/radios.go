@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/wnms/wnms/internal/wnms"
@@ -170,6 +171,11 @@ func (s *Service) ingestRadioSamples(ctx context.Context, c *wnms.Caller, n int,
 			return nil, err
 		}
 		res.Accepted, res.Duplicates = n, len(good)-n
+		for _, r := range good {
+			if r.Utilization != nil {
+				s.utils.put(boxKey{c.CustomerID(), r.BSSID}, radioUtil{pct: *r.Utilization, ts: r.Timestamp})
+			}
+		}
 	}
 	slices.SortFunc(res.Rejected, func(a, b Rejection) int { return a.Index - b.Index })
 	return res, nil
@@ -235,4 +241,46 @@ func (s *Service) RadioStats(ctx context.Context, c *wnms.Caller, q RadioStatsQu
 			NoiseDBm: b.Noise, Clients: b.Clients, TxPowerDBm: b.TxPower})
 	}
 	return out, nil
+}
+
+// A client sample counts for the capacity service level when its radio's
+// utilisation is known: a radio sample of its BSSID that this process
+// ingested within utilFresh of it (a poller sends the radio's before its
+// clients'). Kept for at most maxRadioCache radios.
+const utilFresh = 5 * 60 * 1000 // ms
+
+// radioUtil is a radio's last utilisation, and when.
+type radioUtil struct {
+	pct float64
+	ts  int64
+}
+
+type utilCache struct {
+	mu sync.Mutex
+	m  map[boxKey]radioUtil
+}
+
+func (u *utilCache) put(k boxKey, v radioUtil) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if cur, ok := u.m[k]; ok && cur.ts > v.ts {
+		return
+	}
+	if u.m == nil || len(u.m) >= maxRadioCache {
+		u.m = make(map[boxKey]radioUtil)
+	}
+	u.m[k] = v
+}
+
+// busy says whether the sample's radio was busy when it was taken (nil:
+// not known).
+func (u *utilCache) busy(customer int64, x *wnms.Sample) *bool {
+	u.mu.Lock()
+	v, ok := u.m[boxKey{customer, x.BSSID}]
+	u.mu.Unlock()
+	if !ok || x.Timestamp-v.ts > utilFresh || v.ts-x.Timestamp > utilFresh {
+		return nil
+	}
+	b := v.pct >= wnms.BusyUtilizationPct
+	return &b
 }

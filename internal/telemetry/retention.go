@@ -35,7 +35,7 @@ type Purger interface {
 // service level counts of the hours before, and the incidents whose last
 // slot is before (made of the anomalies purged with them).
 var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "radio_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "anomalies", "baseline_dirty", "anomaly_pending",
-	"slot_conn_clients", "slot_perf_clients", "service_level_hours", "service_level_slow", "incidents"}
+	"slot_conn_clients", "slot_perf_clients", "service_level_hours", "service_level_slow", "service_level_radio", "incidents"}
 
 // Instrument registers the service's series: records ingested by kind and
 // result, and rows purged by table.

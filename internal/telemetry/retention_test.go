@@ -70,10 +70,11 @@ func TestRetentionAndMetrics(t *testing.T) {
 		// old event's client, one of the sample's); on PostgreSQL the
 		// events and the slots' client rows went with their day's
 		// partitions and the sample stays until its day is past. And the
-		// service level counts of the old events' hour (one place).
-		want, oldSamples := 3*(telemetry.PurgeBatch+5)+1+2+1+1, 0
+		// service level counts of the old events' hour (one place), and
+		// the radio's of the old sample's hour.
+		want, oldSamples := 3*(telemetry.PurgeBatch+5)+1+2+1+1+1, 0
 		if b == apitest.Postgres {
-			want, oldSamples = telemetry.PurgeBatch+5+2+1, 1
+			want, oldSamples = telemetry.PurgeBatch+5+2+1+1, 1
 		}
 		if n != want {
 			t.Errorf("purged %d rows, want %d", n, want)

@@ -42,6 +42,7 @@ type Service struct {
 	boxIDs map[boxKey]int64 // client boxIds known to this process
 
 	radios radioCache // where clients were last heard: see roams.go
+	utils  utilCache  // radios' last utilisation: see radios.go
 
 	scopedMu sync.Map // customer id → *sync.Mutex: scoped client updates, one at a time
 

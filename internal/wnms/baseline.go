@@ -202,4 +202,7 @@ const (
 	SlowRoamMs       = 2_000
 	SuboptimalDropDB = 6
 	CoverageRSSI     = -72
+	// BusyUtilizationPct: a radio whose channel is busy this share of the
+	// time or more has no capacity to spare (the capacity service level).
+	BusyUtilizationPct = 70.0
 )

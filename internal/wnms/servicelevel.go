@@ -121,6 +121,11 @@ type ServiceCounts struct {
 	Successes, Untimed                     int64
 	FailAssoc, FailAuth, FailDHCP, FailDNS int64
 	SlowAuth, SlowDHCP                     int64
+	// The radio's: client samples with radio metrics, those under the
+	// coverage threshold, those whose radio's utilisation was known and
+	// of those the ones on a busy radio; roams, slow and suboptimal.
+	Samples, Weak, UtilKnown, Busy    int64
+	Roams, SlowRoams, SuboptimalRoams int64
 }
 
 // Add adds c to s.
@@ -133,6 +138,13 @@ func (s *ServiceCounts) Add(c ServiceCounts) {
 	s.FailDNS += c.FailDNS
 	s.SlowAuth += c.SlowAuth
 	s.SlowDHCP += c.SlowDHCP
+	s.Samples += c.Samples
+	s.Weak += c.Weak
+	s.UtilKnown += c.UtilKnown
+	s.Busy += c.Busy
+	s.Roams += c.Roams
+	s.SlowRoams += c.SlowRoams
+	s.SuboptimalRoams += c.SuboptimalRoams
 }
 
 // CountAttempt adds an attempt of outcome to s (the slow counts are

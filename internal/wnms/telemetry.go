@@ -108,6 +108,9 @@ type Sample struct {
 	DataRateMbps float64
 	RetryRatePct float64
 	SNR          *int // dB, nil: not known
+	// Busy: the sample's radio was at or over BusyUtilizationPct when it
+	// was taken (nil: its utilisation was not known).
+	Busy *bool
 	// NoRadio: the sample has no radio metrics (RSSI, data rate and retry
 	// rate are unknown, not zero), only traffic: RADIUS accounting's.
 	NoRadio      bool
@@ -303,6 +306,10 @@ type ClientEvent struct {
 	// observed): association, authentication and network (DHCP) done.
 	AssociatedAt, AuthenticatedAt, NetworkAt *int64
 
+	// Roam: a roam's judgements (category Roaming), for the service
+	// levels; nil for any other event.
+	Roam *RoamTally
+
 	// Set by Place: the location and AP of the event's BSSID.
 	LocationID int64
 	APBoxID    *int64
@@ -372,6 +379,9 @@ type DerivedEvent struct {
 	Event *ClientEvent
 	Body  []byte // as the reads answer it
 }
+
+// RoamTally is what the roaming service level counts of a roam.
+type RoamTally struct{ Slow, Suboptimal bool }
 
 // ClientRadio is where a client was last heard, as its state says.
 type ClientRadio struct {
