@@ -11,9 +11,9 @@
 // and leaves Disassociated events, from which the ingest finds roams.
 //
 // Each poller runs on its own (a slow or dead AP delays no other), on
-// one server at a time (a lease in the store, renewed at each poll, so a
-// cluster's replicas share the pollers and take over those of a server
-// that stopped). A poll that fails is retried with back-off (twice the
+// one server at a time (a lease in the store, renewed after each poll
+// with the poller's state, so a cluster's replicas share the pollers,
+// take over those of a server that stopped, and answer the same status). A poll that fails is retried with back-off (twice the
 // wait each time, up to MaxBackoff); two failures in a row raise
 // sourceDown, the next success sourceUp.
 package poller
@@ -343,19 +343,20 @@ func (r *run) loop(ctx context.Context) {
 	var follow sync.WaitGroup
 	defer follow.Wait()
 	following := false
-	wait := time.Duration(0)
+	wait, held := time.Duration(0), false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(wait):
 		}
-		held := r.claim(ctx, interval)
 		if !held {
-			r.setState("elsewhere", "")
-			r.m.polls.Inc(r.cfg.Kind, "elsewhere")
-			wait = interval
-			continue
+			if held = r.claim(ctx, 3*interval); !held {
+				r.setState("elsewhere", "")
+				r.m.polls.Inc(r.cfg.Kind, "elsewhere")
+				wait = interval
+				continue
+			}
 		}
 		if f, ok := r.driver.(Follower); ok && !following {
 			following = true
@@ -367,19 +368,23 @@ func (r *run) loop(ctx context.Context) {
 			return
 		}
 		wait = r.after(err, interval)
+		// Renewed until well after the next poll, with the state the
+		// poll left (every server answers the status from it).
+		held = r.claim(ctx, wait+2*interval)
 	}
 }
 
-// claim takes or renews the poller's lease, for three intervals (a
-// server that stops polling loses it after that).
-func (r *run) claim(ctx context.Context, interval time.Duration) bool {
+// claim takes or renews the poller's lease for lease (and a poll's
+// longest time), recording the poller's state: a server that stops
+// polling loses its pollers after that.
+func (r *run) claim(ctx context.Context, lease time.Duration) bool {
 	now := r.m.Now()
 	s := r.status()
 	st := wnms.PollerState{State: s.State, LastPoll: s.LastPoll, LastError: s.LastError, Radios: s.Radios, Stations: s.Stations}
 	if st.State == "elsewhere" {
 		st.State = "starting"
 	}
-	held, err := r.m.Store.ClaimPoller(ctx, r.customer, r.cfg.Name, r.m.Holder, now.UnixMilli(), now.Add(3*interval+MaxPollTime).UnixMilli(), st)
+	held, err := r.m.Store.ClaimPoller(ctx, r.customer, r.cfg.Name, r.m.Holder, now.UnixMilli(), now.Add(lease+MaxPollTime).UnixMilli(), st)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.m.Log.Warn("poller: lease not taken", "poller", r.cfg.Name, "err", err)
