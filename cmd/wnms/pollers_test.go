@@ -86,7 +86,10 @@ func TestPollersEndToEnd(t *testing.T) {
 				Name       string
 				MacAddress string
 			}
-			wait("the APs", func() bool { get("/v2/devices/aps?sortcolumn=devicename&sortascending=true", &aps); return len(aps) == 2 })
+			wait("the APs", func() bool {
+				get("/v2/devices/aps?sortcolumn=devicename&sortascending=true", &aps)
+				return len(aps) == 2
+			})
 			if aps[0].Name != "ap-1" || aps[0].MacAddress != "C8:75:F4:74:C6:92" {
 				t.Fatalf("APs: %+v", aps)
 			}
