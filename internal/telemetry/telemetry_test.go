@@ -200,6 +200,11 @@ func FuzzIngestRecords(f *testing.F) {
 		// A data source's records at no known AP: no BSSID, channel 0.
 		`{"macAddress":"aa:bb:cc:00:00:02","channel":0,"timestamp":1795365120000,"eventType":"Failure","failureCode":2,"subFailureCode":203}`,
 		`{"macAddress":"aa:bb:cc:00:00:02","bssid":"","timestamp":1795365120000,"txBytes":10,"rxBytes":0}`,
+		// Radio samples, a roam, a client sample with SNR.
+		`[{"bssid":"00:11:74:aa:10:01","timestamp":1795365120000,"channel":36,"frequencyBand":"BAND_5_GHZ","utilizationPct":42.5,"noiseDbm":-92,"clients":7,"txPowerDbm":20}]`,
+		`{"bssid":"00:11:74:aa:10:01","timestamp":1795365120000,"utilizationPct":1e309}`,
+		`{"macAddress":"aa:bb:cc:00:00:03","bssid":"00:11:74:aa:10:02","channel":6,"timestamp":1795365120000,"eventType":"Intermediate","categoryCode":6,"typeCode":40,"subTypeCode":1,"fromBssid":"00:11:74:aa:10:01","roamLatencyMs":80,"fastTransition":true,"rssiBefore":-74,"rssiAfter":-61}`,
+		`{"macAddress":"aa:bb:cc:00:00:03","bssid":"00:11:74:aa:10:02","channel":6,"timestamp":1795365120000,"rssi":-61,"snr":30,"dataRateMbps":144.4}`,
 	} {
 		f.Add(s)
 	}
@@ -224,6 +229,13 @@ func FuzzIngestRecords(f *testing.F) {
 				}
 			}
 			now := time.Unix(1795365120, 0)
+			if rs, err := telemetry.ParseRadioSample(r, now); err != nil {
+				if c := wnms.ErrorCode(err); c != wnms.InvalidRequestBody && c != wnms.ValidationFailed {
+					t.Fatalf("ParseRadioSample(%q) = %v", r, err)
+				}
+			} else if u := rs.Utilization; u != nil && !(*u >= 0 && *u <= 100) || rs.BSSID == "" {
+				t.Fatalf("ParseRadioSample(%q) took %+v", r, rs)
+			}
 			// A data source's parsers take all the API's do, and more.
 			se, serr := telemetry.ParseSourceEvent(r, now)
 			if serr != nil {
