@@ -158,13 +158,53 @@ func TestUbusPoller(t *testing.T) {
 		}
 		waitFor(t, "polls of the new interface", func() bool { return ap1.Requests("hostapd.phy1-ap0", "get_status") > 0 })
 		var st struct {
-			Pollers []struct{ Name, State string }
+			Pollers []struct {
+				Name, State string
+				LastError   *string
+			}
 		}
 		e.Admin.Expect(200, "GET", "/V5/datasources/status", nil).Decode(t, &st)
 		for _, p := range st.Pollers {
 			if p.State != "up" {
 				t.Errorf("poller %s is %s", p.Name, p.State)
 			}
+		}
+
+		// An AP that answers garbage is down after two polls, and up again
+		// once it answers; the other AP stays up meanwhile.
+		after, err := e.Store.LastEventID(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ap2.SetGarbage([]byte("<html>502 Bad Gateway</html>"))
+		waitFor(t, "the garbled AP down", func() bool {
+			e.Admin.Expect(200, "GET", "/V5/datasources/status", nil).Decode(t, &st)
+			return st.Pollers[1].State == "down"
+		})
+		if st.Pollers[0].State != "up" || st.Pollers[1].LastError == nil {
+			t.Errorf("status with ap-2 garbled: %+v", st.Pollers)
+		}
+		ap2.SetGarbage(nil)
+		waitFor(t, "the AP up again", func() bool {
+			e.Admin.Expect(200, "GET", "/V5/datasources/status", nil).Decode(t, &st)
+			return st.Pollers[1].State == "up"
+		})
+		var kinds []string
+		waitFor(t, "ap-2's down and up", func() bool { // the events are stored behind the state
+			evs, err := e.Store.EventsAfter(context.Background(), after, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds = nil
+			for _, ev := range evs {
+				if strings.Contains(string(ev.Data), `"name":"ap-2"`) {
+					kinds = append(kinds, ev.Kind)
+				}
+			}
+			return len(kinds) >= 2
+		})
+		if strings.Join(kinds, ",") != wnms.EventSourceDown+","+wnms.EventSourceUp {
+			t.Errorf("ap-2's events: %v", kinds)
 		}
 	})
 }
