@@ -446,7 +446,8 @@ func signInPassword(t testing.TB, ctx context.Context, base, login, password str
 }
 
 // testConsole drives the console in Chromium against the demo server at
-// base (filled by the simulator, with its RADIUS outage three hours ago).
+// base (filled by the simulator, with its RADIUS outage of a working
+// day's afternoon at the sites).
 func testConsole(t *testing.T, base string, keyID, keyValue string) {
 	b := startBrowser(t)
 	shots := screenshotDir(t)

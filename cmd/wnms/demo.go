@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -26,7 +25,8 @@ import (
 
 // The demo (`wnms serve --demo`) is `wnms simulate` run in-process against
 // the server's own API: the default network, 7 days of history with a
-// radius-down incident 3 hours ago on the first start, then live.
+// radius-down incident at least 3 hours ago on the first start (on a
+// working day's afternoon at the sites: demoIncident), then live.
 const (
 	demoUser        = "demo-simulator"
 	demoSeed        = 1
@@ -113,37 +113,40 @@ func checkDemoStore(ctx context.Context, st *store.Store) error {
 	return nil
 }
 
-// incidentZone is the time zone the demo's sites get on the first start:
-// one where the incident (at) falls in the middle of a working day, so
-// that it hits a busy site. A well-known city is preferred; when it is a
-// weekend everywhere at that moment, the zone where it is early afternoon
-// is taken.
-func incidentZone(at time.Time) *time.Location {
+// demoIncident is when the demo's outage happens, and the time zone its
+// sites get, on the first start: the latest moment at least
+// demoIncidentAgo before now that falls in the early afternoon (11:00 to
+// 15:00) of a working day somewhere, and a zone where it does (a
+// well-known city preferred), so that the outage hits a busy site. On a
+// working day that is demoIncidentAgo ago; at a weekend, when no zone is
+// at work, the last Friday afternoon on Earth (at most three days back;
+// the history holds seven).
+func demoIncident(now time.Time) (time.Time, *time.Location) {
 	preferred := []string{"Europe/London", "Europe/Berlin", "Europe/Helsinki", "Asia/Dubai", "Asia/Karachi",
 		"Asia/Dhaka", "Asia/Bangkok", "Asia/Shanghai", "Asia/Tokyo", "Australia/Sydney", "Pacific/Noumea",
 		"Pacific/Auckland", "Pacific/Honolulu", "America/Anchorage", "America/Los_Angeles", "America/Denver",
 		"America/Chicago", "America/New_York", "America/Halifax", "America/Sao_Paulo", "Atlantic/South_Georgia",
 		"Atlantic/Azores"}
-	cost := func(loc *time.Location) float64 {
-		t := at.In(loc)
-		c := 0.0
-		if wd := t.Weekday(); wd == time.Saturday || wd == time.Sunday {
-			c += 100
-		}
-		if h := float64(t.Hour()) + float64(t.Minute())/60; h < 11 || h >= 15 {
-			c += 10 + math.Abs(h-13)
-		}
-		return c
-	}
-	best, bestCost := time.UTC, cost(time.UTC)
+	var zones []*time.Location
 	for _, id := range append(preferred, tz.IDs()...) {
 		if loc, err := wnms.LoadLocation(id); err == nil {
-			if c := cost(loc); c < bestCost {
-				best, bestCost = loc, c
-			}
+			zones = append(zones, loc)
 		}
 	}
-	return best
+	busy := func(t time.Time) bool {
+		h := t.Hour()
+		return t.Weekday() != time.Saturday && t.Weekday() != time.Sunday && h >= 11 && h < 15
+	}
+	at := now.Add(-demoIncidentAgo)
+	for step := 0; step < 4*24*4; step++ {
+		for _, z := range zones {
+			if busy(at.In(z)) {
+				return at, z
+			}
+		}
+		at = at.Add(-15 * time.Minute)
+	}
+	return now.Add(-demoIncidentAgo), time.UTC
 }
 
 // demoKey returns the demo's API key (its user is an ADMINISTRATOR at the
@@ -205,7 +208,9 @@ func runDemo(ctx context.Context, st *store.Store, a *auth.Service, bl *baseline
 	if err != nil {
 		return fmt.Errorf("demo key: %w", err)
 	}
-	cfg := simulate.Config{Sizes: demoSizes, Days: demoDays, Seed: demoSeed, Live: true, TZ: incidentZone(time.Now().Add(-demoIncidentAgo)),
+	now := time.Now()
+	incidentAt, zone := demoIncident(now)
+	cfg := simulate.Config{Sizes: demoSizes, Days: demoDays, Seed: demoSeed, Live: true, TZ: zone,
 		Logf: func(format string, args ...any) { log.Warn("demo: " + fmt.Sprintf(format, args...)) }}
 	resumed := false
 	if v, ok, err := st.Setting(ctx, demoSentSetting); err != nil {
@@ -218,7 +223,7 @@ func runDemo(ctx context.Context, st *store.Store, a *auth.Service, bl *baseline
 		}
 	}
 	if !resumed {
-		cfg.Incidents = []simulate.Incident{{Kind: simulate.RadiusDown, Ago: demoIncidentAgo}}
+		cfg.Incidents = []simulate.Incident{{Kind: simulate.RadiusDown, Ago: now.Sub(incidentAt)}}
 	}
 	hc := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // our own listener, on loopback
@@ -240,7 +245,8 @@ wnms: demo: log in with the demo key (an ADMINISTRATOR; also in %s):
 					site = locs[i].ID.ID
 				}
 			}
-			what := "7 days of history are in, with a RADIUS outage at Sim Site 1 three hours ago"
+			what := fmt.Sprintf("7 days of history are in, with a RADIUS outage at Sim Site 1 %s ago (%s, %s there)",
+				fmtAgo(now.Sub(incidentAt)), incidentAt.UTC().Format(time.RFC3339), incidentAt.In(zone).Format("Mon 15:04"))
 			if resumed {
 				what = "the history is brought up to date"
 			} else {
@@ -266,4 +272,10 @@ wnms: demo: the console: %[1]s/ (sign in with the demo key above). Or the API:
 		return nil
 	}
 	return err
+}
+
+// fmtAgo is a duration in hours and minutes: "3h00m".
+func fmtAgo(d time.Duration) string {
+	m := int(d.Round(time.Minute).Minutes())
+	return fmt.Sprintf("%dh%02dm", m/60, m%60)
 }

@@ -705,10 +705,10 @@
   async function apView(main, arg, v) {
     const mac = arg;
     const head = h('div', {}), radios = h('section', { class: 'card' }), clients = h('section', { class: 'card' }),
-      count = h('section', { class: 'card' });
+      count = h('section', { class: 'card' }), air = h('section', { class: 'card' });
     main.append(head);
     if (canOperate()) main.append(radios);
-    main.append(clients, count);
+    main.append(air, clients, count);
     v.refresh = async () => {
       const byMac = q({ macaddress: mac, limit: 1 });
       const r = canOperate() ? await api('/devices/manageddevices?' + byMac) : await api('/devices/apstatus?' + byMac);
@@ -716,13 +716,14 @@
       if (!v.live()) return;
       if (!a) {
         head.replaceChildren(h('h1', {}, mac), h('p', { class: 'mut' }, 'No AP with this MAC at your locations.'));
-        radios.hidden = clients.hidden = count.hidden = true;
+        radios.hidden = clients.hidden = count.hidden = air.hidden = true;
         return;
       }
       const now = Date.now();
-      const [cl, trend] = await Promise.all([
+      const [cl, trend, rs] = await Promise.all([
         api('/devices/clients/0/100?' + q({ active: true, filter: JSON.stringify({ property: 'apboxid', operator: '=', value: [a.boxId] }) })),
         api('/devices/manageddevices/statistics/trend?' + q({ devicecategory: 'MANAGED_AP', type: 'apclientcount', boxid: a.boxId, fromtime: now - DAY, totime: now })),
+        api(`/devices/manageddevices/${a.boxId}/radiostatistics?` + q({ fromtime: now - DAY, totime: now })),
       ]);
       if (!v.live()) return;
       const fact = (k, val) => [h('dt', {}, k), h('dd', {}, val)];
@@ -749,6 +750,17 @@
         { title: 'RSSI', get: (c) => (c.rssi ? `${c.rssi} dBm` : '—') },
         { title: 'Last seen', get: (c) => fmtTime(c.lastSeen) },
       ], cl.clientList, { label: 'Clients on this AP', empty: 'No client heard on this AP in the last 15 minutes.' })));
+      // Each radio's channel utilisation over the day, on a fixed 0–100 %
+      // scale with a line at the capacity threshold; noise in its title.
+      air.replaceChildren(h('h2', {}, 'Channel utilisation, last 24 hours'), ...(rs.radios.length ? rs.radios.map((r) => {
+        const last = r.samples[r.samples.length - 1] || {};
+        const facts = [BANDS[r.frequencyBand] || r.frequencyBand, last.channel != null ? `channel ${last.channel}` : null,
+          last.noiseDbm != null ? `noise ${Math.round(last.noiseDbm)} dBm` : null, last.clients != null ? `${last.clients} clients` : null].filter(Boolean);
+        const pts = r.samples.filter((p) => p.utilizationPct != null).map((p) => ({ t: p.time, v: p.utilizationPct }));
+        return h('div', {}, h('h3', {}, `${r.bssid} · ${facts.join(' · ')}`), pts.length
+          ? chart({ points: pts, from: now - DAY, to: now, gap: 2 * SLOT, min: 0, max: 100, label: `Channel utilisation (%) of ${r.bssid}, last 24 hours` })
+          : h('p', { class: 'mut' }, 'This radio reports no utilisation.'));
+      }) : [h('p', { class: 'mut' }, 'No radio data: add this AP as a poller (Settings, Data sources: OpenWrt over ubus or a Prometheus exporter), or send its radio samples to POST /V5/ingest/radiostats.')]));
       count.replaceChildren(h('h2', {}, 'Clients, last 24 hours'), chart({ points: trend.samples.map((p) => ({ t: p.time, v: p.value })),
         from: now - DAY, to: now, gap: 2 * SLOT, min: 0, label: 'Most clients associated in each 5 minutes, last 24 hours' }));
     };
@@ -790,7 +802,18 @@
     await load();
   }
 
+  // roamWords says what a roam (an Intermediate event of category 6,
+  // found by the server) was: from where, how long, with what signal.
+  function roamWords(e) {
+    const parts = [`in ${e.roamLatencyMs ?? '?'} ms`];
+    if (e.fastTransition) parts.push('fast transition');
+    if (e.rssiBefore != null && e.rssiAfter != null) parts.push(`${e.rssiBefore} → ${e.rssiAfter} dBm`);
+    if (e.slowRoam) parts.push('slow');
+    if (e.suboptimalRoam) parts.push('to a weaker signal');
+    return `Roamed from ${e.fromBssid} (${parts.join(', ')})`;
+  }
   function eventWords(e) {
+    if (e.eventType === 'Intermediate' && e.categoryCode === 6) return roamWords(e);
     if (e.eventType === 'Failure') return `${e.failure || 'Failure'}: ${e.subFailure || 'cause ' + e.subFailureCode}`;
     if (e.eventType === 'Success') {
       const parts = [];
@@ -811,6 +834,13 @@
     const out = [];
     let cur = { steps: [], end: null };
     for (const e of events.slice().reverse()) {
+      // A roam the server found goes with the Success it was found at.
+      if (e.eventType === 'Intermediate' && e.categoryCode === 6) {
+        const last = out[out.length - 1];
+        if (last && last.end && last.end.timestamp === e.timestamp) last.roam = e;
+        else cur.roam = e;
+        continue;
+      }
       cur.steps.push(e);
       if (e.eventType === 'Success' || e.eventType === 'Failure') {
         cur.end = e;
@@ -858,8 +888,10 @@
         const last = a.steps[a.steps.length - 1], end = a.end;
         const cls = end ? end.eventType.toLowerCase() : 'intermediate';
         const head = end
-          ? [h('span', { class: 'badge' }, end.eventType === 'Success' ? (a.roamFrom ? 'Roamed' : 'Connected') : 'Failed'),
-            h('b', {}, end.eventType === 'Success' && a.roamFrom ? `Roamed from ${a.roamFrom} to ${end.associatedAPName || end.bssid}` : eventWords(end))]
+          ? [h('span', { class: 'badge' }, end.eventType === 'Success' ? (a.roam || a.roamFrom ? 'Roamed' : 'Connected') : 'Failed'),
+            h('b', { class: a.roam && (a.roam.slowRoam || a.roam.suboptimalRoam) ? 'bad' : '' }, end.eventType === 'Success' && a.roam
+              ? `${roamWords(a.roam)} to ${end.associatedAPName || end.bssid}`
+              : end.eventType === 'Success' && a.roamFrom ? `Roamed from ${a.roamFrom} to ${end.associatedAPName || end.bssid}` : eventWords(end))]
           : [h('span', { class: 'badge' }, 'In progress'), h('b', {}, eventWords(last))];
         const steps = a.steps.length > 1 ? h('details', {}, h('summary', {}, `${a.steps.length} steps`),
           h('ol', { class: 'steps' }, a.steps.map((e) => h('li', {}, h('span', { class: 'mut' }, fmtClock(e.timestamp)), ' ', eventWords(e))))) : null;
@@ -895,9 +927,10 @@
     }
     v.refresh = async () => {
       const now = Date.now(), window = { macaddress: c.macAddress, fromtime: now - DAY, totime: now };
-      const [rate, rssi, retry, heard, cl] = await Promise.all([
+      const [rate, rssi, snr, retry, heard, cl] = await Promise.all([
         api('/devices/clients/statistics/trend?' + q({ type: 'clientdatarate', ...window })),
         api('/devices/clients/statistics/trend?' + q({ type: 'clientrssi', ...window })),
+        api('/devices/clients/statistics/trend?' + q({ type: 'clientsnr', ...window })),
         api('/devices/clients/statistics/trend?' + q({ type: 'clientretransmissionrate', ...window })),
         api(`/devices/clients/${c.boxId}/observingmanageddevices`),
         api('/devices/clients/connectionlogs?' + q({ clientmacaddress: c.macAddress, limit: 20 })),
@@ -906,7 +939,8 @@
       // Samples more than 30 minutes apart are a gap: the client was not there.
       const trend = (t, title, scale, unit, range) => h('section', { class: 'card' }, h('h3', {}, title),
         chart({ points: t.samples.map((p) => ({ t: p.time, v: p.value * scale })), from: now - DAY, to: now, gap: 2 * SLOT, ...range, label: `${title} (${unit}), last 24 hours` }));
-      charts.replaceChildren(trend(rate, 'Data rate (Mbps)', 1 / 1000, 'Mbps', { min: 0 }), trend(rssi, 'RSSI (dBm)', 1, 'dBm'), trend(retry, 'Retries (%)', 1, '%', { min: 0, max: 100 }));
+      charts.replaceChildren(trend(rate, 'Data rate (Mbps)', 1 / 1000, 'Mbps', { min: 0 }), trend(rssi, 'RSSI (dBm)', 1, 'dBm'),
+        trend(snr, 'SNR (dB)', 1, 'dB', { min: 0 }), trend(retry, 'Retries (%)', 1, '%', { min: 0, max: 100 }));
       hear.replaceChildren(table([
         { title: 'AP', get: (a) => a.name },
         { title: 'MAC', get: (a) => a.macaddress },
