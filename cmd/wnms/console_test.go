@@ -707,6 +707,33 @@ func testConsole(t *testing.T, base string, keyID, keyValue string) {
 			chromedp.Click(fmt.Sprintf(`//tr[td[1][text()=%q]]//button[text()="Delete"]`, profile), chromedp.BySearch),
 			chromedp.Click(fmt.Sprintf(`//tr[td[1][text()=%q]]//button[text()="Confirm: delete"]`, profile), chromedp.BySearch),
 			chromedp.WaitNotPresent(fmt.Sprintf(`//tr[td[1][text()=%q]]`, profile), chromedp.BySearch))
+		// A poller added from the form (to an AP that is not there): listed
+		// with its state, its password kept and never shown, then removed.
+		poller := fmt.Sprintf("lab-ap-%d", time.Now().UnixNano()%1e9)
+		prow := fmt.Sprintf(`//table[@aria-label="Pollers"]//tr[td[1][text()=%q]]`, poller)
+		browse(t, ctx, "add a poller",
+			chromedp.SendKeys(`#poller-name`, poller, chromedp.ByQuery),
+			chromedp.SendKeys(`#poller-url`, "http://127.0.0.1:9/ubus", chromedp.ByQuery),
+			chromedp.SendKeys(`#poller-username`, "wnms", chromedp.ByQuery),
+			chromedp.SendKeys(`#poller-password`, "rpcd-secret-console", chromedp.ByQuery),
+			chromedp.Click(`//button[text()="Add poller"]`, chromedp.BySearch),
+			chromedp.WaitVisible(prow, chromedp.BySearch))
+		var ds struct {
+			Pollers []struct{ Name, Kind, URL, Username, Password string }
+		}
+		admin.Expect(200, "GET", "/V5/datasources", nil).Decode(t, &ds)
+		if i := slices.IndexFunc(ds.Pollers, func(p struct{ Name, Kind, URL, Username, Password string }) bool { return p.Name == poller }); i < 0 ||
+			ds.Pollers[i].Kind != "ubus" || ds.Pollers[i].Password != wnms.SecretMask || ds.Pollers[i].URL != "http://127.0.0.1:9/ubus" {
+			t.Errorf("the poller added from the console: %+v", ds.Pollers)
+		}
+		if s := text(t, ctx); strings.Contains(s, "rpcd-secret-console") {
+			t.Error("the settings show a poller's password")
+		}
+		screenshot(t, ctx, shots, "settings-pollers")
+		browse(t, ctx, "remove the poller",
+			chromedp.Click(prow+`//button[text()="Remove"]`, chromedp.BySearch),
+			chromedp.Click(prow+`//button[text()="Confirm: remove"]`, chromedp.BySearch),
+			chromedp.WaitNotPresent(prow, chromedp.BySearch))
 		audit(t, ctx, "settings")
 		screenshot(t, ctx, shots, "settings")
 

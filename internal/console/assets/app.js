@@ -1509,6 +1509,76 @@
     return h('section', { class: 'card', 'aria-labelledby': 'new-user-title' }, h('h2', { id: 'new-user-title' }, 'Add a user'), form, msg);
   }
 
+  // dataSourcesCard is the data sources' live status (sources, RADIUS
+  // upstreams, pollers, as GET /datasources/status says) and a form that
+  // adds an AP poller or removes one (the configuration's other parts
+  // stay as they are: GET, change the pollers, PUT; masked secrets sent
+  // back keep the stored ones).
+  function dataSourcesCard() {
+    const card = h('section', { class: 'card', 'aria-labelledby': 'ds-title' });
+    const status = h('div', {}), msg = h('p', { role: 'status', class: 'mut' });
+    const field = (label, el) => h('label', {}, label, el);
+    const name = h('input', { id: 'poller-name', required: true, autocomplete: 'off', placeholder: 'lobby AP' });
+    const kind = h('select', { id: 'poller-kind' }, h('option', { value: 'ubus' }, 'OpenWrt (ubus)'), h('option', { value: 'prometheus' }, 'Prometheus exporter'));
+    const url = h('input', { id: 'poller-url', required: true, type: 'url', placeholder: 'http://10.1.0.21/ubus', size: 32 });
+    const user = h('input', { id: 'poller-username', autocomplete: 'off', placeholder: 'wnms' });
+    const pw = h('input', { id: 'poller-password', type: 'password', autocomplete: 'new-password' });
+    const loc = h('select', { id: 'poller-location' }, visibleLocations().map((l) => h('option', { value: l.id }, locPath(l.id))));
+    const change = async (edit, said) => {
+      const d = await api('/datasources');
+      edit(d);
+      await api('/datasources', { method: 'PUT', body: d });
+      msg.textContent = said;
+      await card.load();
+    };
+    const form = h('form', {
+      class: 'row', onsubmit: async (e) => {
+        e.preventDefault();
+        const p = { name: name.value.trim(), kind: kind.value, url: url.value.trim(), username: user.value.trim(), password: pw.value,
+          locationId: { type: 'locallocationid', id: Number(loc.value) } };
+        try {
+          await change((d) => { d.pollers = (d.pollers || []).concat([p]); }, `Added ${p.name}: it is polled within seconds.`);
+          form.reset();
+        } catch (err) {
+          msg.textContent = `Not added: ${err.message}`;
+        }
+      },
+    }, field('Name', name), field('Kind', kind), field('URL', url), field('User', user), field('Password', pw), field('Location', loc),
+    h('button', { type: 'submit', class: 'primary edit' }, 'Add poller'));
+    const state = (x) => h('span', { class: x === 'up' ? 'chip okc' : x === 'down' ? 'chip bad' : 'chip' }, x);
+    card.load = async () => {
+      const st = await api('/datasources/status');
+      if (!changed(status, st)) return; // a Remove being confirmed stays armed
+      status.replaceChildren(
+        h('h3', {}, 'Pollers'), h('div', { class: 'scroll' }, table([
+          { title: 'Name', get: (p) => p.name },
+          { title: 'Kind', get: (p) => p.kind },
+          { title: 'State', get: (p) => state(p.state) },
+          { title: 'Last poll', get: (p) => (p.lastPoll ? fmtTime(p.lastPoll) : '—') },
+          { title: 'Radios', get: (p) => String(p.radios) },
+          { title: 'Clients', get: (p) => String(p.clients) },
+          { title: 'Why not up', get: (p) => p.lastError || '' },
+          { title: '', get: (p) => confirmButton('Remove', () => change((d) => { d.pollers = d.pollers.filter((x) => x.name !== p.name); }, `Removed ${p.name}.`)) },
+        ], st.pollers || [], { label: 'Pollers', empty: 'No poller: add an OpenWrt AP or a Prometheus exporter below.' })),
+        h('h3', {}, 'RADIUS and syslog sources'), h('div', { class: 'scroll' }, table([
+          { title: 'Name', get: (x) => x.name },
+          { title: 'State', get: (x) => state(x.state) },
+          { title: 'Last packet', get: (x) => (x.lastPacket ? fmtTime(x.lastPacket) : '—') },
+          { title: 'Accepted', get: (x) => String(x.counts.accepted ?? 0) },
+          { title: 'Rejected', get: (x) => String(x.counts.rejected ?? 0) },
+          { title: 'No AP matched', get: (x) => String(x.unmatched.length) },
+        ], st.sources, { label: 'Sources', empty: 'No source.' })),
+        h('h3', {}, 'RADIUS upstreams'), h('div', { class: 'scroll' }, table([
+          { title: 'Address', get: (x) => x.address },
+          { title: 'Kind', get: (x) => x.kind },
+          { title: 'State', get: (x) => state(x.state) },
+        ], st.upstreams, { label: 'Upstreams', empty: 'No upstream (or not yours to see).' })));
+    };
+    card.append(h('h2', { id: 'ds-title' }, 'Data sources: live status'), status, h('h3', {}, 'Add an AP poller'),
+      h('p', { class: 'mut' }, 'OpenWrt: its rpcd JSON-RPC URL and a read-only login (docs/datasources.md, "ubus"); a Prometheus exporter: its /metrics URL.'), form, msg);
+    return card;
+  }
+
   // userEditor changes a user's role and locations, and (ADMINISTRATOR
   // and up) locks or unlocks it: POST /users with only what changes.
   // open(u) shows it for user u; it stays open across refreshes.
@@ -1584,7 +1654,12 @@
       jsonEditor('hotspot', 'Hotspot SSIDs', '/configuration/global/hotspotssid', !isViewer(),
         'Kept for the tools that read it: wnms configures no AP, so nothing here changes what the APs broadcast.'),
     ];
-    if (canAdminister()) parts.push(jsonEditor('datasources', 'Data sources: RADIUS and syslog', '/datasources', true, 'Secrets are shown masked; a masked secret sent back keeps the stored one.'));
+    let ds = null;
+    if (canAdminister()) {
+      ds = dataSourcesCard();
+      main.append(ds);
+      parts.push(jsonEditor('datasources', 'Data sources: the whole configuration', '/datasources', true, 'Secrets are shown masked; a masked secret sent back keeps the stored one.'));
+    }
     for (const p of parts) main.append(p.section);
     const users = h('section', { class: 'card', 'aria-label': 'Users' });
     const userForm = canOperate() ? newUserForm(() => v.refresh()) : null;
@@ -1603,7 +1678,7 @@
     if (hooks) main.append(hooks, h('p', {}, link('#/audit', 'The audit log: who changed what, and when')));
     const myRole = role();
     v.refresh = async () => {
-      await Promise.all(parts.map((p) => p.load()).concat(hooks ? [hooks.load()] : []));
+      await Promise.all(parts.map((p) => p.load()).concat(hooks ? [hooks.load()] : [], ds ? [ds.load()] : []));
       const [us, ps, ks] = await Promise.all([
         api('/users'), api('/templates/CL_CONN_TEST_PROFILE?minimalinforequired=true'), canAdminister() ? api('/apikeys') : null,
       ]);
