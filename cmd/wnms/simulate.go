@@ -68,11 +68,12 @@ func loadZone(flagName, name string) (*time.Location, error) {
 func runSimulate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cmd := newCommand("simulate", "", `Drives a wnms server through its public API with a simulated network. It creates (or finds)
 "Sim Site N" folders with "Floor M" floors and their layouts, reports the APs, backfills --days of
-client events and samples, and with --live keeps sending in real time (AP heartbeats every
+client events and samples and AP radio samples, and with --live keeps sending in real time (AP heartbeats every
 minute) until interrupted. The same --seed and sizes send the same records with the same eventIds,
 so a re-run is answered with duplicates. --incident KIND@AGO (repeatable) starts an incident AGO
 before the end of the backfill, for 45 minutes: radius-down, radius-reject, wrong-psk,
-dhcp-exhaustion, slow-dhcp, ap-down, one-bad-ap or interference; the n-th incident hits site n
+dhcp-exhaustion, slow-dhcp, ap-down, one-bad-ap, interference, coverage-hole or
+co-channel-interference; the n-th incident hits site n
 (or the next site with no incident within 30 minutes of it). The summary gives each incident's
 ground truth: kind, site, window, scope and expected cause. Progress goes to stderr on a terminal; the last line
 on stdout is a JSON summary. A URL where no server answers at all ends the run at once (exit 2);
@@ -93,7 +94,7 @@ is answered with duplicates, never stored twice.`, stdout, stderr)
 	fs.StringVar(&keyV, "key-value", "", "value of that API key")
 	sf.register(fs, "")
 	fs.IntVar(&days, "days", 7, "days of history to backfill before now (or --end)")
-	fs.Var(&incidents, "incident", "KIND@AGO, repeatable: radius-down, radius-reject, wrong-psk, dhcp-exhaustion, slow-dhcp, ap-down, one-bad-ap or interference, AGO (such as 3h) before the end of the backfill")
+	fs.Var(&incidents, "incident", "KIND@AGO, repeatable: radius-down, radius-reject, wrong-psk, dhcp-exhaustion, slow-dhcp, ap-down, one-bad-ap, interference, coverage-hole or co-channel-interference, AGO (such as 3h) before the end of the backfill")
 	fs.BoolVar(&live, "live", false, "after the backfill, keep sending in real time until interrupted")
 	fs.StringVar(&tzName, "timezone", "UTC", "IANA time zone of new sites; their day (busy 9-18, quiet at night and weekends) is in it")
 	fs.StringVar(&endText, "end", "", "end of the backfill, RFC 3339 (default now); fixes the window, so that runs repeat exactly")
@@ -126,8 +127,8 @@ is answered with duplicates, never stored twice.`, stdout, stderr)
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "wnms simulate: "+format+"\n", args...) }}
 	if live {
 		cfg.OnRound = func(r simulate.LiveRound) {
-			fmt.Fprintf(stderr, "wnms simulate: live to %s: %d events, %d samples, %d AP reports taken in %s\n",
-				r.Until.Format(time.TimeOnly), r.Events, r.Samples, r.APs, r.Took.Round(time.Millisecond))
+			fmt.Fprintf(stderr, "wnms simulate: live to %s: %d events, %d samples, %d radio samples, %d AP reports taken in %s\n",
+				r.Until.Format(time.TimeOnly), r.Events, r.Samples, r.Radios, r.APs, r.Took.Round(time.Millisecond))
 		}
 	}
 	if err := cfg.Check(); err != nil {

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -11,18 +12,21 @@ import (
 // Incident kinds (decisions §24 lists them; docs/simulate.md says what
 // each does).
 const (
-	RadiusDown     = "radius-down"     // the site's RADIUS server is unreachable (203, some 204) for 802.1X clients
-	RadiusReject   = "radius-reject"   // the user store is broken: Access-Reject (202) for 802.1X clients
-	WrongPSK       = "wrong-psk"       // the iot SSID's passphrase changed: its clients fail the 4-way handshake (201)
-	DHCPExhaustion = "dhcp-exhaustion" // no addresses (301/302) on one site
-	SlowDHCP       = "slow-dhcp"       // DHCP answers take seconds; a share of clients time out (301)
-	APDown         = "ap-down"         // one AP stops; its clients move
-	BadAP          = "one-bad-ap"      // one AP's 5 GHz radio rejects associations (101); its neighbours are fine
-	Interference   = "interference"    // retries up, rates down on one channel
+	RadiusDown     = "radius-down"             // the site's RADIUS server is unreachable (203, some 204) for 802.1X clients
+	RadiusReject   = "radius-reject"           // the user store is broken: Access-Reject (202) for 802.1X clients
+	WrongPSK       = "wrong-psk"               // the iot SSID's passphrase changed: its clients fail the 4-way handshake (201)
+	DHCPExhaustion = "dhcp-exhaustion"         // no addresses (301/302) on one site
+	SlowDHCP       = "slow-dhcp"               // DHCP answers take seconds; a share of clients time out (301)
+	APDown         = "ap-down"                 // one AP stops; its clients move
+	BadAP          = "one-bad-ap"              // one AP's 5 GHz radio rejects associations (101); its neighbours are fine
+	Interference   = "interference"            // retries up, rates down on one channel
+	CoverageHole   = "coverage-hole"           // one AP's transmit power drops: its clients' signal falls, some roam away
+	CoChannel      = "co-channel-interference" // another network on one AP's 5 GHz channel: busy, noisy, slow
 )
 
 // IncidentKinds are the incidents the simulator knows.
-var IncidentKinds = []string{RadiusDown, RadiusReject, WrongPSK, DHCPExhaustion, SlowDHCP, APDown, BadAP, Interference}
+var IncidentKinds = []string{RadiusDown, RadiusReject, WrongPSK, DHCPExhaustion, SlowDHCP, APDown, BadAP, Interference,
+	CoverageHole, CoChannel}
 
 // IncidentLength is how long an incident lasts.
 const IncidentLength = 45 * time.Minute
@@ -41,11 +45,18 @@ const RadiusServer = "10.0.0.11"
 
 // Incident is a trouble at one site, [From, To) in ms.
 type Incident struct {
-	Kind     string
-	Ago      time.Duration // before the end of the backfill
-	Site     *Site
-	AP       *AP // ap-down: the AP that goes; one-bad-ap: the AP whose 5 GHz radio is broken
+	Kind string
+	Ago  time.Duration // before the end of the backfill
+	Site *Site
+	// AP is the AP an incident hits: ap-down the AP that goes; one-bad-ap
+	// the AP whose 5 GHz radio is broken; coverage-hole the AP whose
+	// power drops; co-channel-interference the AP whose 5 GHz channel
+	// another network shares.
+	AP       *AP
 	From, To int64
+	// PowerDrop is how much a coverage hole takes from its AP's transmit
+	// power (dB, 15 to 20).
+	PowerDrop int
 }
 
 // ParseIncident parses KIND@AGO, AGO a Go duration (radius-down@3h); the
@@ -71,7 +82,9 @@ func ParseIncident(s string) (Incident, error) {
 // the next site where it keeps IncidentGap from every incident placed
 // before it (when none does, it stays on site i: Clashes tells); an
 // ap-down takes that site's first AP, a one-bad-ap the middle AP of its
-// last floor; interference is on InterferenceChannel.
+// last floor, a coverage-hole the middle AP of its first floor, a
+// co-channel-interference the AP before the middle of its last floor;
+// interference is on InterferenceChannel.
 func (n *Network) Place(incs []Incident, end time.Time) []Incident {
 	out := make([]Incident, len(incs))
 	for i, in := range incs {
@@ -91,6 +104,13 @@ func (n *Network) Place(incs []Incident, end time.Time) []Incident {
 		case BadAP:
 			f := in.Site.Floors[len(in.Site.Floors)-1]
 			in.AP = f.APs[len(f.APs)/2]
+		case CoverageHole:
+			f := in.Site.Floors[0]
+			in.AP = f.APs[len(f.APs)/2]
+			in.PowerDrop = 15 + rng(n.Seed, 11, uint64(in.From)).IntN(6)
+		case CoChannel:
+			f := in.Site.Floors[len(in.Site.Floors)-1]
+			in.AP = f.APs[(len(f.APs)-1)/2]
 		}
 		out[i] = in
 	}
@@ -155,6 +175,9 @@ type Event struct {
 	DetailedRole            *string `json:"detailedRole,omitempty"`
 	BwUpload                *int    `json:"bwUpload,omitempty"`
 	BwDownload              *int    `json:"bwDownload,omitempty"`
+	// FastTransition says how a roam's joining Success got its keys:
+	// 802.11r (true) or a full authentication (false).
+	FastTransition *bool `json:"fastTransition,omitempty"`
 }
 
 // Sample is a client statistics sample in the shape ingest takes
@@ -167,6 +190,7 @@ type Sample struct {
 	FrequencyBand    string        `json:"frequencyBand"`
 	Channel          int           `json:"channel"`
 	RSSI             int           `json:"rssi"`
+	SNR              int           `json:"snr"`
 	DataRateMbps     float64       `json:"dataRateMbps"`
 	RetryRatePct     float64       `json:"retryRatePct"`
 	BestNeighborRSSI *int          `json:"bestNeighborRssi"`
@@ -203,6 +227,7 @@ type seg struct {
 	failOn            *AP
 	fails             int
 	failCode, failSub int
+	at                spot // where the client is
 }
 
 // conn is a stretch during which the client is connected, sending
@@ -210,6 +235,7 @@ type seg struct {
 type conn struct {
 	from, to int64
 	ap       *AP
+	at       spot
 }
 
 // day is one client's local day: its events, and when and where it was
@@ -272,7 +298,7 @@ func (n *Network) plan(c *Client, midnight time.Time) []seg {
 			segs = append(segs, seg{start: t + 5*second, ap: home, connect: true})
 		}
 		segs[len(segs)-1].end = next
-		return segs
+		return n.placed(c, segs)
 	}
 
 	var from, to float64
@@ -338,6 +364,15 @@ func (n *Network) plan(c *Client, midnight time.Time) []seg {
 		cur.end, cur.leave = p.b, true
 		segs = append(segs, cur)
 	}
+	return n.placed(c, segs)
+}
+
+// placed puts the client of each segment where it is: at its desk on its
+// usual AP, near the AP elsewhere.
+func (n *Network) placed(c *Client, segs []seg) []seg {
+	for i := range segs {
+		segs[i].at = n.spotAt(c, segs[i].ap, segs[i].start)
+	}
 	return segs
 }
 
@@ -395,10 +430,10 @@ func (n *Network) incidentsOn(c *Client, segs []seg, incs []Incident, r *rand.Ra
 				if in.Kind == APDown {
 					fails = 1 + r.IntN(2)
 				}
-				out = append(out, seg{start: s.start, end: kick, ap: s.ap, connect: s.connect, roam: s.roam,
-					failOn: s.failOn, fails: s.fails, failCode: s.failCode, failSub: s.failSub},
-					seg{start: kick + 3*second, end: s.end, ap: nb, connect: true, leave: s.leave,
-						failOn: in.AP, fails: fails, failCode: code, failSub: sub})
+				first := s
+				first.end, first.leave = kick, false
+				out = append(out, first, seg{start: kick + 3*second, end: s.end, ap: nb, connect: true, leave: s.leave,
+					failOn: in.AP, fails: fails, failCode: code, failSub: sub, at: s.at})
 			case RadiusDown, RadiusReject, WrongPSK, DHCPExhaustion, SlowDHCP:
 				switch {
 				case (in.Kind == RadiusDown || in.Kind == RadiusReject) && c.SSID != SSIDCorp,
@@ -418,9 +453,11 @@ func (n *Network) incidentsOn(c *Client, segs []seg, incs []Incident, r *rand.Ra
 					out = append(out, s)
 					continue
 				}
-				out = append(out, seg{start: s.start, end: t, ap: s.ap, connect: s.connect, roam: s.roam,
-					failOn: s.failOn, fails: s.fails, failCode: s.failCode, failSub: s.failSub},
-					seg{start: t, end: s.end, ap: s.ap, connect: true, leave: s.leave})
+				first := s
+				first.end, first.leave = t, false
+				out = append(out, first, seg{start: t, end: s.end, ap: s.ap, connect: true, leave: s.leave, at: s.at})
+			case CoverageHole:
+				out = append(out, n.coverageHole(c, s, in)...)
 			default:
 				out = append(out, s)
 			}
@@ -428,6 +465,63 @@ func (n *Network) incidentsOn(c *Client, segs []seg, incs []Incident, r *rand.Ra
 		segs = out
 	}
 	return segs
+}
+
+// Roaming: a client roams when its AP's signal falls under roamBelow and
+// another AP is heard roamMargin better; an association to an AP heard
+// under assocBelow times out.
+const (
+	roamBelow  = -75.0
+	roamMargin = 8.0
+	assocBelow = -82.0
+)
+
+// strongest is the AP of a's floor, a aside, that the client at s hears
+// best on the band, and its signal (nil on a floor of one AP).
+func strongest(s spot, a *AP, band5 bool) (*AP, float64) {
+	var best *AP
+	sig := math.Inf(-1)
+	for _, o := range a.Floor.APs {
+		if v := s.signal(o, band5, txPower(band5)); o != a && v > sig {
+			best, sig = o, v
+		}
+	}
+	return best, sig
+}
+
+// coverageHole is a segment s of client c under a coverage hole in: on
+// another AP, untouched; on the weak AP when its power drops, the client
+// roams to the AP it hears best if that is clearly better (most clients
+// do, some drivers stick, IoT devices never roam); arriving while the AP
+// is weak, a client too far to reach it fails to associate once and goes
+// to that AP.
+func (n *Network) coverageHole(c *Client, s seg, in Incident) []seg {
+	if s.ap != in.AP {
+		return []seg{s}
+	}
+	r := rng(n.Seed, 12, uint64(c.Index), uint64(in.From), uint64(s.start))
+	weak := s.at.signal(in.AP, c.Band5, txPower(c.Band5)-float64(in.PowerDrop))
+	nb, heard := strongest(s.at, in.AP, c.Band5)
+	escape := nb != nil && weak < roamBelow && heard >= weak+roamMargin
+	if s.start >= in.From {
+		if escape && weak < assocBelow {
+			s.ap, s.roam = nb, false
+			if s.connect {
+				s.failOn, s.fails, s.failCode, s.failSub = in.AP, 1, 1, 102 // association timed out
+			}
+		}
+		return []seg{s}
+	}
+	if !escape || c.Kind == IoT || r.Float64() < 0.3 {
+		return []seg{s}
+	}
+	at := in.From + int64(30+r.IntN(600))*second
+	if at >= s.end-10*second || at >= in.To {
+		return []seg{s}
+	}
+	first := s
+	first.end, first.leave = at, false
+	return []seg{first, {start: at, end: s.end, ap: nb, connect: true, roam: true, leave: s.leave, at: s.at}}
 }
 
 // Background failures: even on a network where nothing is wrong a few
@@ -521,7 +615,7 @@ func (n *Network) dayOf(c *Client, midnight time.Time, incs []Incident) *day {
 	}
 	corp := c.SSID == SSIDCorp
 	attempts := 0
-	for _, s := range segs {
+	for i, s := range segs {
 		radio := s.ap.Radio(c.Band5)
 		base := Event{BSSID: radio.BSSID, Channel: radio.Channel}
 		inter := func(t int64, cat, typ, sub int) Event {
@@ -547,15 +641,24 @@ func (n *Network) dayOf(c *Client, midnight time.Time, incs []Incident) *day {
 				}
 				attempts++
 				assoc := t + 5 + int64(r.IntN(40))
+				// A roam that goes through: the client left its AP at t
+				// and joins this one (roamTimes); what it sends first
+				// here is the Success, which the server takes for the
+				// roam.
+				through := roam && code == 0
+				var rAuth int64
+				if through {
+					assoc, rAuth = n.roamTimes(c, t)
+				}
 				if !roam && c.Band5 && r.Float64() < 0.1 {
 					add(inter(t, 4, 21, 1)) // steered to 5 GHz
 				}
 				switch {
-				case code == 1: // never associated
+				case code == 1, through: // never associated, or said so in the Success
 				case roam:
 					ft := 0
-					if c.Kind == Laptop {
-						ft = 1 // fast transition
+					if fastTransition(c) {
+						ft = 1
 					}
 					add(inter(assoc, 1, 2, ft))
 				default:
@@ -569,11 +672,16 @@ func (n *Network) dayOf(c *Client, midnight time.Time, incs []Incident) *day {
 					add(e)
 				} else {
 					if corp && !(roam && c.Kind == Laptop) {
-						add(inter(assoc+3, 2, 10, 0))
+						if !through {
+							add(inter(assoc+3, 2, 10, 0))
+						}
 						auth = assoc + 40 + int64(r.IntN(300))
 						if code == 2 && (sub == 203 || sub == 204) {
 							auth += 5000 + int64(r.IntN(5000)) // the wait for an answer that does not come
 						}
+					}
+					if through {
+						auth = rAuth
 					}
 					switch {
 					case code == 2:
@@ -585,7 +693,7 @@ func (n *Network) dayOf(c *Client, midnight time.Time, incs []Incident) *day {
 						}
 						add(e)
 					default:
-						if corp && !(roam && c.Kind == Laptop) {
+						if corp && !(roam && c.Kind == Laptop) && !through {
 							e := inter(auth, 2, 11, 0)
 							e.RadiusPrimaryIP = ptr(RadiusServer)
 							add(e)
@@ -624,6 +732,10 @@ func (n *Network) dayOf(c *Client, midnight time.Time, incs []Incident) *day {
 						e.EventType, e.Timestamp = "Success", net+dns
 						e.AssociationTimestamp, e.AuthenticationTimestamp, e.NetworkTimestamp = assoc, auth, net
 						e.AAALatency, e.DHCPLatency, e.DNSLatency = auth-assoc, dhcp, dns
+						e.RSSI = ptr(n.rssi(c, s, e.Timestamp, incs))
+						if roam {
+							e.FastTransition = ptr(fastTransition(c))
+						}
 						add(e)
 						connected = e.Timestamp
 					}
@@ -644,38 +756,82 @@ func (n *Network) dayOf(c *Client, midnight time.Time, incs []Incident) *day {
 		if connected < 0 || connected >= s.end {
 			continue
 		}
-		d.conns = append(d.conns, conn{from: connected, to: s.end, ap: s.ap})
-		if s.leave {
+		d.conns = append(d.conns, conn{from: connected, to: s.end, ap: s.ap, at: s.at})
+		switch {
+		case s.leave:
 			reason := 8 // leaving the BSS
 			if c.Kind == IoT {
 				reason = 4 // inactivity
 			}
 			add(inter(s.end, 1, 3, reason))
+		case i+1 < len(segs) && segs[i+1].roam && segs[i+1].start == s.end:
+			// It walks to the next AP: it leaves this one where that
+			// one is, with the signal this one gives there.
+			e := inter(s.end, 1, 3, 8)
+			e.RSSI = ptr(n.rssi(c, seg{ap: s.ap, at: segs[i+1].at}, s.end, incs))
+			add(e)
 		}
 	}
 	return d
 }
 
+// fastTransition says whether the client roams with 802.11r: the corp
+// SSID offers it, and its laptops use it.
+func fastTransition(c *Client) bool { return c.Kind == Laptop }
+
+// roamTimes are when a client that leaves its AP at t for another
+// associates there and is authorized: with a fast transition 50 to
+// 150 ms later; else after a scan, with a full 802.1X exchange on corp
+// (0.5 to 1.5 s) or a 4-way handshake (0.4 to 1.2 s). Its own draw, so
+// that the rest of the client's day is drawn as it was.
+func (n *Network) roamTimes(c *Client, t int64) (assoc, auth int64) {
+	r := rng(n.Seed, 13, uint64(c.Index), uint64(t))
+	switch {
+	case fastTransition(c):
+		assoc = t + 20 + r.Int64N(40)
+		return assoc, assoc + 30 + r.Int64N(60)
+	case c.SSID == SSIDCorp:
+		assoc = t + 300 + r.Int64N(500)
+		return assoc, assoc + 200 + r.Int64N(500)
+	}
+	assoc = t + 400 + r.Int64N(700)
+	return assoc, assoc + 30 + r.Int64N(60)
+}
+
+// rssi is the signal (dBm) the client, where segment s puts it, has on
+// s's AP at t.
+func (n *Network) rssi(c *Client, s seg, t int64, incs []Incident) int {
+	v := s.at.signal(s.ap, c.Band5, power(s.ap, c.Band5, t, incs))
+	return max(-95, min(-30, int(math.Round(v))))
+}
+
 func ptr[T any](v T) *T { return &v }
 
-// sample is the client's sample at t on AP a, or false when t has no
-// sample (a client samples every five minutes, at its own offset).
-func (n *Network) sample(c *Client, a *AP, t int64, incs []Incident) Sample {
+// sample is the client's sample at t on its connection cn (a client
+// samples every five minutes, at its own offset): its signal by its
+// distance to the AP and the AP's power, heard by the neighbours by
+// theirs; its SNR over the radio's noise floor; a rate by the signal, less
+// what an incident's noise takes; retries; traffic.
+func (n *Network) sample(c *Client, cn conn, t int64, incs []Incident) Sample {
 	r := rng(n.Seed, 5, uint64(c.Index), uint64(t))
+	a := cn.ap
 	radio := a.Radio(c.Band5)
-	rssi := c.BaseRSSI
-	if a.Index != c.HomeAP {
-		rssi -= 6
-	}
-	rssi += int(gauss(r, 2))
+	rssi := n.rssi(c, seg{ap: a, at: cn.at}, t, incs) + int(gauss(r, 2))
 	rssi = max(-95, min(-30, rssi))
-	// Neighbours hear it less well, unless it sticks to a far AP.
-	nb := rssi - 8 + int(gauss(r, 2))
-	if c.BaseRSSI <= -76 && c.Index%2 == 0 {
-		nb = rssi + 12 + int(gauss(r, 1))
+	jitter := gauss(r, 2)
+	var heard []Observation
+	for _, o := range a.Floor.APs {
+		if o == a {
+			continue
+		}
+		v := n.rssi(c, seg{ap: o, at: cn.at}, t, incs) + int(jitter)
+		if v >= -92 {
+			heard = append(heard, Observation{BSSID: o.Radio(c.Band5).BSSID, RSSI: max(-95, min(-30, v))})
+		}
 	}
-	nb = max(-95, min(-30, nb))
-	rate := rateFor(rssi, c.Band5, r)
+	slices.SortStableFunc(heard, func(x, y Observation) int { return y.RSSI - x.RSSI })
+	noise, rise := n.noise(a, c.Band5, t, incs)
+	rate := rateFor(rssi-rise, c.Band5, r)
 	retry := 2 + r.Float64()*6
 	if rssi < -72 {
 		retry += 8 + r.Float64()*6
@@ -691,18 +847,21 @@ func (n *Network) sample(c *Client, a *AP, t int64, incs []Incident) Sample {
 	}
 	traffic := map[Kind]int64{Laptop: 40 << 20, Phone: 10 << 20, Guest: 15 << 20, IoT: 100 << 10}[c.Kind]
 	tx := r.Int64N(traffic) / 4
-	s := Sample{MacAddress: c.MAC, Timestamp: t, BSSID: radio.BSSID, SSID: c.SSID, Channel: radio.Channel,
-		FrequencyBand: "BAND_2_4_GHZ", RSSI: rssi, DataRateMbps: float64(int(rate*10)) / 10,
-		RetryRatePct: float64(int(retry*10)) / 10, BestNeighborRSSI: &nb, TxBytes: tx, RxBytes: tx * 3,
-		ClientName: c.Name, Username: c.Username}
-	if c.Band5 {
-		s.FrequencyBand = "BAND_5_GHZ"
-	}
-	aps := a.Floor.APs
-	for _, i := range []int{a.Index - 1, a.Index + 1} {
-		if i >= 0 && i < len(aps) {
-			s.ObservedBy = append(s.ObservedBy, Observation{BSSID: aps[i].Radio(c.Band5).BSSID, RSSI: nb - 4*len(s.ObservedBy)})
+	for i := range incs {
+		if in := &incs[i]; in.Kind == CoChannel && busy(in, a, c.Band5, t) {
+			// The other network takes most of the airtime, and frames
+			// collide with its.
+			retry = min(95, retry+20+r.Float64()*15)
+			rate *= 0.2 + 0.15*r.Float64()
 		}
+	}
+	s := Sample{MacAddress: c.MAC, Timestamp: t, BSSID: radio.BSSID, SSID: c.SSID, Channel: radio.Channel,
+		FrequencyBand: bandName(c.Band5), RSSI: rssi, SNR: rssi - noise, DataRateMbps: float64(int(rate*10)) / 10,
+		RetryRatePct: float64(int(retry*10)) / 10, TxBytes: tx, RxBytes: tx * 3,
+		ClientName: c.Name, Username: c.Username}
+	if len(heard) > 0 {
+		s.BestNeighborRSSI = &heard[0].RSSI
+		s.ObservedBy = heard[:min(3, len(heard))]
 	}
 	return s
 }

@@ -58,17 +58,39 @@ func (g *Generator) forget(t int64) {
 	}
 }
 
+// Records are the records of a window of time, each kind oldest first.
+type Records struct {
+	Events  []Event
+	Samples []Sample
+	Radios  []RadioSample
+}
+
 // Window answers the events and samples in [from, to) (ms), oldest first.
 func (g *Generator) Window(from, to int64) ([]Event, []Sample) {
+	rec := g.Records(from, to)
+	return rec.Events, rec.Samples
+}
+
+// radioAt names a radio at a sample time.
+type radioAt struct {
+	ap    *AP
+	band5 bool
+	t     int64
+}
+
+// Records answers the records in [from, to) (ms): the clients' events and
+// samples, and a sample of every radio of every AP that is up at each
+// SampleEvery boundary, with the clients connected to it then.
+func (g *Generator) Records(from, to int64) Records {
 	g.forget(from)
-	var events []Event
-	var samples []Sample
+	var rec Records
+	loads := map[radioAt]load{}
 	for _, c := range g.Net.Clients {
 		localDays(c.Home.Site.TZ, from, to, func(midnight time.Time) {
 			d := g.day(c, midnight)
 			for _, e := range d.events {
 				if e.Timestamp >= from && e.Timestamp < to {
-					events = append(events, e)
+					rec.Events = append(rec.Events, e)
 				}
 			}
 			for _, cn := range d.conns {
@@ -76,18 +98,36 @@ func (g *Generator) Window(from, to int64) ([]Event, []Sample) {
 				// The client's first sample time at or after lo.
 				t := lo + ((c.offset-lo)%SampleEvery+SampleEvery)%SampleEvery
 				for ; t < hi; t += SampleEvery {
-					samples = append(samples, g.Net.sample(c, cn.ap, t, g.Incidents))
+					rec.Samples = append(rec.Samples, g.Net.sample(c, cn, t, g.Incidents))
+				}
+				for t := bucket(lo + SampleEvery - 1); t < hi; t += SampleEvery {
+					k := radioAt{cn.ap, c.Band5, t}
+					l := loads[k]
+					l.clients++
+					l.airtime += airtime[c.Kind]
+					loads[k] = l
 				}
 			}
 		})
 	}
-	slices.SortFunc(events, func(a, b Event) int {
+	aps := g.Net.APs()
+	for t := bucket(from + SampleEvery - 1); t < to; t += SampleEvery {
+		for _, ap := range aps {
+			if down(ap, t, g.Incidents) {
+				continue
+			}
+			for _, band5 := range []bool{false, true} {
+				rec.Radios = append(rec.Radios, g.Net.radioSample(ap, band5, t, loads[radioAt{ap, band5, t}], g.Incidents))
+			}
+		}
+	}
+	slices.SortFunc(rec.Events, func(a, b Event) int {
 		return cmp.Or(cmp.Compare(a.Timestamp, b.Timestamp), cmp.Compare(a.MacAddress, b.MacAddress))
 	})
-	slices.SortFunc(samples, func(a, b Sample) int {
+	slices.SortFunc(rec.Samples, func(a, b Sample) int {
 		return cmp.Or(cmp.Compare(a.Timestamp, b.Timestamp), cmp.Compare(a.MacAddress, b.MacAddress))
 	})
-	return events, samples
+	return rec
 }
 
 // Associated counts the clients connected to each AP at t.

@@ -129,6 +129,9 @@ type Client struct {
 	// the day and now and then another.
 	Flaky  bool
 	offset int64
+	// desk is where it sits, in its usual AP's cell, at the distance
+	// where that AP gives it BaseRSSI.
+	desk spot
 }
 
 // Sizes are the sizes of a simulated network.
@@ -224,6 +227,8 @@ func NewNetwork(seed uint64, sz Sizes, tz *time.Location) *Network {
 		}
 		c.Flaky = r.Float64() < 0.04
 		c.offset = int64(r.IntN(300)) * 1000 // its place in the 5-minute sample cycle
+		// Its own draw, so that the traits above stay what they were.
+		c.desk = placeNear(c.Home.APs[c.HomeAP], c.Band5, float64(c.BaseRSSI), rng(seed, 8, uint64(i)))
 		n.Clients = append(n.Clients, c)
 	}
 	return n

@@ -42,6 +42,7 @@ type Config struct {
 type LiveRound struct {
 	Until           time.Time // the round sent the records up to this time
 	Events, Samples int
+	Radios          int // AP radio samples
 	APs             int // AP reports (heartbeats)
 	Took            time.Duration
 }
@@ -82,6 +83,7 @@ type Summary struct {
 	Clients    int               `json:"clients"`
 	Events     int64             `json:"events"`
 	Stats      int64             `json:"stats"`
+	RadioStats int64             `json:"radioStats"`
 	Duplicates int64             `json:"duplicates"`
 	Rejected   int64             `json:"rejected"`
 	Incidents  []IncidentSummary `json:"incidents,omitempty"`
@@ -110,8 +112,8 @@ type IncidentSummary struct {
 
 // counts are the running totals of a run.
 type counts struct {
-	events, stats, duplicates, rejected, sent atomic.Int64
-	firstRejection                            atomic.Pointer[string]
+	events, stats, radios, duplicates, rejected, sent atomic.Int64
+	firstRejection                                    atomic.Pointer[string]
 }
 
 // Run drives the server behind a: it checks that it is wnms, logs in,
@@ -150,7 +152,8 @@ func Run(ctx context.Context, a *API, cfg Config, sum *Summary) error {
 	g := NewGenerator(n, incs)
 	var c counts
 	defer func() {
-		sum.Events, sum.Stats, sum.Duplicates, sum.Rejected = c.events.Load(), c.stats.Load(), c.duplicates.Load(), c.rejected.Load()
+		sum.Events, sum.Stats, sum.RadioStats = c.events.Load(), c.stats.Load(), c.radios.Load()
+		sum.Duplicates, sum.Rejected = c.duplicates.Load(), c.rejected.Load()
 	}()
 	from := end.Add(-time.Duration(cfg.Days) * 24 * time.Hour)
 	if cfg.Start.After(from) {
@@ -175,34 +178,37 @@ func Run(ctx context.Context, a *API, cfg Config, sum *Summary) error {
 const chunk = time.Hour
 
 // backfill sends the records of [from, to): one goroutine draws them an
-// hour at a time, two send them in batches.
+// hour at a time; one sends the clients' events and samples in batches,
+// in order, since the server finds a client's roams from the order of its
+// records (a record older than what it knows of the client finds none);
+// one sends the radio samples beside them.
 func backfill(ctx context.Context, a *API, g *Generator, cfg Config, from, to int64, c *counts) error {
 	if from >= to {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	type batch struct {
-		events  []Event
-		samples []Sample
-	}
-	batches := make(chan batch, 4)
+	clients, radios := make(chan Records, 4), make(chan Records, 4)
 	var drawn atomic.Int64 // simulated ms drawn so far, for the progress line
 	go func() {
-		defer close(batches)
-		for t := from; t < to; t += chunk.Milliseconds() {
-			events, samples := g.Window(t, min(t+chunk.Milliseconds(), to))
-			for len(events) > 0 || len(samples) > 0 {
-				var b batch
-				k := min(len(events), cfg.Batch)
-				b.events, events = events[:k], events[k:]
-				k = min(len(samples), cfg.Batch-k)
-				b.samples, samples = samples[:k], samples[k:]
+		defer close(clients)
+		defer close(radios)
+		put := func(ch chan<- Records, rec Records) bool {
+			for len(rec.Events) > 0 || len(rec.Samples) > 0 || len(rec.Radios) > 0 {
+				var b Records
+				b, rec = cut(rec, cfg.Batch)
 				select {
-				case batches <- b:
+				case ch <- b:
 				case <-ctx.Done():
-					return
+					return false
 				}
+			}
+			return true
+		}
+		for t := from; t < to; t += chunk.Milliseconds() {
+			rec := g.Records(t, min(t+chunk.Milliseconds(), to))
+			if !put(clients, Records{Events: rec.Events, Samples: rec.Samples}) || !put(radios, Records{Radios: rec.Radios}) {
+				return
 			}
 			drawn.Store(min(t+chunk.Milliseconds(), to) - from)
 		}
@@ -212,12 +218,12 @@ func backfill(ctx context.Context, a *API, g *Generator, cfg Config, from, to in
 	var wg sync.WaitGroup
 	var once sync.Once
 	var firstErr error
-	for range 2 {
+	for _, batches := range []chan Records{clients, radios} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for b := range batches {
-				if err := send(ctx, a, b.events, b.samples, c); err != nil {
+				if err := send(ctx, a, b, c); err != nil {
 					once.Do(func() { firstErr = err; cancel() })
 					return
 				}
@@ -231,16 +237,31 @@ func backfill(ctx context.Context, a *API, g *Generator, cfg Config, from, to in
 	return ctx.Err()
 }
 
-// send ingests events and samples and counts the answers.
-func send(ctx context.Context, a *API, events []Event, samples []Sample, c *counts) error {
+// cut answers the first batch records of rec (events first, then
+// client samples, then radio samples) and the rest.
+func cut(rec Records, batch int) (first, rest Records) {
+	k := min(len(rec.Events), batch)
+	first.Events, rest.Events = rec.Events[:k], rec.Events[k:]
+	batch -= k
+	k = min(len(rec.Samples), batch)
+	first.Samples, rest.Samples = rec.Samples[:k], rec.Samples[k:]
+	batch -= k
+	k = min(len(rec.Radios), batch)
+	first.Radios, rest.Radios = rec.Radios[:k], rec.Radios[k:]
+	return first, rest
+}
+
+// send ingests a batch of records and counts the answers.
+func send(ctx context.Context, a *API, b Records, c *counts) error {
 	for _, part := range []struct {
 		kind string
 		n    int
 		f    func() (IngestResult, error)
 		into *atomic.Int64
 	}{
-		{"clientevents", len(events), func() (IngestResult, error) { return Ingest(ctx, a, "clientevents", events) }, &c.events},
-		{"clientstats", len(samples), func() (IngestResult, error) { return Ingest(ctx, a, "clientstats", samples) }, &c.stats},
+		{"clientevents", len(b.Events), func() (IngestResult, error) { return Ingest(ctx, a, "clientevents", b.Events) }, &c.events},
+		{"clientstats", len(b.Samples), func() (IngestResult, error) { return Ingest(ctx, a, "clientstats", b.Samples) }, &c.stats},
+		{"radiostats", len(b.Radios), func() (IngestResult, error) { return Ingest(ctx, a, "radiostats", b.Radios) }, &c.radios},
 	} {
 		if part.n == 0 {
 			continue
@@ -312,8 +333,8 @@ func live(ctx context.Context, a *API, g *Generator, cfg Config, from int64, c *
 	for {
 		t0 := time.Now()
 		now := t0.UnixMilli()
-		events, samples := g.Window(from, now)
-		err := sendAll(ctx, a, events, samples, cfg.Batch, c)
+		rec := g.Records(from, now)
+		err := sendAll(ctx, a, rec, cfg.Batch, c)
 		aps := 0
 		if err == nil {
 			aps, err = heartbeats(ctx, a, g, now)
@@ -329,7 +350,8 @@ func live(ctx context.Context, a *API, g *Generator, cfg Config, from int64, c *
 				cfg.OnSent(time.UnixMilli(now))
 			}
 			if cfg.OnRound != nil {
-				cfg.OnRound(LiveRound{Until: time.UnixMilli(now), Events: len(events), Samples: len(samples), APs: aps, Took: time.Since(t0)})
+				cfg.OnRound(LiveRound{Until: time.UnixMilli(now), Events: len(rec.Events), Samples: len(rec.Samples), Radios: len(rec.Radios),
+					APs: aps, Took: time.Since(t0)})
 			}
 		}
 		select {
@@ -340,16 +362,12 @@ func live(ctx context.Context, a *API, g *Generator, cfg Config, from int64, c *
 	}
 }
 
-// sendAll sends events and samples in batches of at most batch records.
-func sendAll(ctx context.Context, a *API, events []Event, samples []Sample, batch int, c *counts) error {
-	for len(events) > 0 || len(samples) > 0 {
-		k := min(len(events), batch)
-		e := events[:k]
-		events = events[k:]
-		k = min(len(samples), batch-len(e))
-		s := samples[:k]
-		samples = samples[k:]
-		if err := send(ctx, a, e, s, c); err != nil {
+// sendAll sends records in batches of at most batch records.
+func sendAll(ctx context.Context, a *API, rec Records, batch int, c *counts) error {
+	for len(rec.Events) > 0 || len(rec.Samples) > 0 || len(rec.Radios) > 0 {
+		var b Records
+		b, rec = cut(rec, batch)
+		if err := send(ctx, a, b, c); err != nil {
 			return err
 		}
 	}
@@ -426,12 +444,17 @@ type radioRecord struct {
 	Channel    int    `json:"channel"`
 }
 
+func (a *AP) position() *position {
+	x, y := a.Position()
+	return &position{X: x, Y: y}
+}
+
 func apRecordOf(ap *AP) apRecord {
 	return apRecord{Type: "ap", MacAddress: ap.MAC, Name: ap.Name, Model: "SIM-AP-520", IPAddress: ap.IP,
 		LocationID: locID{"locallocationid", ap.Floor.LocID}, SoftwareVersion: "1.0.0", VendorName: Vendor,
 		DeviceCapability: 3, Placed: true, // 802.11n and 802.11ac
-		// In a row along the corridor of layoutOf, 12 m apart.
-		Position: &position{X: 6 + 12*float64(ap.Index), Y: 16},
+		// In a row along the corridor of layoutOf.
+		Position: ap.position(),
 		Radios:   []radioRecord{{ap.Radio24.BSSID, "N", ap.Radio24.Channel}, {ap.Radio5.BSSID, "AC", ap.Radio5.Channel}}}
 }
 
@@ -520,7 +543,7 @@ func Setup(ctx context.Context, a *API, n *Network) error {
 // layoutOf is a floor 10 m deep with room for its APs along a corridor:
 // concrete outer walls and a glass wall between offices and corridor.
 func layoutOf(f *Floor) map[string]any {
-	length := float64(max(20, 12*len(f.APs)))
+	length := floorLength(f)
 	wall := func(x, y, breadth, angle float64, material string) map[string]any {
 		return map[string]any{"type": "RectangularObstacle", "centerX": x, "centerY": y, "angle": angle,
 			"thickness": 0.3, "materialId": material, "breadth": breadth, "height": 3}

@@ -39,6 +39,8 @@ var causes = map[string]Cause{
 	APDown:         {"association", 1, 102, "Association timed out"},
 	BadAP:          {"association", 1, 101, "Association rejected by AP"},
 	Interference:   {"performance", 0, 0, "High retry rate and low data rate"},
+	CoverageHole:   {"performance", 0, 0, "Low RSSI"},
+	CoChannel:      {"performance", 0, 0, "High retry rate"},
 }
 
 // Truth is the ground truth of a placed incident (its summary): its kind,
@@ -73,8 +75,35 @@ func (in Incident) Truth() IncidentSummary {
 		is.Channel = InterferenceChannel
 		is.Band = "BAND_5_GHZ"
 		is.Scope, is.Equivalent = interferenceScope(s)
+	case CoverageHole:
+		// Both radios lose their power: the AP's clients, whatever their
+		// band.
+		is.AP = in.AP.Name
+		is.Scope = Scope{"ap", in.AP.MAC, in.AP.Name}
+	case CoChannel:
+		// Its 5 GHz radio's clients: the AP, and the channel when no
+		// other radio of the site is on it.
+		is.AP, is.Band, is.Channel = in.AP.Name, "BAND_5_GHZ", in.AP.Radio5.Channel
+		is.Scope = Scope{"ap", in.AP.MAC, in.AP.Name}
+		if alone(s, in.AP) {
+			ch := strconv.Itoa(in.AP.Radio5.Channel)
+			is.Equivalent = []Scope{{"channel", ch, "5 GHz channel " + ch}}
+		}
 	}
 	return is
+}
+
+// alone says whether a's 5 GHz radio is the only one of site s on its
+// channel.
+func alone(s *Site, a *AP) bool {
+	for _, f := range s.Floors {
+		for _, o := range f.APs {
+			if o != a && o.Radio5.Channel == a.Radio5.Channel {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // interferenceScope is where an interference incident at site s is: its

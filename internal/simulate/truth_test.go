@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,21 +13,21 @@ import (
 )
 
 // everyKind places one incident of each kind on a Wednesday's office
-// hours, alternating sites, 50 minutes apart.
+// hours, alternating sites, one after the other.
 func everyKind(n *Network) []Incident {
 	var incs []Incident
 	for i, k := range IncidentKinds {
-		incs = append(incs, Incident{Kind: k, Ago: 7*time.Hour - time.Duration(i)*50*time.Minute})
+		incs = append(incs, Incident{Kind: k, Ago: 7*time.Hour + 30*time.Minute - time.Duration(i)*IncidentLength})
 	}
 	return n.Place(incs, wed)
 }
 
 // tally is what the events of one site in a window show.
 type tally struct {
-	tried, failing map[string]bool // clients
-	byCause        map[[2]int]map[string]bool
-	failOnBSSID    map[[2]int]map[string]int // failures by cause and BSSID
-	dhcpLatency    []int64                   // of Successes that ran DHCP
+	tried, failing map[string]bool            // clients
+	byCause        map[[2]int]map[string]bool // each failing client by its most frequent failure
+	failOnBSSID    map[[2]int]map[string]int  // failures by cause and BSSID
+	dhcpLatency    []int64                    // of Successes that ran DHCP
 }
 
 func tallyOf(n *Network, events []Event, site *Site, from, to int64) tally {
@@ -37,6 +38,7 @@ func tallyOf(n *Network, events []Event, site *Site, from, to int64) tally {
 		}
 	}
 	t := tally{tried: map[string]bool{}, failing: map[string]bool{}, byCause: map[[2]int]map[string]bool{}, failOnBSSID: map[[2]int]map[string]int{}}
+	perClient := map[string]map[[2]int]int{}
 	for _, e := range events {
 		if e.Timestamp < from || e.Timestamp >= to || e.EventType == "Intermediate" || !onSite[e.BSSID] {
 			continue
@@ -50,14 +52,29 @@ func tallyOf(n *Network, events []Event, site *Site, from, to int64) tally {
 		}
 		t.failing[e.MacAddress] = true
 		k := [2]int{e.FailureCode, e.SubFailureCode}
-		if t.byCause[k] == nil {
-			t.byCause[k] = map[string]bool{}
+		if perClient[e.MacAddress] == nil {
+			perClient[e.MacAddress] = map[[2]int]int{}
 		}
-		t.byCause[k][e.MacAddress] = true
+		perClient[e.MacAddress][k]++
 		if t.failOnBSSID[k] == nil {
 			t.failOnBSSID[k] = map[string]int{}
 		}
 		t.failOnBSSID[k][e.BSSID]++
+	}
+	// Each failing client counts for its most frequent failure (ties:
+	// the lower codes), as the server counts it.
+	for mac, causes := range perClient {
+		var k [2]int
+		most := 0
+		for c, v := range causes {
+			if v > most || v == most && (c[0] < k[0] || c[0] == k[0] && c[1] < k[1]) {
+				k, most = c, v
+			}
+		}
+		if t.byCause[k] == nil {
+			t.byCause[k] = map[string]bool{}
+		}
+		t.byCause[k][mac] = true
 	}
 	return t
 }
@@ -104,8 +121,8 @@ func everyKindMatches(t *testing.T, seed uint64) {
 			t.Errorf("%s: %d of %d clients fail at the other site, %d of %d the day before", in.Kind,
 				len(calm.failing), len(calm.tried), len(before.failing), len(before.tried))
 		}
-		if in.Kind == Interference {
-			continue // below
+		if truth.Cause.Stage == "performance" {
+			continue // below, and in radio_test.go
 		}
 		cause, k := hit.dominant()
 		if cause != [2]int{truth.Cause.FailureCode, truth.Cause.SubFailureCode} || k < 5 || k < 3*len(before.byCause[cause]) {
@@ -175,7 +192,7 @@ func everyKindMatches(t *testing.T, seed uint64) {
 		}
 	}
 
-	inf := incs[len(incs)-1]
+	inf := incs[slices.Index(IncidentKinds, Interference)]
 	var hitRetry, hitN float64
 	for _, s := range samples {
 		if s.Timestamp >= inf.From && s.Timestamp < inf.To && s.Channel == InterferenceChannel && clients[s.MacAddress].Home.Site == inf.Site {
@@ -265,13 +282,15 @@ func TestTruth(t *testing.T) {
 		APDown:         {"association", 102, Scope{"ap", incs[5].Site.Floors[0].APs[0].MAC, "S2-F1-AP1"}},
 		BadAP:          {"association", 101, Scope{"ap", incs[6].Site.Floors[1].APs[3].MAC, "S1-F2-AP4"}},
 		Interference:   {"performance", 0, Scope{"channel", "36", "5 GHz channel 36"}},
+		CoverageHole:   {"performance", 0, Scope{"ap", incs[8].Site.Floors[0].APs[3].MAC, "S1-F1-AP4"}},
+		CoChannel:      {"performance", 0, Scope{"ap", incs[9].Site.Floors[1].APs[2].MAC, "S2-F2-AP3"}},
 	}
 	for i, tr := range truths {
 		w := want[tr.Kind]
 		if tr.Cause.Stage != w.stage || tr.Cause.SubFailureCode != w.sub || tr.Scope != w.scope {
 			t.Errorf("%s: %+v", tr.Kind, tr)
 		}
-		from := wed.Add(-7*time.Hour + time.Duration(i)*50*time.Minute)
+		from := wed.Add(-7*time.Hour - 30*time.Minute + time.Duration(i)*IncidentLength)
 		if tr.From != from.Format(time.RFC3339) || tr.FromMs != ms(from) || tr.ToMs-tr.FromMs != IncidentLength.Milliseconds() {
 			t.Errorf("%s: window %s–%s", tr.Kind, tr.From, tr.To)
 		}
