@@ -60,6 +60,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +83,7 @@ var (
 	days     = flag.Int("days", 8, "days of backfill (the last five are scored)")
 	endText  = flag.String("end", "2026-11-20T18:00:00Z", "end of the backfill (RFC 3339); a Friday evening puts five weekdays in the scored window")
 	asJSON   = flag.Bool("json", false, "also print the reports as JSON")
+	kindsArg = flag.String("kinds", "", "comma-separated incident kinds to inject (default: every kind the simulator knows)")
 	why      = flag.Bool("why", false, "explain every incident's scope on stderr (the wrong ones are always explained)")
 	// explainArg prints the data points of the floors of an incident's
 	// site around it (explain.go): for the incidents missed or found late
@@ -106,6 +108,15 @@ func main() {
 	if err := sz.Check(); err != nil {
 		log.Fatal(err)
 	}
+	kinds := simulate.IncidentKinds
+	if *kindsArg != "" {
+		kinds = strings.Split(*kindsArg, ",")
+		for _, k := range kinds {
+			if !slices.Contains(simulate.IncidentKinds, k) {
+				log.Fatalf("-kinds: %q is not one of %s", k, strings.Join(simulate.IncidentKinds, ", "))
+			}
+		}
+	}
 	ctx := context.Background()
 	var base, list []Run
 	served := true
@@ -113,7 +124,7 @@ func main() {
 	byBaseline := map[string]*[2]int{"clientsconnectivity": {}, "clientsperformance": {}}
 	for i := range *seeds {
 		seed := *firstArg + uint64(i)
-		incs := plan(seed, sz.Sites, end)
+		incs := plan(seed, kinds, sz.Sites, end)
 		t0 := time.Now()
 		with, err := runOnce(ctx, seed, sz, end, incs)
 		if err != nil {
@@ -146,7 +157,6 @@ func main() {
 	}
 	what := fmt.Sprintf("%s, %d seeds, %d sites × %d floors × %d APs, %d clients, %d days (last %d scored)",
 		engine, *seeds, sz.Sites, sz.Floors, sz.APsPerFloor, sz.Clients, *days, scoredDays)
-	kinds := simulate.IncidentKinds
 	rb, rl := Score(base, kinds, served), Score(list, kinds, served)
 	fmt.Print(rb.Markdown("Anomalous slots from the baselines (" + what + ")"))
 	fmt.Println()
@@ -184,11 +194,11 @@ func main() {
 	}
 }
 
-// plan draws the incidents of a seed: one of every kind, on the weekdays
+// plan draws the incidents of a seed: one of each kind, on the weekdays
 // of the scored window, each on its own (site, day), between 9:30 and
 // 16:00 UTC. Incident i goes to site i modulo the sites (as Place puts
 // it), on a day drawn for it.
-func plan(seed uint64, nSites int, end time.Time) []simulate.Incident {
+func plan(seed uint64, kinds []string, nSites int, end time.Time) []simulate.Incident {
 	r := rand.New(rand.NewPCG(seed, 0x5c0e))
 	var weekdays []time.Time
 	for d := range scoredDays {
@@ -199,7 +209,6 @@ func plan(seed uint64, nSites int, end time.Time) []simulate.Incident {
 	}
 	used := map[[2]int]bool{}
 	var out []simulate.Incident
-	kinds := simulate.IncidentKinds
 	order := r.Perm(len(kinds))
 	for i, k := range order {
 		site := i % nSites
