@@ -55,7 +55,7 @@ func (s *Service) ingestEvents(ctx context.Context, c *wnms.Caller, n int,
 		},
 		update: (*Event).ClientUpdate,
 		store: func(ctx context.Context, good []*Event, clients map[int64]wnms.ClientUpdate) (int, error) {
-			roams, err := s.findRoams(ctx, c.CustomerID(), good)
+			roams, moved, err := s.findRoams(ctx, c.CustomerID(), good)
 			if err != nil {
 				return 0, err
 			}
@@ -71,7 +71,7 @@ func (s *Service) ingestEvents(ctx context.Context, c *wnms.Caller, n int,
 			if err != nil {
 				return 0, err
 			}
-			s.heardEvents(c.CustomerID(), good)
+			s.heardEvents(c.CustomerID(), moved)
 			return n, nil
 		},
 	})

@@ -41,9 +41,14 @@ func TestRoamsFoundAtIngest(t *testing.T) {
 			return fmt.Sprintf(`{"macAddress":%q,"bssid":%q,"channel":36,"ssid":"corp","timestamp":%d,"eventType":"Intermediate","categoryCode":1,"typeCode":3,"subTypeCode":8}`, mac, bssid, ts)
 		}
 		const good, ft, weak, late, other, failed = "aa:00:00:00:00:01", "aa:00:00:00:00:02", "aa:00:00:00:00:03", "aa:00:00:00:00:04", "aa:00:00:00:00:05", "aa:00:00:00:00:06"
+		const stepped, failedJoin = "aa:00:00:00:00:07", "aa:00:00:00:00:08"
+		step := func(mac, bssid string, ts int64, cat, typ int, rssi string) string {
+			return fmt.Sprintf(`{"macAddress":%q,"bssid":%q,"channel":40,"ssid":"corp","timestamp":%d,"eventType":"Intermediate","categoryCode":%d,"typeCode":%d%s}`,
+				mac, bssid, ts, cat, typ, rssi)
+		}
 		e.Admin.Expect(200, "POST", "/V5/ingest/clientstats", json.RawMessage("["+strings.Join([]string{
 			sample(good, a1, at(0), -70), sample(ft, a1, at(0), -65), sample(weak, a1, at(0), -66),
-			sample(late, a1, at(0), -70), sample(other, a1, at(0), -70), sample(failed, a1, at(0), -70),
+			sample(late, a1, at(0), -70), sample(other, a1, at(0), -70), sample(failed, a1, at(0), -70), sample(stepped, a1, at(0), -70), sample(failedJoin, a1, at(0), -70),
 		}, ",")+"]"))
 		events := "[" + strings.Join([]string{
 			// Leaves ap-1 at 1 s, authorized on ap-2 at 2.2 s: 1.2 s, not slow.
@@ -58,12 +63,23 @@ func TestRoamsFoundAtIngest(t *testing.T) {
 			strings.Replace(success(other, a2, at(2000), at(2100), -60, ""), `"ssid":"corp"`, `"ssid":"guest"`, 1),
 			// A failure to join: no roam.
 			fmt.Sprintf(`{"macAddress":%q,"bssid":%q,"channel":40,"ssid":"corp","timestamp":%d,"eventType":"Failure","failureCode":2,"subFailureCode":201}`, failed, a2, at(2000)),
+			// Leaves at 1 s (its signal then -77), associates to ap-2 at
+			// 1.2 s, 802.1X there, authorized at 1.8 s: the roam is
+			// recorded at the Success, 800 ms, from -77 to the association's -58.
+			strings.Replace(leave(stepped, a1, at(1000)), `"subTypeCode":8`, `"subTypeCode":8,"rssi":-77`, 1),
+			step(stepped, a2, at(1200), 1, 1, `,"rssi":-58`), step(stepped, a2, at(1300), 2, 10, ""),
+			strings.Replace(success(stepped, a2, at(1900), at(1800), -58, ""), `,"rssi":-58`, "", 1),
+			// Leaves, associates to ap-2, fails there (a wrong key): its
+			// Success 19 s later is a connection of its own, no roam.
+			leave(failedJoin, a1, at(1000)), step(failedJoin, a2, at(1200), 1, 1, ""),
+			fmt.Sprintf(`{"macAddress":%q,"bssid":%q,"channel":40,"ssid":"corp","timestamp":%d,"eventType":"Failure","failureCode":2,"subFailureCode":201}`, failedJoin, a2, at(1500)),
+			success(failedJoin, a2, at(20_000), at(20_100), -60, ""),
 		}, ",") + "]"
 		for range 2 { // the retry stores no roam twice
 			var res struct{ Accepted, Duplicates int }
 			e.Admin.Expect(200, "POST", "/V5/ingest/clientevents", json.RawMessage(events)).Decode(t, &res)
-			if res.Accepted+res.Duplicates != 7 {
-				t.Fatalf("ingest: %+v, want the 7 records counted (roams are not)", res)
+			if res.Accepted+res.Duplicates != 15 {
+				t.Fatalf("ingest: %+v, want the 15 records counted (roams are not)", res)
 			}
 		}
 		type roam struct {
@@ -97,6 +113,7 @@ func TestRoamsFoundAtIngest(t *testing.T) {
 			{good, 1200, false, false, false, -70, -60, 0},
 			{ft, 600, true, true, false, -65, -62, 1},
 			{weak, 3100, false, true, true, -66, -74, 0},
+			{stepped, 800, false, false, false, -77, -58, 0},
 		} {
 			got := roams(tc.mac)
 			if len(got) != 1 {
@@ -110,7 +127,7 @@ func TestRoamsFoundAtIngest(t *testing.T) {
 				t.Errorf("%s: %+v, want latency %d ft %v slow %v suboptimal %v rssi %d → %d", tc.mac, r, tc.latency, tc.ft, tc.slow, tc.suboptimal, tc.before, tc.after)
 			}
 		}
-		for _, mac := range []string{late, other, failed} {
+		for _, mac := range []string{late, other, failed, failedJoin} {
 			if got := roams(mac); len(got) != 0 {
 				t.Errorf("%s: roams %+v, want none", mac, got)
 			}
