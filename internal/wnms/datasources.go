@@ -186,57 +186,43 @@ func ParseDataSources(body []byte, current *DataSources) (*DataSources, error) {
 	return d, nil
 }
 
-// resolveSecrets replaces masked secrets by the stored ones.
+// resolveSecrets replaces masked secrets by the stored ones: an
+// upstream's of the same address, a source's or poller's of the same name.
 func (d *DataSources) resolveSecrets(cur *DataSources) error {
-	for _, l := range []struct {
-		field     string
-		ups, prev []RadiusUpstream
-	}{{"radius.upstreams", d.Radius.Upstreams, cur.Radius.Upstreams},
-		{"radius.accountingUpstreams", d.Radius.AccountingUpstreams, cur.Radius.AccountingUpstreams}} {
-		for i := range l.ups {
-			if l.ups[i].Secret != SecretMask {
-				continue
-			}
-			found := false
-			for _, p := range l.prev {
-				if p.Address == l.ups[i].Address {
-					l.ups[i].Secret, found = p.Secret, true
-					break
-				}
-			}
-			if !found {
-				return Invalid(fmt.Sprintf("%s[%d].secret", l.field, i), "masked, but no stored upstream has address %q", l.ups[i].Address)
-			}
+	ups := func(u *RadiusUpstream) (string, *string) { return u.Address, &u.Secret }
+	for _, err := range []error{
+		keepMasked(d.Radius.Upstreams, cur.Radius.Upstreams, ups, "radius.upstreams", "secret", "upstream has address"),
+		keepMasked(d.Radius.AccountingUpstreams, cur.Radius.AccountingUpstreams, ups, "radius.accountingUpstreams", "secret", "upstream has address"),
+		keepMasked(d.Sources, cur.Sources, func(s *DataSource) (string, *string) { return s.Name, &s.RadiusSecret },
+			"sources", "radiusSecret", "source is named"),
+		keepMasked(d.Pollers, cur.Pollers, func(p *Poller) (string, *string) { return p.Name, &p.Password },
+			"pollers", "password", "poller is named"),
+	} {
+		if err != nil {
+			return err
 		}
 	}
-	for i := range d.Sources {
-		if d.Sources[i].RadiusSecret != SecretMask {
+	return nil
+}
+
+// keepMasked gives each entry of list whose secret is SecretMask the
+// secret of the entry of prev with the same key; one no stored entry
+// matches is refused, naming field[i].secret.
+func keepMasked[T any](list, prev []T, of func(*T) (key string, secret *string), field, secret, missing string) error {
+	for i := range list {
+		k, sec := of(&list[i])
+		if *sec != SecretMask {
 			continue
 		}
 		found := false
-		for _, p := range cur.Sources {
-			if p.Name == d.Sources[i].Name {
-				d.Sources[i].RadiusSecret, found = p.RadiusSecret, true
+		for j := range prev {
+			if pk, ps := of(&prev[j]); pk == k {
+				*sec, found = *ps, true
 				break
 			}
 		}
 		if !found {
-			return Invalid(fmt.Sprintf("sources[%d].radiusSecret", i), "masked, but no stored source is named %q", d.Sources[i].Name)
-		}
-	}
-	for i := range d.Pollers {
-		if d.Pollers[i].Password != SecretMask {
-			continue
-		}
-		found := false
-		for _, p := range cur.Pollers {
-			if p.Name == d.Pollers[i].Name {
-				d.Pollers[i].Password, found = p.Password, true
-				break
-			}
-		}
-		if !found {
-			return Invalid(fmt.Sprintf("pollers[%d].password", i), "masked, but no stored poller is named %q", d.Pollers[i].Name)
+			return Invalid(fmt.Sprintf("%s[%d].%s", field, i, secret), "masked, but no stored %s %q", missing, k)
 		}
 	}
 	return nil
