@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -202,9 +203,36 @@ type eventReader struct {
 	br *bufio.Reader
 }
 
+// eventReadBuffer is an event stream's read buffer. A stream lasts as
+// long as the poller follows the AP, one for each of its interfaces, so
+// the buffer is kept small (hostapd's events are a few hundred bytes);
+// a longer line is gathered apart, up to MaxEventLineBytes. A buffer of
+// MaxEventLineBytes held 64 KiB per interface of every AP followed: 34
+// MB of the heap at 500 APs (docs/bench-pollers.md).
+const eventReadBuffer = 4 << 10
+
 func newEventReader(r io.Reader) *eventReader {
-	// Room for the longest line allowed and its "\r\n".
-	return &eventReader{br: bufio.NewReaderSize(r, MaxEventLineBytes+2)}
+	return &eventReader{br: bufio.NewReaderSize(r, eventReadBuffer)}
+}
+
+// readLine reads a line with its end, or fails with errLineTooLong when
+// it has more than MaxEventLineBytes before its "\r\n".
+func (r *eventReader) readLine() ([]byte, error) {
+	line, err := r.br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	long := slices.Clone(line)
+	for {
+		line, err = r.br.ReadSlice('\n')
+		if len(long)+len(line) > MaxEventLineBytes+2 {
+			return nil, errLineTooLong
+		}
+		long = append(long, line...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return long, err
+		}
+	}
 }
 
 // next gives the next event's type ("message" when the stream names
@@ -217,10 +245,7 @@ func (r *eventReader) next() (string, []byte, error) {
 	var data []byte
 	hasData := false
 	for {
-		line, err := r.br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			return "", nil, errLineTooLong
-		}
+		line, err := r.readLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return "", nil, io.EOF

@@ -446,6 +446,12 @@ func TestSubscribe(t *testing.T) {
 		t.Errorf("event after a bad one: %+v", e)
 	}
 
+	// A line longer than the read buffer, within the cap, is read whole.
+	srv.Publish(obj, "auth", map[string]any{"address": "02:00:00:00:00:03", "pad": strings.Repeat("y", ubus.MaxEventLineBytes-100)})
+	if e := <-events; e.Type != "auth" || e.Address != "02:00:00:00:00:03" {
+		t.Errorf("event of a long line: %+v", e)
+	}
+
 	// A line over the cap ends the stream.
 	srv.PublishRaw(obj, "data: "+strings.Repeat("x", ubus.MaxEventLineBytes)+"\n\n")
 	if e := kind(t, <-errs, ubus.ErrBadReply); !strings.Contains(e.Error(), "line over") {
