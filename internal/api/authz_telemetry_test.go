@@ -153,6 +153,13 @@ func TestAuthzTelemetry(t *testing.T) {
 				f.E.Admin.Expect(200, "GET", "/v2/devices/aps?sortcolumn=boxid&sortascending=false", nil).Decode(t, &aps)
 				return "GET", fmt.Sprintf("/V5/devices/manageddevices/%d/radiostatistics", aps[0].BoxID), nil
 			}},
+		{name: "PUT manageddevices/{boxId}/position", allowed: opUp, ok: 200, foreign: 404, foreignCode: wnms.ResourceNotFound,
+			request: func(t *testing.T, f *authzFixture, _ authzTarget) (string, string, any) {
+				markAP(t, f)
+				var aps []struct{ BoxID int64 }
+				f.E.Admin.Expect(200, "GET", "/v2/devices/aps?sortcolumn=boxid&sortascending=false", nil).Decode(t, &aps)
+				return "PUT", fmt.Sprintf("/V5/devices/manageddevices/%d/position", aps[0].BoxID), json.RawMessage(`{"position":{"x":3,"y":4}}`)
+			}},
 		{name: "GET observingmanageddevices", allowed: allRoles, ok: 200, foreign: 404, foreignCode: wnms.ResourceNotFound,
 			request: func(t *testing.T, f *authzFixture, _ authzTarget) (string, string, any) {
 				box, _ := markClient(t, f)

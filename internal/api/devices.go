@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"mime"
 	"net/http"
 	"slices"
@@ -382,5 +383,44 @@ func (s *Server) observers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpkit.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// placeAP is PUT /devices/manageddevices/{boxId}/position (an extension):
+// {"position": {x, y}} puts the AP there on its floor's layout,
+// {"position": null} takes it off the plan. Only the position changes.
+func (s *Server) placeAP(w http.ResponseWriter, r *http.Request) error {
+	box, err := httpkit.PathInt(r, "boxId")
+	if err != nil {
+		return err
+	}
+	body, err := httpkit.ReadJSON(w, r, httpkit.MaxJSONBody)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Position json.RawMessage `json:"position"`
+	}
+	if err := wnms.DecodeJSONObject(body, &in); err != nil {
+		return err
+	}
+	if in.Position == nil {
+		return wnms.Invalid("position", "required ({\"x\", \"y\"}, or null to take the AP off the plan)")
+	}
+	var pos *telemetry.PositionInput
+	if string(in.Position) != "null" {
+		pos = new(telemetry.PositionInput)
+		if err := wnms.DecodeJSONObject(in.Position, pos); err != nil {
+			return err
+		}
+	}
+	placed, err := s.Telemetry.PlaceAP(r.Context(), wnms.CallerFrom(r.Context()), box, pos)
+	if err != nil {
+		return err
+	}
+	httpkit.WriteJSON(w, http.StatusOK, struct {
+		BoxID    int64          `json:"boxId"`
+		Position *wnms.Position `json:"position"`
+	}{box, placed})
 	return nil
 }

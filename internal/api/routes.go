@@ -91,6 +91,7 @@ func (s *Server) routes() {
 	s.handle("GET /devices/clients/statistics/trend", anyRole, fanOut, s.clientTrend)
 	s.handle("GET /devices/manageddevices/statistics/trend", anyRole, fanOut, s.apTrend)
 	s.handle("GET /devices/manageddevices/{boxId}/radiostatistics", anyRole, fanOut, s.radioStats)
+	s.handle("PUT /devices/manageddevices/{boxId}/position", suAdOp, forward, s.placeAP) // an extension: an AP on its floor plan
 
 	// Baselines and anomalies.
 	s.handle("GET /baselines/clientsconnectivity", anyRole, fanOut, s.connectivity)

@@ -427,3 +427,36 @@ func (s *Store) PollerStates(ctx context.Context, customerID int64) (map[string]
 	}
 	return out, rows.Err()
 }
+
+// PlaceAP sets where AP boxID of the customer is on its floor's layout, or
+// takes it off the plan (pos nil), and answers whether the AP exists. It
+// changes nothing else of the AP: placing is not a heartbeat.
+func (s *Store) PlaceAP(ctx context.Context, customerID, boxID int64, pos *wnms.Position) (bool, error) {
+	found := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var name string
+		var x, y sql.NullFloat64
+		err := tx.QueryRowContext(ctx, `SELECT name, pos_x, pos_y FROM aps WHERE box_id = $1 AND customer_id = $2`+
+			forUpdate(s.dialect, "aps"), boxID, customerID).Scan(&name, &x, &y)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		var was, is *wnms.Position
+		if x.Valid && y.Valid {
+			was = &wnms.Position{X: x.Float64, Y: y.Float64}
+		}
+		var nx, ny sql.NullFloat64
+		if pos != nil {
+			is = pos
+			nx, ny = sql.NullFloat64{Float64: pos.X, Valid: true}, sql.NullFloat64{Float64: pos.Y, Valid: true}
+		}
+		auditChange(ctx, name, map[string]any{"position": was}, map[string]any{"position": is})
+		_, err = tx.ExecContext(ctx, `UPDATE aps SET pos_x = $1, pos_y = $2 WHERE box_id = $3`, nx, ny, boxID)
+		return err
+	})
+	return found, err
+}

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"context"
 	"encoding/json"
 	"net/netip"
 	"strconv"
@@ -228,4 +229,42 @@ func parseRadio(in RadioInput) (wnms.Radio, error) {
 		r.Active = *in.Active
 	}
 	return r, nil
+}
+
+// PlaceAP sets where an AP the caller sees is on its floor's layout (in
+// the layout's unit, from its top left corner), or takes it off the plan
+// (in nil). Unlike an ingested record it is not a heartbeat: the AP's
+// liveness, radios and inventory stay as they are.
+func (s *Service) PlaceAP(ctx context.Context, c *wnms.Caller, boxID int64, in *PositionInput) (*wnms.Position, error) {
+	var pos *wnms.Position
+	if in != nil {
+		for _, f := range []struct {
+			name string
+			v    *float64
+		}{{"position.x", in.X}, {"position.y", in.Y}} {
+			if f.v == nil {
+				return nil, wnms.Invalid(f.name, "required")
+			}
+			if *f.v < 0 || *f.v > MaxCoordinate {
+				return nil, wnms.Invalid(f.name, "must be 0-%d (the layout's unit, from its top left corner), not %g", MaxCoordinate, *f.v)
+			}
+		}
+		pos = &wnms.Position{X: *in.X, Y: *in.Y}
+	}
+	byBox := wnms.Cond{Op: "=", Property: "boxid", Kind: wnms.FilterNumber, Values: []any{boxID}}
+	aps, _, err := s.ListAPs(ctx, c, wnms.APQuery{Filter: &byBox, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(aps) == 0 {
+		return nil, wnms.NotFound("no AP %d", boxID)
+	}
+	found, err := s.Store.PlaceAP(ctx, c.CustomerID(), boxID, pos)
+	if err != nil {
+		return nil, err
+	}
+	if !found { // deleted meanwhile
+		return nil, wnms.NotFound("no AP %d", boxID)
+	}
+	return pos, nil
 }

@@ -135,4 +135,7 @@ type TrendStore interface {
 	// RadioTrend buckets an AP's radio samples by 5 minutes, radio by
 	// radio (BSSID order), oldest first.
 	RadioTrend(ctx context.Context, customerID, boxID int64, from, to int64) ([]wnms.RadioBucket, error)
+	// PlaceAP sets an AP's position on its floor's layout (nil: off the
+	// plan), nothing else, and answers whether the AP exists.
+	PlaceAP(ctx context.Context, customerID, boxID int64, pos *wnms.Position) (bool, error)
 }
