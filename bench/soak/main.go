@@ -63,6 +63,7 @@ var (
 	keep       = flag.Bool("keep", false, "keep the temporary directory (binary, data, logs) and the PostgreSQL database")
 	wnmsBin    = flag.String("wnms", "", "a built wnms binary to run (default: build ./cmd/wnms)")
 	samplesOut = flag.String("samples", "", "also write every sample (TSV) to this file")
+	debugAddr  = flag.String("debug-listen", "", "also serve Go's profiler at this loopback address (wnms serve --debug-listen), to take heap profiles during the run")
 )
 
 func main() {

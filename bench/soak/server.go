@@ -146,6 +146,9 @@ func (r *run) serve(ctx context.Context) error {
 	if r.dbURL != "" {
 		args = append(args, "--database-url", r.dbURL)
 	}
+	if *debugAddr != "" {
+		args = append(args, "--debug-listen", *debugAddr)
+	}
 	cmd := exec.Command(r.bin, args...)
 	cmd.Env = append(os.Environ(), "WNMS_BOOTSTRAP_KEY_ID="+r.keyID, "WNMS_BOOTSTRAP_KEY_VALUE="+r.keyVal)
 	cmd.Stdout, cmd.Stderr = r.logFile, r.logFile
