@@ -1029,7 +1029,8 @@
     const floor = floorOf(main, arg, 'Floor plan');
     if (floor === undefined) return;
     const plan = h('div', {}), aps = h('div', {}), edit = h('div', {});
-    main.append(h('div', { class: 'row' }, floorPicker(floor, (id) => `#/floor/${id}`)), plan, edit, h('h2', {}, 'APs on this floor'), aps);
+    const placer = canOperate() ? apPlacer(() => v.refresh()) : null;
+    main.append(h('div', { class: 'row' }, floorPicker(floor, (id) => `#/floor/${id}`)), plan, placer ? placer.card : null, edit, h('h2', {}, 'APs on this floor'), aps);
     v.refresh = async () => {
       let layout = null;
       try {
@@ -1041,7 +1042,8 @@
       const list = (await api('/devices/apstatus?' + q({ locationid: floor, limit: 1000, sortby: 'devicename', ascending: true }))).apStatus;
       if (!v.live()) return;
       if (!layout) {
-        plan.replaceChildren(h('p', { class: 'mut' }, 'This floor has no layout yet.'));
+        if (placer) placer.card.hidden = true;
+        plan.replaceChildren(h('p', { class: 'mut' }, 'This floor has no layout yet: save its size below, then place its APs on it.'));
       } else {
         const L = layout.length, W = layout.width, mats = (layout.obstaclesInfo && layout.obstaclesInfo.materialProperties) || {};
         const svg = s('svg', { class: 'plan', viewBox: `-1 -1 ${L + 2} ${W + 2}`, role: 'img', 'aria-label': `Layout of ${locPath(floor)}: ${L} × ${W} ${layout.unit.toLowerCase()}s` });
@@ -1065,6 +1067,7 @@
             s('text', { class: 'ap-name', x, y: y - r * 1.4, 'text-anchor': 'middle', 'font-size': r * 1.5, fill: '#1d2330', text: a.name }),
             s('title', { text: `${a.name}: ${a.activeStatus ? 'up' : 'down'}, ${a.numAssocClients} clients` })));
         }
+        if (placer) placer.bind(svg, list, L, W);
         readableText(svg, 12);
         const legend = [...new Set(((layout.obstaclesInfo && layout.obstaclesInfo.obstacles) || []).map((o) => o.materialId))]
           .map((id) => (mats[id] ? mats[id].name : id)).join(', ');
@@ -1079,6 +1082,70 @@
       ], list, { label: 'APs on this floor', empty: 'No APs on this floor.' }));
     };
     await v.refresh();
+  }
+
+  // apPlacer places the floor's APs on its plan: choose an AP, click
+  // where it hangs (or type x and y), Place; only the position changes
+  // (PUT manageddevices/{boxId}/position), so a down AP stays down.
+  function apPlacer(done) {
+    const msg = h('p', { role: 'status', class: 'mut', id: 'place-msg' });
+    const pick = h('select', { id: 'place-ap' });
+    const num = (id, label) => h('input', { id, type: 'number', min: 0, max: 100000, step: 'any', required: true, 'aria-label': label });
+    const x = num('place-x', 'x'), y = num('place-y', 'y');
+    let svg = null, mark = null, aps = [];
+    const chosen = () => aps.find((a) => String(a.boxId) === pick.value);
+    const put = async (position, said) => {
+      const a = chosen();
+      if (!a) return;
+      try {
+        await api(`/devices/manageddevices/${a.boxId}/position`, { method: 'PUT', body: { position } });
+        msg.textContent = said(a);
+        await done();
+      } catch (e) {
+        msg.textContent = `Not placed: ${e.message}`;
+      }
+    };
+    const form = h('form', {
+      class: 'row', id: 'place-form', onsubmit: (e) => {
+        e.preventDefault();
+        const p = { x: Number(x.value), y: Number(y.value) };
+        put(p, (a) => `Placed ${a.name} at x ${fmtNum(p.x)}, y ${fmtNum(p.y)}.`);
+      },
+    }, h('label', {}, 'AP', pick), h('label', {}, 'x', x), h('label', {}, 'y', y),
+    h('button', { type: 'submit', class: 'primary edit' }, 'Place AP'),
+    h('button', { type: 'button', class: 'edit', id: 'place-remove', onclick: () => put(null, (a) => `Took ${a.name} off the plan.`) }, 'Take off the plan'));
+    const card = h('section', { class: 'card', 'aria-labelledby': 'place-title' }, h('h2', { id: 'place-title' }, 'Place an AP'),
+      h('p', { class: 'mut' }, 'Choose an AP, then click where it hangs on the plan (or type its position in the plan\'s unit from the top left corner).'), form, msg);
+    // The mark of the point chosen, drawn on the plan until the next refresh.
+    const show = (px, py, L, W) => {
+      if (mark) mark.remove();
+      const r = Math.max(L, W) / 60;
+      mark = s('g', { class: 'place-mark' }, s('circle', { cx: px, cy: py, r, fill: 'none', stroke: '#1f5fbf', 'stroke-width': r / 3 }),
+        s('path', { d: `M${px - 2 * r} ${py}h${4 * r}M${px} ${py - 2 * r}v${4 * r}`, stroke: '#1f5fbf', 'stroke-width': r / 4 }));
+      svg.append(mark);
+    };
+    card.bind = (plan, list, L, W) => {
+      card.hidden = false;
+      svg = plan;
+      mark = null;
+      aps = list;
+      const was = pick.value;
+      pick.replaceChildren(...list.map((a) => h('option', { value: a.boxId, selected: String(a.boxId) === was },
+        `${a.name}${a.position ? '' : ' (not placed)'}`)));
+      msg.textContent = list.length ? msg.textContent : 'No AP on this floor yet: register one in Network, then place it here.';
+      svg.classList.add('placing');
+      svg.addEventListener('click', (e) => {
+        const pt = svg.createSVGPoint();
+        pt.x = e.clientX;
+        pt.y = e.clientY;
+        const p = pt.matrixTransform(svg.getScreenCTM().inverse());
+        const px = Math.min(L, Math.max(0, p.x)), py = Math.min(W, Math.max(0, p.y));
+        x.value = fmtNum(px, 2);
+        y.value = fmtNum(py, 2);
+        show(px, py, L, W);
+      });
+    };
+    return { card, bind: card.bind };
   }
 
   // planForm sets a floor's size and uploads its image: the size is saved
@@ -1418,44 +1485,160 @@
   }
 
   // ---- settings ----------------------------------------------------------
-  // jsonButton sends the JSON of area with send, and says how it went in msg.
-  function jsonButton(label, area, msg, send) {
-    return h('button', {
-      type: 'button', class: 'primary edit', onclick: async () => {
-        let body;
-        try {
-          body = JSON.parse(area.value);
-        } catch (e) {
-          msg.textContent = `Not valid JSON: ${e.message}`;
-          return;
-        }
-        try {
-          msg.textContent = await send(body);
-        } catch (e) {
-          msg.textContent = `${label} failed: ${e.message}`;
-        }
-      },
-    }, label);
-  }
   // The locations the caller sees, by path, for the pickers of new things.
   const visibleLocations = () => [...S.locs.values()].filter((l) => l.accessible && !l.unknown).sort((a, b) => locPath(a.id).localeCompare(locPath(b.id)));
 
-  // A JSON document editable where the role allows: the role's right is
-  // the same rule the server applies.
-  function jsonEditor(id, title, path, canEdit, help) {
-    const area = h('textarea', { id, spellcheck: 'false', readonly: !canEdit, 'aria-label': title });
-    const msg = h('p', { role: 'status', class: 'mut' });
-    const section = h('section', { class: 'card', 'aria-labelledby': id + '-title' }, h('h2', { id: id + '-title' }, title), help ? h('p', { class: 'mut' }, help) : null, area, msg);
+  // ---- documents as forms --------------------------------------------------
+  // docForm shows a JSON document of the API (the SNMP and hotspot
+  // policies, a test profile, the data sources) as labelled fields, so
+  // that nobody edits JSON: a boolean is a check box, a field of a fixed
+  // set of values a list to choose from, a secret a password field (the
+  // mask "********" sent back keeps the stored secret), a list of names
+  // one name a line, a list of objects entries to add and remove, a
+  // location the caller's locations. Fields it does not show (the
+  // document's type, ids) are sent back as they came. The server checks
+  // every field again; its error names the field.
+  const SNMP_AUTH = ['NONE', 'MD5', 'SHA', 'SHA224', 'SHA256', 'SHA384', 'SHA512'];
+  const SNMP_PRIV = ['NONE', 'DES', 'AES', 'AES192', 'AES256'];
+  const FIELDS = {
+    snmpIntegrationEnabled: { label: 'Send SNMP traps' }, trapEnabled: { label: 'Traps allowed' }, getEnabled: { label: 'Queries (GET) allowed' },
+    versionOneTwoSettings: { label: 'SNMP v1 and v2c' }, versionThreeSettings: { label: 'SNMPv3 (USM)' }, enableGets: { label: 'Answer queries' },
+    authenticationProtocol: { options: SNMP_AUTH }, authenticationType: { label: 'Authentication protocol', options: SNMP_AUTH },
+    privacyProtocol: { options: SNMP_PRIV }, protocolVersion: { label: 'SNMP version', options: ['V1', 'V2C', 'V3'] },
+    engineId: { label: 'Engine ID (hex)' }, snmpMib: { label: 'MIBs the agent answers' }, snmpMibII: { label: 'MIB-II system group' },
+    vendorEnabled: { label: 'Traps to external receivers' }, mibIIEnabled: { label: 'MIB-II' }, hostResourcesMibEnabled: { label: 'Host resources MIB' },
+    interfaceMibEnabled: { label: 'Interfaces MIB' }, snmpServerlist: { label: 'Trap receivers', item: 'Receiver' },
+    destIpAddress: { label: 'Receiver address' }, enableTraps: { label: 'Send traps to it' },
+    ssids: { label: 'Hotspot SSIDs, one a line' },
+    templateName: { label: 'Name' }, ssid: { label: 'SSID' },
+    frequencyBand: { label: 'Band', options: [['BAND_2_4_GHZ', '2.4 GHz'], ['BAND_5_GHZ', '5 GHz'], ['ANY', 'any']] },
+    securityMode: { label: 'Security', options: [[0, 'open'], [1, 'WEP'], [3, 'WPA2'], [4, 'WPA/WPA2'], [5, 'OSEN']] },
+    securityType: { label: 'Authentication', options: [[0, 'PSK (passphrase)'], [1, 'EAP (user name and password)']] },
+    pingDestinationServers: { label: 'Ping destinations, one a line' }, wanTestUrl: { label: 'WAN test URL' },
+    sources: { label: 'Sources (APs, controllers, DHCP servers)', item: 'Source' }, cidr: { label: 'Address or prefix' },
+    radiusSecret: { label: 'RADIUS secret (empty: no RADIUS)' }, syslog: { label: 'Take its syslog' },
+    radius: { label: 'RADIUS servers' }, upstreams: { label: 'Upstreams', item: 'Upstream' },
+    accountingUpstreams: { label: 'Accounting upstreams', item: 'Upstream' }, timeoutMs: { label: 'Timeout (ms, 0: 3000)' },
+    pollers: { label: 'AP pollers', item: 'Poller' }, kind: { options: [['ubus', 'OpenWrt (ubus)'], ['prometheus', 'Prometheus exporter']] },
+    url: { label: 'URL' }, tlsFingerprint: { label: 'TLS certificate SHA-256 (self-signed)' }, intervalSeconds: { label: 'Every (s)' },
+    locationId: { label: 'Location' },
+  };
+  const HIDDEN = new Set(['policyType', 'policyCreatedAtLocId', 'type', 'templateId', 'templateType', 'createdAtLocationId', 'mncTemplateId', 'mnctemplate']);
+  const SECRET = /password|passphrase|secret|communitystring/i;
+  const WORDS = { snmp: 'SNMP', ip: 'IP', ssid: 'SSID', mib: 'MIB', ii: 'II', url: 'URL', id: 'ID', tls: 'TLS', radius: 'RADIUS' };
+  const fieldWords = (key) => {
+    const w = key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2').toLowerCase().split(/\s+/).map((x) => WORDS[x] || x).join(' ');
+    return w.charAt(0).toUpperCase() + w.slice(1);
+  };
+  // items are the new entries of the lists of objects, by key: a
+  // function that makes one.
+  function docForm(prefix, doc, { readOnly = false, items = {} } = {}) {
+    const ro = readOnly;
+    const fid = (path) => `${prefix}-${path.join('-')}`;
+    function field(key, val, path) {
+      const f = FIELDS[key] || {}, label = f.label || fieldWords(key), id = fid(path);
+      if (HIDDEN.has(key)) return { el: null, get: () => val };
+      if (key === 'locationId' && val && typeof val === 'object') {
+        const sel = h('select', { id, disabled: ro }, visibleLocations().map((l) => h('option', { value: l.id, selected: l.id === val.id }, locPath(l.id))));
+        return { el: h('label', {}, label, sel), get: () => ({ ...val, id: Number(sel.value) }) };
+      }
+      if (f.options) {
+        const opts = f.options.map((o) => (Array.isArray(o) ? o : [o, o]));
+        const sel = h('select', { id, disabled: ro }, opts.map(([v, text]) => h('option', { value: v, selected: v === val }, text)));
+        return { el: h('label', {}, label, sel), get: () => (typeof opts[0][0] === 'number' ? Number(sel.value) : sel.value) };
+      }
+      if (typeof val === 'boolean') {
+        const box = h('input', { id, type: 'checkbox', checked: val, disabled: ro });
+        return { el: h('label', { class: 'check' }, box, label), get: () => box.checked };
+      }
+      if (typeof val === 'number') {
+        const inp = h('input', { id, type: 'number', value: val, readonly: ro, step: 'any' });
+        return { el: h('label', {}, label, inp), get: () => (inp.value === '' ? 0 : Number(inp.value)) };
+      }
+      if (items[key] && (Array.isArray(val) || val === null)) return list(key, val || [], path, label);
+      if (Array.isArray(val)) {
+        const area = h('textarea', { id, rows: Math.min(8, val.length + 2), readonly: ro, spellcheck: 'false', class: 'names' });
+        area.value = val.join('\n');
+        return { el: h('label', {}, label, area), get: () => area.value.split('\n').map((x) => x.trim()).filter(Boolean) };
+      }
+      if (val && typeof val === 'object') {
+        const g = group(val, path);
+        return { el: h('fieldset', { id }, h('legend', {}, label), g.els), get: g.get };
+      }
+      const secret = SECRET.test(key);
+      const inp = h('input', { id, type: secret ? 'password' : 'text', readonly: ro, autocomplete: secret ? 'new-password' : 'off' });
+      inp.value = val ?? '';
+      return { el: h('label', {}, label, inp), get: () => (val === null && inp.value === '' ? null : inp.value) };
+    }
+    function group(obj, path) {
+      const parts = Object.entries(obj).map(([k, v]) => [k, field(k, v, path.concat(k))]);
+      return { els: parts.map(([, p]) => p.el), get: () => Object.fromEntries(parts.map(([k, p]) => [k, p.get()])) };
+    }
+    function list(key, val, path, label) {
+      const box = h('div', { class: 'items' }), rows = [];
+      let n = 0;
+      const add = (item) => {
+        const g = group(item, path.concat(String(n++)));
+        const row = { g, fs: h('fieldset', { class: 'item' }, h('legend', {}, (FIELDS[key] && FIELDS[key].item) || 'Entry'), g.els) };
+        if (!ro) row.fs.append(h('button', { type: 'button', class: 'danger edit', onclick: () => { rows.splice(rows.indexOf(row), 1); row.fs.remove(); } }, 'Remove'));
+        rows.push(row);
+        box.append(row.fs);
+      };
+      val.forEach(add);
+      const more = ro ? null : h('button', { type: 'button', class: 'edit', id: fid(path) + '-add', onclick: () => add(items[key]()) },
+        `Add ${((FIELDS[key] && FIELDS[key].item) || 'entry').toLowerCase()}`);
+      return { el: h('fieldset', { id: fid(path) }, h('legend', {}, label), box, more), get: () => rows.map((r) => r.g.get()) };
+    }
+    const root = group(doc, []);
+    return { el: h('div', { class: 'doc' }, root.els), get: root.get };
+  }
+  // The new entries of the lists of the documents above.
+  const firstLocation = () => ({ type: 'locallocationid', id: (visibleLocations()[0] || { id: 0 }).id });
+  const NEW_ITEMS = {
+    snmpServerlist: () => ({ enableTraps: true, trapPort: 162, protocolVersion: 'V2C', userName: '', authenticationPassword: '', privacyPassword: '',
+      authenticationType: 'NONE', privacyProtocol: 'NONE', destIpAddress: '' }),
+    sources: () => ({ name: '', cidr: '', radiusSecret: '', requireMessageAuthenticator: true, locationId: firstLocation(), syslog: true }),
+    upstreams: () => ({ address: '', secret: '', timeoutMs: 3000 }),
+    accountingUpstreams: () => ({ address: '', secret: '', timeoutMs: 3000 }),
+    pollers: () => ({ name: '', kind: 'ubus', url: '', username: '', password: '', tlsFingerprint: '', locationId: firstLocation(), intervalSeconds: 30 }),
+  };
+
+  // docEditor is a document of path as a form, saved with PUT where the
+  // role allows (the same rule the server applies). A refresh (anyone's
+  // change, through the event stream) shows the stored document again,
+  // unless the form has changes not saved yet.
+  function docEditor(id, title, path, canEdit, help) {
+    const msg = h('p', { role: 'status', class: 'mut', id: id + '-msg' });
+    const body = h('div', { id });
+    let form = null, shown = '';
+    const show = (doc) => {
+      form = docForm(id, doc, { readOnly: !canEdit, items: NEW_ITEMS });
+      body.replaceChildren(form.el);
+      shown = JSON.stringify(form.get());
+    };
+    // The form holds changes not saved while what it would send differs
+    // from what it showed.
+    const dirty = () => form && JSON.stringify(form.get()) !== shown;
+    const section = h('section', { class: 'card', 'aria-labelledby': id + '-title' }, h('h2', { id: id + '-title' }, title),
+      help ? h('p', { class: 'mut' }, help) : null, body, msg);
     if (canEdit) {
-      section.append(jsonButton('Save', area, msg, async (body) => {
-        const saved = await api(path, { method: 'PUT', body });
-        if (saved && typeof saved === 'object') area.value = JSON.stringify(saved, null, 2);
-        return 'Saved.';
-      }));
+      section.append(h('button', {
+        type: 'button', class: 'primary edit', id: id + '-save', onclick: async () => {
+          try {
+            const saved = await api(path, { method: 'PUT', body: form.get() });
+            if (saved && typeof saved === 'object') show(saved);
+            else shown = JSON.stringify(form.get());
+            msg.textContent = 'Saved.';
+          } catch (e) {
+            msg.textContent = `Not saved: ${e.message}`;
+          }
+        },
+      }, 'Save'));
     }
     const load = async () => {
-      if (document.activeElement === area) return; // never overwrite what is being typed
-      area.value = JSON.stringify(await api(path), null, 2);
+      if (dirty()) return; // never overwrite what is being typed
+      const doc = await api(path);
+      if (changed(body, doc) || !form) show(doc);
     };
     return { section, load };
   }
@@ -1628,37 +1811,67 @@
     return card;
   }
 
-  // newProfileForm creates a client connection test profile from its JSON
-  // (docs/api.md §10) at a location the caller sees.
-  function newProfileForm(done) {
-    const msg = h('p', { role: 'status', class: 'mut' });
-    const area = h('textarea', { id: 'new-profile', spellcheck: 'false', 'aria-label': 'New profile as JSON' });
-    area.value = JSON.stringify({ type: 'clientconntestprofile', templateName: 'Lobby test', ssid: 'corp', frequencyBand: 'BAND_5_GHZ',
-      securityMode: 3, securityType: 0, passphrase: '', pingTestEnabled: true, pingDestinationServers: ['8.8.8.8'] }, null, 2);
-    const locs = visibleLocations();
-    const loc = h('select', { id: 'new-profile-location' }, locs.map((l) => h('option', { value: l.id }, locPath(l.id))));
-    const create = jsonButton('Create profile', area, msg, async (body) => {
-      await api('/templates?' + q({ locationid: loc.value }), { method: 'PUT', body });
-      await done();
-      return `Created ${body.templateName}.`;
-    });
-    return h('section', { class: 'card', 'aria-labelledby': 'new-profile-title' }, h('h2', { id: 'new-profile-title' }, 'New client connection test profile'),
-      h('div', { class: 'row' }, h('label', {}, 'Location', loc)), area, create, msg);
+  // profileCard creates a client connection test profile (docs/api.md
+  // §10) at a location the caller sees, or changes one (open(id)): the
+  // profile as a form; its passphrase and passwords masked.
+  function profileCard(done) {
+    const msg = h('p', { role: 'status', class: 'mut', id: 'profile-msg' });
+    const title = h('h2', { id: 'profile-title' });
+    const where = h('div', { class: 'row' }), body = h('div', {}), buttons = h('div', { class: 'row' });
+    const card = h('section', { class: 'card', 'aria-labelledby': 'profile-title' }, title, where, body, buttons, msg);
+    // Optional fields left empty are not sent: the server asks for each
+    // where the security chosen needs it.
+    const trim = (p) => {
+      for (const k of ['passphrase', 'username', 'password', 'wanTestUrl', 'description']) if (p[k] === '' || p[k] === null) delete p[k];
+      return p;
+    };
+    const blank = () => ({ type: 'clientconntestprofile', templateName: '', description: '', ssid: '', frequencyBand: 'BAND_5_GHZ',
+      securityMode: 3, securityType: 0, passphrase: '', username: '', password: '', pingTestEnabled: true, pingDestinationServers: [], wanTestUrl: '' });
+    const show = (doc, editing) => {
+      const form = docForm('profile', doc, {});
+      body.replaceChildren(form.el);
+      title.textContent = editing ? `Change ${doc.templateName}` : 'New client connection test profile';
+      const loc = h('select', { id: 'profile-location' }, visibleLocations().map((l) => h('option', { value: l.id }, locPath(l.id))));
+      where.replaceChildren(editing ? h('p', { class: 'mut' }, `At ${locPath(doc.createdAtLocationId ? doc.createdAtLocationId.id : 0)}.`) : h('label', {}, 'Location', loc));
+      const save = h('button', {
+        type: 'button', class: 'primary edit', id: 'profile-save', onclick: async () => {
+          const p = trim(form.get());
+          try {
+            if (editing) await api('/templates', { method: 'POST', body: p });
+            else await api('/templates?' + q({ locationid: loc.value }), { method: 'PUT', body: p });
+            msg.textContent = editing ? `Changed ${p.templateName}.` : `Created ${p.templateName}.`;
+            show(blank(), false);
+            await done();
+          } catch (e) {
+            msg.textContent = `Not saved: ${e.message}`;
+          }
+        },
+      }, editing ? 'Save profile' : 'Create profile');
+      buttons.replaceChildren(save);
+      if (editing) buttons.append(h('button', { type: 'button', onclick: () => { show(blank(), false); msg.textContent = ''; } }, 'Cancel'));
+    };
+    card.open = async (id) => {
+      show(await api(`/templates/${id}/CL_CONN_TEST_PROFILE`), true);
+      card.scrollIntoView({ block: 'nearest' });
+    };
+    show(blank(), false);
+    return card;
   }
 
   async function settingsView(main, _arg, v) {
     main.append(h('h1', {}, 'Settings'));
     if (isViewer()) main.append(h('p', { class: 'mut' }, 'Your role (VIEWER) reads the settings; it does not change them.'));
     const parts = [
-      jsonEditor('snmp', 'SNMP', '/configuration/global/snmp', canAdminister(), 'Trap receivers, and the versions and credentials the SNMP agent answers.'),
-      jsonEditor('hotspot', 'Hotspot SSIDs', '/configuration/global/hotspotssid', !isViewer(),
+      docEditor('snmp', 'SNMP', '/configuration/global/snmp', canAdminister(), 'Trap receivers, and the versions and credentials the SNMP agent answers.'),
+      docEditor('hotspot', 'Hotspot SSIDs', '/configuration/global/hotspotssid', !isViewer(),
         'Kept for the tools that read it: wnms configures no AP, so nothing here changes what the APs broadcast.'),
     ];
     let ds = null;
     if (canAdminister()) {
       ds = dataSourcesCard();
       main.append(ds);
-      parts.push(jsonEditor('datasources', 'Data sources: the whole configuration', '/datasources', true, 'Secrets are shown masked; a masked secret sent back keeps the stored one.'));
+      parts.push(docEditor('datasources', 'Data sources: the whole configuration', '/datasources', true,
+        'RADIUS servers, the sources whose RADIUS and syslog wnms takes, and the AP pollers. Secrets are shown masked; a masked secret left as it is keeps the stored one.'));
     }
     for (const p of parts) main.append(p.section);
     const users = h('section', { class: 'card', 'aria-label': 'Users' });
@@ -1666,7 +1879,7 @@
     const shown = h('div', { role: 'status' }); // a new key's value, shown once
     const editor = canOperate() ? userEditor(() => v.refresh()) : null;
     const profiles = h('section', { class: 'card', 'aria-label': 'Client connection test profiles' });
-    const profileForm = canOperate() ? newProfileForm(() => v.refresh()) : null;
+    const profileForm = canOperate() ? profileCard(() => v.refresh()) : null;
     const keys = h('section', { class: 'card', 'aria-label': 'API keys' });
     if (userForm) main.append(userForm);
     main.append(shown, users);
@@ -1680,7 +1893,7 @@
     v.refresh = async () => {
       await Promise.all(parts.map((p) => p.load()).concat(hooks ? [hooks.load()] : [], ds ? [ds.load()] : []));
       const [us, ps, ks] = await Promise.all([
-        api('/users'), api('/templates/CL_CONN_TEST_PROFILE?minimalinforequired=true'), canAdminister() ? api('/apikeys') : null,
+        api('/users'), api('/templates/CL_CONN_TEST_PROFILE?' + q({ minimalinforequired: true, fetchSubTreeTemplates: true, locationid: home() })), canAdminister() ? api('/apikeys') : null,
       ]);
       if (!v.live()) return;
       if (editor && !editor.hidden && !us.some((u) => u.userId === editor.userId)) editor.hidden = true; // deleted meanwhile
@@ -1713,8 +1926,10 @@
       if (changed(profiles, list)) profiles.replaceChildren(h('h2', {}, 'Client connection test profiles'),
         h('p', { class: 'mut' }, 'Kept for the tools that read them: wnms runs no connection tests itself.'), h('div', { class: 'scroll' }, table([
         { title: 'Name', get: (p) => p.templateName || p.templateId },
+        { title: 'Location', get: (p) => (p.createdAtLocationId ? locPath(p.createdAtLocationId.id) : '—') },
         { title: 'Description', get: (p) => p.description || '—' },
-                { title: '', get: (p) => (canOperate() ? confirmButton('Delete', async () => { await api(`/templates/${p.templateId}/CL_CONN_TEST_PROFILE`, { method: 'DELETE' }); await v.refresh(); }) : '') },
+        { title: '', get: (p) => (canOperate() ? [h('button', { type: 'button', class: 'edit', onclick: () => profileForm.open(p.templateId) }, 'Change'),
+          confirmButton('Delete', async () => { await api(`/templates/${p.templateId}/CL_CONN_TEST_PROFILE`, { method: 'DELETE' }); await v.refresh(); })] : '') },
       ], list, { label: 'Client connection test profiles', empty: 'No profiles.' })));
       if (ks && changed(keys, ks)) {
         keys.replaceChildren(h('h2', {}, 'API keys'), h('div', { class: 'scroll' }, table([
