@@ -3,6 +3,7 @@ package servicelevel_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -127,6 +128,15 @@ func roaming(roams, slow, suboptimal int64) servicelevel.Metric {
 	m := servicelevel.Metric{Metric: "roaming", Target: servicelevel.Target{Goal: 90}, Count: roams,
 		Classifiers: []servicelevel.Classifier{{Name: "slowRoam", Count: slow}, {Name: "suboptimalRoam", Count: suboptimal}}}
 	fill(&m, roams-slow-suboptimal)
+	return m
+}
+
+// withGoal is m measured against goal instead.
+func withGoal(m servicelevel.Metric, goal float64) servicelevel.Metric {
+	m.Target.Goal = goal
+	if m.Value != nil {
+		m.Met = flag(*m.Value >= goal)
+	}
 	return m
 }
 
@@ -306,6 +316,9 @@ type targets struct {
 		Seconds float64 `json:"seconds"`
 		Goal    float64 `json:"goal"`
 	} `json:"timeToConnect"`
+	Coverage, Capacity, Roaming struct {
+		Goal float64 `json:"goal"`
+	}
 }
 
 func (f *fixture) targets(t *testing.T, l *wnms.Location) targets {
@@ -415,6 +428,46 @@ func TestServiceLevelTargets(t *testing.T) {
 		}
 		check(f.site, f.site, 50, 5, 80)
 		check(f.floor1, f.floor1, 60, 0.5, 50)
+
+		// The radio goals: 90 until set; one set is kept by a PUT that
+		// leaves it out; its threshold may be sent back, not changed.
+		radio := func(l *wnms.Location) [3]float64 {
+			got := f.targets(t, l)
+			return [3]float64{got.Coverage.Goal, got.Capacity.Goal, got.Roaming.Goal}
+		}
+		if got := radio(f.site); got != [3]float64{90, 90, 90} {
+			t.Errorf("the site's radio goals before any: %v", got)
+		}
+		if r := put(f.site, `{"successfulConnects":{"goal":50},"timeToConnect":{"seconds":5,"goal":80},"coverage":{"goal":85,"rssiDbm":-72},"capacity":{"goal":75,"utilizationPct":70},"roaming":{"goal":99.5}}`); r.Status != 200 {
+			t.Fatalf("PUT radio goals: %d %s", r.Status, r.Body)
+		}
+		if got := radio(f.site); got != [3]float64{85, 75, 99.5} {
+			t.Errorf("the site's radio goals: %v", got)
+		}
+		if got := radio(f.floor1); got != [3]float64{90, 90, 90} {
+			t.Errorf("floor 1 (targets of its own, radio goals never set): %v", got)
+		}
+		if r := put(f.site, `{"successfulConnects":{"goal":50},"timeToConnect":{"seconds":5,"goal":80},"capacity":{"goal":60}}`); r.Status != 200 {
+			t.Fatalf("PUT one radio goal: %d %s", r.Status, r.Body)
+		}
+		if got := radio(f.site); got != [3]float64{85, 60, 99.5} {
+			t.Errorf("the site's radio goals after a PUT of capacity alone: %v", got)
+		}
+		for _, body := range []string{
+			`{"successfulConnects":{"goal":50},"timeToConnect":{"seconds":5,"goal":80},"coverage":{"goal":101}}`,
+			`{"successfulConnects":{"goal":50},"timeToConnect":{"seconds":5,"goal":80},"roaming":{}}`,
+			`{"successfulConnects":{"goal":50},"timeToConnect":{"seconds":5,"goal":80},"coverage":{"goal":80,"rssiDbm":-65}}`,
+			`{"successfulConnects":{"goal":50},"timeToConnect":{"seconds":5,"goal":80},"capacity":{"goal":80,"utilizationPct":50}}`,
+			`{"successfulConnects":{"goal":50},"timeToConnect":{"seconds":5,"goal":80},"roaming":{"goal":80,"rssiDbm":-72}}`,
+		} {
+			if r := put(f.site, body); r.Status != 400 || r.ErrorCode() != wnms.ValidationFailed {
+				t.Errorf("PUT %s: %d %s, want 400 VALIDATION_FAILED", body, r.Status, r.Body)
+			}
+		}
+		if got := radio(f.site); got != [3]float64{85, 60, 99.5} {
+			t.Errorf("refused PUTs changed the site's radio goals: %v", got)
+		}
+		check(f.site, f.site, 50, 5, 80)
 
 		// Bad parameters of the read.
 		hour := f.hour.UnixMilli()
@@ -630,6 +683,17 @@ func TestRadioServiceLevels(t *testing.T) {
 		want = []servicelevel.Metric{coverage(9, 3), capacity(6, 4), roaming(3, 1, 1)}
 		if d := cmp.Diff(want, radio(got.Metrics)); d != "" {
 			t.Errorf("after the partial retry (-want +got):\n%s", d)
+		}
+		// The site's own radio goals: the same counts measured against them.
+		e.Admin.Expect(200, "PUT", fmt.Sprintf("/V5/servicelevels/targets?locationid=%d", f.site.ID.ID), json.RawMessage(
+			`{"successfulConnects":{"goal":95},"timeToConnect":{"seconds":4,"goal":90},"coverage":{"goal":60,"rssiDbm":-72},"roaming":{"goal":30}}`))
+		got = f.levels(t, e.Admin, fmt.Sprintf("locationid=%d", f.site.ID.ID))
+		want = []servicelevel.Metric{withGoal(coverage(9, 3), 60), capacity(6, 4), withGoal(roaming(3, 1, 1), 30)}
+		if d := cmp.Diff(want, radio(got.Metrics)); d != "" {
+			t.Errorf("against the site's radio goals (-want +got):\n%s", d)
+		}
+		if *got.Metrics[2].Met != true || *got.Metrics[4].Met != true || *got.Metrics[3].Met != false {
+			t.Errorf("met against the site's goals: coverage %v, capacity %v, roaming %v", *got.Metrics[2].Met, *got.Metrics[3].Met, *got.Metrics[4].Met)
 		}
 	})
 }

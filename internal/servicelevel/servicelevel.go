@@ -45,12 +45,6 @@ const (
 	Roaming  = "roaming"
 )
 
-// RadioGoal is the goal of the radio's service levels: 90 % of client
-// samples above the coverage threshold, on radios with capacity to
-// spare, and of roams neither slow nor suboptimal. (Not settable per
-// location yet.)
-const RadioGoal = 90.0
-
 // Store is what the service levels read and write.
 type Store interface {
 	Locations(ctx context.Context, customerID int64) ([]*wnms.Location, error)
@@ -274,11 +268,11 @@ func metrics(c *wnms.ServiceCounts, t wnms.ServiceLevelTargets) []Metric {
 	return []Metric{
 		metric(SuccessfulConnects, Target{Goal: t.SuccessGoal}, c.Successes, total(c), failures, nil),
 		metric(TimeToConnect, Target{Goal: t.TTCGoal, Seconds: &seconds}, timed-c.SlowAuth-c.SlowDHCP, timed, slow, &untimed),
-		metric(Coverage, Target{Goal: RadioGoal, RSSIDbm: &rssi}, c.Samples-c.Weak, c.Samples,
+		metric(Coverage, Target{Goal: t.CoverageGoal, RSSIDbm: &rssi}, c.Samples-c.Weak, c.Samples,
 			[]Classifier{{Name: "weakSignal", Count: c.Weak}}, nil),
-		metric(Capacity, Target{Goal: RadioGoal, UtilizationPct: &util}, c.UtilKnown-c.Busy, c.UtilKnown,
+		metric(Capacity, Target{Goal: t.CapacityGoal, UtilizationPct: &util}, c.UtilKnown-c.Busy, c.UtilKnown,
 			[]Classifier{{Name: "busyRadio", Count: c.Busy}}, nil),
-		metric(Roaming, Target{Goal: RadioGoal}, c.Roams-c.SlowRoams-c.SuboptimalRoams, c.Roams,
+		metric(Roaming, Target{Goal: t.RoamingGoal}, c.Roams-c.SlowRoams-c.SuboptimalRoams, c.Roams,
 			[]Classifier{{Name: "slowRoam", Count: c.SlowRoams}, {Name: "suboptimalRoam", Count: c.SuboptimalRoams}}, nil),
 	}
 }
@@ -318,6 +312,19 @@ type Targets struct {
 	DefinedAt          *wnms.LocationID `json:"definedAt"`
 	SuccessfulConnects TargetGoal       `json:"successfulConnects"`
 	TimeToConnect      TargetTime       `json:"timeToConnect"`
+	Coverage           TargetRadio      `json:"coverage"`
+	Capacity           TargetRadio      `json:"capacity"`
+	Roaming            TargetRadio      `json:"roaming"`
+}
+
+// TargetRadio is a radio service level's target: the % of client samples
+// (of roams, for roaming) that should meet its threshold. The thresholds
+// are fixed (ingest counts against them): the signal of coverage, the
+// utilisation of capacity; a PUT may send them back, not change them.
+type TargetRadio struct {
+	Goal           *float64 `json:"goal"`
+	RSSIDbm        *int     `json:"rssiDbm,omitempty"`
+	UtilizationPct *float64 `json:"utilizationPct,omitempty"`
 }
 
 // TargetGoal is successfulConnects' target: the % of attempts that should
@@ -333,16 +340,24 @@ type TargetTime struct {
 	Goal    *float64 `json:"goal"`
 }
 
-// TargetsInput is the body of PUT /servicelevels/targets: every field is
-// required.
+// TargetsInput is the body of PUT /servicelevels/targets: the connection
+// targets are required; a radio goal left out keeps the one the location
+// has applied.
 type TargetsInput struct {
-	SuccessfulConnects *TargetGoal `json:"successfulConnects"`
-	TimeToConnect      *TargetTime `json:"timeToConnect"`
+	SuccessfulConnects *TargetGoal  `json:"successfulConnects"`
+	TimeToConnect      *TargetTime  `json:"timeToConnect"`
+	Coverage           *TargetRadio `json:"coverage"`
+	Capacity           *TargetRadio `json:"capacity"`
+	Roaming            *TargetRadio `json:"roaming"`
 }
 
-// Check validates the input and returns the targets it sets.
-func (in *TargetsInput) Check() (wnms.ServiceLevelTargets, error) {
+// Check validates the input and returns the targets it sets; applied are
+// the location's targets before, which the radio goals left out keep.
+func (in *TargetsInput) Check(applied wnms.ServiceLevelTargets) (wnms.ServiceLevelTargets, error) {
 	var t wnms.ServiceLevelTargets
+	if err := in.checkRadio(&applied); err != nil {
+		return t, err
+	}
 	if in.SuccessfulConnects == nil || in.SuccessfulConnects.Goal == nil {
 		return t, wnms.Invalid("successfulConnects.goal", "required: a percentage 0-100")
 	}
@@ -368,8 +383,36 @@ func (in *TargetsInput) Check() (wnms.ServiceLevelTargets, error) {
 	if math.Mod(ms, wnms.TargetStepMs) != 0 || math.Abs(ms-sec*1000) > 1e-6 {
 		return t, wnms.Invalid("timeToConnect.seconds", "must be a multiple of 0.5 s, not %g", sec)
 	}
+	t = applied
 	t.SuccessGoal, t.TTCMs, t.TTCGoal = *in.SuccessfulConnects.Goal, int64(ms), *in.TimeToConnect.Goal
 	return t, nil
+}
+
+// checkRadio checks the radio goals given and sets them in t.
+func (in *TargetsInput) checkRadio(t *wnms.ServiceLevelTargets) error {
+	for _, r := range []struct {
+		name string
+		in   *TargetRadio
+		goal *float64
+	}{{Coverage, in.Coverage, &t.CoverageGoal}, {Capacity, in.Capacity, &t.CapacityGoal}, {Roaming, in.Roaming, &t.RoamingGoal}} {
+		if r.in == nil {
+			continue
+		}
+		if r.in.Goal == nil {
+			return wnms.Invalid(r.name+".goal", "required: a percentage 0-100 (or leave %s out to keep its goal)", r.name)
+		}
+		if g := *r.in.Goal; !(g >= 0 && g <= 100) {
+			return wnms.Invalid(r.name+".goal", "must be a percentage 0-100, not %g", g)
+		}
+		if v := r.in.RSSIDbm; v != nil && (r.name != Coverage || *v != wnms.CoverageRSSI) {
+			return wnms.Invalid(r.name+".rssiDbm", "is fixed: coverage counts the samples reaching %d dBm", wnms.CoverageRSSI)
+		}
+		if v := r.in.UtilizationPct; v != nil && (r.name != Capacity || *v != wnms.BusyUtilizationPct) {
+			return wnms.Invalid(r.name+".utilizationPct", "is fixed: capacity counts the samples on radios under %g %%", wnms.BusyUtilizationPct)
+		}
+		*r.goal = *r.in.Goal
+	}
+	return nil
 }
 
 // applied is the targets l has: its own, else its nearest ancestor's,
@@ -408,17 +451,20 @@ func (s *Service) Targets(ctx context.Context, customerID int64, l *wnms.Locatio
 
 func targetsOf(l *wnms.Location, t wnms.ServiceLevelTargets) *Targets {
 	sec := float64(t.TTCMs) / 1000
+	rssi, util := wnms.CoverageRSSI, wnms.BusyUtilizationPct
 	return &Targets{LocationID: wnms.LocalID(l.ID.ID), SuccessfulConnects: TargetGoal{Goal: &t.SuccessGoal},
-		TimeToConnect: TargetTime{Seconds: &sec, Goal: &t.TTCGoal}}
+		TimeToConnect: TargetTime{Seconds: &sec, Goal: &t.TTCGoal},
+		Coverage:      TargetRadio{Goal: &t.CoverageGoal, RSSIDbm: &rssi}, Capacity: TargetRadio{Goal: &t.CapacityGoal, UtilizationPct: &util},
+		Roaming: TargetRadio{Goal: &t.RoamingGoal}}
 }
 
 // SetTargets gives l targets of its own (in checked) and answers them.
 func (s *Service) SetTargets(ctx context.Context, customerID int64, l *wnms.Location, in *TargetsInput) (*Targets, error) {
-	t, err := in.Check()
+	before, _, err := s.applied(ctx, customerID, l)
 	if err != nil {
 		return nil, err
 	}
-	before, _, err := s.applied(ctx, customerID, l)
+	t, err := in.Check(before)
 	if err != nil {
 		return nil, err
 	}

@@ -412,7 +412,7 @@ func (s *Store) ServiceLevelCounts(ctx context.Context, q wnms.ServiceLevelQuery
 
 // ServiceLevelTargets returns the customer's locations' own targets.
 func (s *Store) ServiceLevelTargets(ctx context.Context, customerID int64) (map[int64]wnms.ServiceLevelTargets, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT location_id, success_goal, ttc_ms, ttc_goal FROM service_level_targets
+	rows, err := s.r.QueryContext(ctx, `SELECT location_id, success_goal, ttc_ms, ttc_goal, coverage_goal, capacity_goal, roaming_goal FROM service_level_targets
 		WHERE customer_id = $1`, customerID)
 	if err != nil {
 		return nil, err
@@ -422,7 +422,7 @@ func (s *Store) ServiceLevelTargets(ctx context.Context, customerID int64) (map[
 	for rows.Next() {
 		var id int64
 		var t wnms.ServiceLevelTargets
-		if err := rows.Scan(&id, &t.SuccessGoal, &t.TTCMs, &t.TTCGoal); err != nil {
+		if err := rows.Scan(&id, &t.SuccessGoal, &t.TTCMs, &t.TTCGoal, &t.CoverageGoal, &t.CapacityGoal, &t.RoamingGoal); err != nil {
 			return nil, err
 		}
 		out[id] = t
@@ -437,10 +437,13 @@ func (s *Store) ServiceLevelTargets(ctx context.Context, customerID int64) (map[
 func (s *Store) PutServiceLevelTargets(ctx context.Context, customerID, locationID int64, name string, before, t wnms.ServiceLevelTargets) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		auditChange(ctx, name, before.AuditView(), t.AuditView())
-		_, err := tx.ExecContext(ctx, `INSERT INTO service_level_targets (customer_id, location_id, success_goal, ttc_ms, ttc_goal, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (customer_id, location_id)
+		_, err := tx.ExecContext(ctx, `INSERT INTO service_level_targets (customer_id, location_id, success_goal, ttc_ms, ttc_goal,
+			coverage_goal, capacity_goal, roaming_goal, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (customer_id, location_id)
 			DO UPDATE SET success_goal = excluded.success_goal, ttc_ms = excluded.ttc_ms, ttc_goal = excluded.ttc_goal,
-			updated_at = excluded.updated_at`, customerID, locationID, t.SuccessGoal, t.TTCMs, t.TTCGoal, s.nowMS())
+			coverage_goal = excluded.coverage_goal, capacity_goal = excluded.capacity_goal, roaming_goal = excluded.roaming_goal,
+			updated_at = excluded.updated_at`, customerID, locationID, t.SuccessGoal, t.TTCMs, t.TTCGoal,
+			t.CoverageGoal, t.CapacityGoal, t.RoamingGoal, s.nowMS())
 		return err
 	})
 }

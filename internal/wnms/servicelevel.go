@@ -195,20 +195,35 @@ type ServiceLevelCount struct {
 }
 
 // ServiceLevelTargets are a location's targets: SuccessGoal % of
-// attempts succeed; TTCGoal % of timed Successes connect within TTCMs.
+// attempts succeed; TTCGoal % of timed Successes connect within TTCMs;
+// and the radio's goals: CoverageGoal % of client samples reach the
+// coverage threshold, CapacityGoal % are on radios under the capacity
+// threshold, RoamingGoal % of roams are neither slow nor suboptimal (the
+// thresholds are fixed: the counts are kept against them at ingest).
 type ServiceLevelTargets struct {
-	SuccessGoal float64
-	TTCMs       int64
-	TTCGoal     float64
+	SuccessGoal  float64
+	TTCMs        int64
+	TTCGoal      float64
+	CoverageGoal float64
+	CapacityGoal float64
+	RoamingGoal  float64
 }
 
 // AuditView is the targets as the calls show them, for an audit record's
 // field-level changes ("timeToConnect.seconds").
 func (t ServiceLevelTargets) AuditView() map[string]any {
 	return map[string]any{"successfulConnects": map[string]any{"goal": t.SuccessGoal},
-		"timeToConnect": map[string]any{"seconds": float64(t.TTCMs) / 1000, "goal": t.TTCGoal}}
+		"timeToConnect": map[string]any{"seconds": float64(t.TTCMs) / 1000, "goal": t.TTCGoal},
+		"coverage":      map[string]any{"goal": t.CoverageGoal}, "capacity": map[string]any{"goal": t.CapacityGoal},
+		"roaming": map[string]any{"goal": t.RoamingGoal}}
 }
 
+// DefaultRadioGoal is the radio service levels' goal until a location
+// sets its own: 90 %.
+const DefaultRadioGoal = 90.0
+
 // DefaultServiceLevelTargets apply where no location up the tree has its
-// own: 95 % of attempts succeed, 90 % of Successes connect within 4 s.
-var DefaultServiceLevelTargets = ServiceLevelTargets{SuccessGoal: 95, TTCMs: 4000, TTCGoal: 90}
+// own: 95 % of attempts succeed, 90 % of Successes connect within 4 s,
+// and 90 % for each of the radio's.
+var DefaultServiceLevelTargets = ServiceLevelTargets{SuccessGoal: 95, TTCMs: 4000, TTCGoal: 90,
+	CoverageGoal: DefaultRadioGoal, CapacityGoal: DefaultRadioGoal, RoamingGoal: DefaultRadioGoal}
