@@ -206,10 +206,13 @@ func (m *Manager) Reload(ctx context.Context) error {
 			delete(m.running, k)
 		}
 	}
+	var starting []string
 	for _, k := range slices.Sorted(maps.Keys(want)) {
-		if _, ok := m.running[k]; ok {
-			continue
+		if _, ok := m.running[k]; !ok {
+			starting = append(starting, k)
 		}
+	}
+	for i, k := range starting {
 		p := want[k]
 		d, err := m.NewDriver(p)
 		if err != nil {
@@ -217,6 +220,11 @@ func (m *Manager) Reload(ctx context.Context) error {
 			continue
 		}
 		r := &run{m: m, customer: customers[k], cfg: p, driver: d, counters: map[string]counters{}}
+		// The pollers started together (a server's start, a configuration
+		// of many APs) spread their first polls over their interval, so
+		// that their rounds do not reach ingest as one burst; one poller
+		// added alone polls at once.
+		r.first = m.pollInterval(p) * time.Duration(i) / time.Duration(len(starting))
 		r.caller = wnms.SourceCaller(r.customer, p.Name, p.LocationID.ID, m.Store.LocationPaths)
 		var rctx context.Context
 		rctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -308,12 +316,21 @@ type run struct {
 	failures int
 	held     bool
 	counters map[string]counters // a client's byte counters at the last poll, by MAC and BSSID
+	first    time.Duration       // how long after its start the first poll begins
 }
 
 // counters are a station's byte counters as last read.
 type counters struct{ rx, tx uint64 }
 
 func (r *run) stop() { r.cancel() }
+
+// pollInterval is how often p is polled.
+func (m *Manager) pollInterval(p wnms.Poller) time.Duration {
+	if m.interval > 0 {
+		return m.interval
+	}
+	return time.Duration(p.Interval()) * time.Second
+}
 
 func (r *run) status() PollerStatus {
 	r.mu.Lock()
@@ -336,14 +353,11 @@ func (r *run) loop(ctx context.Context) {
 			r.m.Log.Warn("poller: lease not released", "poller", r.cfg.Name, "err", err)
 		}
 	}()
-	interval := time.Duration(r.cfg.Interval()) * time.Second
-	if r.m.interval > 0 {
-		interval = r.m.interval
-	}
+	interval := r.m.pollInterval(r.cfg)
 	var follow sync.WaitGroup
 	defer follow.Wait()
 	following := false
-	wait, held := time.Duration(0), false
+	wait, held := r.first, false
 	for {
 		select {
 		case <-ctx.Done():

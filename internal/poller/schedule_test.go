@@ -2,7 +2,9 @@ package poller_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -37,6 +39,84 @@ func TestPollsKeepTheInterval(t *testing.T) {
 	if mean < interval-20*time.Millisecond || mean > interval+takes/2 {
 		t.Errorf("polls %v apart on average, want %v", mean, interval)
 	}
+}
+
+// Pollers started together spread their first polls over their interval
+// (a restart of a server polling 500 APs would otherwise poll them all in
+// the same second, and their records reach ingest as one burst); a
+// poller added alone later polls at once.
+func TestFirstPollsSpread(t *testing.T) {
+	const interval = time.Second
+	st := &manyStore{n: 5}
+	drivers := map[string]*slowDriver{}
+	var mu sync.Mutex
+	m := &poller.Manager{Store: st, Ingest: &countingIngester{}, Holder: "test", Log: slog.New(slog.DiscardHandler),
+		NewDriver: func(p wnms.Poller) (poller.Driver, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			d := &slowDriver{}
+			drivers[p.Name] = d
+			return d, nil
+		}}
+	poller.SetInterval(m, interval)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); m.Run(ctx, time.Hour) }()
+	defer func() { cancel(); <-done }()
+	firsts := func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []time.Time
+		for _, d := range drivers {
+			if at := d.started(); len(at) > 0 {
+				out = append(out, at[0])
+			}
+		}
+		slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+		return out
+	}
+	var at []time.Time
+	waitFor(t, "the five first polls", func() bool { at = firsts(); return len(at) == 5 })
+	// Due at 0, 200, 400, 600 and 800 ms: without the spread, all at 0.
+	if span := at[4].Sub(at[0]); span < interval*2/5 {
+		t.Errorf("the first polls of five pollers started together span %v, want them spread over %v", span, interval)
+	}
+	st.set(6)
+	added := time.Now()
+	if err := m.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the added poller's first poll", func() bool { return len(firsts()) == 6 })
+	mu.Lock()
+	first := drivers["ap5"].started()[0]
+	mu.Unlock()
+	if d := first.Sub(added); d > interval/2 {
+		t.Errorf("a poller added alone first polled %v after it was added, want at once", d)
+	}
+}
+
+// manyStore has n pollers, ap0 to ap(n-1), whose leases it always grants.
+type manyStore struct {
+	leaseStore
+	mu sync.Mutex
+	n  int
+}
+
+func (s *manyStore) set(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n = n
+}
+
+func (s *manyStore) AllDataSources(context.Context) (map[int64]*wnms.DataSources, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := wnms.EmptyDataSources()
+	for i := range s.n {
+		d.Pollers = append(d.Pollers, wnms.Poller{Name: fmt.Sprintf("ap%d", i), Kind: wnms.PollerUbus,
+			URL: fmt.Sprintf("http://192.0.2.%d/ubus", i+1), LocationID: wnms.LocalID(1)})
+	}
+	return map[int64]*wnms.DataSources{1: d}, nil
 }
 
 // slowDriver takes its time to see one radio.
