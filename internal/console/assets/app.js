@@ -518,21 +518,43 @@
   }
 
   // ---- service levels ------------------------------------------------------
-  const METRIC_WORDS = { successfulConnects: () => 'Successful connects', timeToConnect: (m) => `Connected within ${fmtNum(m.target.seconds)} s` };
-  const CLASSIFIER_WORDS = { association: 'association', authentication: 'authentication', dhcp: 'DHCP', dns: 'DNS' };
+  // What each metric counts, and how its misses are named: the radio's
+  // metrics count client samples or roams, not connection attempts.
+  const METRIC_WORDS = {
+    successfulConnects: () => 'Successful connects', timeToConnect: (m) => `Connected within ${fmtNum(m.target.seconds)} s`,
+    coverage: () => 'Coverage', capacity: () => 'Capacity', roaming: () => 'Good roams',
+  };
+  // The threshold a radio metric's samples or roams must meet, said with its target.
+  const THRESHOLD = {
+    coverage: (t) => ` at ${t.rssiDbm} dBm or better`, capacity: (t) => ` on radios under ${fmtNum(t.utilizationPct)} % busy`,
+    roaming: () => ' fast and to a stronger AP',
+  };
+  const COUNTED = { coverage: 'client samples', capacity: 'client samples', roaming: 'roams' };
+  const CLASSIFIER_WORDS = {
+    association: 'association', authentication: 'authentication', dhcp: 'DHCP', dns: 'DNS',
+    weakSignal: 'weak signal', busyRadio: 'busy radio', slowRoam: 'slow', suboptimalRoam: 'to a weaker AP',
+  };
   const metricName = (m) => (METRIC_WORDS[m.metric] || (() => m.metric))(m);
   // biggestClassifier is where most of a metric's misses were, or null.
   const biggestClassifier = (m) => (m.classifiers || []).filter((c) => c.count > 0).sort((a, b) => b.count - a.count)[0] || null;
-  // metricLine: "Successful connects 18.57 % (target 95 %): missed; most
-  // failures at authentication (99 %)", the value a link.
+  // metricLine: "Successful connects: 18.57 % (target 95 %, 2,521
+  // attempts): missed; most failures at authentication (99 %)", the value
+  // a link.
   function metricLine(m, href) {
-    if (m.value === null) return h('li', { class: 'sl', 'data-metric': m.metric }, `${metricName(m)}: no attempts measured (target ${fmtNum(m.target.goal)} %)`);
+    const counted = COUNTED[m.metric] || 'attempts';
+    if (m.value === null) {
+      return h('li', { class: 'sl', 'data-metric': m.metric },
+        `${metricName(m)}: no ${counted} measured (target ${fmtNum(m.target.goal)} %${THRESHOLD[m.metric] ? THRESHOLD[m.metric](m.target) : ''})`);
+    }
     const c = biggestClassifier(m);
-    const miss = m.metric === 'timeToConnect' ? 'slow' : 'failures';
+    const radio = !!COUNTED[m.metric];
+    const miss = m.metric === 'timeToConnect' ? 'slow' : radio ? 'misses' : 'failures';
+    const where = c ? (radio ? `; most misses: ${CLASSIFIER_WORDS[c.name] || c.name} (${fmtNum(c.share)} %)` :
+      `; most ${miss} at ${CLASSIFIER_WORDS[c.name] || c.name} (${fmtNum(c.share)} %)`) : '';
     return h('li', { class: `sl ${m.met ? 'met' : 'missed'}`, 'data-metric': m.metric },
-      `${metricName(m)}: `, link(href, `${fmtNum(m.value, 2)} %`), ` (target ${fmtNum(m.target.goal)} %, ${fmtNum(m.count, 0)} attempts): `,
-      h('span', { class: m.met ? 'ok' : 'warn' }, m.met ? 'met' : 'missed'),
-      c ? `; most ${miss} at ${CLASSIFIER_WORDS[c.name] || c.name} (${fmtNum(c.share)} %)` : '');
+      `${metricName(m)}: `, link(href, `${fmtNum(m.value, 2)} %`),
+      ` (target ${fmtNum(m.target.goal)} %${THRESHOLD[m.metric] ? THRESHOLD[m.metric](m.target) : ''}, ${m.count.toLocaleString('en')} ${counted}): `,
+      h('span', { class: m.met ? 'ok' : 'warn' }, m.met ? 'met' : 'missed'), where);
   }
 
   // ---- overview: the first screen ----------------------------------------
