@@ -58,6 +58,22 @@ type PositionInput struct {
 // MaxCoordinate bounds a position's coordinates.
 const MaxCoordinate = 100_000
 
+// check checks both coordinates and returns the position.
+func (in *PositionInput) check() (*wnms.Position, error) {
+	for _, c := range []struct {
+		name string
+		v    *float64
+	}{{"position.x", in.X}, {"position.y", in.Y}} {
+		if c.v == nil {
+			return nil, wnms.Invalid(c.name, "required")
+		}
+		if *c.v < 0 || *c.v > MaxCoordinate {
+			return nil, wnms.Invalid(c.name, "must be 0-%d (the layout's unit, from its top left corner), not %g", MaxCoordinate, *c.v)
+		}
+	}
+	return &wnms.Position{X: *in.X, Y: *in.Y}, nil
+}
+
 // RadioInput is a radio of an ingested AP record.
 type RadioInput struct {
 	MacAddress      *string `json:"macaddress"`
@@ -101,18 +117,10 @@ func checkAP(in *APInput) (*wnms.AP, error) {
 		a.Name = *in.Name
 	}
 	if in.Position != nil {
-		for _, c := range []struct {
-			name string
-			v    *float64
-		}{{"position.x", in.Position.X}, {"position.y", in.Position.Y}} {
-			if c.v == nil {
-				return nil, wnms.Invalid(c.name, "required")
-			}
-			if *c.v < 0 || *c.v > MaxCoordinate {
-				return nil, wnms.Invalid(c.name, "must be 0-%d (the layout's unit, from its top left corner), not %g", MaxCoordinate, *c.v)
-			}
+		var err error
+		if a.Position, err = in.Position.check(); err != nil {
+			return nil, err
 		}
-		a.Position = &wnms.Position{X: *in.Position.X, Y: *in.Position.Y}
 	}
 	if err := wnms.CheckText("name", a.Name, 1, MaxAPName); err != nil {
 		return nil, err
@@ -238,18 +246,10 @@ func parseRadio(in RadioInput) (wnms.Radio, error) {
 func (s *Service) PlaceAP(ctx context.Context, c *wnms.Caller, boxID int64, in *PositionInput) (*wnms.Position, error) {
 	var pos *wnms.Position
 	if in != nil {
-		for _, f := range []struct {
-			name string
-			v    *float64
-		}{{"position.x", in.X}, {"position.y", in.Y}} {
-			if f.v == nil {
-				return nil, wnms.Invalid(f.name, "required")
-			}
-			if *f.v < 0 || *f.v > MaxCoordinate {
-				return nil, wnms.Invalid(f.name, "must be 0-%d (the layout's unit, from its top left corner), not %g", MaxCoordinate, *f.v)
-			}
+		var err error
+		if pos, err = in.check(); err != nil {
+			return nil, err
 		}
-		pos = &wnms.Position{X: *in.X, Y: *in.Y}
 	}
 	byBox := wnms.Cond{Op: "=", Property: "boxid", Kind: wnms.FilterNumber, Values: []any{boxID}}
 	aps, _, err := s.ListAPs(ctx, c, wnms.APQuery{Filter: &byBox, Limit: 1})
