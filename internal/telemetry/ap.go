@@ -251,13 +251,8 @@ func (s *Service) PlaceAP(ctx context.Context, c *wnms.Caller, boxID int64, in *
 			return nil, err
 		}
 	}
-	byBox := wnms.Cond{Op: "=", Property: "boxid", Kind: wnms.FilterNumber, Values: []any{boxID}}
-	aps, _, err := s.ListAPs(ctx, c, wnms.APQuery{Filter: &byBox, Limit: 1})
-	if err != nil {
+	if err := s.seesAP(ctx, c, boxID); err != nil {
 		return nil, err
-	}
-	if len(aps) == 0 {
-		return nil, wnms.NotFound("no AP %d", boxID)
 	}
 	found, err := s.Store.PlaceAP(ctx, c.CustomerID(), boxID, pos)
 	if err != nil {
@@ -267,4 +262,19 @@ func (s *Service) PlaceAP(ctx context.Context, c *wnms.Caller, boxID int64, in *
 		return nil, wnms.NotFound("no AP %d", boxID)
 	}
 	return pos, nil
+}
+
+// seesAP is nil when AP boxID is one of the caller's customer at the
+// caller's locations, else RESOURCE_NOT_FOUND: what the caller may not see
+// looks like what does not exist.
+func (s *Service) seesAP(ctx context.Context, c *wnms.Caller, boxID int64) error {
+	byBox := wnms.Cond{Op: "=", Property: "boxid", Kind: wnms.FilterNumber, Values: []any{boxID}}
+	aps, _, err := s.ListAPs(ctx, c, wnms.APQuery{Filter: &byBox, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(aps) == 0 {
+		return wnms.NotFound("no AP %d", boxID)
+	}
+	return nil
 }

@@ -215,13 +215,8 @@ type RadioStats struct {
 // RadioStats answers an AP's radio samples in 5-minute buckets, radio
 // by radio (by BSSID); the AP must be one the caller sees.
 func (s *Service) RadioStats(ctx context.Context, c *wnms.Caller, q RadioStatsQuery) (*RadioStats, error) {
-	byBox := wnms.Cond{Op: "=", Property: "boxid", Kind: wnms.FilterNumber, Values: []any{q.BoxID}}
-	aps, _, err := s.ListAPs(ctx, c, wnms.APQuery{Filter: &byBox, Limit: 1})
-	if err != nil {
+	if err := s.seesAP(ctx, c, q.BoxID); err != nil {
 		return nil, err
-	}
-	if len(aps) == 0 {
-		return nil, wnms.NotFound("no AP %d", q.BoxID)
 	}
 	buckets, err := s.Store.RadioTrend(ctx, c.CustomerID(), q.BoxID, q.From, q.To)
 	if err != nil {
