@@ -127,25 +127,33 @@ func Flatten(v any) DiffSide {
 }
 
 // decodeTree is v as generic JSON (maps, slices, json.Number, strings,
-// bools, nil); nil for nil or a nil pointer.
+// bools, nil); nil for nil, a nil pointer, or what encoding/json refuses.
 func decodeTree(v any) any {
 	if v == nil {
 		return nil
 	}
-	raw, ok := v.(json.RawMessage)
-	if !ok {
-		var err error
-		if raw, err = json.Marshal(v); err != nil {
-			return nil
-		}
+	var t any
+	ok := false
+	if raw, isRaw := v.(json.RawMessage); isRaw {
+		t, ok = decodeRaw(raw)
+	} else {
+		t, ok = treeOf(reflect.ValueOf(v), 0)
 	}
+	if !ok {
+		return nil
+	}
+	return t
+}
+
+// decodeRaw is a JSON document as generic JSON, numbers as json.Number.
+func decodeRaw(raw []byte) (any, bool) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var t any
 	if dec.Decode(&t) != nil {
-		return nil
+		return nil, false
 	}
-	return t
+	return t, true
 }
 
 // flatten puts the leaves of t into out by field path.
