@@ -114,8 +114,14 @@ func keepSlotAttempts(ctx context.Context, b *bulkTx, customerID int64, events [
 	for i, p := range places {
 		rows[i] = []any{customerID, p.slot, p.mac, p.loc, p.ssid, p.band, bits[p]}
 	}
+	// A client's row changes only when it fails in a way it had not yet
+	// in the slot: most batches repeat what the row holds (a client
+	// connecting again), and an update that changes nothing would still
+	// write the row anew (on PostgreSQL a new row version, which every
+	// read of the slot being filled then walks past until vacuum).
 	_, err := b.Insert(ctx, "slot_conn_clients", slotConnColumns, rows,
-		slotClientsKey+"failures = slot_conn_clients.failures | excluded.failures")
+		slotClientsKey+"failures = slot_conn_clients.failures | excluded.failures"+
+			" WHERE slot_conn_clients.failures <> (slot_conn_clients.failures | excluded.failures)")
 	return err
 }
 
