@@ -47,26 +47,35 @@ const dirtyConflict = "ON CONFLICT (customer_id, slot) DO UPDATE SET version = e
 // with the records, so a refresh sees every acknowledged batch either
 // way. A pending slot's version is the negative of the newest pending
 // journal row's id: it changes with every batch, and matches no stored
-// mark.
+// mark. The marks a flush under way has taken out of pending count as
+// pending until it commits, so that a read never waits for a flush (on
+// PostgreSQL one flush can take a few hundred milliseconds under load).
 func (s *Store) DirtySlots(ctx context.Context, customerID, from, to int64, limit int) ([]wnms.DirtySlot, error) {
 	w := &s.behind
-	// A flush under way has taken its slots out of pending and not yet
-	// committed them: wait for it.
-	w.flushMu.Lock()
+	// The marks not in baseline_dirty yet: those pending, and those a
+	// flush under way took out of pending and has not committed (read
+	// before the query, so that a flush committing meanwhile leaves them
+	// in one place or the other, never in neither).
 	w.mu.Lock()
 	pending := map[int64]int64{}
+	if d := w.flushing[customerID]; d != nil {
+		for slot := range d.slots {
+			if slot >= from && slot <= to {
+				pending[slot] = w.flushingVersion
+			}
+		}
+	}
 	if d := w.pending[customerID]; d != nil && len(w.journal) > 0 {
 		version := -w.journal[len(w.journal)-1]
 		for slot := range d.slots {
 			if slot >= from && slot <= to {
-				pending[slot] = version
+				pending[slot] = version // newer than a flush's
 			}
 		}
 	}
 	w.mu.Unlock()
 	rows, err := s.tr.QueryContext(ctx, `SELECT slot, version FROM baseline_dirty
 		WHERE customer_id = $1 AND slot >= $2 AND slot <= $3 ORDER BY slot DESC LIMIT `+strconv.Itoa(limit), customerID, from, to)
-	w.flushMu.Unlock()
 	if err != nil {
 		return nil, err
 	}

@@ -80,13 +80,19 @@ type writeBehind struct {
 	flushMu sync.Mutex
 	mu      sync.Mutex
 	pending map[int64]*derived // by customer
-	journal []int64            // the journal rows pending covers
-	size    int                // clients and slots pending
-	timer   *time.Timer
-	every   time.Duration // flushEvery of the store's engine
-	max     int           // maxPending, unless a test lowers it
-	waiting atomic.Bool   // anything pending
-	closed  bool
+	// flushing is what the flush under way took out of pending, until it
+	// has committed (or put it back), and flushingVersion the version its
+	// slots have meanwhile: a read then finds their marks without waiting
+	// for the flush (DirtySlots).
+	flushing        map[int64]*derived
+	flushingVersion int64
+	journal         []int64 // the journal rows pending covers
+	size            int     // clients and slots pending
+	timer           *time.Timer
+	every           time.Duration // flushEvery of the store's engine
+	max             int           // maxPending, unless a test lowers it
+	waiting         atomic.Bool   // anything pending
+	closed          bool
 }
 
 // A journal row's body is the derived state in a compact binary form,
@@ -386,6 +392,9 @@ func (s *Store) flushDerivedLocked(ctx context.Context) error {
 	w.mu.Lock()
 	pending, journal := w.pending, w.journal
 	w.pending, w.journal, w.size = nil, nil, 0
+	if len(journal) > 0 {
+		w.flushing, w.flushingVersion = pending, -journal[len(journal)-1]
+	}
 	w.waiting.Store(false)
 	if w.timer != nil {
 		w.timer.Stop()
@@ -409,12 +418,13 @@ func (s *Store) flushDerivedLocked(ctx context.Context) error {
 		}
 		return deleteJournal(ctx, b, journal)
 	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flushing = nil
 	if err == nil {
 		return nil
 	}
 	// Put it back, older than what arrived meanwhile.
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	for cust, d := range w.pending {
 		if p := pending[cust]; p != nil {
 			p.add(d)
