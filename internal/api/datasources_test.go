@@ -227,6 +227,27 @@ func TestAuthzDataSources(t *testing.T) {
 	})
 }
 
+// isLocal says whether the address of addrPort is still one of this
+// host's: other packages' tests, run at the same time, add and remove
+// addresses (the lab's veth pairs), and one gone by the time the server
+// checks it is rightly not refused.
+func isLocal(addrPort string) bool {
+	ap, err := netip.ParseAddrPort(addrPort)
+	if err != nil {
+		return true
+	}
+	as, err := net.InterfaceAddrs()
+	if err != nil {
+		return true
+	}
+	for _, a := range as {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr() == ap.Addr() {
+			return true
+		}
+	}
+	return false
+}
+
 // Upstream addresses that are wnms's own RADIUS listeners (a loop),
 // link-local or cloud metadata addresses are refused (400 naming the
 // address); a FreeRADIUS on loopback, on another port, is not.
@@ -285,7 +306,7 @@ func TestDataSourcesUpstreamAddresses(t *testing.T) {
 		for _, a := range local {
 			m := dataSourcesBody(f.Floor.ID.ID)
 			up(m, 0)["address"] = a
-			if r := e.Admin.Do("PUT", dataSourcesPath, m); r.Status != http.StatusBadRequest {
+			if r := e.Admin.Do("PUT", dataSourcesPath, m); r.Status != http.StatusBadRequest && isLocal(a) {
 				t.Errorf("this host's %s, on the port of a listener on 0.0.0.0: status %d; %s", a, r.Status, r.Body)
 			}
 		}
