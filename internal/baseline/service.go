@@ -41,7 +41,7 @@ type Store interface {
 	// ClientRates is ClientSamples with only the time, location, SSID,
 	// band and data rate of each sample filled.
 	ClientRates(ctx context.Context, customerID int64, mac string, from, to int64) ([]wnms.ScopedSample, error)
-	ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn []wnms.ConnObsRow, perf []wnms.PerfObsRow, version int64) error
+	ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn []wnms.ConnObsRow, perf []wnms.PerfObsRow, aps []wnms.APObsRow, version int64) error
 	ConnObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]wnms.Connectivity, error)
 	PerfObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]wnms.Performance, error)
 	RecordAnomaly(ctx context.Context, a wnms.Anomaly) (bool, error)
@@ -141,27 +141,27 @@ func (s *Service) refreshShared(ctx context.Context, customerID int64, d wnms.Di
 // refreshSlot recomputes one slot's observations and stores them (see
 // countSlot).
 func (s *Service) refreshSlot(ctx context.Context, customerID int64, d wnms.DirtySlot) error {
-	conn, perf, err := s.countSlot(ctx, customerID, d.Slot)
+	conn, perf, aps, err := s.countSlot(ctx, customerID, d.Slot)
 	if err != nil {
 		return err
 	}
-	return s.Store.ReplaceSlotObs(ctx, customerID, d.Slot, conn, perf, d.Version)
+	return s.Store.ReplaceSlotObs(ctx, customerID, d.Slot, conn, perf, aps, d.Version)
 }
 
-// countSlot counts one slot's observations in every scope from the
-// store's rows of its clients (one per client and place), client by
-// client as they stream in: what it holds grows with neither the slot's
-// events nor its clients, only with its scopes and the customer's
-// locations.
+// countSlot counts one slot's observations in every scope, and the
+// performance of the clients of each AP radio, from the store's rows of
+// its clients (one per client and place), client by client as they stream
+// in: what it holds grows with neither the slot's events nor its
+// clients, only with its scopes, its radios and the customer's locations.
 //
 // Every location's folders are read before the slot streams: on
 // PostgreSQL a stream holds one connection of the pool until it ends, and
 // a lookup made inside it would need a second, so that as many refreshes
 // at once as the pool has connections would wait for each other for ever.
-func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]wnms.ConnObsRow, []wnms.PerfObsRow, error) {
+func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]wnms.ConnObsRow, []wnms.PerfObsRow, []wnms.APObsRow, error) {
 	ancestors, err := s.customerAncestors(ctx, customerID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	place := func(loc int64) {
 		if _, ok := ancestors[loc]; !ok {
@@ -175,7 +175,7 @@ func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]wnms
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	perf := NewPerfCounter(ancestors)
 	err = s.Store.SlotSampleSums(ctx, customerID, slot, func(x wnms.ScopedSums) error {
@@ -184,9 +184,9 @@ func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]wnms
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return conn.Rows(slot), perf.Rows(slot), nil
+	return conn.Rows(slot), perf.Rows(slot), perf.Radios(slot), nil
 }
 
 // liveSlot is the observations of the slot being filled, counted for a
@@ -220,7 +220,7 @@ func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64
 		}
 		key := fmt.Sprintf("%d/%d/%d/live", customerID, d.Slot, d.Version)
 		count := func() (any, error) {
-			conn, perf, err := s.countSlot(ctx, customerID, d.Slot)
+			conn, perf, _, err := s.countSlot(ctx, customerID, d.Slot)
 			if err != nil {
 				return nil, err
 			}

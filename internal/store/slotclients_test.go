@@ -200,3 +200,73 @@ func TestSlotClientsKeptAsFromScratch(t *testing.T) {
 		}
 	})
 }
+
+// TestSlotSamplesByAP: a client's samples of a slot are summed per AP as
+// well as per place, kept by ingest as from scratch (a batch of which
+// some samples were stored before takes the recompute path); each row
+// comes with the same client's row at the same place and AP
+// wnms.ChangeSpan before; and a sample marks its slot and the slot that
+// compares with it out of date; on both engines.
+func TestSlotSamplesByAP(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		st := storetest.OpenStore(t, b)
+		ms := wnms.SlotDuration.Milliseconds()
+		first := st.Now().Truncate(wnms.SlotDuration).UnixMilli() - 6*ms
+		later := first + wnms.ChangeSpan.Milliseconds()
+		ap7, ap8 := int64(7), int64(8)
+		sample := func(mac string, ts int64, ap *int64, channel, rssi int, retry float64) *wnms.Sample {
+			return &wnms.Sample{MacAddress: mac, Timestamp: ts, LocationID: 2, BSSID: "00:11:74:00:00:01", SSID: "corp", Channel: channel,
+				RSSI: rssi, DataRateMbps: 100, RetryRatePct: retry, APBoxID: ap}
+		}
+		batch := []*wnms.Sample{
+			sample("02:00:00:00:00:01", first+1000, &ap7, 36, -60, 4),
+			sample("02:00:00:00:00:01", first+301000, &ap7, 36, -62, 6),
+			sample("02:00:00:00:00:01", first+601000, &ap8, 36, -70, 5),
+			sample("02:00:00:00:00:02", first+1000, nil, 36, -50, 1),
+			sample("02:00:00:00:00:01", later+1000, &ap7, 36, -77, 30),
+			sample("02:00:00:00:00:02", later+1000, nil, 36, -51, 1),
+		}
+		if n, err := st.InsertClientStats(ctx, 1, batch[:4], nil); err != nil || n != 4 {
+			t.Fatalf("%d stored, %v", n, err)
+		}
+		dirty, err := st.DirtySlots(ctx, 1, 0, 1<<50, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var marked []int64
+		for _, d := range dirty {
+			marked = append(marked, d.Slot)
+		}
+		if !reflect.DeepEqual(marked, []int64{later, first}) {
+			t.Errorf("marked %v, want the slot %d and the slot %d that compares with it", marked, first, later)
+		}
+		// Some of them again, with the rest: the recompute path.
+		if n, err := st.InsertClientStats(ctx, 1, batch[2:], nil); err != nil || n != 2 {
+			t.Fatalf("%d stored, %v", n, err)
+		}
+		want := []wnms.ScopedSums{
+			{LocationID: 2, Band: wnms.Band5GHz, SSID: "corp", APBoxID: 7, ClientSums: wnms.ClientSums{MAC: "02:00:00:00:00:01", N: 1, Rate: 100,
+				Retry: 30, RSSI: -77, WeakAll: true},
+				Before: wnms.ClientSums{MAC: "02:00:00:00:00:01", N: 2, Retry: 10, RSSI: -122}},
+			{LocationID: 2, Band: wnms.Band5GHz, SSID: "corp", ClientSums: wnms.ClientSums{MAC: "02:00:00:00:00:02", N: 1, Rate: 100,
+				Retry: 1, RSSI: -51}, Before: wnms.ClientSums{MAC: "02:00:00:00:00:02"}},
+		}
+		for _, slot := range []int64{first, later} {
+			_, sums := slotRows(t, st, 1, slot)
+			if err := st.RebuildSlotClients(ctx, 1, slot); err != nil {
+				t.Fatal(err)
+			}
+			_, fromScratch := slotRows(t, st, 1, slot)
+			if !reflect.DeepEqual(sums, fromScratch) {
+				t.Errorf("slot %s:\n kept %+v\nfrom scratch %+v", time.UnixMilli(slot).UTC(), sums, fromScratch)
+			}
+			if slot == first && len(sums) != 3 {
+				t.Errorf("first slot: %+v, want client 1 at AP 7 and at AP 8, client 2 at no AP", sums)
+			}
+			if slot == later && !reflect.DeepEqual(sums, want) {
+				t.Errorf("later slot:\n got %+v\nwant %+v", sums, want)
+			}
+		}
+	})
+}
