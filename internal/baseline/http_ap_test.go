@@ -17,13 +17,15 @@ import (
 // AP's paired clients' signal fell by 18.2 dB on average against a history
 // of no change: the AP test passes, the slot is anomalous with the
 // threshold the floor without the AP's troubled clients (0 %), and the AP
-// is named in the baseline call and in the anomalies list.
+// is named in the baseline call, in the anomalies list and as the scope of
+// the incident, whose cause is what the test found (Low RSSI).
 func TestOneAPOfAFloor(t *testing.T) {
 	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
 		e := apitest.New(t, b)
 		clock := apitest.NewClock(time.Date(2026, 11, 20, 12, 0, 30, 0, time.UTC))
 		e.UseClock(clock)
 		e.API.Baselines.Now = clock.Now
+		e.API.Incidents.Now = func() time.Time { return clock.Now().Add(10 * time.Minute) }
 		site := e.NewLocation(t, 0, wnms.FolderLocation, "Site", 1)
 		floor := e.NewLocation(t, site.ID.ID, wnms.FloorLocation, "Floor 1", 1)
 		radios := map[string]string{"AP 1": "00:11:74:00:0c:24", "AP 2": "00:11:74:00:0d:24"}
@@ -96,8 +98,12 @@ func TestOneAPOfAFloor(t *testing.T) {
 			t.Fatalf("performance of SSID corp: %+v", perf)
 		}
 
-		// The evaluation lists the slot with its AP.
+		// The evaluation lists the slot with its AP, and the incident it
+		// makes is the AP's.
 		if err := e.API.Baselines.EvaluateCustomer(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.API.Incidents.Group(context.Background(), 1); err != nil {
 			t.Fatal(err)
 		}
 		var list []struct {
@@ -110,6 +116,16 @@ func TestOneAPOfAFloor(t *testing.T) {
 		if len(list) != 1 || list[0].Kind != "clientsperformance" || list[0].Timestamp != at(11, 45).UnixMilli() || list[0].Threshold != 0 ||
 			!sameAP(list[0].AP) {
 			t.Fatalf("anomalies: %+v", list)
+		}
+		var incidents struct{ Incidents []wnms.Incident }
+		e.Admin.Expect(200, "GET", fmt.Sprintf("/V5/incidents?locationid=%d&fromtime=%d", site.ID.ID, at(11, 0).UnixMilli()), nil).Decode(t, &incidents)
+		if len(incidents.Incidents) != 1 {
+			t.Fatalf("incidents: %+v", incidents)
+		}
+		in := incidents.Incidents[0]
+		if in.Scope.Type != wnms.ScopeAP || in.Scope.ID != aps[0].MacAddress || in.Scope.Name != "AP 1" || in.Cause == nil ||
+			in.Cause.Stage != "performance" || in.Cause.Reason.Text != wnms.APReasonLowRSSI || in.Cause.Share != 1 {
+			t.Fatalf("incident: scope %+v, cause %+v", in.Scope, in.Cause)
 		}
 	})
 }
