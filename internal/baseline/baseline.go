@@ -27,11 +27,11 @@
 //   - a connectivity slot of band ANY is also anomalous when the clients
 //     of one band of it alone pass the rule against the slot's history,
 //     at α divided by the number of bands (EvaluateParts, PartBar);
-//   - a performance slot of all SSIDs is also anomalous when the clients of
-//     one AP radio (an AP on one band) pass the AP test (APRule,
-//     EvaluateRadios): the same clients on the radio half an hour apart
-//     (wnms.ChangeSpan), at least 2 of them, at least 1 client of the
-//     radio troubled, and their mean RSSI fell by more than max(8 dB,
+//   - a performance slot of all SSIDs (the service's: a floor's) is also
+//     anomalous when the clients of one AP radio (an AP on one band) pass
+//     the AP test (APRule, EvaluateRadios): the same clients on the radio
+//     half an hour apart (wnms.ChangeSpan), at least 2 of them, at least 1
+//     client of the radio troubled, and their mean RSSI fell by more than max(8 dB,
 //     z·spread), or their mean retry rate rose by more than max(15 points,
 //     z·spread), beyond the radio's usual change (the median and median
 //     absolute deviation of its change in its history, 0 without one), z

@@ -487,15 +487,18 @@ type PerfPoint struct {
 
 // Performance answers the performance data points of a scope for the
 // slots in [from, to], oldest first; with mac, of that client alone.
-// A slot of all SSIDs and clients is also anomalous when the clients of
-// one AP radio in the scope pass the AP test (APRule) against the radio's
-// history; its threshold is then the lower bar of APTest and its AP is
-// named.
+// A floor's slot of all SSIDs and clients is also anomalous when the
+// clients of one AP radio of the floor pass the AP test (APRule) against
+// the radio's history; its threshold is then the lower bar of APTest and
+// its AP is named. A folder's slot is not judged by radios: the anomalies
+// are the floors', and a site or the root would read the history of
+// every radio below it (at 5,000 APs, some 14 million rows a call).
 func (s *Service) Performance(ctx context.Context, customerID int64, l *wnms.Location, band, ssid, mac string, from, to int64) ([]PerfPoint, error) {
 	var obs map[int64]wnms.Performance
 	var aps map[int64][]wnms.APObsRow
 	var err error
-	radios := ssid == "" && s.AP.Alpha > 0 // an AP radio's clients are of every SSID
+	// An AP radio's clients are of every SSID.
+	radios := ssid == "" && s.AP.Alpha > 0 && l.Type == wnms.FloorLocation
 	if mac == "" {
 		obs, aps, err = s.perfObs(ctx, customerID, l, band, ssid, wnms.SlotOf(from-historySpan), to, radios)
 	} else {
