@@ -270,3 +270,73 @@ func TestSlotSamplesByAP(t *testing.T) {
 		}
 	})
 }
+
+// TestAPMigrationKeepsSamples: migration 0146 makes slot_perf_clients
+// again from the stored samples, by AP (0 for samples at no known AP,
+// none for samples without radio metrics), and marks the slots of the
+// last 15 days out of date so that every AP radio gets its history; on
+// both engines.
+func TestAPMigrationKeepsSamples(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		cfg := storetest.EmptyStoreConfig(t, b)
+		st, err := store.OpenNoMigrate(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if err := st.MigrateToForTest(ctx, 145); err != nil {
+			t.Fatal(err)
+		}
+		slot := time.Now().Truncate(wnms.SlotDuration).UnixMilli() - 4*wnms.SlotDuration.Milliseconds()
+		if err := st.EnsurePartitions(ctx, slot, slot); err != nil {
+			t.Fatal(err)
+		}
+		db := storetest.TelemetryDB(t, cfg)
+		for i, s := range []struct {
+			mac  string
+			ap   any
+			rssi any
+		}{{"AA:00:00:00:00:01", 7, -60}, {"AA:00:00:00:00:01", 7, -62}, {"AA:00:00:00:00:01", 8, -70}, {"AA:00:00:00:00:02", nil, -50},
+			{"AA:00:00:00:00:02", nil, nil}} {
+			if _, err := db.ExecContext(ctx, `INSERT INTO client_stats (customer_id, mac, ts, location_id, ap_box_id, bssid, ssid, channel, rssi,
+				data_rate, retry_pct) VALUES (1, $1, $2, 2, $3, '00:11:74:00:00:01', 'corp', 36, $4, 100, 1)`,
+				s.mac, slot+int64(i)*1000, s.ap, s.rssi); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.QueryContext(ctx, `SELECT mac, ap_box_id, samples, rssi_sum FROM slot_perf_clients WHERE slot = $1
+			ORDER BY mac, ap_box_id`, slot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rows.Next() {
+			var mac string
+			var ap, n, rssi int64
+			if err := rows.Scan(&mac, &ap, &n, &rssi); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%s AP %d: %d samples, %d", mac, ap, n, rssi))
+		}
+		rows.Close()
+		want := []string{"AA:00:00:00:00:01 AP 7: 2 samples, -122", "AA:00:00:00:00:01 AP 8: 1 samples, -70", "AA:00:00:00:00:02 AP 0: 1 samples, -50"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("slot_perf_clients after the migration:\n got %q\nwant %q", got, want)
+		}
+		dirty, err := st.DirtySlots(ctx, 1, 0, 1<<50, 10)
+		if err != nil || len(dirty) != 1 || dirty[0].Slot != slot {
+			t.Errorf("marked %+v (%v), want the slot %d", dirty, err, slot)
+		}
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM perf_ap_obs`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("perf_ap_obs: %d rows, %v", n, err)
+		}
+		if err := db.QueryRowContext(ctx, `SELECT count(ap_box_id) FROM anomalies`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("anomalies' AP: %d, %v", n, err)
+		}
+	})
+}
