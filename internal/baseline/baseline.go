@@ -27,6 +27,18 @@
 //   - a connectivity slot of band ANY is also anomalous when the clients
 //     of one band of it alone pass the rule against the slot's history,
 //     at α divided by the number of bands (EvaluateParts, PartBar);
+//   - a performance slot of all SSIDs (the service's: a floor's) is also
+//     anomalous when the clients of one AP radio (an AP on one band) pass
+//     the AP test (APRule, EvaluateRadios): the same clients on the radio
+//     half an hour apart (wnms.ChangeSpan), at least 2 of them, at least 1
+//     client of the radio troubled, and their mean RSSI fell by more than max(8 dB,
+//     z·spread), or their mean retry rate rose by more than max(15 points,
+//     z·spread), beyond the radio's usual change (the median and median
+//     absolute deviation of its change in its history, 0 without one), z
+//     the normal quantile of α divided by the number of tests. A coverage
+//     hole or co-channel interference troubles an AP's few clients, which
+//     the floor's share dilutes; the change of the same clients, unlike
+//     the radio's mean, does not move with which clients came;
 //   - where lower is worse (a client's data rate, in Mbps) the slot is
 //     anomalous when it has the minimum samples and its observation is
 //     below baseline − k·max(σ, floor × baseline / 100): the σ floor, given
@@ -37,7 +49,10 @@
 //     the largest observation with too few affected clients for the slot's
 //     n (100·(a−1)/n, a the fewest affected clients that pass the minimum
 //     and the binomial test), or, lower, the bar of a band that passes
-//     (PartBar); a slot with too few samples has the bar 100
+//     (PartBar) or of an AP radio that passes (APFinding.Bar: the
+//     observation with one troubled client of the radio fewer than the
+//     test needs, the others as they are); a slot with too few samples
+//     has the bar 100
 //     (0 for data rate), which no observation passes. The performance
 //     baseline's threshold is an integer: its k·σ part is rounded, its
 //     count part rounded up, so that a slot above it still has enough
@@ -359,4 +374,161 @@ func meanStd(v []float64) (mean, sd float64) {
 		sd += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(sd / float64(len(v)))
+}
+
+// APRule is the test of the clients of each AP's radio (an AP on one
+// band), which finds a trouble of one AP that the share of troubled
+// clients of its floor dilutes: a coverage hole (its power drops, and
+// its clients' signal with it) or co-channel interference (another
+// network on its channel, and its clients retry). It judges the change
+// of what the same clients went through on the radio over
+// wnms.ChangeSpan (wnms.APPerformance): clients at their desks hear their
+// AP as they did half an hour ago, whichever clients the slot has, so
+// that the change is near 0 where nothing happened and plain where the AP
+// changed. A radio of a slot passes when all of these hold:
+//   - at least MinPaired of its clients were on it ChangeSpan before too
+//     (at the same place), and at least MinTroubled of its clients are
+//     troubled (as the performance observation judges them, by their
+//     means on the radio);
+//   - their mean RSSI fell by more than MinDropDB beyond the radio's usual
+//     change, or by more than z·spread when that is more; or their mean
+//     retry rate rose by more than MinRisePct points beyond it, or by
+//     more than z·spread. The usual change and its spread are the median
+//     and the median absolute deviation (×1.4826) of the radio's change in
+//     its history (the same slots as a baseline's: the same slot of the
+//     day on the previous days with the minimum paired clients, else the
+//     previous 96 slots), 0 and 0 without one: the change of the same
+//     clients is 0 where nothing changed. z is the one-sided normal
+//     quantile of Alpha divided by the number of tests made in the slot
+//     (two a radio with the paired clients): each radio is one more chance
+//     of a fluke.
+type APRule struct {
+	MinPaired, MinTroubled int
+	MinDropDB, MinRisePct  float64
+	Alpha                  float64
+}
+
+// DefaultAPRule is the AP test wnms runs on performance (see APRule). Its
+// floors were measured on the simulator's records (docs/bench-score.md):
+// over 30 seeds a coverage hole took 12 to 20 dB from the mean signal of
+// its AP's paired clients, co-channel interference added 24 to 31 points
+// to their mean retry rate, and where nothing happened (300 quiet
+// site-days) the same means changed by at most 4.2 dB and 8.6 points.
+var DefaultAPRule = APRule{MinPaired: 2, MinTroubled: 1, MinDropDB: 8, MinRisePct: 15, Alpha: DefaultAlpha}
+
+// RadioHistory answers the observations of a radio's clients in a slot
+// (by its start, Unix ms); ok false when the radio had no clients then.
+type RadioHistory func(slot int64, r wnms.APObsRow) (wnms.APPerformance, bool)
+
+// APFinding is a radio that passed the AP test, and what it makes of its
+// slot: Bar is the observation of the slot (of n clients, affected of
+// them) with one troubled client of the radio fewer than the test needs,
+// the others as they are, rounded down for an integer threshold: the
+// slot's observation is above it exactly because the radio has what it
+// needs, so that anomalous ⇔ observation > threshold still holds with the
+// threshold lowered to it (as PartBar's).
+type APFinding struct {
+	Radio  wnms.APObsRow
+	Reason string // wnms.APReasonLowRSSI or wnms.APReasonHighRetry
+	// Observation is the radio's clients' change over wnms.ChangeSpan (dB
+	// of RSSI, or points of retry rate), Baseline its usual change, and
+	// Threshold the change past which (below, for RSSI; above, for retry)
+	// the radio passes.
+	Observation, Baseline, Threshold float64
+	Bar                              float64
+}
+
+// APTest runs the rule on the radios of a slot of n clients, affected of
+// them, and answers the radio whose finding sets the lowest bar (ok false
+// when none passes).
+func (r APRule) APTest(slot int64, n, affected int, radios []wnms.APObsRow, loc *time.Location, history RadioHistory, intThreshold bool) (APFinding, bool) {
+	if r.Alpha <= 0 || n <= 0 {
+		return APFinding{}, false
+	}
+	tested := 0
+	for _, row := range radios {
+		if row.Paired >= max(r.MinPaired, 1) {
+			tested++
+		}
+	}
+	if tested == 0 {
+		return APFinding{}, false
+	}
+	z := NormalQuantile(1 - r.Alpha/float64(2*tested))
+	sameSlot, previous := HistorySlots(slot, loc)
+	var best APFinding
+	found := false
+	for _, row := range radios {
+		if row.Paired < max(r.MinPaired, 1) || row.Troubled < r.MinTroubled {
+			continue
+		}
+		rssi, retry := r.radioChanges(sameSlot, row, history)
+		if len(rssi) < MinHistoryDays {
+			if rssi, retry = r.radioChanges(previous, row, history); len(rssi) < MinFallbackSlots {
+				rssi, retry = nil, nil
+			}
+		}
+		var rssiLevel, rssiSpread, retryLevel, retrySpread float64
+		if len(rssi) > 0 {
+			rssiLevel, rssiSpread = medianSpread(rssi)
+			retryLevel, retrySpread = medianSpread(retry)
+		}
+		f := APFinding{Radio: row}
+		if th := rssiLevel - max(z*rssiSpread, r.MinDropDB); row.RSSIChange() < th {
+			f.Reason, f.Observation, f.Baseline, f.Threshold = wnms.APReasonLowRSSI, row.RSSIChange(), rssiLevel, th
+		} else if th := retryLevel + max(z*retrySpread, r.MinRisePct); row.RetryChange() > th {
+			f.Reason, f.Observation, f.Baseline, f.Threshold = wnms.APReasonHighRetry, row.RetryChange(), retryLevel, th
+		} else {
+			continue
+		}
+		f.Bar = 100 * float64(affected-row.Troubled+r.MinTroubled-1) / float64(n)
+		if intThreshold {
+			f.Bar = math.Floor(f.Bar)
+		}
+		if !found || f.Bar < best.Bar {
+			best, found = f, true
+		}
+	}
+	return best, found
+}
+
+// EvaluateRadios is Evaluate for a slot of affected clients (higher is
+// worse) whose clients were on the AP radios radios: the slot is also
+// anomalous when one radio passes the AP test (rule.APTest) against its
+// own history, a trouble of one AP that the slot's share of affected
+// clients dilutes. The threshold is then the lower bar of the finding,
+// which is answered, so that anomalous ⇔ observation > threshold still
+// holds. A slot without a baseline or with too few samples is left as
+// Evaluate leaves it.
+func EvaluateRadios(slot int64, obs Obs, affected int, radios []wnms.APObsRow, loc *time.Location, history History,
+	radioHistory RadioHistory, p Params, rule APRule) (Result, *APFinding) {
+	r := Evaluate(slot, obs, loc, history, p)
+	if r.Threshold == nil || p.Direction != HigherIsWorse || obs.Samples < p.MinSamples || len(radios) == 0 {
+		return r, nil
+	}
+	f, ok := rule.APTest(slot, obs.Samples, affected, radios, loc, radioHistory, p.IntThreshold)
+	if !ok {
+		return r, nil
+	}
+	th := min(*r.Threshold, f.Bar)
+	r.Threshold, r.Anomalous = &th, obs.Value > th
+	return r, &f
+}
+
+// radioChanges are the changes of the radio's clients' mean RSSI and
+// mean retry rate in each of slots it had the minimum paired clients in.
+func (r APRule) radioChanges(slots []int64, row wnms.APObsRow, history RadioHistory) (rssi, retry []float64) {
+	for _, s := range slots {
+		if a, ok := history(s, row); ok && a.Paired >= max(r.MinPaired, 1) {
+			rssi = append(rssi, a.RSSIChange())
+			retry = append(retry, a.RetryChange())
+		}
+	}
+	return rssi, retry
+}
+
+// NormalQuantile is the q-quantile of the standard normal distribution
+// (0 < q < 1): the z with P(Z ≤ z) = q.
+func NormalQuantile(q float64) float64 {
+	return math.Sqrt2 * math.Erfinv(2*q-1)
 }

@@ -105,18 +105,30 @@ func (c *ConnCounter) Rows(slot int64) []wnms.ConnObsRow {
 }
 
 // PerfCounter counts the performance of every scope of a slot, client by
-// client, as ObservePerformanceSums does scope by scope. Use
+// client, as ObservePerformanceSums does scope by scope, and, in the same
+// pass, that of the clients of each AP's radio (Radios). Use
 // NewPerfCounter.
 type PerfCounter struct {
 	ancestors map[int64][]int64
 	counts    map[scope]*wnms.Performance
 	mac       string
 	client    map[scope]*wnms.ClientSums // the client at hand, by scope
+	// radios are the counts by AP radio, and atRadio the client at hand's
+	// samples at each radio it used, in the slot and in the slot before.
+	radios  map[radio]*wnms.APPerformance
+	atRadio map[radio]*[2]wnms.ClientSums
+}
+
+// radio is an AP's radio at a location: an AP and a band.
+type radio struct {
+	loc, ap int64
+	band    string
 }
 
 // NewPerfCounter returns a counter for scopes (see NewConnCounter).
 func NewPerfCounter(ancestors map[int64][]int64) *PerfCounter {
-	return &PerfCounter{ancestors: ancestors, counts: map[scope]*wnms.Performance{}, client: map[scope]*wnms.ClientSums{}}
+	return &PerfCounter{ancestors: ancestors, counts: map[scope]*wnms.Performance{}, client: map[scope]*wnms.ClientSums{},
+		radios: map[radio]*wnms.APPerformance{}, atRadio: map[radio]*[2]wnms.ClientSums{}}
 }
 
 // Add counts one row: a client's samples at one place, summed. Every row
@@ -134,9 +146,22 @@ func (c *PerfCounter) Add(x wnms.ScopedSums) {
 			c.client[k] = &cs
 		}
 	})
+	// A radio is an AP's on a band: samples at no known AP, or of no
+	// known band, belong to none.
+	if x.APBoxID != 0 && (x.Band == wnms.Band24GHz || x.Band == wnms.Band5GHz) {
+		k := radio{x.LocationID, x.APBoxID, x.Band}
+		if s := c.atRadio[k]; s != nil {
+			s[0].Add(x.ClientSums)
+			s[1].Add(x.Before)
+		} else {
+			c.atRadio[k] = &[2]wnms.ClientSums{x.ClientSums, x.Before}
+		}
+	}
 }
 
-// flush judges the client at hand by its means in each of its scopes.
+// flush judges the client at hand by its means in each of its scopes,
+// and at each radio it used by its means there, and says how they
+// changed there since the slot before.
 func (c *PerfCounter) flush() {
 	for k, s := range c.client {
 		p := c.counts[k]
@@ -147,6 +172,40 @@ func (c *PerfCounter) flush() {
 		judge(p, *s)
 	}
 	clear(c.client)
+	for k, s := range c.atRadio {
+		now, before := s[0], s[1]
+		if now.N == 0 {
+			continue
+		}
+		a := c.radios[k]
+		if a == nil {
+			a = &wnms.APPerformance{}
+			c.radios[k] = a
+		}
+		var p wnms.Performance
+		judge(&p, now)
+		a.Clients++
+		a.Troubled += p.Troubled
+		a.LowRSSI += p.LowRSSI
+		a.HighRetry += p.HighRetry
+		if before.N > 0 {
+			a.Paired++
+			a.RSSIChangeSum += now.RSSI/float64(now.N) - before.RSSI/float64(before.N)
+			a.RetryChangeSum += now.Retry/float64(now.N) - before.Retry/float64(before.N)
+		}
+	}
+	clear(c.atRadio)
+}
+
+// Radios ends the count and returns the performance of the clients of
+// every AP radio seen (after Rows, the radios of the same count).
+func (c *PerfCounter) Radios(slot int64) []wnms.APObsRow {
+	c.flush()
+	out := make([]wnms.APObsRow, 0, len(c.radios))
+	for k, a := range c.radios {
+		out = append(out, wnms.APObsRow{LocationID: k.loc, APBoxID: k.ap, Band: k.band, Slot: slot, APPerformance: *a})
+	}
+	return out
 }
 
 // Rows ends the count and returns the performance of every scope seen.

@@ -160,7 +160,7 @@ func (s *Service) evaluateFloor(ctx context.Context, customerID int64, l *wnms.L
 			if p.Anomalous && p.Baseline != nil && p.Threshold != nil && slices.Contains(want, p.Timestamp) {
 				a := wnms.Anomaly{CustomerID: customerID, LocationID: l.ID.ID, Kind: KindPerformance, Slot: p.Timestamp,
 					Observation: p.Observation, Baseline: *p.Baseline, Threshold: float64(*p.Threshold),
-					Affected: p.AbsoluteObservation, Attempting: p.NoOfSamplesForObservation}
+					Affected: p.AbsoluteObservation, Attempting: p.NoOfSamplesForObservation, AP: p.AP}
 				if err := s.record(ctx, a, l, now); err != nil {
 					return err
 				}

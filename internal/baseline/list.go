@@ -51,11 +51,18 @@ func (s *Service) Anomalies(ctx context.Context, c *wnms.Caller, under string, f
 		return nil, err
 	}
 	out := []LocatedAnomaly{}
+	var aps []*wnms.AnomalyAP
 	for _, a := range list {
 		p, ok := paths[a.LocationID]
 		if ok && wnms.UnderAny(p, []string{under}) && wnms.UnderAny(p, scope) {
 			out = append(out, LocatedAnomaly{LocationID: wnms.LocalID(a.LocationID), Anomaly: a})
+			if a.AP != nil {
+				aps = append(aps, a.AP)
+			}
 		}
+	}
+	if err := s.nameAPs(ctx, c.CustomerID(), aps); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

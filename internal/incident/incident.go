@@ -55,6 +55,7 @@ type Store interface {
 	PerformanceCounts(ctx context.Context, customerID int64, locations []int64, from, to int64) (*wnms.IncidentCounts, error)
 	ConnObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]wnms.Connectivity, error)
 	PerfObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]wnms.Performance, error)
+	PerfAPObs(ctx context.Context, customerID int64, locations []int64, band string, from, to int64) (map[int64][]wnms.APObsRow, error)
 	Locations(ctx context.Context, customerID int64) ([]*wnms.Location, error)
 	LocationPaths(ctx context.Context, ids []int64) (map[int64]string, error)
 	Setting(ctx context.Context, name string) (string, bool, error)
@@ -409,7 +410,24 @@ func (s *Service) describe(ctx context.Context, customerID int64, ss *sites, sit
 	if counts.Affected == 0 {
 		in.Scope.Share = 0
 	}
-	if c, ok := Scope(counts); ok {
+	if box, reason, ok := NamedAP(group); ok {
+		// The AP's own clients made the incident's anomalies (the AP test
+		// of the baselines): its scope is the AP, and its cause what the
+		// test found of them.
+		key := strconv.FormatInt(box, 10)
+		id, label := name(wnms.ScopeAP, key)
+		in.Scope = wnms.IncidentScope{Type: wnms.ScopeAP, ID: id, Name: label}
+		for _, t := range counts.APs {
+			if t.Key == key && counts.Affected > 0 {
+				in.Scope.Share = round(min(float64(t.Affected)/float64(counts.Affected), 1))
+			}
+		}
+		share, err := s.apReasonShare(ctx, customerID, ss.subtree[site], box, reason, in.From, in.LastSlot)
+		if err != nil {
+			return nil, err
+		}
+		in.Cause = &wnms.IncidentCause{Stage: "performance", Reason: wnms.IncidentReason{Text: reason}, Share: round(share)}
+	} else if c, ok := Scope(counts); ok {
 		id, label := name(c.Type, c.Key)
 		in.Scope = wnms.IncidentScope{Type: c.Type, ID: id, Name: label, Share: round(min(c.Share, 1))}
 	}
@@ -429,6 +447,63 @@ func (s *Service) describe(ctx context.Context, customerID int64, ss *sites, sit
 		}
 	}
 	return in, nil
+}
+
+// NamedAP is the AP that the anomalies of a group naming an AP all name
+// (wnms.Anomaly.AP: the AP test of the baselines found its clients' signal
+// or retries changed), with the reason most of them give (ties: the
+// first); ok is false when none names one, or they name several (a
+// trouble of several APs, such as interference on a channel they share).
+func NamedAP(group []wnms.Anomaly) (box int64, reason string, ok bool) {
+	reasons := map[string]int{}
+	var order []string
+	for _, a := range group {
+		if a.AP == nil {
+			continue
+		}
+		if ok && a.AP.BoxID != box {
+			return 0, "", false
+		}
+		box, ok = a.AP.BoxID, true
+		if reasons[a.AP.Reason] == 0 {
+			order = append(order, a.AP.Reason)
+		}
+		reasons[a.AP.Reason]++
+	}
+	for _, r := range order {
+		if reason == "" || reasons[r] > reasons[reason] {
+			reason = r
+		}
+	}
+	return box, reason, ok
+}
+
+// apReasonShare is the share of the troubled clients of the AP's radios
+// at locations over the slots [from, last] (counted slot by slot) that have
+// the reason: a low RSSI, or a high retry rate.
+func (s *Service) apReasonShare(ctx context.Context, customerID int64, locations []int64, box int64, reason string, from, last int64) (float64, error) {
+	obs, err := s.Store.PerfAPObs(ctx, customerID, locations, wnms.BandAny, from, last)
+	if err != nil {
+		return 0, err
+	}
+	troubled, with := 0, 0
+	for _, rows := range obs {
+		for _, r := range rows {
+			if r.APBoxID != box {
+				continue
+			}
+			troubled += r.Troubled
+			if reason == wnms.APReasonLowRSSI {
+				with += r.LowRSSI
+			} else {
+				with += r.HighRetry
+			}
+		}
+	}
+	if troubled == 0 {
+		return 0, nil
+	}
+	return min(float64(with)/float64(troubled), 1), nil
 }
 
 // counts are the counts of the site's clients over [from, to): run over

@@ -118,3 +118,36 @@ func TestScope(t *testing.T) {
 		})
 	}
 }
+
+// The AP an incident's anomalies name (the AP test of the performance
+// baseline), and the reason most of them give.
+func TestNamedAP(t *testing.T) {
+	ap := func(box int64, reason string) wnms.Anomaly {
+		return wnms.Anomaly{Kind: wnms.IncidentPerformance, AP: &wnms.AnomalyAP{BoxID: box, Reason: reason}}
+	}
+	plain := wnms.Anomaly{Kind: wnms.IncidentPerformance}
+	for _, c := range []struct {
+		name   string
+		group  []wnms.Anomaly
+		box    int64
+		reason string
+		ok     bool
+	}{
+		{"none names an AP", []wnms.Anomaly{plain, {Kind: wnms.IncidentConnectivity}}, 0, "", false},
+		// A coverage hole: the slot the floor's share also flagged names
+		// no AP; the others name the same one.
+		{"one AP", []wnms.Anomaly{ap(7, wnms.APReasonLowRSSI), plain, ap(7, wnms.APReasonLowRSSI)}, 7, wnms.APReasonLowRSSI, true},
+		{"most of them give the reason", []wnms.Anomaly{ap(7, wnms.APReasonLowRSSI), ap(7, wnms.APReasonHighRetry), ap(7, wnms.APReasonHighRetry)},
+			7, wnms.APReasonHighRetry, true},
+		{"a tie: the first", []wnms.Anomaly{ap(7, wnms.APReasonHighRetry), ap(7, wnms.APReasonLowRSSI)}, 7, wnms.APReasonHighRetry, true},
+		// Interference on a channel several APs share: no AP is the scope.
+		{"two APs", []wnms.Anomaly{ap(7, wnms.APReasonHighRetry), ap(9, wnms.APReasonHighRetry)}, 0, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			box, reason, ok := incident.NamedAP(c.group)
+			if box != c.box || reason != c.reason || ok != c.ok {
+				t.Errorf("%d %q %v, want %d %q %v", box, reason, ok, c.box, c.reason, c.ok)
+			}
+		})
+	}
+}

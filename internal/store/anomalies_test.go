@@ -20,7 +20,7 @@ func TestAnomalyPendingSlots(t *testing.T) {
 		st := storetest.OpenStore(t, b)
 		const slot, later = 1_795_000_500_000, 1_795_000_500_000 + 900_000
 		for _, s := range []struct{ slot, version int64 }{{slot, 7}, {later, 8}} {
-			if err := st.ReplaceSlotObs(ctx, 1, s.slot, nil, nil, s.version); err != nil {
+			if err := st.ReplaceSlotObs(ctx, 1, s.slot, nil, nil, nil, s.version); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -35,7 +35,7 @@ func TestAnomalyPendingSlots(t *testing.T) {
 			t.Fatalf("another customer's: %v", got)
 		}
 		// The first slot is stored again (version 9) while being evaluated.
-		if err := st.ReplaceSlotObs(ctx, 1, slot, nil, nil, 9); err != nil {
+		if err := st.ReplaceSlotObs(ctx, 1, slot, nil, nil, nil, 9); err != nil {
 			t.Fatal(err)
 		}
 		if err := st.ClearPendingAnomalySlots(ctx, 1, got); err != nil {

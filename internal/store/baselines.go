@@ -217,12 +217,16 @@ var (
 	connObsColumns = []string{"customer_id", "location_id", "band", "ssid", "slot", "attempting", "failing", "assoc", "auth", "network"}
 	perfObsColumns = []string{"customer_id", "location_id", "band", "ssid", "slot", "clients", "troubled", "low_rate", "high_retry",
 		"low_rssi", "sticky"}
+	apObsColumns = []string{"customer_id", "location_id", "slot", "ap_box_id", "band", "clients", "troubled", "low_rssi", "high_retry",
+		"paired", "rssi_change_sum", "retry_change_sum"}
 )
 
-// ReplaceSlotObs stores the observations of a slot in place of the old
-// ones and clears the slot's mark if it is still version, in one
-// transaction (serialized per slot across replicas).
-func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn []wnms.ConnObsRow, perf []wnms.PerfObsRow, version int64) error {
+// ReplaceSlotObs stores the observations of a slot (connectivity and
+// performance by scope, performance by AP) in place of the old ones and
+// clears the slot's mark if it is still version, in one transaction
+// (serialized per slot across replicas).
+func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn []wnms.ConnObsRow, perf []wnms.PerfObsRow,
+	aps []wnms.APObsRow, version int64) error {
 	connRows := make([][]any, len(conn))
 	for i, o := range conn {
 		connRows[i] = []any{customerID, o.LocationID, o.Band, o.SSID, slot, int64(o.Attempting), int64(o.Failing),
@@ -233,6 +237,11 @@ func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn
 		perfRows[i] = []any{customerID, o.LocationID, o.Band, o.SSID, slot, int64(o.Clients), int64(o.Troubled),
 			int64(o.LowDataRate), int64(o.HighRetry), int64(o.LowRSSI), int64(o.Sticky)}
 	}
+	apRows := make([][]any, len(aps))
+	for i, o := range aps {
+		apRows[i] = []any{customerID, o.LocationID, slot, o.APBoxID, o.Band, int64(o.Clients), int64(o.Troubled), int64(o.LowRSSI),
+			int64(o.HighRetry), int64(o.Paired), o.RSSIChangeSum, o.RetryChangeSum}
+	}
 	return s.withDays(ctx, 1, func(int) int64 { return slot }, func() error {
 		return s.bulk(ctx, s.tw, func(b *bulkTx) error {
 			if err := b.LockKey(ctx, "baseline:"+strconv.FormatInt(customerID, 10)+":"+strconv.FormatInt(slot, 10)); err != nil {
@@ -242,7 +251,7 @@ func (s *Store) ReplaceSlotObs(ctx context.Context, customerID, slot int64, conn
 				table string
 				cols  []string
 				rows  [][]any
-			}{{"conn_obs", connObsColumns, connRows}, {"perf_obs", perfObsColumns, perfRows}} {
+			}{{"conn_obs", connObsColumns, connRows}, {"perf_obs", perfObsColumns, perfRows}, {"perf_ap_obs", apObsColumns, apRows}} {
 				if _, err := b.Exec(ctx, `DELETE FROM `+t.table+` WHERE customer_id = $1 AND slot = $2`, customerID, slot); err != nil {
 					return err
 				}
@@ -303,30 +312,40 @@ func (s *Store) ClearPendingAnomalySlots(ctx context.Context, customerID int64, 
 }
 
 // slotSumsQuery reads a slot's rows of slot_perf_clients ($1 customer,
-// $2 slot) in key order.
-const slotSumsQuery = `SELECT mac, location_id, ssid, band, samples, rate_sum, retry_sum, rssi_sum, weak_all,
-	better, with_better FROM slot_perf_clients
-	WHERE customer_id = $1 AND slot = $2 ORDER BY slot, customer_id, mac, location_id, ssid, band`
+// $2 slot) in key order, each with the row of the same client, place and
+// AP (a known one) in the slot wnms.ChangeSpan before ($3), looked up by
+// its key.
+func slotSumsQuery(d Dialect) string {
+	return `SELECT c.mac, c.location_id, c.ssid, c.band, c.ap_box_id, c.samples, c.rate_sum, c.retry_sum, c.rssi_sum,
+	c.weak_all, c.better, c.with_better, COALESCE(b.samples, 0), COALESCE(b.retry_sum, 0), COALESCE(b.rssi_sum, 0)
+	FROM slot_perf_clients c ` + keyLookup(d, "slot_perf_clients", "b", "b.samples, b.retry_sum, b.rssi_sum",
+		`b.slot = $3 AND b.customer_id = c.customer_id AND b.mac = c.mac AND b.location_id = c.location_id AND b.ssid = c.ssid
+			AND b.band = c.band AND b.ap_box_id = c.ap_box_id AND c.ap_box_id <> 0`) + `
+	WHERE c.customer_id = $1 AND c.slot = $2 ORDER BY c.slot, c.customer_id, c.mac, c.location_id, c.ssid, c.band, c.ap_box_id`
+}
 
 // SlotSampleSums calls f with the client statistics samples of one slot
-// of the customer, summed per client, location, band and SSID (see
-// wnms.ClientSums) and ordered by client: the slot's rows of
-// slot_perf_clients, which ingest keeps up to date (slotclients.go), in
-// key order. Nothing is held but the row at hand.
+// of the customer, summed per client, location, band, SSID and AP (see
+// wnms.ClientSums) and ordered by client, each with the same client's
+// sums at the same place and AP wnms.ChangeSpan before (Before): the
+// slot's rows of slot_perf_clients, which ingest keeps up to date
+// (slotclients.go), in key order, each with the row of that earlier slot
+// by its key. Nothing is held but the row at hand.
 func (s *Store) SlotSampleSums(ctx context.Context, customerID, slot int64, f func(wnms.ScopedSums) error) error {
-	rows, err := s.tr.QueryContext(ctx, slotSumsQuery, customerID, slot)
+	rows, err := s.tr.QueryContext(ctx, slotSumsQuery(s.dialect), customerID, slot, slot-wnms.ChangeSpan.Milliseconds())
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var x wnms.ScopedSums
-		var rssi, weakAll int64
-		if err := rows.Scan(&x.MAC, &x.LocationID, &x.SSID, &x.Band, &x.N, &x.Rate, &x.Retry, &rssi, &weakAll,
-			&x.Better, &x.WithBetter); err != nil {
+		var rssi, weakAll, beforeRSSI int64
+		if err := rows.Scan(&x.MAC, &x.LocationID, &x.SSID, &x.Band, &x.APBoxID, &x.N, &x.Rate, &x.Retry, &rssi, &weakAll,
+			&x.Better, &x.WithBetter, &x.Before.N, &x.Before.Retry, &beforeRSSI); err != nil {
 			return err
 		}
 		x.RSSI, x.WeakAll = float64(rssi), weakAll == 1
+		x.Before.MAC, x.Before.RSSI = x.MAC, float64(beforeRSSI)
 		if err := f(x); err != nil {
 			return err
 		}
@@ -410,6 +429,39 @@ func (s *Store) PerfObs(ctx context.Context, customerID, locationID int64, band,
 	return out, rows.Err()
 }
 
+// PerfAPObs reads the performance of the clients of each AP's radio at
+// the locations, in band (or wnms.BandAny: both) for the slots in [from,
+// to], by slot, each slot's rows by location, AP and band.
+func (s *Store) PerfAPObs(ctx context.Context, customerID int64, locations []int64, band string, from, to int64) (map[int64][]wnms.APObsRow, error) {
+	out := map[int64][]wnms.APObsRow{}
+	if len(locations) == 0 {
+		return out, nil
+	}
+	cond, arg := inList(s.dialect, "$4", locations)
+	args := []any{customerID, from, to, arg}
+	q := `SELECT location_id, slot, ap_box_id, band, clients, troubled, low_rssi, high_retry, paired, rssi_change_sum, retry_change_sum
+		FROM perf_ap_obs
+		WHERE customer_id = $1 AND slot >= $2 AND slot <= $3 AND location_id` + cond
+	if band != wnms.BandAny {
+		q += ` AND band = $5`
+		args = append(args, band)
+	}
+	rows, err := s.tr.QueryContext(ctx, q+` ORDER BY slot, location_id, ap_box_id, band`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r wnms.APObsRow
+		if err := rows.Scan(&r.LocationID, &r.Slot, &r.APBoxID, &r.Band, &r.Clients, &r.Troubled, &r.LowRSSI, &r.HighRetry,
+			&r.Paired, &r.RSSIChangeSum, &r.RetryChangeSum); err != nil {
+			return nil, err
+		}
+		out[r.Slot] = append(out[r.Slot], r)
+	}
+	return out, rows.Err()
+}
+
 // ConnObs reads the observations of one scope for the slots in [from,
 // to], by slot.
 func (s *Store) ConnObs(ctx context.Context, customerID, locationID int64, band, ssid string, from, to int64) (map[int64]wnms.Connectivity, error) {
@@ -436,10 +488,16 @@ func (s *Store) ConnObs(ctx context.Context, customerID, locationID int64, band,
 // whether this call stored it (so that it is announced once, whichever
 // replica finds it first).
 func (s *Store) RecordAnomaly(ctx context.Context, a wnms.Anomaly) (inserted bool, err error) {
+	var ap [6]any // NULL unless an AP's clients made it an anomaly
+	if a.AP != nil {
+		ap = [6]any{a.AP.BoxID, a.AP.Band, a.AP.Reason, a.AP.Observation, a.AP.Baseline, a.AP.Threshold}
+	}
 	res, err := s.tw.ExecContext(ctx, `INSERT INTO anomalies (customer_id, location_id, kind, slot, observation, baseline, threshold, raised_at,
-		affected, attempting)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (customer_id, location_id, kind, slot) DO NOTHING`,
-		a.CustomerID, a.LocationID, a.Kind, a.Slot, a.Observation, a.Baseline, a.Threshold, a.RaisedAt, int64(a.Affected), int64(a.Attempting))
+		affected, attempting, ap_box_id, ap_band, ap_reason, ap_observation, ap_baseline, ap_threshold)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+		ON CONFLICT (customer_id, location_id, kind, slot) DO NOTHING`,
+		a.CustomerID, a.LocationID, a.Kind, a.Slot, a.Observation, a.Baseline, a.Threshold, a.RaisedAt, int64(a.Affected), int64(a.Attempting),
+		ap[0], ap[1], ap[2], ap[3], ap[4], ap[5])
 	if err != nil {
 		return false, err
 	}
@@ -457,8 +515,8 @@ func (s *Store) Anomalies(ctx context.Context, customerID int64, locations []int
 		args = append(args, arg)
 		where += " AND location_id" + cond
 	}
-	rows, err := s.tr.QueryContext(ctx, `SELECT location_id, kind, slot, observation, baseline, threshold, raised_at, affected, attempting
-		FROM anomalies WHERE `+where+` ORDER BY slot DESC, location_id, kind`, args...)
+	rows, err := s.tr.QueryContext(ctx, `SELECT location_id, kind, slot, observation, baseline, threshold, raised_at, affected, attempting,
+		`+anomalyAPColumns+` FROM anomalies WHERE `+where+` ORDER BY slot DESC, location_id, kind`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -466,12 +524,39 @@ func (s *Store) Anomalies(ctx context.Context, customerID int64, locations []int
 	out := []wnms.Anomaly{}
 	for rows.Next() {
 		a := wnms.Anomaly{CustomerID: customerID}
-		if err := rows.Scan(&a.LocationID, &a.Kind, &a.Slot, &a.Observation, &a.Baseline, &a.Threshold, &a.RaisedAt, &a.Affected, &a.Attempting); err != nil {
+		var ap anomalyAP
+		if err := rows.Scan(append([]any{&a.LocationID, &a.Kind, &a.Slot, &a.Observation, &a.Baseline, &a.Threshold, &a.RaisedAt,
+			&a.Affected, &a.Attempting}, ap.dest()...)...); err != nil {
 			return nil, err
 		}
+		a.AP = ap.value()
 		out = append(out, a)
 	}
 	return out, rows.Err()
+}
+
+// anomalyAPColumns are the columns of the AP an anomaly names (NULL for
+// none), as anomalyAP scans them.
+const anomalyAPColumns = `ap_box_id, ap_band, ap_reason, ap_observation, ap_baseline, ap_threshold`
+
+// anomalyAP scans anomalyAPColumns.
+type anomalyAP struct {
+	box                  sql.NullInt64
+	band, reason         sql.NullString
+	obs, base, threshold sql.NullFloat64
+}
+
+func (x *anomalyAP) dest() []any {
+	return []any{&x.box, &x.band, &x.reason, &x.obs, &x.base, &x.threshold}
+}
+
+// value is the AP scanned (its name and MAC not filled), nil for none.
+func (x *anomalyAP) value() *wnms.AnomalyAP {
+	if !x.box.Valid {
+		return nil
+	}
+	return &wnms.AnomalyAP{BoxID: x.box.Int64, Band: x.band.String, Reason: x.reason.String, Observation: x.obs.Float64,
+		Baseline: x.base.Float64, Threshold: x.threshold.Float64}
 }
 
 // BaselineCustomers lists the customers with observations since since

@@ -127,7 +127,7 @@ func (s *Store) DirtySlotCountForBench(ctx context.Context) (int, error) {
 // AnalyzeForBench refreshes the planner's statistics of the telemetry
 // tables, as autovacuum does within a minute or two of a bulk load.
 func (s *Store) AnalyzeForBench(ctx context.Context) error {
-	for _, t := range []string{"client_events", "client_stats", "ap_stats", "radio_stats", "conn_obs", "perf_obs", "baseline_dirty", "clients", "slot_conn_clients", "slot_perf_clients"} {
+	for _, t := range []string{"client_events", "client_stats", "ap_stats", "radio_stats", "conn_obs", "perf_obs", "perf_ap_obs", "baseline_dirty", "clients", "slot_conn_clients", "slot_perf_clients"} {
 		if _, err := s.tw.ExecContext(ctx, `ANALYZE `+t); err != nil {
 			return err
 		}

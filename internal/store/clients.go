@@ -105,7 +105,11 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 	d := newDerived()
 	maps.Copy(d.clients, clients)
 	for _, x := range samples {
+		// The slot wnms.ChangeSpan later is marked too: what its clients
+		// hear on each AP is compared with what they heard in this one
+		// (wnms.APPerformance).
 		d.slots[wnms.SlotOf(x.Timestamp)] = true
+		d.slots[wnms.SlotOf(x.Timestamp)+wnms.ChangeSpan.Milliseconds()] = true
 	}
 	var n int
 	err := s.withDays(ctx, len(samples), func(i int) int64 { return samples[i].Timestamp }, func() error {

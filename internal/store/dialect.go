@@ -115,6 +115,20 @@ func eventBodyText(d Dialect, field string) string {
 	return `json_extract(body, '$.` + field + `')`
 }
 
+// keyLookup joins to each row of a query the row of table (as alias, its
+// columns those listed) that cond finds by its key from the row's
+// columns, or NULLs: a lookup in the key a row, streamed as the rows
+// come. SQLite does exactly that with a LEFT JOIN. PostgreSQL would plan
+// such a join as a merge with the other side read whole and sorted (one
+// row a client of the slot looked up); a LATERAL subquery of at most one
+// row keeps it to a lookup a row.
+func keyLookup(d Dialect, table, alias, columns, cond string) string {
+	if d == Postgres {
+		return `LEFT JOIN LATERAL (SELECT ` + columns + ` FROM ` + table + ` ` + alias + ` WHERE ` + cond + ` LIMIT 1) AS ` + alias + ` ON TRUE`
+	}
+	return `LEFT JOIN ` + table + ` ` + alias + ` ON ` + cond
+}
+
 // forUpdate is the clause that locks the rows of table (its name or alias
 // in the query) that a transaction reads before it writes them back: FOR
 // UPDATE OF on PostgreSQL; nothing on SQLite, where the write transaction

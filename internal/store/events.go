@@ -260,7 +260,7 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 		}
 	}
 	switch table {
-	case "conn_obs", "perf_obs", "anomalies", "baseline_dirty", "anomaly_pending":
+	case "conn_obs", "perf_obs", "perf_ap_obs", "anomalies", "baseline_dirty", "anomaly_pending":
 		// Baseline rows, keyed by slot: at most a few hundred an hour.
 		res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE slot < $1`, before)
 		if err != nil {
@@ -297,10 +297,14 @@ func (s *Store) PurgeTelemetry(ctx context.Context, table string, before int64, 
 		n, err := res.RowsAffected()
 		return int(n), err
 	case "slot_conn_clients", "slot_perf_clients":
-		// A row per client and place of a slot: a batch at a time, oldest
-		// slot first (the key's order).
-		res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE (slot, customer_id, mac, location_id, ssid, band) IN
-			(SELECT slot, customer_id, mac, location_id, ssid, band FROM `+table+` WHERE slot < $1 LIMIT `+strconv.Itoa(batch)+`)`, before)
+		// A row per client and place (and AP) of a slot: a batch at a
+		// time, oldest slot first (the key's order).
+		key := "slot, customer_id, mac, location_id, ssid, band"
+		if table == "slot_perf_clients" {
+			key += ", ap_box_id"
+		}
+		res, err := s.tw.ExecContext(ctx, `DELETE FROM `+table+` WHERE (`+key+`) IN
+			(SELECT `+key+` FROM `+table+` WHERE slot < $1 LIMIT `+strconv.Itoa(batch)+`)`, before)
 		if err != nil {
 			return 0, err
 		}

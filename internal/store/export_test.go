@@ -197,7 +197,7 @@ func (s *Store) SlotQueryPlansForTest(ctx context.Context) (attempts, failing, s
 	if failing, err = s.planForTest(ctx, q, append([]any{int64(1), slot}, extra...)...); err != nil {
 		return
 	}
-	if samples, err = s.planForTest(ctx, slotSumsQuery, 1, slot); err != nil {
+	if samples, err = s.planForTest(ctx, slotSumsQuery(s.dialect), 1, slot, slot-wnms.ChangeSpan.Milliseconds()); err != nil {
 		return
 	}
 	for _, q := range []string{recomputeAttempts(s.dialect), recomputeSamples(s.dialect)} {

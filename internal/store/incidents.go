@@ -21,7 +21,7 @@ const (
 // AnomaliesRaisedAfter lists at most limit of the customer's anomalies
 // raised after the cursor, in that order.
 func (s *Store) AnomaliesRaisedAfter(ctx context.Context, customerID int64, after wnms.AnomalyCursor, limit int) ([]wnms.Anomaly, error) {
-	rows, err := s.tr.QueryContext(ctx, `SELECT location_id, kind, slot, observation, baseline, threshold, raised_at
+	rows, err := s.tr.QueryContext(ctx, `SELECT location_id, kind, slot, observation, baseline, threshold, raised_at, `+anomalyAPColumns+`
 		FROM anomalies WHERE customer_id = $1 AND (raised_at, location_id, kind, slot) > ($2, $3, $4, $5)
 		ORDER BY raised_at, location_id, kind, slot LIMIT $6`,
 		customerID, after.RaisedAt, after.LocationID, after.Kind, after.Slot, limit)
@@ -32,9 +32,12 @@ func (s *Store) AnomaliesRaisedAfter(ctx context.Context, customerID int64, afte
 	out := []wnms.Anomaly{}
 	for rows.Next() {
 		a := wnms.Anomaly{CustomerID: customerID}
-		if err := rows.Scan(&a.LocationID, &a.Kind, &a.Slot, &a.Observation, &a.Baseline, &a.Threshold, &a.RaisedAt); err != nil {
+		var ap anomalyAP
+		if err := rows.Scan(append([]any{&a.LocationID, &a.Kind, &a.Slot, &a.Observation, &a.Baseline, &a.Threshold, &a.RaisedAt},
+			ap.dest()...)...); err != nil {
 			return nil, err
 		}
+		a.AP = ap.value()
 		out = append(out, a)
 	}
 	return out, rows.Err()

@@ -35,17 +35,19 @@ import (
 // records. Slots are locked in order. On SQLite the one writer makes all
 // this one step at a time.
 
-// slotPlace is a client's row of one slot.
+// slotPlace is a client's row of one slot; ap is the AP of its samples
+// (slot_perf_clients; 0 when not known, and in slot_conn_clients).
 type slotPlace struct {
 	slot       int64
 	mac        string
 	loc        int64
 	ssid, band string
+	ap         int64
 }
 
 func comparePlaces(a, b slotPlace) int {
 	return cmp.Or(cmp.Compare(a.slot, b.slot), strings.Compare(a.mac, b.mac), cmp.Compare(a.loc, b.loc),
-		strings.Compare(a.ssid, b.ssid), strings.Compare(a.band, b.band))
+		strings.Compare(a.ssid, b.ssid), strings.Compare(a.band, b.band), cmp.Compare(a.ap, b.ap))
 }
 
 // Failure bits of slot_conn_clients.failures: any Failure, and each
@@ -66,11 +68,16 @@ func attemptBits(e *wnms.ClientEvent) int64 {
 
 var (
 	slotConnColumns = []string{"customer_id", "slot", "mac", "location_id", "ssid", "band", "failures"}
-	slotPerfColumns = []string{"customer_id", "slot", "mac", "location_id", "ssid", "band", "samples", "rate_sum",
+	slotPerfColumns = []string{"customer_id", "slot", "mac", "location_id", "ssid", "band", "ap_box_id", "samples", "rate_sum",
 		"retry_sum", "rssi_sum", "weak_all", "better", "with_better"}
 )
 
-const slotClientsKey = "ON CONFLICT (slot, customer_id, mac, location_id, ssid, band) DO UPDATE SET "
+// slotClientsKey and slotPerfKey update a row of slot_conn_clients and of
+// slot_perf_clients (whose key has the AP too) that is there already.
+const (
+	slotClientsKey = "ON CONFLICT (slot, customer_id, mac, location_id, ssid, band) DO UPDATE SET "
+	slotPerfKey    = "ON CONFLICT (slot, customer_id, mac, location_id, ssid, band, ap_box_id) DO UPDATE SET "
+)
 
 // lockSlots takes the advisory lock of each slot of the customer, in
 // order: shared to add, exclusive to recompute (PostgreSQL; SQLite's
@@ -126,8 +133,9 @@ func keepSlotAttempts(ctx context.Context, b *bulkTx, customerID int64, events [
 }
 
 // keepSlotSamples brings slot_perf_clients up to date with a batch of
-// samples of which stored were stored (see above). Samples without radio
-// metrics do not count.
+// samples of which stored were stored (see above), by client, place and
+// AP (0 for a sample at no known AP). Samples without radio metrics do
+// not count.
 func keepSlotSamples(ctx context.Context, b *bulkTx, customerID int64, samples []*wnms.Sample, stored int64) error {
 	if stored == 0 {
 		return nil
@@ -138,6 +146,9 @@ func keepSlotSamples(ctx context.Context, b *bulkTx, customerID int64, samples [
 			continue
 		}
 		p := slotPlace{slot: wnms.SlotOf(x.Timestamp), mac: x.MacAddress, loc: x.LocationID, ssid: x.SSID, band: wnms.BandOf(x.Channel)}
+		if x.APBoxID != nil {
+			p.ap = *x.APBoxID
+		}
 		c := wnms.ClientSums{N: 1, Rate: x.DataRateMbps, Retry: x.RetryRatePct, RSSI: float64(x.RSSI), WeakAll: float64(x.RSSI) < wnms.LowRSSI}
 		if x.BestNeighbor != nil {
 			c.WithBetter = 1
@@ -171,11 +182,11 @@ func keepSlotSamples(ctx context.Context, b *bulkTx, customerID int64, samples [
 	rows := make([][]any, len(places))
 	for i, p := range places {
 		s := sums[p]
-		rows[i] = []any{customerID, p.slot, p.mac, p.loc, p.ssid, p.band, int64(s.N), s.Rate, s.Retry, int64(s.RSSI),
+		rows[i] = []any{customerID, p.slot, p.mac, p.loc, p.ssid, p.band, p.ap, int64(s.N), s.Rate, s.Retry, int64(s.RSSI),
 			int64(boolByte(s.WeakAll)), int64(s.Better), int64(s.WithBetter)}
 	}
 	add := func(col string) string { return col + " = slot_perf_clients." + col + " + excluded." + col }
-	_, err := b.Insert(ctx, "slot_perf_clients", slotPerfColumns, rows, slotClientsKey+strings.Join([]string{
+	_, err := b.Insert(ctx, "slot_perf_clients", slotPerfColumns, rows, slotPerfKey+strings.Join([]string{
 		add("samples"), add("rate_sum"), add("retry_sum"), add("rssi_sum"),
 		"weak_all = slot_perf_clients.weak_all & excluded.weak_all", add("better"), add("with_better")}, ", "))
 	return err
@@ -208,16 +219,17 @@ func recomputeAttempts(d Dialect) string {
 }
 
 // recomputeSamples is recomputeAttempts for slot_perf_clients, from the
-// client's stored samples through the index client_stats_mac.
+// client's stored samples through the index client_stats_mac, by place
+// and AP (0: not known).
 func recomputeSamples(Dialect) string {
 	return `INSERT INTO slot_perf_clients (` + strings.Join(slotPerfColumns, ", ") + `)
 		SELECT customer_id, CAST($2 AS BIGINT), mac, location_id, ssid, ` + bandOf("channel") + ` AS band,
-		COUNT(*), SUM(data_rate), SUM(retry_pct), SUM(rssi),
+		COALESCE(ap_box_id, 0) AS ap, COUNT(*), SUM(data_rate), SUM(retry_pct), SUM(rssi),
 		MIN(CASE WHEN rssi < ` + strconv.Itoa(int(wnms.LowRSSI)) + ` THEN 1 ELSE 0 END),
 		SUM(CASE WHEN best_nbr_rssi IS NOT NULL AND best_nbr_rssi >= rssi + ` + strconv.Itoa(int(wnms.StickyMarginDB)) + ` THEN 1 ELSE 0 END),
 		COUNT(best_nbr_rssi)
 		FROM client_stats WHERE customer_id = $1 AND mac = $4 AND ts >= $2 AND ts < $3 AND rssi IS NOT NULL
-		GROUP BY customer_id, mac, location_id, ssid, band`
+		GROUP BY customer_id, mac, location_id, ssid, band, ap`
 }
 
 // recomputeSlotClients makes the rows of each client and slot of places

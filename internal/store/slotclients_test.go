@@ -200,3 +200,143 @@ func TestSlotClientsKeptAsFromScratch(t *testing.T) {
 		}
 	})
 }
+
+// TestSlotSamplesByAP: a client's samples of a slot are summed per AP as
+// well as per place, kept by ingest as from scratch (a batch of which
+// some samples were stored before takes the recompute path); each row
+// comes with the same client's row at the same place and AP
+// wnms.ChangeSpan before; and a sample marks its slot and the slot that
+// compares with it out of date; on both engines.
+func TestSlotSamplesByAP(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		st := storetest.OpenStore(t, b)
+		ms := wnms.SlotDuration.Milliseconds()
+		first := st.Now().Truncate(wnms.SlotDuration).UnixMilli() - 6*ms
+		later := first + wnms.ChangeSpan.Milliseconds()
+		ap7, ap8 := int64(7), int64(8)
+		sample := func(mac string, ts int64, ap *int64, channel, rssi int, retry float64) *wnms.Sample {
+			return &wnms.Sample{MacAddress: mac, Timestamp: ts, LocationID: 2, BSSID: "00:11:74:00:00:01", SSID: "corp", Channel: channel,
+				RSSI: rssi, DataRateMbps: 100, RetryRatePct: retry, APBoxID: ap}
+		}
+		batch := []*wnms.Sample{
+			sample("02:00:00:00:00:01", first+1000, &ap7, 36, -60, 4),
+			sample("02:00:00:00:00:01", first+301000, &ap7, 36, -62, 6),
+			sample("02:00:00:00:00:01", first+601000, &ap8, 36, -70, 5),
+			sample("02:00:00:00:00:02", first+1000, nil, 36, -50, 1),
+			sample("02:00:00:00:00:01", later+1000, &ap7, 36, -77, 30),
+			sample("02:00:00:00:00:02", later+1000, nil, 36, -51, 1),
+		}
+		if n, err := st.InsertClientStats(ctx, 1, batch[:4], nil); err != nil || n != 4 {
+			t.Fatalf("%d stored, %v", n, err)
+		}
+		dirty, err := st.DirtySlots(ctx, 1, 0, 1<<50, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var marked []int64
+		for _, d := range dirty {
+			marked = append(marked, d.Slot)
+		}
+		if !reflect.DeepEqual(marked, []int64{later, first}) {
+			t.Errorf("marked %v, want the slot %d and the slot %d that compares with it", marked, first, later)
+		}
+		// Some of them again, with the rest: the recompute path.
+		if n, err := st.InsertClientStats(ctx, 1, batch[2:], nil); err != nil || n != 2 {
+			t.Fatalf("%d stored, %v", n, err)
+		}
+		want := []wnms.ScopedSums{
+			{LocationID: 2, Band: wnms.Band5GHz, SSID: "corp", APBoxID: 7, ClientSums: wnms.ClientSums{MAC: "02:00:00:00:00:01", N: 1, Rate: 100,
+				Retry: 30, RSSI: -77, WeakAll: true},
+				Before: wnms.ClientSums{MAC: "02:00:00:00:00:01", N: 2, Retry: 10, RSSI: -122}},
+			{LocationID: 2, Band: wnms.Band5GHz, SSID: "corp", ClientSums: wnms.ClientSums{MAC: "02:00:00:00:00:02", N: 1, Rate: 100,
+				Retry: 1, RSSI: -51}, Before: wnms.ClientSums{MAC: "02:00:00:00:00:02"}},
+		}
+		for _, slot := range []int64{first, later} {
+			_, sums := slotRows(t, st, 1, slot)
+			if err := st.RebuildSlotClients(ctx, 1, slot); err != nil {
+				t.Fatal(err)
+			}
+			_, fromScratch := slotRows(t, st, 1, slot)
+			if !reflect.DeepEqual(sums, fromScratch) {
+				t.Errorf("slot %s:\n kept %+v\nfrom scratch %+v", time.UnixMilli(slot).UTC(), sums, fromScratch)
+			}
+			if slot == first && len(sums) != 3 {
+				t.Errorf("first slot: %+v, want client 1 at AP 7 and at AP 8, client 2 at no AP", sums)
+			}
+			if slot == later && !reflect.DeepEqual(sums, want) {
+				t.Errorf("later slot:\n got %+v\nwant %+v", sums, want)
+			}
+		}
+	})
+}
+
+// TestAPMigrationKeepsSamples: migration 0146 makes slot_perf_clients
+// again from the stored samples, by AP (0 for samples at no known AP,
+// none for samples without radio metrics), and marks the slots of the
+// last 15 days out of date so that every AP radio gets its history; on
+// both engines.
+func TestAPMigrationKeepsSamples(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		cfg := storetest.EmptyStoreConfig(t, b)
+		st, err := store.OpenNoMigrate(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if err := st.MigrateToForTest(ctx, 145); err != nil {
+			t.Fatal(err)
+		}
+		slot := time.Now().Truncate(wnms.SlotDuration).UnixMilli() - 4*wnms.SlotDuration.Milliseconds()
+		if err := st.EnsurePartitions(ctx, slot, slot); err != nil {
+			t.Fatal(err)
+		}
+		db := storetest.TelemetryDB(t, cfg)
+		for i, s := range []struct {
+			mac  string
+			ap   any
+			rssi any
+		}{{"AA:00:00:00:00:01", 7, -60}, {"AA:00:00:00:00:01", 7, -62}, {"AA:00:00:00:00:01", 8, -70}, {"AA:00:00:00:00:02", nil, -50},
+			{"AA:00:00:00:00:02", nil, nil}} {
+			if _, err := db.ExecContext(ctx, `INSERT INTO client_stats (customer_id, mac, ts, location_id, ap_box_id, bssid, ssid, channel, rssi,
+				data_rate, retry_pct) VALUES (1, $1, $2, 2, $3, '00:11:74:00:00:01', 'corp', 36, $4, 100, 1)`,
+				s.mac, slot+int64(i)*1000, s.ap, s.rssi); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.QueryContext(ctx, `SELECT mac, ap_box_id, samples, rssi_sum FROM slot_perf_clients WHERE slot = $1
+			ORDER BY mac, ap_box_id`, slot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rows.Next() {
+			var mac string
+			var ap, n, rssi int64
+			if err := rows.Scan(&mac, &ap, &n, &rssi); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%s AP %d: %d samples, %d", mac, ap, n, rssi))
+		}
+		rows.Close()
+		want := []string{"AA:00:00:00:00:01 AP 7: 2 samples, -122", "AA:00:00:00:00:01 AP 8: 1 samples, -70", "AA:00:00:00:00:02 AP 0: 1 samples, -50"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("slot_perf_clients after the migration:\n got %q\nwant %q", got, want)
+		}
+		dirty, err := st.DirtySlots(ctx, 1, 0, 1<<50, 10)
+		if err != nil || len(dirty) != 1 || dirty[0].Slot != slot {
+			t.Errorf("marked %+v (%v), want the slot %d", dirty, err, slot)
+		}
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM perf_ap_obs`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("perf_ap_obs: %d rows, %v", n, err)
+		}
+		if err := db.QueryRowContext(ctx, `SELECT count(ap_box_id) FROM anomalies`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("anomalies' AP: %d, %v", n, err)
+		}
+	})
+}

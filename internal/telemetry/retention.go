@@ -34,7 +34,7 @@ type Purger interface {
 // connection log bundles, the baseline rows of the slots before, the
 // service level counts of the hours before, and the incidents whose last
 // slot is before (made of the anomalies purged with them).
-var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "radio_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "anomalies", "baseline_dirty", "anomaly_pending",
+var PurgedTables = []string{"client_events", "client_stats", "ap_stats", "radio_stats", "clients", "log_bundles", "conn_obs", "perf_obs", "perf_ap_obs", "anomalies", "baseline_dirty", "anomaly_pending",
 	"slot_conn_clients", "slot_perf_clients", "service_level_hours", "service_level_slow", "service_level_radio", "incidents"}
 
 // Instrument registers the service's series: records ingested by kind and

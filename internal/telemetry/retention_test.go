@@ -66,15 +66,16 @@ func TestRetentionAndMetrics(t *testing.T) {
 		}
 		// Old events, one old sample, the clients only they had seen, the
 		// baseline marks of the old events' slot (all within 5 ms) and of
-		// the old sample's, and those slots' rows of each client (one per
-		// old event's client, one of the sample's); on PostgreSQL the
-		// events and the slots' client rows went with their day's
-		// partitions and the sample stays until its day is past. And the
-		// service level counts of the old events' hour (one place), and
-		// the radio's of the old sample's hour.
-		want, oldSamples := 3*(telemetry.PurgeBatch+5)+1+2+1+1+1, 0
+		// the old sample's and the slot two later (whose AP test compares
+		// its clients with the sample's slot), and those slots' rows of
+		// each client (one per old event's client, one of the sample's);
+		// on PostgreSQL the events and the slots' client rows went with
+		// their day's partitions and the sample stays until its day is
+		// past. And the service level counts of the old events' hour (one
+		// place), and the radio's of the old sample's hour.
+		want, oldSamples := 3*(telemetry.PurgeBatch+5)+1+3+1+1+1, 0
 		if b == apitest.Postgres {
-			want, oldSamples = telemetry.PurgeBatch+5+2+1+1, 1
+			want, oldSamples = telemetry.PurgeBatch+5+3+1+1, 1
 		}
 		if n != want {
 			t.Errorf("purged %d rows, want %d", n, want)

@@ -160,6 +160,9 @@ type Anomaly struct {
 	// before they were kept.
 	Affected   int `json:"-"`
 	Attempting int `json:"-"`
+	// AP is the AP whose clients made a performance slot anomalous, nil
+	// when the slot's share of troubled clients did.
+	AP *AnomalyAP `json:"ap,omitempty"`
 }
 
 // ScopedSample is a client statistics sample with when and where it was
@@ -172,14 +175,93 @@ type ScopedSample struct {
 	SlotSample
 }
 
-// ScopedSums are a client's samples of a slot at one location, band and
-// SSID, summed (the store aggregates them, so a slot costs its clients,
-// not its samples).
+// ScopedSums are a client's samples of a slot at one location, band,
+// SSID and AP, summed (the store aggregates them, so a slot costs its
+// clients, not its samples).
 type ScopedSums struct {
 	LocationID int64
 	Band       string
 	SSID       string
+	// APBoxID is the AP the samples were taken at; 0 when not known.
+	APBoxID int64
 	ClientSums
+	// Before are the client's samples at the same place and AP in the
+	// slot ChangeSpan before, summed (N 0: none, or at no known AP).
+	Before ClientSums
+}
+
+// ChangeSpan is how far apart the slots are whose clients APPerformance
+// compares: two slots, so that a change that begins within a slot shows
+// whole in the next, against a slot that had none of it (against the
+// slot just before, it would be split between two slots).
+const ChangeSpan = 2 * SlotDuration
+
+// APPerformance is what the clients of one AP's radio (one band) went
+// through in a slot: how many had samples there, how many of them were
+// troubled (as Performance counts them), with a low RSSI and with a high
+// retry rate; and of them, those paired (on the same radio, at the same
+// place, ChangeSpan before too), the sums of how much their mean RSSI (dB)
+// and mean retry rate (percentage points) changed since. The same clients
+// on the same radio half an hour apart hear it as before unless something
+// changed: what the change shows does not depend on which clients came (a
+// far corner's or a desk's).
+type APPerformance struct {
+	Clients, Troubled, LowRSSI, HighRetry int
+	Paired                                int
+	RSSIChangeSum, RetryChangeSum         float64
+}
+
+// RSSIChange is the mean change of the paired clients' mean RSSI over
+// ChangeSpan (dB); 0 without paired clients.
+func (a APPerformance) RSSIChange() float64 {
+	if a.Paired == 0 {
+		return 0
+	}
+	return a.RSSIChangeSum / float64(a.Paired)
+}
+
+// RetryChange is the mean change of the paired clients' mean retry rate
+// over ChangeSpan (percentage points); 0 without paired clients.
+func (a APPerformance) RetryChange() float64 {
+	if a.Paired == 0 {
+		return 0
+	}
+	return a.RetryChangeSum / float64(a.Paired)
+}
+
+// APObsRow is the performance of the clients of one AP's radio at a
+// location in a slot.
+type APObsRow struct {
+	LocationID int64
+	APBoxID    int64
+	Band       string
+	Slot       int64
+	APPerformance
+}
+
+// The reasons an AP's clients make a performance slot anomalous
+// (AnomalyAP.Reason): their mean signal fell, or their mean retry rate
+// rose, against the AP's own history.
+const (
+	APReasonLowRSSI   = "Low RSSI"
+	APReasonHighRetry = "High retry rate"
+)
+
+// AnomalyAP is the AP a performance anomaly names: the clients of its
+// radio on Band made the slot anomalous for Reason. Observation,
+// Baseline and Threshold are the radio's, in the reason's unit: how much
+// its clients' mean RSSI changed over ChangeSpan (dB; anomalous below the
+// threshold) or their mean retry rate (percentage points; anomalous above
+// it), and the usual change (the median of its history, 0 without one).
+type AnomalyAP struct {
+	BoxID       int64   `json:"boxId"`
+	Name        string  `json:"name"`
+	MacAddress  string  `json:"macAddress"`
+	Band        string  `json:"frequencyBand"`
+	Reason      string  `json:"reason"`
+	Observation float64 `json:"observation"`
+	Baseline    float64 `json:"baseline"`
+	Threshold   float64 `json:"threshold"`
 }
 
 // PerfObsRow is the performance observation of a slot in one scope.
