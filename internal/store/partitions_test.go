@@ -128,15 +128,7 @@ func TestDayPartitionMigrationKeepsRows(t *testing.T) {
 		t.Skip("PostgreSQL is not configured")
 	}
 	ctx := context.Background()
-	cfg := storetest.EmptyStoreConfig(t, b)
-	st, err := store.OpenNoMigrate(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.MigrateToForTest(ctx, 115); err != nil {
-		t.Fatal(err)
-	}
+	st, _ := openMigratedTo(t, b, 115)
 	now := time.Now().UnixMilli()
 	for i, ts := range []int64{now - 40*int64(day/time.Millisecond), now - 3*int64(day/time.Millisecond), now} {
 		for _, q := range []string{
@@ -181,4 +173,20 @@ func TestDayPartitionMigrationKeepsRows(t *testing.T) {
 	if err := st.QueryRowForTest(ctx, `SELECT count(DISTINCT id) FROM client_events`).Scan(&ids); err != nil || ids != 4 {
 		t.Errorf("%d distinct ids (%v), want 4", ids, err)
 	}
+}
+
+// openMigratedTo opens a new store of backend b migrated up to migration
+// n and no further, closed when the test ends, and returns its config.
+func openMigratedTo(t *testing.T, b storetest.Backend, n int) (*store.Store, store.Config) {
+	t.Helper()
+	cfg := storetest.EmptyStoreConfig(t, b)
+	st, err := store.OpenNoMigrate(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.MigrateToForTest(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	return st, cfg
 }

@@ -279,15 +279,7 @@ func TestSlotSamplesByAP(t *testing.T) {
 func TestAPMigrationKeepsSamples(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		cfg := storetest.EmptyStoreConfig(t, b)
-		st, err := store.OpenNoMigrate(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		if err := st.MigrateToForTest(ctx, 145); err != nil {
-			t.Fatal(err)
-		}
+		st, cfg := openMigratedTo(t, b, 145)
 		slot := time.Now().Truncate(wnms.SlotDuration).UnixMilli() - 4*wnms.SlotDuration.Milliseconds()
 		if err := st.EnsurePartitions(ctx, slot, slot); err != nil {
 			t.Fatal(err)
