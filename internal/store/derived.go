@@ -91,7 +91,7 @@ type writeBehind struct {
 	timer           *time.Timer
 	every           time.Duration // flushEvery of the store's engine
 	max             int           // maxPending, unless a test lowers it
-	waiting         atomic.Bool   // anything pending
+	waiting         atomic.Bool   // anything pending, or a flush not yet committed
 	closed          bool
 }
 
@@ -395,7 +395,9 @@ func (s *Store) flushDerivedLocked(ctx context.Context) error {
 	if len(journal) > 0 {
 		w.flushing, w.flushingVersion = pending, -journal[len(journal)-1]
 	}
-	w.waiting.Store(false)
+	if len(journal) == 0 {
+		w.waiting.Store(false)
+	}
 	if w.timer != nil {
 		w.timer.Stop()
 		w.timer = nil
@@ -422,6 +424,9 @@ func (s *Store) flushDerivedLocked(ctx context.Context) error {
 	defer w.mu.Unlock()
 	w.flushing = nil
 	if err == nil {
+		// waiting stayed set while the flush ran, so that a read settling
+		// meanwhile waited for its commit instead of reading around it.
+		w.waiting.Store(len(w.journal) > 0)
 		return nil
 	}
 	// Put it back, older than what arrived meanwhile.

@@ -10,7 +10,8 @@ import (
 )
 
 // A read finds the slots of acknowledged batches while a flush of their
-// marks is under way, without waiting for it: the flush here waits for a
+// marks is under way, without waiting for it (a read of the clients table
+// waits for it instead: their rows are only there once it commits): the flush here waits for a
 // lock another connection holds on baseline_dirty (PostgreSQL) or on the
 // telemetry database's writer (SQLite) for as long as the test wants.
 func TestDirtySlotsDuringAFlush(t *testing.T) {
@@ -22,7 +23,9 @@ func TestDirtySlotsDuringAFlush(t *testing.T) {
 		at := time.Now().Add(-time.Hour)
 		slot := wnms.SlotOf(at.UnixMilli())
 		evs, bodies := events("AA:00:00:00:00:0C", at, 2)
-		if _, err := st.InsertClientEvents(ctx, 1, evs, bodies, nil); err != nil {
+		u := wnms.ClientUpdate{MacAddress: "AA:00:00:00:00:0C", Timestamp: evs[1].Timestamp, EventType: "Success",
+			BSSID: "00:11:74:00:00:01", SSID: "corp", Channel: 36, Protocol: "A", LocationID: 1}
+		if _, err := st.InsertClientEvents(ctx, 1, evs, bodies, map[int64]wnms.ClientUpdate{12: u}); err != nil {
 			t.Fatal(err)
 		}
 		// Hold what the flush needs.
@@ -67,6 +70,22 @@ func TestDirtySlotsDuringAFlush(t *testing.T) {
 		if len(dirty) != 1 || dirty[0].Slot != slot {
 			t.Errorf("during the flush: %v, want the slot %d", dirty, slot)
 		}
+		// A read of the clients table must see the acknowledged batch: it
+		// waits for the flush under way instead of reading around it.
+		type clients struct {
+			n   int
+			err error
+		}
+		listed := make(chan clients, 1)
+		go func() {
+			_, n, err := st.Clients(ctx, wnms.ClientQuery{CustomerID: 1, Limit: 10})
+			listed <- clients{n, err}
+		}()
+		select {
+		case c := <-listed:
+			t.Fatalf("a client read during the flush did not wait for it: %d clients, %v", c.n, c.err)
+		case <-time.After(300 * time.Millisecond):
+		}
 		select {
 		case err := <-flushed:
 			t.Fatalf("the flush ended while its lock was held: %v", err)
@@ -77,6 +96,14 @@ func TestDirtySlotsDuringAFlush(t *testing.T) {
 		}
 		if err := <-flushed; err != nil {
 			t.Fatal(err)
+		}
+		select {
+		case c := <-listed:
+			if c.err != nil || c.n != 1 {
+				t.Errorf("a client read across the flush: %d clients, %v; want 1", c.n, c.err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a client read still waits after the flush")
 		}
 		if dirty, err := st.DirtySlots(ctx, 1, slot, slot, 10); err != nil || len(dirty) != 1 || dirty[0].Version <= 0 {
 			t.Errorf("after the flush: %v %v, want the slot's stored mark", dirty, err)
