@@ -154,7 +154,9 @@ func TestEventStream(t *testing.T) {
 		}
 		ap(1, f.Floor, false)
 		ap(2, f.OtherFloor, false)
-		e.API.Hub.RaiseAnomaly(ctx, notify.Anomaly{CustomerID: 1, LocationID: f.Floor.ID.ID, Kind: "connectivity", Slot: 900000})
+		e.API.Hub.RaiseAnomaly(ctx, notify.Anomaly{CustomerID: 1, LocationID: f.Floor.ID.ID, Kind: "performance", Slot: 900000,
+			AP: &wnms.AnomalyAP{BoxID: 1, Name: "ap-1", MacAddress: "00:11:22:33:44:55", Band: wnms.Band5GHz, Reason: wnms.APReasonLowRSSI,
+				Observation: 14, Baseline: 1, Threshold: 9}})
 		// Raised events are stored behind their raisers: the change below
 		// is to follow them.
 		if err := e.API.Hub.Flush(ctx); err != nil {
@@ -176,6 +178,15 @@ func TestEventStream(t *testing.T) {
 		}
 		if want := "apDown,apDown,anomaly,configChanged,apUp"; strings.Join(kinds, ",") != want {
 			t.Errorf("admin saw %s, want %s", strings.Join(kinds, ","), want)
+		}
+		// The anomaly names the AP whose clients made it.
+		var anomaly struct {
+			Kind string          `json:"kind"`
+			AP   *wnms.AnomalyAP `json:"ap"`
+		}
+		json.Unmarshal(got[2].Event.Data, &anomaly)
+		if anomaly.Kind != "performance" || anomaly.AP == nil || anomaly.AP.BoxID != 1 || anomaly.AP.Reason != wnms.APReasonLowRSSI {
+			t.Errorf("anomaly data %s", got[2].Event.Data)
 		}
 		var change struct {
 			ResourceType string   `json:"resourceType"`

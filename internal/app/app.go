@@ -111,7 +111,7 @@ func New(st Store, a *auth.Service, log *slog.Logger, reg *metrics.Registry) *Se
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		s.Hub.RaiseAnomaly(ctx, notify.Anomaly{CustomerID: an.CustomerID, LocationID: an.LocationID, Kind: an.Kind,
-			Slot: an.Slot, Observation: an.Observation, Baseline: an.Baseline, Threshold: an.Threshold})
+			Slot: an.Slot, Observation: an.Observation, Baseline: an.Baseline, Threshold: an.Threshold, AP: an.AP})
 	}
 	s.Incidents = incident.NewService(st, log)
 	s.Incidents.EvaluatedThrough = s.Baselines.EvaluatedThrough

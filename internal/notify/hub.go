@@ -382,18 +382,30 @@ type Anomaly struct {
 	Observation float64
 	Baseline    float64
 	Threshold   float64
+	// AP is the AP radio whose clients made a performance slot
+	// anomalous, nil when the floor's share of troubled clients did.
+	AP *wnms.AnomalyAP
 }
 
-// RaiseAnomaly raises anomaly, with its trap.
+// RaiseAnomaly raises anomaly, with its trap. An anomaly that names an AP
+// says which, in the event's ap and in the trap's AP objects.
 func (h *Hub) RaiseAnomaly(ctx context.Context, a Anomaly) {
 	path, names := h.locate(ctx, a.LocationID)
-	h.raise(ctx, &wnms.Event{Kind: wnms.EventAnomaly, CustomerID: a.CustomerID, LocationPath: path}, map[string]any{
+	data := map[string]any{
 		"kind": a.Kind, "slot": a.Slot, "observation": a.Observation, "baseline": a.Baseline, "threshold": a.Threshold,
 		"locationId": map[string]any{"type": "locallocationid", "id": a.LocationID}, "locationPath": names,
-	})
+	}
+	if a.AP != nil {
+		data["ap"] = a.AP
+	}
+	h.raise(ctx, &wnms.Event{Kind: wnms.EventAnomaly, CustomerID: a.CustomerID, LocationPath: path}, data)
 	if h.Traps != nil {
-		h.Traps.BaselineAnomaly(snmp.Anomaly{CustomerID: a.CustomerID, Kind: a.Kind, LocationPath: names,
-			SlotStart: time.UnixMilli(a.Slot), Observation: a.Observation, Threshold: a.Threshold})
+		t := snmp.Anomaly{CustomerID: a.CustomerID, Kind: a.Kind, LocationPath: names,
+			SlotStart: time.UnixMilli(a.Slot), Observation: a.Observation, Threshold: a.Threshold}
+		if a.AP != nil {
+			t.AP = &snmp.AnomalyAP{BoxID: a.AP.BoxID, Name: a.AP.Name, MacAddress: a.AP.MacAddress}
+		}
+		h.Traps.BaselineAnomaly(t)
 	}
 }
 

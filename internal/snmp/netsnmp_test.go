@@ -336,6 +336,13 @@ func TestEveryTrapKindCarriesItsVarbinds(t *testing.T) {
 	d.WaitFor(t, "OID: .1.3.6.1.4.1.61550.0.4", `.1.3.6.1.4.1.61550.1.2.4 = STRING: "connectivity"`,
 		`.1.3.6.1.4.1.61550.1.2.5 = STRING: "2026-11-22T09:15:00Z"`, `.1.3.6.1.4.1.61550.1.2.6 = STRING: "41.5"`,
 		`.1.3.6.1.4.1.61550.1.2.7 = STRING: "72.25"`)
+	// A performance anomaly that names an AP carries the AP's objects too.
+	s.BaselineAnomaly(Anomaly{CustomerID: 1, Kind: "performance", LocationPath: "/Campus/Building A/Floor 3",
+		SlotStart: time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC), Observation: 38, Threshold: 12,
+		AP: &AnomalyAP{BoxID: 7, Name: "ap-east-2", MacAddress: "00:11:74:00:00:07"}})
+	d.WaitFor(t, "OID: .1.3.6.1.4.1.61550.0.4", `.1.3.6.1.4.1.61550.1.2.4 = STRING: "performance"`,
+		`.1.3.6.1.4.1.61550.1.2.1 = STRING: "ap-east-2"`, `.1.3.6.1.4.1.61550.1.2.2 = STRING: "00:11:74:00:00:07"`,
+		".1.3.6.1.4.1.61550.1.2.10 = INTEGER: 7")
 	in := Incident{CustomerID: 1, ID: 17, LocationPath: "/Campus/Building A", At: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC),
 		Cause: "authentication: RADIUS server unreachable", Scope: "ssid corp"}
 	s.IncidentChange(in, false)

@@ -286,16 +286,31 @@ type Anomaly struct {
 	SlotStart    time.Time
 	Observation  float64
 	Threshold    float64
+	AP           *AnomalyAP // the AP a performance anomaly names, if any
 }
 
-// BaselineAnomaly queues wnmsBaselineAnomaly.
+// AnomalyAP is the AP an anomaly names.
+type AnomalyAP struct {
+	BoxID      int64
+	Name       string
+	MacAddress string
+}
+
+// BaselineAnomaly queues wnmsBaselineAnomaly. An anomaly that names an AP
+// carries the AP's name, MAC address and boxId after the notification's
+// own objects (extra variable bindings, as RFC 3416 allows).
 func (s *Sender) BaselineAnomaly(a Anomaly) {
-	s.Send(Trap{Kind: KindBaselineAnomaly, CustomerID: a.CustomerID, Vars: []gosnmp.SnmpPDU{
+	vars := []gosnmp.SnmpPDU{
 		str(oidTrapAnomalyKind, a.Kind), str(oidTrapLocation, a.LocationPath),
 		str(oidTrapSlotStart, a.SlotStart.UTC().Format(time.RFC3339)),
 		str(oidTrapObservation, strconv.FormatFloat(a.Observation, 'f', -1, 64)),
 		str(oidTrapThreshold, strconv.FormatFloat(a.Threshold, 'f', -1, 64)),
-	}})
+	}
+	if a.AP != nil {
+		vars = append(vars, str(oidTrapAPName, a.AP.Name), str(oidTrapAPMac, a.AP.MacAddress),
+			gosnmp.SnmpPDU{Name: oidTrapAPBoxID.String(), Type: gosnmp.Integer, Value: int(a.AP.BoxID)})
+	}
+	s.Send(Trap{Kind: KindBaselineAnomaly, CustomerID: a.CustomerID, Vars: vars})
 }
 
 // Incident is what wnmsIncidentOpened and wnmsIncidentClosed say: which
