@@ -81,6 +81,9 @@ type serveConfig struct {
 	anomalyClients  int     // --anomaly-min-clients
 	anomalySigma    float64 // --anomaly-min-sigma
 	anomalyAlpha    float64 // --anomaly-alpha
+	apPaired        int     // --ap-anomaly-min-paired
+	apDropDB        float64 // --ap-anomaly-min-rssi-drop
+	apRisePct       float64 // --ap-anomaly-min-retry-rise
 	demo            bool
 
 	cluster *cluster.Config // read from clusterConfig by parseServe
@@ -155,6 +158,9 @@ creates the SUPERUSER "admin" and prints its first API key once.`, stdout, stder
 	fs.IntVar(&c.anomalyClients, "anomaly-min-clients", baseline.DefaultMinClients, "failing (or troubled) clients an anomalous connectivity or performance slot has at least")
 	fs.Float64Var(&c.anomalySigma, "anomaly-min-sigma", baseline.DefaultMinSigma, "the least standard deviation a baseline is taken to have, in percentage points (for data rate, percent of the baseline)")
 	fs.Float64Var(&c.anomalyAlpha, "anomaly-alpha", baseline.DefaultAlpha, "how improbable at the baseline's rate a slot's count of failing (or troubled) clients must be to be anomalous (one-sided binomial test; above 0, at most 1)")
+	fs.IntVar(&c.apPaired, "ap-anomaly-min-paired", baseline.DefaultAPRule.MinPaired, "clients an AP radio must have had 30 minutes before too for its clients' change to be judged (the AP test of performance)")
+	fs.Float64Var(&c.apDropDB, "ap-anomaly-min-rssi-drop", baseline.DefaultAPRule.MinDropDB, "dB by which the mean signal of an AP radio's clients must fall, beyond the radio's usual change, for the AP test to pass")
+	fs.Float64Var(&c.apRisePct, "ap-anomaly-min-retry-rise", baseline.DefaultAPRule.MinRisePct, "percentage points by which the mean retry rate of an AP radio's clients must rise, beyond the radio's usual change, for the AP test to pass")
 	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster file naming this server's child servers (JSON; re-read on SIGHUP)")
 	fs.StringVar(&c.snmpAgentListen, "snmp-agent-listen", "127.0.0.1:1161", "UDP address of the SNMP agent, or off")
 	fs.StringVar(&c.metricsListen, "metrics-listen", defaultMetricsListen, "address of the listener of /metrics (plain HTTP, no login), off, or api to serve /metrics on the API listener")
@@ -340,8 +346,7 @@ func (s *server) wireServices(ctx context.Context) error {
 	}
 	s.svc.Telemetry.APTimeout = c.apTimeout
 	s.svc.Telemetry.Retention = c.retention
-	s.svc.Baselines.K, s.svc.Baselines.MinSamples = c.baselineK, c.baselineMin
-	s.svc.Baselines.MinClients, s.svc.Baselines.MinSigma, s.svc.Baselines.Alpha = c.anomalyClients, c.anomalySigma, c.anomalyAlpha
+	c.applyBaselines(s.svc.Baselines)
 	s.svc.Webhooks.Targets.AllowPrivate = c.webhookPrivate
 	// SNMP: this start's engine boots, the trap sender and the agent.
 	boots, err := st.CountUp(ctx, "snmp_engine_boots")
@@ -762,6 +767,12 @@ func (c *serveConfig) validate(cmd *command) error {
 		return bad("anomaly-min-sigma", c.anomalySigma, "must be 0 to 100 (percentage points)")
 	case !(c.anomalyAlpha > 0 && c.anomalyAlpha <= 1):
 		return bad("anomaly-alpha", c.anomalyAlpha, "must be above 0 and at most 1")
+	case c.apPaired < 2:
+		return bad("ap-anomaly-min-paired", c.apPaired, "must be at least 2 (a mean of one client's change is that client's)")
+	case !(c.apDropDB >= 0 && c.apDropDB <= 100):
+		return bad("ap-anomaly-min-rssi-drop", c.apDropDB, "must be 0 to 100 (dB)")
+	case !(c.apRisePct >= 0 && c.apRisePct <= 100):
+		return bad("ap-anomaly-min-retry-rise", c.apRisePct, "must be 0 to 100 (percentage points)")
 	case (c.bootstrapKeyID == "") != (c.bootstrapValue == ""):
 		return usagef("--bootstrap-key-id and --bootstrap-key-value go together")
 	case c.bootstrapParent && c.bootstrapKeyID == "":
@@ -834,4 +845,13 @@ func writeNewFile(dir, base, ext string, data []byte) (string, error) {
 		return path, f.Close()
 	}
 	return "", fmt.Errorf("%s has 100 %s*%s files already", dir, base, ext)
+}
+
+// applyBaselines sets the anomaly rules of b from the flags: the rule of a
+// slot's share, and the AP test of performance, whose α is --anomaly-alpha
+// too.
+func (c *serveConfig) applyBaselines(b *baseline.Service) {
+	b.K, b.MinSamples = c.baselineK, c.baselineMin
+	b.MinClients, b.MinSigma, b.Alpha = c.anomalyClients, c.anomalySigma, c.anomalyAlpha
+	b.AP.MinPaired, b.AP.MinDropDB, b.AP.MinRisePct, b.AP.Alpha = c.apPaired, c.apDropDB, c.apRisePct, c.anomalyAlpha
 }
