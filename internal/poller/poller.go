@@ -82,6 +82,11 @@ type Station struct {
 	TxRateMbps       *float64 // AP to client
 	RxRateMbps       *float64 // client to AP
 	RxBytes, TxBytes *uint64
+	// InactiveMs is how long ago the AP last heard the station, and
+	// ConnectedSeconds how long it has been associated; nil when the AP
+	// did not say. A poller without events finds roams in them.
+	InactiveMs       *uint64
+	ConnectedSeconds *uint64
 }
 
 // Driver polls one AP of a kind.
@@ -139,6 +144,7 @@ type Manager struct {
 	running   map[string]*run // by "customer/name"
 	wg        sync.WaitGroup
 	once      sync.Once
+	roams     roamTracker // of the pollers without an event stream
 	polls     *metrics.CounterVec
 	records   *metrics.CounterVec
 	seconds   *metrics.HistogramVec

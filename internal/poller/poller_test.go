@@ -46,17 +46,8 @@ func TestPrometheusPoller(t *testing.T) {
 			w.Write(text)
 		}))
 		defer exporter.Close()
-		e.Admin.Expect(200, "PUT", "/V5/datasources", map[string]any{
-			"radius": map[string]any{"upstreams": []any{}, "accountingUpstreams": []any{}}, "sources": []any{},
-			"pollers": []any{map[string]any{"name": "lobby", "kind": "prometheus", "url": exporter.URL + "/metrics",
-				"locationId": map[string]any{"type": "locallocationid", "id": site.ID.ID}}}})
-		m := &poller.Manager{Store: e.Store, Ingest: e.API.Telemetry, Notify: e.API.Hub, Holder: "test",
-			Log: slog.New(slog.DiscardHandler)}
-		poller.SetInterval(m, 200*time.Millisecond)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); m.Run(ctx, 100*time.Millisecond) }()
-		defer func() { cancel(); <-done }()
+		m := runPollers(t, e, 200*time.Millisecond, []any{map[string]any{"name": "lobby", "kind": "prometheus", "url": exporter.URL + "/metrics",
+			"locationId": map[string]any{"type": "locallocationid", "id": site.ID.ID}}})
 
 		const apMAC, client = "18:D6:C7:0B:CF:E3", "5C:C5:D4:04:5E:A7"
 		var aps []struct {
@@ -182,4 +173,20 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// runPollers stores pollers as the customer's (no RADIUS, no sources) and
+// runs a manager of them, each polled every interval, until the test ends.
+func runPollers(t *testing.T, e *apitest.Env, interval time.Duration, pollers []any) *poller.Manager {
+	t.Helper()
+	e.Admin.Expect(200, "PUT", "/V5/datasources", map[string]any{
+		"radius": map[string]any{"upstreams": []any{}, "accountingUpstreams": []any{}}, "sources": []any{}, "pollers": pollers})
+	m := &poller.Manager{Store: e.Store, Ingest: e.API.Telemetry, Notify: e.API.Hub, Holder: "test",
+		Log: slog.New(slog.DiscardHandler)}
+	poller.SetInterval(m, interval)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); m.Run(ctx, 100*time.Millisecond) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return m
 }

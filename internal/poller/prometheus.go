@@ -11,8 +11,9 @@ import (
 
 // Prometheus polls an AP's node exporter with OpenWrt's Wi-Fi collectors
 // (prometheus-node-exporter-lua's wifi, wifi_stations and
-// hostapd_stations): its access point interfaces are the radios (channel,
-// noise, clients; the exporter tells no utilisation or power), its
+// hostapd_stations, and dawn where the AP runs DAWN): its access point
+// interfaces are the radios (channel, noise, clients; utilisation from the
+// dawn collector only; no transmit power), its
 // stations the clients (signal, link rates, bytes). The AP's MAC is not
 // in the exposition, so the AP is known by its lowest BSSID.
 type Prometheus struct {
@@ -48,7 +49,7 @@ func observationOf(snap *promwifi.Snapshot) *Observation {
 		}
 		bssid[x.IfName] = strings.ToUpper(x.BSSID)
 		r := Radio{BSSID: strings.ToUpper(x.BSSID), SSID: x.SSID, Channel: x.Channel, FrequencyMHz: x.FrequencyMHz,
-			NoiseDBm: dBm(x.NoiseDBm), Clients: x.Stations}
+			NoiseDBm: dBm(x.NoiseDBm), Clients: x.Stations, Utilization: x.UtilizationPct}
 		obs.Radios = append(obs.Radios, r)
 	}
 	for _, s := range snap.Stations {
@@ -57,7 +58,8 @@ func observationOf(snap *promwifi.Snapshot) *Observation {
 			continue
 		}
 		st := Station{MAC: strings.ToUpper(s.MAC), BSSID: b, SignalDBm: dBm(s.SignalDBm),
-			TxRateMbps: mbps(s.TxRateKbps), RxRateMbps: mbps(s.RxRateKbps), RxBytes: s.RxBytes, TxBytes: s.TxBytes}
+			TxRateMbps: mbps(s.TxRateKbps), RxRateMbps: mbps(s.RxRateKbps), RxBytes: s.RxBytes, TxBytes: s.TxBytes,
+			InactiveMs: s.InactiveMs, ConnectedSeconds: s.ConnectedSeconds}
 		obs.Stations = append(obs.Stations, st)
 	}
 	return obs

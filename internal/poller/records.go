@@ -100,6 +100,8 @@ func (r *run) ingest(ctx context.Context, obs *Observation, now time.Time) error
 	}
 	seen := make(map[string]counters, len(stations))
 	var samples []wnms.SampleRecord
+	var heard []polled
+	_, follows := r.driver.(Follower)
 	r.mu.Lock()
 	prev := r.counters
 	r.mu.Unlock()
@@ -107,6 +109,14 @@ func (r *run) ingest(ctx context.Context, obs *Observation, now time.Time) error
 		x, ok := byBSSID[s.BSSID]
 		if !ok {
 			continue
+		}
+		if !follows {
+			var rssi *int
+			if s.SignalDBm != nil && *s.SignalDBm >= telemetry.MinRSSI && *s.SignalDBm <= 0 {
+				rssi = s.SignalDBm
+			}
+			heard = append(heard, polled{mac: s.MAC, bssid: s.BSSID, ssid: x.SSID, channel: x.Channel, rssi: rssi,
+				inactiveMs: s.InactiveMs, connectedSeconds: s.ConnectedSeconds})
 		}
 		rec := wnms.SampleRecord{MacAddress: wnms.Ptr(s.MAC), Timestamp: &ts, BSSID: wnms.Ptr(s.BSSID), SSID: x.SSID, Channel: x.Channel}
 		// The client's bytes since the last poll: what the AP received is
@@ -149,6 +159,15 @@ func (r *run) ingest(ctx context.Context, obs *Observation, now time.Time) error
 			return err
 		}
 		r.count("client", res)
+	}
+	// Roams, for an AP whose events the server does not follow: after the
+	// samples, so that the roam's client has its new radio already.
+	if roams := r.m.roams.observe(r.customer, ts, heard); len(roams) > 0 {
+		res, err = r.m.Ingest.IngestSourceEvents(ctx, r.caller, roams, r.cfg.LocationID.ID)
+		if err != nil {
+			return err
+		}
+		r.count("roam", res)
 	}
 	return nil
 }

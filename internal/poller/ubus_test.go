@@ -3,7 +3,6 @@ package poller_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math"
 	"net/url"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/wnms/wnms/internal/apitest"
-	"github.com/wnms/wnms/internal/poller"
 	"github.com/wnms/wnms/internal/ubus/ubustest"
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -42,15 +40,7 @@ func TestUbusPoller(t *testing.T) {
 				"username": ubustest.Username, "password": ubustest.Password,
 				"locationId": map[string]any{"type": "locallocationid", "id": site.ID.ID}})
 		}
-		e.Admin.Expect(200, "PUT", "/V5/datasources", map[string]any{
-			"radius": map[string]any{"upstreams": []any{}, "accountingUpstreams": []any{}}, "sources": []any{}, "pollers": pollers})
-		m := &poller.Manager{Store: e.Store, Ingest: e.API.Telemetry, Notify: e.API.Hub, Holder: "test",
-			Log: slog.New(slog.DiscardHandler)}
-		poller.SetInterval(m, 200*time.Millisecond)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); m.Run(ctx, 100*time.Millisecond) }()
-		defer func() { cancel(); <-done }()
+		runPollers(t, e, 200*time.Millisecond, pollers)
 
 		const bssid1, bssid2, client = "C8:75:F4:74:C6:92", "C8:75:F4:74:D0:01", "22:D3:75:23:7C:55"
 		var aps []struct {
@@ -109,7 +99,7 @@ func TestUbusPoller(t *testing.T) {
 
 		// Events: the client leaves ap-1 and joins ap-2 with a fast
 		// transition 150 ms later.
-		wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+		wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer wcancel()
 		for _, ap := range []*ubustest.Server{ap1, ap2} {
 			if err := ap.WaitSubscribers(wctx, "hostapd.phy0-ap0", 1); err != nil {

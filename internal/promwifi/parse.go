@@ -24,6 +24,7 @@ const (
 	srcWifi         source = iota + 1 // wifi: wifi_network_*
 	srcWifiStations                   // wifi_stations: wifi_stations, wifi_station_*
 	srcHostapd                        // hostapd_stations: hostapd_station_*
+	srcDawn                           // dawn: dawn_*
 )
 
 // field is what a series' value means.
@@ -37,6 +38,7 @@ const (
 	fNetSignal
 	fNetBitrate
 	fStationCount
+	fUtilization // per BSSID (dawn)
 
 	// per station
 	fSignal
@@ -98,6 +100,10 @@ var families = map[string]family{
 	"hostapd_station_flag_wmm":                {srcHostapd, fWMM},
 	"hostapd_station_flag_mfp":                {srcHostapd, fMFP},
 
+	"dawn_ap_channel_utilization_ratio": {srcDawn, fUtilization},
+	"dawn_ap_stations_total":            {srcDawn, fIgnored},
+	"dawn_station_signal_dbm":           {srcDawn, fIgnored},
+
 	// OpenWrt 21.02 and earlier.
 	"hostapd_station_signal":         {srcHostapd, fSignal},
 	"hostapd_station_inactive_msec":  {srcHostapd, fInactiveMs},
@@ -118,6 +124,8 @@ func collectorOf(name string) source {
 		return srcWifiStations
 	case strings.HasPrefix(name, "hostapd_station_"):
 		return srcHostapd
+	case strings.HasPrefix(name, "dawn_"):
+		return srcDawn
 	}
 	return 0
 }
@@ -177,6 +185,7 @@ type parser struct {
 	buf        []byte
 	radios     map[string]*radioAcc
 	stations   map[stationKey]*stationAcc
+	busy       map[string]float64 // channel utilisation (0–1) by BSSID (dawn)
 	collectors Collectors
 	skipped    Skipped
 }
@@ -186,6 +195,7 @@ func newParser() *parser {
 		tp:       expfmt.NewTextParser(model.UTF8Validation),
 		radios:   map[string]*radioAcc{},
 		stations: map[stationKey]*stationAcc{},
+		busy:     map[string]float64{},
 	}
 }
 
@@ -208,6 +218,8 @@ func (p *parser) note(src source) {
 		p.collectors.WifiStations = true
 	case srcHostapd:
 		p.collectors.HostapdStations = true
+	case srcDawn:
+		p.collectors.Dawn = true
 	}
 }
 
@@ -415,6 +427,10 @@ func (p *parser) radio(ifname string) *radioAcc {
 }
 
 func (p *parser) sample(fam family, l *labels, v float64) {
+	if fam.src == srcDawn {
+		p.dawn(fam, l, v)
+		return
+	}
 	ifname := l.iface()
 	if ifname == "" {
 		p.skipped.NoInterface++
@@ -556,6 +572,31 @@ func (p *parser) sample(fam family, l *labels, v float64) {
 	}
 }
 
+// dawn takes a series of the dawn collector: DAWN's view of the AP's own
+// BSSs (the collector writes only those), by BSSID, no interface.
+func (p *parser) dawn(fam family, l *labels, v float64) {
+	if fam.field != fUtilization {
+		return
+	}
+	bssid := normalizeMAC(l.bssid)
+	switch {
+	case bssid == "":
+		p.skipped.NoMAC++
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		p.skipped.NaN++
+	case v < 0 || v > 1:
+		p.skipped.OutOfRange++
+	default:
+		if _, dup := p.busy[bssid]; !dup {
+			if len(p.busy) >= MaxRadios {
+				p.skipped.OverLimit++
+				return
+			}
+			p.busy[bssid] = v
+		}
+	}
+}
+
 // checkValue says whether v (finite) is a value the field can take.
 func checkValue(f field, v float64) bool {
 	switch f {
@@ -591,6 +632,10 @@ func (p *parser) snapshot() *Snapshot {
 		setStr(&r.Encryption, h.Encryption)
 		setInt(&r.Channel, h.Channel)
 		setInt(&r.FrequencyMHz, h.FrequencyMHz)
+		if u, ok := p.busy[r.BSSID]; ok && r.BSSID != "" {
+			pct := u * 100
+			r.UtilizationPct = &pct
+		}
 		s.Radios = append(s.Radios, r)
 	}
 	slices.SortFunc(s.Radios, func(a, b Radio) int { return strings.Compare(a.IfName, b.IfName) })

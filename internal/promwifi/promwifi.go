@@ -43,11 +43,19 @@
 //	                                               [hostapd_station_{rx,tx}_{bytes,packets}]
 //	  hostapd_station_flag_{auth,assoc,ht,vht,he,wmm,mfp}  0 or 1
 //
+//	dawn collector (DAWN's get_network, the AP's own BSSs), labels
+//	{ssid, bssid, freq, hostname, ...}:
+//	  dawn_ap_channel_utilization_ratio   hostapd's channel utilisation, 0–1
+//	                                      (its 0–255 over 255), matched to the
+//	                                      wifi collector's interface by BSSID
+//
 // Not read: hostapd_station_flag_short_preamble (the collector splits flags
 // on upper-case runs, so SHORT_PREAMBLE never matches and the series is
 // always 0), the 21.02 flag series hostapd_station_{ht,vht,wmm,mfp} (they
 // matched character classes, so they are 1 for nearly every station),
-// hostapd_station_sae_group, hostapd_station_vht_capb_*, wifi_network_quality.
+// hostapd_station_sae_group, hostapd_station_vht_capb_*, wifi_network_quality,
+// dawn_ap_stations_total and dawn_station_signal_dbm (the wifi and station
+// collectors say the same of the AP's own clients).
 //
 // The Lua exporter does not escape label values: an SSID with a double
 // quote, a backslash or a newline, or bytes that are not UTF-8, makes its
@@ -137,6 +145,7 @@ type Collectors struct {
 	Wifi            bool // wifi: wifi_network_* series
 	WifiStations    bool // wifi_stations: wifi_stations and wifi_station_* series
 	HostapdStations bool // hostapd_stations: hostapd_station_* series
+	Dawn            bool // dawn: dawn_* series
 }
 
 // Skipped counts Wi-Fi series (exposition lines) that could not be used.
@@ -202,6 +211,10 @@ type Radio struct {
 	// Stations is the number of associated stations the wifi_stations
 	// collector counted; nil when that collector is absent.
 	Stations *int
+	// UtilizationPct is the share of time the interface's channel was
+	// busy, 0–100, as hostapd measures it and DAWN reports it (dawn
+	// collector, matched by BSSID); nil when unknown.
+	UtilizationPct *float64
 }
 
 // Station is one station (client) associated with one interface of the

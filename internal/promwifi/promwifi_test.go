@@ -137,6 +137,29 @@ func TestScrapeRecordings(t *testing.T) {
 			},
 		},
 	}
+	tests = append(tests, struct {
+		file string
+		want *Snapshot
+	}{
+		// Assembled from the dawn collector's source: the utilisation DAWN
+		// reports, matched to the wifi collector's interfaces by BSSID.
+		file: "openwrt-dawn-assembled.txt",
+		want: &Snapshot{
+			Radios: []Radio{
+				{
+					IfName: "phy0-ap0", Device: "radio0", SSID: "HomeNet", BSSID: "02:c0:ff:ee:00:01",
+					Mode: "Master", Country: "DE", Channel: 6, FrequencyMHz: 2437,
+					NoiseDBm: f64(-95), SignalDBm: f64(-77), BitrateKbps: f64(65000), UtilizationPct: f64(59.607843137255),
+				},
+				{
+					IfName: "phy1-ap0", Device: "radio1", SSID: "HomeNet", BSSID: "02:c0:ff:ee:01:01",
+					Mode: "Master", Country: "DE", Channel: 36, FrequencyMHz: 5180,
+					NoiseDBm: f64(-92), SignalDBm: f64(-58), BitrateKbps: f64(1200900), UtilizationPct: f64(23.529411764706),
+				},
+			},
+			Collectors: Collectors{Wifi: true, Dawn: true},
+		},
+	})
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			url, accept := serve(t, "text/plain; version=0.0.4", recording(t, tt.file))
@@ -349,6 +372,28 @@ hostapd_station_wpa{ifname="wlan1",station="02:00:00:00:00:09"} 2
 				}},
 				Collectors: Collectors{Wifi: true, WifiStations: true, HostapdStations: true},
 				Skipped:    Skipped{NoMAC: 3, NoInterface: 1, NaN: 2, OutOfRange: 7, Malformed: 4},
+			},
+		},
+		{
+			name: "dawn's utilisation by BSSID: bad values skipped, unmatched BSSIDs unused",
+			in: strings.Join([]string{
+				`wifi_network_noise_dbm{ifname="wlan0",bssid="02:00:00:00:0a:01",mode="Master"} -90`,
+				`wifi_network_noise_dbm{ifname="wlan1",bssid="02:00:00:00:0a:02",mode="Master"} -91`,
+				`dawn_ap_channel_utilization_ratio{bssid="02:00:00:00:0A:01",ssid="x"} 0.5`,      // read (upper case matches)
+				`dawn_ap_channel_utilization_ratio{bssid="02:00:00:00:0a:01",ssid="x"} 0.9`,      // a duplicate: the first kept
+				`dawn_ap_channel_utilization_ratio{bssid="02:00:00:00:0a:02",ssid="x"} 1.5`,      // OutOfRange
+				`dawn_ap_channel_utilization_ratio{bssid="02:00:00:00:0a:02",ssid="x"} NaN`,      // NaN
+				`dawn_ap_channel_utilization_ratio{ssid="x"} 0.1`,                                // NoMAC
+				`dawn_ap_channel_utilization_ratio{bssid="02:00:00:00:0f:ff",ssid="x"} 0.25`,     // no such interface
+				`dawn_station_signal_dbm{mac="02:00:00:00:00:01",bssid="02:00:00:00:0a:01"} -60`, // not read
+			}, "\n") + "\n",
+			want: &Snapshot{
+				Radios: []Radio{
+					{IfName: "wlan0", BSSID: "02:00:00:00:0a:01", Mode: "Master", NoiseDBm: f64(-90), UtilizationPct: f64(50)},
+					{IfName: "wlan1", BSSID: "02:00:00:00:0a:02", Mode: "Master", NoiseDBm: f64(-91)},
+				},
+				Collectors: Collectors{Wifi: true, Dawn: true},
+				Skipped:    Skipped{NoMAC: 1, NaN: 1, OutOfRange: 1},
 			},
 		},
 		{
