@@ -77,7 +77,12 @@ func StartWithClients(t testing.TB, clients string, opts ...string) *FreeRADIUS 
 	if _, err := os.Stat(etc); err != nil {
 		NeedTool(t, etc) // skip or fail as for a missing program
 	}
+	// Its ports were free when chosen; a test running beside it may take
+	// one before FreeRADIUS binds it. Then it starts again, on others.
 	f, err := StartIn(t.TempDir(), clients, opts...)
+	for try := 1; err != nil && try < 3 && strings.Contains(err.Error(), "Address already in use"); try++ {
+		f, err = StartIn(t.TempDir(), clients, opts...)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
