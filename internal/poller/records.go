@@ -110,11 +110,11 @@ func (r *run) ingest(ctx context.Context, obs *Observation, now time.Time) error
 		if !ok {
 			continue
 		}
+		var rssi *int // the station's signal, if it is one wnms takes
+		if s.SignalDBm != nil && *s.SignalDBm >= telemetry.MinRSSI && *s.SignalDBm <= 0 {
+			rssi = s.SignalDBm
+		}
 		if !follows {
-			var rssi *int
-			if s.SignalDBm != nil && *s.SignalDBm >= telemetry.MinRSSI && *s.SignalDBm <= 0 {
-				rssi = s.SignalDBm
-			}
 			heard = append(heard, polled{mac: s.MAC, bssid: s.BSSID, ssid: x.SSID, channel: x.Channel, rssi: rssi,
 				inactiveMs: s.InactiveMs, connectedSeconds: s.ConnectedSeconds})
 		}
@@ -129,10 +129,10 @@ func (r *run) ingest(ctx context.Context, obs *Observation, now time.Time) error
 				rec.TxBytes, rec.RxBytes = delta(*s.RxBytes, p.rx), delta(*s.TxBytes, p.tx)
 			}
 		}
-		if s.SignalDBm != nil && *s.SignalDBm >= telemetry.MinRSSI && *s.SignalDBm <= 0 {
-			rec.RSSI = s.SignalDBm
-			if x.NoiseDBm != nil && *x.NoiseDBm < *s.SignalDBm+telemetry.MaxSNR {
-				snr := min(*s.SignalDBm-*x.NoiseDBm, telemetry.MaxSNR)
+		if rssi != nil {
+			rec.RSSI = rssi
+			if x.NoiseDBm != nil && *x.NoiseDBm < *rssi+telemetry.MaxSNR {
+				snr := min(*rssi-*x.NoiseDBm, telemetry.MaxSNR)
 				if snr >= telemetry.MinSNR {
 					rec.SNR = &snr
 				}
