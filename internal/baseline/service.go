@@ -92,9 +92,10 @@ type Service struct {
 	// runs do not evaluate the same changed slots at once nor write their
 	// marks over each other.
 	evaluating sync.Mutex
-	// lastLive is the last count of a slot being filled, for the reads
-	// that find it at the same version (no batch since).
-	lastLive atomic.Pointer[liveCount]
+	// lastLive is the last count of a slot being filled of each kind
+	// (liveConn, livePerf), for the reads that find it at the same version
+	// (no batch since).
+	lastLive [2]atomic.Pointer[liveCount]
 }
 
 // liveCount is a count of a slot being filled, by customer/slot/version.
@@ -162,44 +163,76 @@ func (s *Service) refreshSlot(ctx context.Context, customerID int64, d wnms.Dirt
 // its clients (one per client and place), client by client as they stream
 // in: what it holds grows with neither the slot's events nor its
 // clients, only with its scopes, its radios and the customer's locations.
+func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]wnms.ConnObsRow, []wnms.PerfObsRow, []wnms.APObsRow, error) {
+	places, err := s.slotPlaces(ctx, customerID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	conn, err := s.countConn(ctx, customerID, slot, places)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	perf, aps, err := s.countPerf(ctx, customerID, slot, places)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return conn, perf, aps, nil
+}
+
+// places is, for the count of a slot, every location's folders; place
+// adds a location not there (any more), counted in its own scope alone.
+type places struct {
+	ancestors map[int64][]int64
+}
+
+func (p places) place(loc int64) {
+	if _, ok := p.ancestors[loc]; !ok {
+		p.ancestors[loc] = []int64{loc}
+	}
+}
+
+// slotPlaces reads the places of a count.
 //
 // Every location's folders are read before the slot streams: on
 // PostgreSQL a stream holds one connection of the pool until it ends, and
 // a lookup made inside it would need a second, so that as many refreshes
 // at once as the pool has connections would wait for each other for ever.
-func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]wnms.ConnObsRow, []wnms.PerfObsRow, []wnms.APObsRow, error) {
+func (s *Service) slotPlaces(ctx context.Context, customerID int64) (places, error) {
 	ancestors, err := s.customerAncestors(ctx, customerID)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	place := func(loc int64) {
-		if _, ok := ancestors[loc]; !ok {
-			ancestors[loc] = []int64{loc} // no such location (any more): counted in its own scope alone
-		}
-	}
-	conn := NewConnCounter(ancestors)
-	err = s.Store.SlotAttempts(ctx, customerID, slot, func(a wnms.ScopedAttempt) error {
-		place(a.LocationID)
+	return places{ancestors}, err
+}
+
+// countConn is countSlot's connectivity half.
+func (s *Service) countConn(ctx context.Context, customerID, slot int64, p places) ([]wnms.ConnObsRow, error) {
+	conn := NewConnCounter(p.ancestors)
+	err := s.Store.SlotAttempts(ctx, customerID, slot, func(a wnms.ScopedAttempt) error {
+		p.place(a.LocationID)
 		conn.Add(a)
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	perf := NewPerfCounter(ancestors)
-	err = s.Store.SlotSampleSums(ctx, customerID, slot, func(x wnms.ScopedSums) error {
-		place(x.LocationID)
+	return conn.Rows(slot), nil
+}
+
+// countPerf is countSlot's performance half, by scope and by AP radio.
+func (s *Service) countPerf(ctx context.Context, customerID, slot int64, p places) ([]wnms.PerfObsRow, []wnms.APObsRow, error) {
+	perf := NewPerfCounter(p.ancestors)
+	err := s.Store.SlotSampleSums(ctx, customerID, slot, func(x wnms.ScopedSums) error {
+		p.place(x.LocationID)
 		perf.Add(x)
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return conn.Rows(slot), perf.Rows(slot), perf.Radios(slot), nil
+	return perf.Rows(slot), perf.Radios(slot), nil
 }
 
-// liveSlot is the observations of the slot being filled, counted for a
-// read and not stored.
+// liveSlot is the observations of one kind (connectivity or
+// performance) of the slot being filled, counted for a read and not
+// stored: conn, or perf and aps.
 type liveSlot struct {
 	slot int64
 	conn map[scope]wnms.Connectivity
@@ -207,14 +240,22 @@ type liveSlot struct {
 	aps  []wnms.APObsRow
 }
 
+// The kinds of a live count: a connectivity read counts the slot's
+// connection attempts only, a performance read its samples only.
+const (
+	liveConn = iota
+	livePerf
+)
+
 // refreshForRead brings the customer's slots in [from, to] up to date for
-// a read. The slot being filled, when out of date (as it is while data
-// arrives), is counted for the read and not stored: a read then writes
-// nothing (on SQLite a write waits for the one writer, behind ingest),
-// and the anomaly evaluation stores the slot once it has closed. Readers
-// that find the same slot at the same version (no batch in between) share
-// one count, at once or one after another.
-func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64) (*liveSlot, error) {
+// a read of kind (liveConn or livePerf). The slot being filled, when out
+// of date (as it is while data arrives), is counted for the read, in the
+// read's kind alone, and not stored: a read then writes nothing (on
+// SQLite a write waits for the one writer, behind ingest), and the
+// anomaly evaluation stores the slot once it has closed. Readers that
+// find the same slot at the same version (no batch in between) share one
+// count, at once or one after another.
+func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64, kind int) (*liveSlot, error) {
 	current := wnms.SlotOf(s.Now().UnixMilli())
 	dirty, err := s.Store.DirtySlots(ctx, customerID, from, to, math.MaxInt32)
 	if err != nil {
@@ -228,23 +269,35 @@ func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64
 			}
 			continue
 		}
-		key := fmt.Sprintf("%d/%d/%d/live", customerID, d.Slot, d.Version)
+		key := fmt.Sprintf("%d/%d/%d/live/%d", customerID, d.Slot, d.Version, kind)
 		count := func() (any, error) {
-			conn, perf, aps, err := s.countSlot(ctx, customerID, d.Slot)
+			l := &liveSlot{slot: d.Slot}
+			p, err := s.slotPlaces(ctx, customerID)
 			if err != nil {
 				return nil, err
 			}
-			l := &liveSlot{slot: d.Slot, conn: make(map[scope]wnms.Connectivity, len(conn)), perf: make(map[scope]wnms.Performance, len(perf)),
-				aps: aps}
-			for _, r := range conn {
-				l.conn[scope{r.LocationID, r.Band, r.SSID}] = r.Connectivity
+			if kind == liveConn {
+				conn, err := s.countConn(ctx, customerID, d.Slot, p)
+				if err != nil {
+					return nil, err
+				}
+				l.conn = make(map[scope]wnms.Connectivity, len(conn))
+				for _, r := range conn {
+					l.conn[scope{r.LocationID, r.Band, r.SSID}] = r.Connectivity
+				}
+				return l, nil
 			}
+			perf, aps, err := s.countPerf(ctx, customerID, d.Slot, p)
+			if err != nil {
+				return nil, err
+			}
+			l.perf, l.aps = make(map[scope]wnms.Performance, len(perf)), aps
 			for _, r := range perf {
 				l.perf[scope{r.LocationID, r.Band, r.SSID}] = r.Performance
 			}
 			return l, nil
 		}
-		if last := s.lastLive.Load(); last != nil && last.key == key {
+		if last := s.lastLive[kind].Load(); last != nil && last.key == key {
 			live = last.live // nothing new since it was counted
 			continue
 		}
@@ -256,7 +309,7 @@ func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64
 			return nil, err
 		}
 		live = v.(*liveSlot)
-		s.lastLive.Store(&liveCount{key, live})
+		s.lastLive[kind].Store(&liveCount{key, live})
 	}
 	return live, nil
 }
@@ -264,7 +317,7 @@ func (s *Service) refreshForRead(ctx context.Context, customerID, from, to int64
 // connObs is the connectivity observations of a scope in [from, to], by
 // slot, with the slot being filled as counted for this read.
 func (s *Service) connObs(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, from, to int64) (map[int64]wnms.Connectivity, error) {
-	live, err := s.refreshForRead(ctx, customerID, from, to)
+	live, err := s.refreshForRead(ctx, customerID, from, to, liveConn)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +338,7 @@ func (s *Service) connObs(ctx context.Context, customerID int64, l *wnms.Locatio
 // slot.
 func (s *Service) perfObs(ctx context.Context, customerID int64, l *wnms.Location, band, ssid string, from, to int64,
 	radios bool) (map[int64]wnms.Performance, map[int64][]wnms.APObsRow, error) {
-	live, err := s.refreshForRead(ctx, customerID, from, to)
+	live, err := s.refreshForRead(ctx, customerID, from, to, livePerf)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -171,3 +171,77 @@ func TestConcurrentReadersShareARefresh(t *testing.T) {
 		t.Errorf("the shared refresh stored %+v, %v", obs[slot], err)
 	}
 }
+
+// kindStore counts the reads of a slot's attempts and of its samples.
+type kindStore struct {
+	baseline.Store
+	attempts, samples atomic.Int64
+}
+
+func (k *kindStore) SlotAttempts(ctx context.Context, customerID, slot int64, f func(wnms.ScopedAttempt) error) error {
+	k.attempts.Add(1)
+	return k.Store.SlotAttempts(ctx, customerID, slot, f)
+}
+
+func (k *kindStore) SlotSampleSums(ctx context.Context, customerID, slot int64, f func(wnms.ScopedSums) error) error {
+	k.samples.Add(1)
+	return k.Store.SlotSampleSums(ctx, customerID, slot, f)
+}
+
+// A read of the slot being filled counts what its answer needs: a
+// connectivity read the slot's connection attempts, a performance read
+// its samples, never both (the soak's connectivity reads once counted
+// every sample of the slot too). Each kind's count is kept for the next
+// read of the same kind while nothing new arrives, on both engines.
+func TestLiveReadCountsItsKind(t *testing.T) {
+	apitest.ForEachBackend(t, func(t *testing.T, b apitest.Backend) {
+		e := apitest.New(t, b)
+		ctx := context.Background()
+		now := time.Now()
+		if now.Sub(now.Truncate(wnms.SlotDuration)) > wnms.SlotDuration-time.Minute {
+			t.Skip("too close to the end of a slot: the reads would find another slot being filled")
+		}
+		slot := crowdedSlot(t, e, now.Add(-time.Second), 40)
+		ks := &kindStore{Store: e.API.Baselines.Store}
+		svc := baseline.NewService(ks, nil)
+		root, err := e.Store.Location(ctx, wnms.RootLocation)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			read              string
+			attempts, samples int64
+		}{
+			{"connectivity", 1, 0},
+			{"connectivity", 1, 0}, // nothing new: the count of the first read
+			{"performance", 1, 1},
+			{"performance", 1, 1},
+		} {
+			var n int
+			if c.read == "connectivity" {
+				points, err := svc.Connectivity(ctx, wnms.OnPremCustomer, root, wnms.BandAny, "", slot, slot)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range points {
+					n += p.NoOfSamplesForObservation
+				}
+			} else {
+				points, err := svc.Performance(ctx, wnms.OnPremCustomer, root, wnms.BandAny, "", "", slot, slot)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range points {
+					n += p.NoOfSamplesForObservation
+				}
+			}
+			if n != 3 {
+				t.Errorf("the %s read counted %d clients, want 3", c.read, n)
+			}
+			if a, s := ks.attempts.Load(), ks.samples.Load(); a != c.attempts || s != c.samples {
+				t.Errorf("after a %s read: the slot's attempts read %d times and its samples %d, want %d and %d",
+					c.read, a, s, c.attempts, c.samples)
+			}
+		}
+	})
+}
