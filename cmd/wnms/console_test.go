@@ -117,11 +117,29 @@ func (b *browser) consoleErrors() []string {
 
 // browse runs actions with a deadline, failing the test with what the page
 // showed when they fail.
+//
+// A view redraws what changed when the event stream or its poll says so,
+// as a person would see it: an action that found its element just before
+// a redraw replaced it fails with "Could not find node with given id"
+// before it did anything (a click resolves its element before it sends
+// the mouse events). Such an action is run again, alone, on the element
+// now there; any other error fails the test.
 func browse(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action) {
 	t.Helper()
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := chromedp.Run(cctx, actions...); err != nil {
+	var err error
+	for _, a := range actions {
+		for try := 0; ; try++ {
+			if err = chromedp.Run(cctx, a); err == nil || try == 4 || !strings.Contains(err.Error(), "Could not find node with given id") {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err != nil {
 		var text string
 		tctx, tcancel := context.WithTimeout(ctx, 5*time.Second)
 		defer tcancel()
