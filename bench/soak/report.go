@@ -214,6 +214,22 @@ func (r *run) report(w io.Writer) bool {
 		}
 	}
 	fmt.Fprintf(w, "1-second peak after the warm-up %s MB.\n", mb(peakAfter))
+	// Where the growth is: the memory the Go runtime holds, and the rest
+	// of the resident memory (SQLite's caches, the binary), each read in
+	// the same scrape of /metrics.
+	var goHeld, rest []memSample
+	for _, m := range r.sampler.metrics {
+		if m.At.Before(r.start) || m.At.After(end) || m.GoHeld <= 0 || m.RSS <= 0 {
+			continue
+		}
+		goHeld = append(goHeld, memSample{At: m.At, Life: m.Life, RSS: m.GoHeld})
+		rest = append(rest, memSample{At: m.At, Life: m.Life, RSS: m.RSS - m.GoHeld})
+	}
+	sGo, _, okGo := rssSlope(goHeld, r.lifeStarts, r.start.Add(*warmup), *warmup)
+	sOut, _, okOut := rssSlope(rest, r.lifeStarts, r.start.Add(*warmup), *warmup)
+	if okGo && okOut {
+		fmt.Fprintf(w, "Of the slope, held by the Go runtime %+.2f MB/min; outside it (SQLite's caches, the binary) %+.2f MB/min.\n", sGo, sOut)
+	}
 
 	// The store.
 	stored, err := r.readStored(context.Background())

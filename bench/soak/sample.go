@@ -27,9 +27,15 @@ type procSample struct {
 
 // metricSample is one reading of /metrics and the WAL files.
 type metricSample struct {
-	At                time.Time
-	Life              int
-	Heap              float64 // go_memstats_heap_alloc_bytes
+	At   time.Time
+	Life int
+	Heap float64 // go_memstats_heap_alloc_bytes
+	// GoHeld is the memory the Go runtime holds from the system
+	// (go_memstats_sys_bytes less go_memstats_heap_released_bytes) and RSS
+	// the process's resident memory read in the same scrape: RSS less
+	// GoHeld is, roughly, what lives outside the Go heap (SQLite's page
+	// caches and statements, the binary).
+	GoHeld, RSS       float64
 	Goroutines        float64 // go_goroutines
 	WALMain, WALTelem int64   // bytes; -1: no such file (PostgreSQL)
 	Load1             float64 // the machine's 1-minute load average
@@ -79,6 +85,8 @@ func (r *run) sample(ctx context.Context, wg *sync.WaitGroup) {
 				b, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				m.Heap, m.Goroutines = metricValue(b, "go_memstats_heap_alloc_bytes"), metricValue(b, "go_goroutines")
+				m.GoHeld = metricValue(b, "go_memstats_sys_bytes") - metricValue(b, "go_memstats_heap_released_bytes")
+				m.RSS = metricValue(b, "process_resident_memory_bytes")
 			}
 			r.sampler.mu.Lock()
 			r.sampler.metrics = append(r.sampler.metrics, m)

@@ -165,9 +165,9 @@ func (r *run) writeSamples(path string) error {
 	for _, s := range r.sampler.proc {
 		fmt.Fprintf(f, "%.1f\t%d\t%.0f\t%.0f\t%d\t%d\t%d\n", s.At.Sub(r.start).Seconds(), s.Life, s.RSS, s.HWM, s.Threads, s.FDs, s.CPU)
 	}
-	fmt.Fprintln(f, "\nt_s\tlife\theap_bytes\tgoroutines\twal_main_bytes\twal_telemetry_bytes\tload1")
+	fmt.Fprintln(f, "\nt_s\tlife\theap_bytes\tgoroutines\twal_main_bytes\twal_telemetry_bytes\tload1\tgo_held_bytes\trss_bytes")
 	for _, m := range r.sampler.metrics {
-		fmt.Fprintf(f, "%.1f\t%d\t%.0f\t%.0f\t%d\t%d\t%.2f\n", m.At.Sub(r.start).Seconds(), m.Life, m.Heap, m.Goroutines, m.WALMain, m.WALTelem, m.Load1)
+		fmt.Fprintf(f, "%.1f\t%d\t%.0f\t%.0f\t%d\t%d\t%.2f\t%.0f\t%.0f\n", m.At.Sub(r.start).Seconds(), m.Life, m.Heap, m.Goroutines, m.WALMain, m.WALTelem, m.Load1, m.GoHeld, m.RSS)
 	}
 	return nil
 }
