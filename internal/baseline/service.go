@@ -164,15 +164,15 @@ func (s *Service) refreshSlot(ctx context.Context, customerID int64, d wnms.Dirt
 // in: what it holds grows with neither the slot's events nor its
 // clients, only with its scopes, its radios and the customer's locations.
 func (s *Service) countSlot(ctx context.Context, customerID, slot int64) ([]wnms.ConnObsRow, []wnms.PerfObsRow, []wnms.APObsRow, error) {
-	places, err := s.slotPlaces(ctx, customerID)
+	pl, err := s.slotPlaces(ctx, customerID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	conn, err := s.countConn(ctx, customerID, slot, places)
+	conn, err := s.countConn(ctx, customerID, slot, pl)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	perf, aps, err := s.countPerf(ctx, customerID, slot, places)
+	perf, aps, err := s.countPerf(ctx, customerID, slot, pl)
 	if err != nil {
 		return nil, nil, nil, err
 	}
