@@ -193,7 +193,7 @@ func (sf *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&sf.data, "data", "wnms-data", "data directory: SQLite store, bootstrap key, backups, TLS files")
 	fs.StringVar(&sf.databaseURL, "database-url", "", "PostgreSQL URL (postgres://...); empty = embedded SQLite in --data")
 	fs.IntVar(&sf.maxConns, "database-max-conns", store.DefaultMaxConns, "PostgreSQL connections this process opens (all of them at start); size it so that every replica's, plus one each, fit in PostgreSQL's max_connections")
-	fs.IntVar(&sf.cacheMiB, "sqlite-cache-mib", store.DefaultCacheMiB, "SQLite page cache for telemetry, in MiB, held in process memory so that idle hours do not make the next read cold")
+	fs.IntVar(&sf.cacheMiB, "sqlite-cache-mib", store.DefaultCacheMiB, "SQLite page cache, in MiB: one pool set aside at start, shared by every SQLite connection, so that idle hours do not make the next read cold")
 	fs.StringVar(&sf.synchronous, "sqlite-synchronous", "normal", "SQLite durability: normal (survives a crash of wnms; the last commits may be lost on power loss) or full (survives power loss; slower writes)")
 }
 

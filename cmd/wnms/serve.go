@@ -336,6 +336,14 @@ func (s *server) wireServices(ctx context.Context) error {
 		}
 		return float64(n)
 	})
+	if st.Dialect() == store.SQLite {
+		reg.GaugeFunc("wnms_sqlite_page_pool_bytes", "Size of the pool SQLite's page caches draw from (--sqlite-cache-mib; 0: no pool).",
+			func() float64 { return float64(store.PageCache().PoolBytes) })
+		reg.GaugeFunc("wnms_sqlite_page_pool_used_bytes", "Bytes of the SQLite page pool's slots holding a page now.",
+			func() float64 { return float64(store.PageCache().UsedBytes) })
+		reg.GaugeFunc("wnms_sqlite_page_overflow_bytes", "Bytes of SQLite pages that did not fit the pool and were allocated one by one.",
+			func() float64 { return float64(store.PageCache().OverflowBytes) })
+	}
 	hostname, _ := os.Hostname()
 	info := api.Info{Version: Version, Build: Commit, ServerID: c.serverID, DataDir: c.data,
 		ServerURL: c.serverURL, Hostname: hostname, TLS: s.tls != nil, StartedAt: time.Now()}

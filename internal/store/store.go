@@ -123,7 +123,10 @@ type Config struct {
 // not exist.
 var ErrNoStore = errors.New("no wnms store there")
 
-// DefaultCacheMiB is the telemetry page cache when Config.CacheMiB is 0.
+// DefaultCacheMiB is the SQLite page pool when Config.CacheMiB is 0: the
+// pages of every SQLite connection of the process come from it (see
+// setupPageCache), the telemetry file's connections holding up to all of
+// it between them and each of the main file's up to 2 MiB.
 const DefaultCacheMiB = 64
 
 // DefaultMaxConns is the PostgreSQL pool of one server when
@@ -238,6 +241,7 @@ func OpenNoMigrate(ctx context.Context, cfg Config) (*Store, error) {
 		case cache < 0:
 			return nil, fmt.Errorf("sqlite cache must be a positive number of MiB, not %d", cfg.CacheMiB)
 		}
+		setupPageCache(cache)
 		if s.r, s.w, err = openSQLite(s.Path, sync, 8, 0); err != nil {
 			return nil, err
 		}
