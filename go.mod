@@ -13,6 +13,7 @@ require (
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sync v0.24.0
 	layeh.com/radius v0.0.0-20231213012653-1006025d24f8
+	modernc.org/libc v1.79.0
 	modernc.org/sqlite v1.61.1
 )
 
@@ -35,7 +36,6 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	modernc.org/libc v1.79.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
