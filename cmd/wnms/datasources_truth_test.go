@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -65,14 +66,43 @@ func (s *truthServer) acct(attrs ...string) {
 	}
 }
 
-// log sends one line with logger over TCP.
+// log sends one line with logger over TCP and waits (10 s at most) until
+// the assembler has read it. Each logger run is a connection of its own,
+// and the server reads connections concurrently: without the wait, a
+// test's lines could be read in another order than sent, which an AP's
+// one forwarding connection never does.
 func (s *truthServer) log(tag, text string) {
 	s.t.Helper()
+	before := s.linesRead()
 	host, port, _ := net.SplitHostPort(s.l.Syslog)
 	args := []string{"-T", "--rfc5424", "--octet-count", "-n", host, "-P", port, "-t", tag, "--", text}
 	if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
 		s.t.Fatalf("logger %v: %v\n%s", args, err, out)
 	}
+	for deadline := time.Now().Add(10 * time.Second); s.linesRead() == before; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the line %q is not read after 10 s", text)
+		}
+	}
+}
+
+// linesRead is how many syslog lines the assembler has read
+// (wnms_syslog_lines_total, all series).
+func (s *truthServer) linesRead() float64 {
+	s.t.Helper()
+	var n float64
+	for _, line := range strings.Split(do(s.t, "GET", "http://"+s.l.Metrics+"/metrics", nil, "", nil).body, "\n") {
+		if rest, ok := strings.CutPrefix(line, "wnms_syslog_lines_total{"); ok {
+			if _, v, ok := strings.Cut(rest, "} "); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					s.t.Fatalf("/metrics: %q", line)
+				}
+				n += f
+			}
+		}
+	}
+	return n
 }
 
 // ap is the lab AP's record.
