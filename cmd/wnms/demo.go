@@ -24,9 +24,9 @@ import (
 )
 
 // The demo (`wnms serve --demo`) is `wnms simulate` run in-process against
-// the server's own API: the default network, 7 days of history with a
-// radius-down incident at least 3 hours ago on the first start (on a
-// working day's afternoon at the sites: demoIncident), then live.
+// the server's own API: the default network, open at weekends too, 7 days
+// of history with a radius-down incident 3 hours ago on the first start
+// (in the early afternoon at the sites: demoIncident), then live.
 const (
 	demoUser        = "demo-simulator"
 	demoSeed        = 1
@@ -114,39 +114,26 @@ func checkDemoStore(ctx context.Context, st *store.Store) error {
 }
 
 // demoIncident is when the demo's outage happens, and the time zone its
-// sites get, on the first start: the latest moment at least
-// demoIncidentAgo before now that falls in the early afternoon (11:00 to
-// 15:00) of a working day somewhere, and a zone where it does (a
-// well-known city preferred), so that the outage hits a busy site. On a
-// working day that is demoIncidentAgo ago; at a weekend, when no zone is
-// at work, the last Friday afternoon on Earth (at most three days back;
-// the history holds seven).
+// sites get, on the first start: demoIncidentAgo before now, in a zone
+// where that is the early afternoon (11:00 to 15:00; a well-known city
+// preferred), so that the outage hits a busy site. The demo's sites are
+// open every day (simulate.Config.OpenWeekends): at a weekend too the
+// outage is within the last day, on the overview's first screen.
 func demoIncident(now time.Time) (time.Time, *time.Location) {
 	preferred := []string{"Europe/London", "Europe/Berlin", "Europe/Helsinki", "Asia/Dubai", "Asia/Karachi",
 		"Asia/Dhaka", "Asia/Bangkok", "Asia/Shanghai", "Asia/Tokyo", "Australia/Sydney", "Pacific/Noumea",
 		"Pacific/Auckland", "Pacific/Honolulu", "America/Anchorage", "America/Los_Angeles", "America/Denver",
 		"America/Chicago", "America/New_York", "America/Halifax", "America/Sao_Paulo", "Atlantic/South_Georgia",
 		"Atlantic/Azores"}
-	var zones []*time.Location
-	for _, id := range append(preferred, tz.IDs()...) {
-		if loc, err := wnms.LoadLocation(id); err == nil {
-			zones = append(zones, loc)
-		}
-	}
-	busy := func(t time.Time) bool {
-		h := t.Hour()
-		return t.Weekday() != time.Saturday && t.Weekday() != time.Sunday && h >= 11 && h < 15
-	}
 	at := now.Add(-demoIncidentAgo)
-	for step := 0; step < 4*24*4; step++ {
-		for _, z := range zones {
-			if busy(at.In(z)) {
+	for _, id := range append(preferred, tz.IDs()...) {
+		if z, err := wnms.LoadLocation(id); err == nil {
+			if h := at.In(z).Hour(); h >= 11 && h < 15 {
 				return at, z
 			}
 		}
-		at = at.Add(-15 * time.Minute)
 	}
-	return now.Add(-demoIncidentAgo), time.UTC
+	return at, time.UTC
 }
 
 // demoKey returns the demo's API key (its user is an ADMINISTRATOR at the
@@ -210,7 +197,7 @@ func runDemo(ctx context.Context, st *store.Store, a *auth.Service, bl *baseline
 	}
 	now := time.Now()
 	incidentAt, zone := demoIncident(now)
-	cfg := simulate.Config{Sizes: demoSizes, Days: demoDays, Seed: demoSeed, Live: true, TZ: zone,
+	cfg := simulate.Config{Sizes: demoSizes, Days: demoDays, Seed: demoSeed, Live: true, TZ: zone, OpenWeekends: true,
 		Logf: func(format string, args ...any) { log.Warn("demo: " + fmt.Sprintf(format, args...)) }}
 	resumed := false
 	if v, ok, err := st.Setting(ctx, demoSentSetting); err != nil {

@@ -281,7 +281,7 @@ func (n *Network) plan(c *Client, midnight time.Time) []seg {
 	}
 	next := time.Date(y, mo, d+1, 0, 0, 0, 0, midnight.Location()).UnixMilli()
 	wd := midnight.Weekday()
-	weekend := wd == time.Saturday || wd == time.Sunday
+	weekend := !n.OpenWeekends && (wd == time.Saturday || wd == time.Sunday)
 	home := c.Home.APs[c.HomeAP]
 
 	if c.Kind == IoT {

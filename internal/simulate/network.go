@@ -49,6 +49,9 @@ type Network struct {
 	Seed    uint64
 	Sites   []*Site
 	Clients []*Client
+	// OpenWeekends makes Saturdays and Sundays working days (a hospital,
+	// a shop): the people come as on any other day.
+	OpenWeekends bool
 }
 
 // Site is a folder "Sim Site N" with its floors. Local time (the daily

@@ -17,14 +17,17 @@ import (
 // Config is what a run is told.
 type Config struct {
 	Sizes
-	Days      int       // days of backfill before End (0: none)
-	Start     time.Time // start of the backfill, when later than End - Days (a resumed demo)
-	Seed      uint64    // the same seed and sizes give the same records
-	End       time.Time // end of the backfill (zero: now)
-	TZ        *time.Location
-	Incidents []Incident // kinds and AGOs; Run places them
-	Live      bool       // after the backfill, keep sending in real time
-	Batch     int        // records per ingest call (0: 5000)
+	Days  int       // days of backfill before End (0: none)
+	Start time.Time // start of the backfill, when later than End - Days (a resumed demo)
+	Seed  uint64    // the same seed and sizes give the same records
+	End   time.Time // end of the backfill (zero: now)
+	TZ    *time.Location
+	// OpenWeekends: the sites are as busy at weekends as on working
+	// days (Network.OpenWeekends).
+	OpenWeekends bool
+	Incidents    []Incident // kinds and AGOs; Run places them
+	Live         bool       // after the backfill, keep sending in real time
+	Batch        int        // records per ingest call (0: 5000)
 	// Progress, when set, gets a line that is rewritten as records go
 	// out (a terminal).
 	Progress io.Writer
@@ -141,6 +144,7 @@ func Run(ctx context.Context, a *API, cfg Config, sum *Summary) error {
 		return err
 	}
 	n := NewNetwork(cfg.Seed, cfg.Sizes, cfg.TZ)
+	n.OpenWeekends = cfg.OpenWeekends
 	*sum = Summary{Sites: len(n.Sites), Floors: n.Floors(), APs: len(n.APs()), Clients: len(n.Clients)}
 	if err := Setup(ctx, a, n); err != nil {
 		return err

@@ -103,6 +103,13 @@ func TestDailyCurve(t *testing.T) {
 	if busy < 150 || quiet == 0 || busy < 3*quiet || weekend*2 > busy || weekend < quiet {
 		t.Errorf("present at noon %d, at 3:00 %d, on Sunday noon %d", busy, quiet, weekend)
 	}
+	// Open at weekends, a Sunday is busy like a working day.
+	open := NewNetwork(1, defaults, time.UTC)
+	open.OpenWeekends = true
+	go7 := NewGenerator(open, nil)
+	if sun, wed := present(go7, sunday), present(go7, noon); sun < 150 || sun*10 < wed*8 {
+		t.Errorf("open at weekends: present on Sunday noon %d, on Wednesday noon %d", sun, wed)
+	}
 	// The curve follows the site's clock.
 	tokyo, _ := wnms.LoadLocation("Asia/Tokyo")
 	gt := NewGenerator(NewNetwork(1, defaults, tokyo), nil)
