@@ -165,6 +165,11 @@ func (a *Accounting) handle(ctx context.Context, pc net.PacketConn, from netip.A
 		return
 	}
 	obs, first := a.observe(src, req, time.Now())
+	if !first {
+		// Counted when recognised, before it is answered: whoever has the
+		// answer sees the count.
+		a.counters.Retransmissions.Add(1)
+	}
 	for _, k := range []struct {
 		kind string
 		recs []Observation
@@ -202,9 +207,6 @@ func (a *Accounting) handle(ctx context.Context, pc net.PacketConn, from netip.A
 	}
 	if _, err := pc.WriteTo(wire, net.UDPAddrFromAddrPort(from)); err == nil {
 		a.counters.AccountingResponses.Add(1)
-	}
-	if !first {
-		a.counters.Retransmissions.Add(1)
 	}
 	// Passed on once, after the first commit: a packet whose first try
 	// the Sink refused goes on with its retransmission.

@@ -11,7 +11,7 @@ type Counters struct {
 	AccessChallenges     atomic.Uint64 // Access-Challenges relayed to sources
 	AccountingRequests   atomic.Uint64 // Accounting-Requests taken from sources
 	AccountingResponses  atomic.Uint64 // Accounting-Responses sent, each after its records were committed
-	Retransmissions      atomic.Uint64 // requests seen before whose stored answer was sent again
+	Retransmissions      atomic.Uint64 // requests seen before, counted when recognised (the proxy sends its stored answer again; accounting answers after the commit)
 	UpstreamTimeouts     atomic.Uint64 // requests an upstream left unanswered within its timeout
 	UpstreamsFailed      atomic.Uint64 // requests no upstream answered (Failure 2/203)
 	Events               atomic.Uint64 // records the Sink committed
