@@ -252,6 +252,8 @@ func (s *Service) Observers(ctx context.Context, c *wnms.Caller, boxID int64) ([
 }
 
 // maxBoxCache bounds the boxId cache; past it the cache starts afresh.
+// An entry is 24 bytes (the key holds the MAC's 48 bits, not its text):
+// with the map's own overhead some 20 MB when full.
 const maxBoxCache = 500_000
 
 // clientBoxIDs gives each MAC its boxId. A client's boxId never changes,
@@ -262,7 +264,9 @@ func (s *Service) clientBoxIDs(ctx context.Context, customerID int64, macs []str
 	var missing []string
 	s.boxMu.Lock()
 	for _, m := range macs {
-		if id, ok := s.boxIDs[boxKey{customerID, m}]; ok {
+		if k, ok := macKey(customerID, m); !ok {
+			missing = append(missing, m)
+		} else if id, ok := s.boxIDs[k]; ok {
 			out[m] = id
 		} else {
 			missing = append(missing, m)
@@ -283,12 +287,25 @@ func (s *Service) clientBoxIDs(ctx context.Context, customerID int64, macs []str
 	}
 	for m, id := range got {
 		out[m] = id
-		s.boxIDs[boxKey{customerID, m}] = id
+		if k, ok := macKey(customerID, m); ok {
+			s.boxIDs[k] = id
+		}
 	}
 	return out, nil
 }
 
+// boxKey is a MAC of a customer as the per-MAC caches key it: the MAC's
+// 48 bits rather than its text, so an entry holds no string (24 bytes of
+// key and value for the boxId cache, instead of 24 plus a 24-byte string
+// and its header).
 type boxKey struct {
 	customer int64
-	mac      string
+	mac      uint64 // macBits
+}
+
+// macKey is the cache key of the customer's MAC in ParseMAC's form; false
+// for any other text (never cached).
+func macKey(customer int64, mac string) (boxKey, bool) {
+	bits, ok := macBits(mac)
+	return boxKey{customer, bits}, ok
 }

@@ -172,8 +172,8 @@ func (s *Service) ingestRadioSamples(ctx context.Context, c *wnms.Caller, n int,
 		}
 		res.Accepted, res.Duplicates = n, len(good)-n
 		for _, r := range good {
-			if r.Utilization != nil {
-				s.utils.put(boxKey{c.CustomerID(), r.BSSID}, radioUtil{pct: *r.Utilization, ts: r.Timestamp})
+			if k, ok := macKey(c.CustomerID(), r.BSSID); ok && r.Utilization != nil {
+				s.utils.put(k, radioUtil{pct: *r.Utilization, ts: r.Timestamp})
 			}
 		}
 	}
@@ -270,8 +270,12 @@ func (u *utilCache) put(k boxKey, v radioUtil) {
 // busy says whether the sample's radio was busy when it was taken (nil:
 // not known).
 func (u *utilCache) busy(customer int64, x *wnms.Sample) *bool {
+	k, ok := macKey(customer, x.BSSID)
+	if !ok {
+		return nil
+	}
 	u.mu.Lock()
-	v, ok := u.m[boxKey{customer, x.BSSID}]
+	v, ok := u.m[k]
 	u.mu.Unlock()
 	if !ok || x.Timestamp-v.ts > utilFresh || v.ts-x.Timestamp > utilFresh {
 		return nil

@@ -70,7 +70,12 @@ type radioCache struct {
 	m  map[boxKey]lastRadio
 }
 
-func (r *radioCache) get(k boxKey) (lastRadio, bool) {
+// get is the last radio of the customer's client mac, if known.
+func (r *radioCache) get(customer int64, mac string) (lastRadio, bool) {
+	k, ok := macKey(customer, mac)
+	if !ok {
+		return lastRadio{}, false
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	v, ok := r.m[k]
@@ -78,7 +83,11 @@ func (r *radioCache) get(k boxKey) (lastRadio, bool) {
 }
 
 // put records heard unless the client was heard later already.
-func (r *radioCache) put(k boxKey, heard lastRadio) {
+func (r *radioCache) put(customer int64, mac string, heard lastRadio) {
+	k, ok := macKey(customer, mac)
+	if !ok {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if cur, ok := r.m[k]; ok && cur.ts > heard.ts {
@@ -152,7 +161,7 @@ func (s *Service) findRoams(ctx context.Context, customer int64, events []*Event
 		if _, ok := last[e.MacAddress]; ok {
 			continue
 		}
-		if v, ok := s.radios.get(boxKey{customer, e.MacAddress}); ok {
+		if v, ok := s.radios.get(customer, e.MacAddress); ok {
 			last[e.MacAddress] = v
 		} else if m := moveOf(e); (m == joined || m == done) && !slices.Contains(unknown, e.MacAddress) {
 			unknown = append(unknown, e.MacAddress)
@@ -303,7 +312,7 @@ func roamOf(e *Event, from roamStart, now lastRadio) (*Event, error) {
 // heardEvents remembers where the stored events left their clients.
 func (s *Service) heardEvents(customer int64, moved map[string]lastRadio) {
 	for mac, v := range moved {
-		s.radios.put(boxKey{customer, mac}, v)
+		s.radios.put(customer, mac, v)
 	}
 }
 
@@ -313,11 +322,10 @@ func (s *Service) heardSamples(customer int64, samples []*wnms.Sample) {
 			continue
 		}
 		rssi := x.RSSI
-		k := boxKey{customer, x.MacAddress}
 		here := lastRadio{bssid: x.BSSID, ssid: x.SSID, ts: x.Timestamp, rssi: &rssi}
-		if prev, ok := s.radios.get(k); ok && prev.bssid == x.BSSID {
+		if prev, ok := s.radios.get(customer, x.MacAddress); ok && prev.bssid == x.BSSID {
 			here.from, here.ft = prev.from, prev.ft // a join under way stays under way
 		}
-		s.radios.put(k, here)
+		s.radios.put(customer, x.MacAddress, here)
 	}
 }
