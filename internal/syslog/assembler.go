@@ -222,7 +222,10 @@ type obsRef struct {
 
 // client is what is known of one client at one source: its current
 // connection attempt, and after its outcome, enough to tell a repeated or
-// late line from a new attempt.
+// late line from a new attempt. Most clients tracked are past their
+// outcome (an attempt takes seconds, a client is kept an hour): what only
+// an attempt under way needs is in att, dropped at the outcome, which
+// keeps an ended client at about half the size.
 type client struct {
 	key        clientKey
 	owner      int64         // of key.src, when its association was seen
@@ -232,9 +235,18 @@ type client struct {
 	bssid      string
 	associated bool // an association started this attempt
 	assocAt    int64
-	assocWhole bool  // assocAt has whole seconds only
-	keyAt      int64 // keys done, or the port authorized
-	eapAt      int64 // 802.1X success
+	keyAt      int64    // keys done, or the port authorized
+	eapAt      int64    // 802.1X success
+	att        *attempt // while there is no outcome (never nil then)
+	outcome    bool     // Success or Failure made: the attempt is over
+	gone       bool     // disconnected
+	failures   []int    // the failure causes made this attempt, each made once
+	touched    time.Time
+}
+
+// attempt is what a connection attempt keeps until its outcome.
+type attempt struct {
+	assocWhole bool // the client's assocAt has whole seconds only
 	auth       obsRef
 	assocSeen  time.Time // when the association's line was received
 	authSeen   time.Time // when auth's line was received
@@ -242,10 +254,6 @@ type client struct {
 	dhcp       obsRef    // the first DHCP exchange of the attempt
 	ackIP      string    // the address and host name of the attempt's DHCP ACK
 	ackName    string
-	outcome    bool  // Success or Failure made: the attempt is over
-	gone       bool  // disconnected
-	failures   []int // the failure causes made this attempt, each made once
-	touched    time.Time
 }
 
 func (c *client) authAt() int64 {
@@ -574,6 +582,7 @@ func (a *Assembler) succeed(c *client, ack obsRef) {
 		auth = c.assocAt
 	}
 	var e ClientEvent
+	at := c.att
 	if ack.program != "" {
 		e = newEvent(ack, c.key.mac, wnms.Success, "success")
 		e.NetworkTimestamp = ack.at
@@ -581,26 +590,26 @@ func (a *Assembler) succeed(c *client, ack obsRef) {
 		// With whole seconds at either end (RFC 3164), the lines' own
 		// times would give whole seconds: wnms's receive times measure it
 		// to the millisecond instead.
-		authRx, authWhole := c.auth.rx, c.auth.whole
+		authRx, authWhole := at.auth.rx, at.auth.whole
 		if c.authAt() == 0 {
-			authRx, authWhole = c.assocSeen.UnixMilli(), c.assocWhole
+			authRx, authWhole = at.assocSeen.UnixMilli(), at.assocWhole
 		}
 		if ack.whole || authWhole {
 			latency = max(0, ack.rx-authRx)
 		}
 		e.DHCPLatency = &latency
-		if c.ackIP != "" {
-			ip := c.ackIP
+		if at.ackIP != "" {
+			ip := at.ackIP
 			e.IP = &ip
 		}
-		e.HostName, e.ClientName = c.ackName, c.ackName
+		e.HostName, e.ClientName = at.ackName, at.ackName
 	} else {
-		e = newEvent(c.auth, c.key.mac, wnms.Success, "success_without_dhcp")
+		e = newEvent(at.auth, c.key.mac, wnms.Success, "success_without_dhcp")
 	}
 	e.AssociationTimestamp, e.AuthenticationTimestamp = c.assocAt, auth
-	e.AssocSeen, e.AuthSeen = c.assocSeen, c.authSeen
+	e.AssocSeen, e.AuthSeen = at.assocSeen, at.authSeen
 	if e.AuthSeen.IsZero() {
-		e.AuthSeen = c.assocSeen
+		e.AuthSeen = at.assocSeen
 	}
 	a.add(c, e)
 	c.outcome = true
@@ -618,10 +627,10 @@ func (a *Assembler) endAttempt(c *client) {
 		return
 	}
 	switch {
-	case c.authAt() == 0 && c.keyTimeout.program != "":
-		a.fail(c, c.keyTimeout, wnms.CategoryAuthentication, wnms.FailWrongPSK)
-	case c.authAt() != 0 && c.dhcp.program != "":
-		a.fail(c, c.dhcp, wnms.CategoryNetwork, wnms.FailNoDHCPOffer)
+	case c.authAt() == 0 && c.att.keyTimeout.program != "":
+		a.fail(c, c.att.keyTimeout, wnms.CategoryAuthentication, wnms.FailWrongPSK)
+	case c.authAt() != 0 && c.att.dhcp.program != "":
+		a.fail(c, c.att.dhcp, wnms.CategoryNetwork, wnms.FailNoDHCPOffer)
 	case c.authAt() != 0:
 		a.succeed(c, obsRef{})
 	}
@@ -663,13 +672,13 @@ func (a *Assembler) forget(c *client) {
 }
 
 // touch marks c seen at now: it goes to the back of the pending list, or
-// of the ended one once its attempt has an outcome, so that each list is
-// in order of touch.
+// of the ended one once its attempt has an outcome (and drops the
+// attempt's state), so that each list is in order of touch.
 func (a *Assembler) touch(c *client, now time.Time) {
 	c.touched = now
 	want := &a.pending
 	if c.outcome {
-		want = &a.ended
+		want, c.att = &a.ended, nil
 	}
 	if c.list == want {
 		want.MoveToBack(c.elem)
@@ -713,7 +722,7 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 			delete(a.latest, k) // the owner may have changed since
 		}
 		*c = client{key: c.key, owner: a.owner(ref.src), elem: c.elem, list: c.list, associated: true, assocAt: ref.at,
-			assocWhole: ref.whole, assocSeen: now, iface: o.Interface, bssid: o.BSSID}
+			att: &attempt{assocWhole: ref.whole, assocSeen: now}, iface: o.Interface, bssid: o.BSSID}
 		a.latest[ownedMAC{c.owner, o.MAC}] = ref.src
 		a.add(c, intermediate(ref, o.MAC, wnms.CategoryAssociation, wnms.TypeAssociated, 0, "associated"))
 		a.touch(c, now)
@@ -736,18 +745,18 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 	switch o.Kind {
 	case Authorized, KeyHandshake:
 		if !c.outcome && c.keyAt == 0 {
-			c.keyAt, c.auth, c.authSeen = ref.at, ref, now
+			c.keyAt, c.att.auth, c.att.authSeen = ref.at, ref, now
 		}
 	case EAPSuccess:
 		if !c.outcome && c.eapAt == 0 {
 			c.eapAt = ref.at
 			if c.keyAt == 0 {
-				c.auth, c.authSeen = ref, now
+				c.att.auth, c.att.authSeen = ref, now
 			}
 		}
 	case KeyTimeout:
-		if c.keyTimeout.program == "" {
-			c.keyTimeout = ref
+		if !c.outcome && c.att.keyTimeout.program == "" {
+			c.att.keyTimeout = ref
 		}
 	case PSKMismatch:
 		a.fail(c, ref, wnms.CategoryAuthentication, wnms.FailWrongPSK)
@@ -769,8 +778,8 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		c.gone = true
 		a.add(c, intermediate(ref, o.MAC, wnms.CategoryAssociation, wnms.TypeDisassociated, o.Reason, "disconnected"))
 	case DHCPExchange:
-		if c.dhcp.program == "" {
-			c.dhcp = ref
+		if !c.outcome && c.att.dhcp.program == "" {
+			c.att.dhcp = ref
 		}
 	case DHCPAck:
 		ip := o.IP.String()
@@ -781,7 +790,7 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		}
 		a.add(c, e)
 		if !c.outcome && c.associated {
-			c.ackIP, c.ackName = strings.Clone(ip), strings.Clone(o.HostName)
+			c.att.ackIP, c.att.ackName = strings.Clone(ip), strings.Clone(o.HostName)
 			a.succeed(c, ref)
 		}
 	case DHCPNak:
