@@ -237,3 +237,20 @@ not json at all
 		t.Errorf("top messages %q, want %q", top, want)
 	}
 }
+
+func TestPopulationPass(t *testing.T) {
+	for _, c := range []struct {
+		population int
+		scale      float64
+		want       time.Duration
+	}{
+		{5000, 1, 300 * time.Second}, // syslog: 16.7 connections a second, RADIUS 20
+		{0, 1, 0},
+		{2000, 2, 60 * time.Second},
+		{100, 0.01, 100 * time.Second}, // at least one authentication a second, one line each 100 ms
+	} {
+		if got := populationPass(c.population, c.scale); got != c.want {
+			t.Errorf("populationPass(%d, %g) = %s, want %s", c.population, c.scale, got, c.want)
+		}
+	}
+}

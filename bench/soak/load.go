@@ -357,6 +357,20 @@ func nextMAC(prefix byte) string {
 	return fmt.Sprintf("02:%02X:%02X:%02X:%02X:%02X", prefix, n>>24&255, n>>16&255, n>>8&255, n&255)
 }
 
+// populationPass is how long the load takes to go round population
+// clients (0: none, every client new) at scale: the slower of the RADIUS
+// authentications (authLoad) and the syslog connections (syslogLoad, six
+// lines each). A server started afresh has heard every client once by
+// then.
+func populationPass(population int, scale float64) time.Duration {
+	if population <= 0 {
+		return 0
+	}
+	auths := float64(max(1, int(20*scale+0.5)))          // a second
+	conns := float64(max(1, int(10*scale+0.5))) * 10 / 6 // a second
+	return time.Duration(float64(population) / min(auths, conns) * float64(time.Second)).Round(time.Second)
+}
+
 // auth runs radclient every second with 20 (times -scale) PAP requests
 // at once, each of a new client, through wnms's RADIUS proxy to
 // FreeRADIUS, and books the accepts.

@@ -230,6 +230,17 @@ func (r *run) report(w io.Writer) bool {
 	if okGo && okOut {
 		fmt.Fprintf(w, "Of the slope, held by the Go runtime %+.2f MB/min; outside it (SQLite's caches, the binary) %+.2f MB/min.\n", sGo, sOut)
 	}
+	// Not a target: the same slope once each lifetime has heard the
+	// load's clients once, which tells a process refilling its
+	// per-client state (bounded) from one that keeps growing.
+	if pass := populationPass(*population, *scale); pass > *warmup {
+		s, _, ok := rssSlope(mem, r.lifeStarts, r.start.Add(pass), pass)
+		sGo, _, okGo := rssSlope(goHeld, r.lifeStarts, r.start.Add(pass), pass)
+		if ok && okGo {
+			fmt.Fprintf(w, "Once each lifetime has heard the load's %d clients (its first %s left out instead): RSS slope %+.2f MB/min, held by the Go runtime %+.2f.\n",
+				*population, pass, s, sGo)
+		}
+	}
 
 	// The store.
 	stored, err := r.readStored(context.Background())
