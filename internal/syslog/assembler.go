@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unique"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -663,6 +664,17 @@ func (a *Assembler) get(src netip.Addr, mac string, create bool, now time.Time) 
 	return c
 }
 
+// intern is s as a string every client with the same interface or BSSID
+// shares (an AP has a few of each), not a part of the line it came in:
+// a slice of the line would keep the whole line alive for as long as the
+// client.
+func intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return unique.Make(s).Value()
+}
+
 func (a *Assembler) forget(c *client) {
 	c.list.Remove(c.elem)
 	delete(a.clients, c.key)
@@ -704,7 +716,7 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		}
 		if c == nil {
 			c = a.get(ref.src, o.MAC, true, now)
-			c.outcome, c.iface = true, strings.Clone(o.Interface)
+			c.outcome, c.iface = true, intern(o.Interface)
 		}
 	case PortStart:
 		// A wired port's start is its association; on Wi-Fi the line
@@ -722,8 +734,8 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 			delete(a.latest, k) // the owner may have changed since
 		}
 		*c = client{key: c.key, owner: a.owner(ref.src), elem: c.elem, list: c.list, associated: true, assocAt: ref.at,
-			att: &attempt{assocWhole: ref.whole, assocSeen: now}, iface: o.Interface, bssid: o.BSSID}
-		a.latest[ownedMAC{c.owner, o.MAC}] = ref.src
+			att: &attempt{assocWhole: ref.whole, assocSeen: now}, iface: intern(o.Interface), bssid: intern(o.BSSID)}
+		a.latest[ownedMAC{c.owner, c.key.mac}] = ref.src
 		a.add(c, intermediate(ref, o.MAC, wnms.CategoryAssociation, wnms.TypeAssociated, 0, "associated"))
 		a.touch(c, now)
 		return
@@ -736,11 +748,11 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 				return
 			}
 			c = a.get(ref.src, o.MAC, true, now)
-			c.outcome, c.iface = true, strings.Clone(o.Interface)
+			c.outcome, c.iface = true, intern(o.Interface)
 		}
 	}
 	if c.bssid == "" {
-		c.bssid = strings.Clone(o.BSSID)
+		c.bssid = intern(o.BSSID)
 	}
 	switch o.Kind {
 	case Authorized, KeyHandshake:
