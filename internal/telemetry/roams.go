@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unique"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -96,6 +97,8 @@ func (r *radioCache) put(customer int64, mac string, heard lastRadio) {
 	if r.m == nil || len(r.m) >= maxRadioCache {
 		r.m = make(map[boxKey]lastRadio)
 	}
+	// The clients of a radio share its BSSID's and SSID's one copy.
+	heard.bssid, heard.ssid = unique.Make(heard.bssid).Value(), unique.Make(heard.ssid).Value()
 	r.m[k] = heard
 }
 
