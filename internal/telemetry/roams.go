@@ -89,6 +89,9 @@ func (r *radioCache) put(customer int64, mac string, heard lastRadio) {
 	if !ok {
 		return
 	}
+	// The clients of a radio share its BSSID's and SSID's one copy (made
+	// outside the lock: unique has its own).
+	heard.bssid, heard.ssid = unique.Make(heard.bssid).Value(), unique.Make(heard.ssid).Value()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if cur, ok := r.m[k]; ok && cur.ts > heard.ts {
@@ -97,8 +100,6 @@ func (r *radioCache) put(customer int64, mac string, heard lastRadio) {
 	if r.m == nil || len(r.m) >= maxRadioCache {
 		r.m = make(map[boxKey]lastRadio)
 	}
-	// The clients of a radio share its BSSID's and SSID's one copy.
-	heard.bssid, heard.ssid = unique.Make(heard.bssid).Value(), unique.Make(heard.ssid).Value()
 	r.m[k] = heard
 }
 
