@@ -10,7 +10,28 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
+
+// lockWait is how long lockDataDir waits out a lock held by someone else
+// before it refuses. A lock is an open file description: a child forked by
+// this or another process (a hook, a test's helper) holds a copy of it from
+// its fork until its exec closes it, so a lock just released can still be
+// held for that instant. A second server really running holds it for good.
+const lockWait = time.Second
+
+// flockWait takes an exclusive lock on f, retrying for lockWait while
+// another holder has it.
+func flockWait(f *os.File) error {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 // lockDataDir holds an exclusive lock on dir/wnms.lock for as long as the
 // process runs (the kernel drops it when the process ends, however it
@@ -29,7 +50,7 @@ func lockDataDir(dir string) (release func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flockWait(f); err != nil {
 		b := make([]byte, 32)
 		n, _ := f.ReadAt(b, 0)
 		f.Close()
