@@ -300,12 +300,12 @@ func (s *Service) clientBoxIDs(ctx context.Context, customerID int64, macs []str
 // and its header).
 type boxKey struct {
 	customer int64
-	mac      uint64 // macBits
+	mac      uint64 // wnms.MACBits
 }
 
 // macKey is the cache key of the customer's MAC in ParseMAC's form; false
 // for any other text (never cached).
 func macKey(customer int64, mac string) (boxKey, bool) {
-	bits, ok := macBits(mac)
+	bits, ok := wnms.MACBits(mac)
 	return boxKey{customer, bits}, ok
 }

@@ -32,31 +32,3 @@ func ParseMAC(s string) (string, bool) {
 	}
 	return string(b), true
 }
-
-// macBits is the 48 bits of a MAC in ParseMAC's form ("00:1A:2B:3C:4D:5E"),
-// for keys that should not keep the text; false for any other text.
-func macBits(m string) (uint64, bool) {
-	if len(m) != 17 {
-		return 0, false
-	}
-	var v uint64
-	for i := 0; i < 17; i++ {
-		c := m[i]
-		if i%3 == 2 {
-			if c != ':' {
-				return 0, false
-			}
-			continue
-		}
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | uint64(c)
-	}
-	return v, true
-}
