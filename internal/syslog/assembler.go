@@ -2,7 +2,6 @@ package syslog
 
 import (
 	"cmp"
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -167,8 +166,8 @@ type Assembler struct {
 	queue    chan flush // full batches, for Run
 	mu       sync.Mutex
 	clients  map[clientKey]*client
-	pending  list.List               // of *client whose attempt has no outcome, least recently seen first
-	ended    list.List               // of the other *client, least recently touched first
+	pending  clientList              // the clients whose attempt has no outcome, least recently seen first
+	ended    clientList              // the other clients, least recently touched first
 	latest   map[ownedMAC]netip.Addr // the source of each client's latest association
 	batches  map[netip.Addr]*batch
 	buffered int
@@ -202,13 +201,13 @@ type AssemblerStats struct {
 
 type clientKey struct {
 	src netip.Addr
-	mac string
+	mac uint64 // wnms.MACBits
 }
 
 // ownedMAC is a client MAC as one owner's sources see it.
 type ownedMAC struct {
 	owner int64
-	mac   string
+	mac   uint64
 }
 
 // obsRef is what names an observation in an eventId, with when wnms
@@ -226,23 +225,103 @@ type obsRef struct {
 // late line from a new attempt. Most clients tracked are past their
 // outcome (an attempt takes seconds, a client is kept an hour): what only
 // an attempt under way needs is in att, dropped at the outcome, which
-// keeps an ended client at about half the size.
+// keeps an ended client at about half the size. The rest is kept small
+// too (about 280 bytes a client, map entries included; the bound is
+// MaxClients): the MAC as its 48 bits, names as handles of one shared
+// copy, the lists threaded through the clients themselves.
 type client struct {
 	key        clientKey
-	owner      int64         // of key.src, when its association was seen
-	elem       *list.Element // in list
-	list       *list.List    // a.pending or a.ended
-	iface      string
-	bssid      string
-	associated bool // an association started this attempt
+	owner      int64   // of key.src, when its association was seen
+	prev, next *client // in a.pending, or a.ended when ended
+	iface      name
+	bssid      name
 	assocAt    int64
 	keyAt      int64    // keys done, or the port authorized
 	eapAt      int64    // 802.1X success
 	att        *attempt // while there is no outcome (never nil then)
+	touched    int64    // when last seen (Unix ns)
+	associated bool     // an association started this attempt
 	outcome    bool     // Success or Failure made: the attempt is over
 	gone       bool     // disconnected
-	failures   []int    // the failure causes made this attempt, each made once
-	touched    time.Time
+	ended      bool     // in a.ended, not a.pending
+	failures   uint8    // the failure causes made this attempt (failBit), each made once
+}
+
+// clientList is a list of clients, threaded through their prev and next.
+type clientList struct{ front, back *client }
+
+func (l *clientList) pushBack(c *client) {
+	c.prev, c.next = l.back, nil
+	if l.back != nil {
+		l.back.next = c
+	} else {
+		l.front = c
+	}
+	l.back = c
+}
+
+func (l *clientList) remove(c *client) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		l.front = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		l.back = c.prev
+	}
+	c.prev, c.next = nil, nil
+}
+
+// list is the list c is in.
+func (a *Assembler) list(c *client) *clientList {
+	if c.ended {
+		return &a.ended
+	}
+	return &a.pending
+}
+
+// name is an interface name or a BSSID as a client keeps it: a handle of
+// the one copy every client of an AP shares (an AP has a few of each),
+// not a part of the line it came in, which would keep the whole line
+// alive for as long as the client.
+type name = unique.Handle[string]
+
+var noName name
+
+func intern(s string) name {
+	if s == "" {
+		return noName
+	}
+	return unique.Make(s)
+}
+
+func text(n name) string {
+	if n == noName {
+		return ""
+	}
+	return n.Value()
+}
+
+// failCauses are the failures an attempt can make; failBit is the bit of
+// one in client.failures (0 for another, never made once only).
+var failCauses = [...][2]int{
+	{wnms.CategoryAuthentication, wnms.FailWrongPSK},
+	{wnms.CategoryAuthentication, wnms.FailRadiusRejected},
+	{wnms.CategoryAssociation, wnms.FailAssocRejected},
+	{wnms.CategoryAssociation, wnms.FailAPFull},
+	{wnms.CategoryNetwork, wnms.FailDHCPNak},
+	{wnms.CategoryNetwork, wnms.FailNoDHCPOffer},
+}
+
+func failBit(code, sub int) uint8 {
+	for i, f := range failCauses {
+		if f == [2]int{code, sub} {
+			return 1 << i
+		}
+	}
+	return 0
 }
 
 // attempt is what a connection attempt keeps until its outcome.
@@ -382,9 +461,8 @@ func (a *Assembler) Tick(ctx context.Context) {
 	now := a.now()
 	a.mu.Lock()
 	pendingTimeout := orDefault(a.PendingTimeout, DefaultPendingTimeout)
-	for e := a.pending.Front(); e != nil; e = a.pending.Front() {
-		c := e.Value.(*client)
-		if now.Sub(c.touched) < pendingTimeout {
+	for c := a.pending.front; c != nil; c = a.pending.front {
+		if now.UnixNano()-c.touched < int64(pendingTimeout) {
 			break
 		}
 		a.stats.Expired++
@@ -392,9 +470,8 @@ func (a *Assembler) Tick(ctx context.Context) {
 		a.touch(c, now)
 	}
 	stateTimeout := orDefault(a.StateTimeout, DefaultStateTimeout)
-	for e := a.ended.Front(); e != nil; e = a.ended.Front() {
-		c := e.Value.(*client)
-		if now.Sub(c.touched) < stateTimeout {
+	for c := a.ended.front; c != nil; c = a.ended.front {
+		if now.UnixNano()-c.touched < int64(stateTimeout) {
 			break
 		}
 		a.forget(c)
@@ -522,10 +599,10 @@ func (a *Assembler) takeAll() []flush {
 // add queues an event of client c (at its source).
 func (a *Assembler) add(c *client, e ClientEvent) {
 	if e.BSSID == "" {
-		e.BSSID = c.bssid
+		e.BSSID = text(c.bssid)
 	}
 	if e.Interface == "" {
-		e.Interface = c.iface
+		e.Interface = text(c.iface)
 	}
 	b := a.batches[c.key.src]
 	if b == nil {
@@ -558,13 +635,12 @@ func intermediate(ref obsRef, mac string, category, typ, sub int, kind string) C
 
 // fail makes Failure code/sub of c's attempt from ref, once an attempt.
 func (a *Assembler) fail(c *client, ref obsRef, code, sub int) {
-	for _, f := range c.failures {
-		if f == code*1000+sub {
-			return
-		}
+	bit := failBit(code, sub)
+	if c.failures&bit != 0 {
+		return
 	}
-	c.failures = append(c.failures, code*1000+sub)
-	e := newEvent(ref, c.key.mac, wnms.Failure, "failure_"+strconv.Itoa(code)+"_"+strconv.Itoa(sub))
+	c.failures |= bit
+	e := newEvent(ref, wnms.MACText(c.key.mac), wnms.Failure, "failure_"+strconv.Itoa(code)+"_"+strconv.Itoa(sub))
 	e.FailureCode, e.SubFailureCode = code, sub
 	if c.associated {
 		e.AssociationTimestamp = c.assocAt
@@ -585,7 +661,7 @@ func (a *Assembler) succeed(c *client, ack obsRef) {
 	var e ClientEvent
 	at := c.att
 	if ack.program != "" {
-		e = newEvent(ack, c.key.mac, wnms.Success, "success")
+		e = newEvent(ack, wnms.MACText(c.key.mac), wnms.Success, "success")
 		e.NetworkTimestamp = ack.at
 		latency := max(0, ack.at-auth)
 		// With whole seconds at either end (RFC 3164), the lines' own
@@ -605,7 +681,7 @@ func (a *Assembler) succeed(c *client, ack obsRef) {
 		}
 		e.HostName, e.ClientName = at.ackName, at.ackName
 	} else {
-		e = newEvent(at.auth, c.key.mac, wnms.Success, "success_without_dhcp")
+		e = newEvent(at.auth, wnms.MACText(c.key.mac), wnms.Success, "success_without_dhcp")
 	}
 	e.AssociationTimestamp, e.AuthenticationTimestamp = c.assocAt, auth
 	e.AssocSeen, e.AuthSeen = at.assocSeen, at.authSeen
@@ -639,7 +715,7 @@ func (a *Assembler) endAttempt(c *client) {
 }
 
 // get returns the client (src, mac), or with create a new one.
-func (a *Assembler) get(src netip.Addr, mac string, create bool, now time.Time) *client {
+func (a *Assembler) get(src netip.Addr, mac uint64, create bool, now time.Time) *client {
 	k := clientKey{src, mac}
 	if c := a.clients[k]; c != nil {
 		return c
@@ -648,35 +724,21 @@ func (a *Assembler) get(src netip.Addr, mac string, create bool, now time.Time) 
 		return nil
 	}
 	if len(a.clients) >= orDefault(a.MaxClients, DefaultMaxClients) {
-		oldest := a.ended.Front()
+		oldest := a.ended.front
 		if oldest == nil {
-			oldest = a.pending.Front()
+			oldest = a.pending.front
 		}
-		a.forget(oldest.Value.(*client))
+		a.forget(oldest)
 		a.stats.Evicted++
 	}
-	// The strings a client keeps are copied out of its line: a slice of
-	// the line would keep the whole line alive for as long as the client.
-	k.mac = strings.Clone(mac)
-	c := &client{key: k, owner: a.owner(src), touched: now, list: &a.pending}
-	c.elem = a.pending.PushBack(c)
+	c := &client{key: k, owner: a.owner(src), touched: now.UnixNano()}
+	a.pending.pushBack(c)
 	a.clients[k] = c
 	return c
 }
 
-// intern is s as a string every client with the same interface or BSSID
-// shares (an AP has a few of each), not a part of the line it came in:
-// a slice of the line would keep the whole line alive for as long as the
-// client.
-func intern(s string) string {
-	if s == "" {
-		return ""
-	}
-	return unique.Make(s).Value()
-}
-
 func (a *Assembler) forget(c *client) {
-	c.list.Remove(c.elem)
+	a.list(c).remove(c)
 	delete(a.clients, c.key)
 	if k := (ownedMAC{c.owner, c.key.mac}); a.latest[k] == c.key.src {
 		delete(a.latest, k)
@@ -687,71 +749,70 @@ func (a *Assembler) forget(c *client) {
 // of the ended one once its attempt has an outcome (and drops the
 // attempt's state), so that each list is in order of touch.
 func (a *Assembler) touch(c *client, now time.Time) {
-	c.touched = now
-	want := &a.pending
-	if c.outcome {
-		want, c.att = &a.ended, nil
+	c.touched = now.UnixNano()
+	a.list(c).remove(c)
+	if c.ended = c.outcome; c.ended {
+		c.att = nil
 	}
-	if c.list == want {
-		want.MoveToBack(c.elem)
-		return
-	}
-	c.list.Remove(c.elem)
-	c.elem, c.list = want.PushBack(c), want
+	a.list(c).pushBack(c)
 }
 
 // observe applies one observation. The caller holds a.mu.
 func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
+	mac, ok := wnms.MACBits(o.MAC)
+	if !ok {
+		return // not a parser's (they give the stored form)
+	}
 	var c *client
 	switch o.Kind {
 	case DHCPExchange, DHCPAck, DHCPNak, DHCPNoLease:
 		// The DHCP server is often another box than the AP: a client's
 		// DHCP lines belong to its latest association at any source of
 		// the same owner.
-		c = a.get(ref.src, o.MAC, false, now)
+		c = a.get(ref.src, mac, false, now)
 		if c == nil || !c.associated {
-			if src, ok := a.latest[ownedMAC{a.owner(ref.src), o.MAC}]; ok && src != ref.src {
-				c = cmp.Or(a.get(src, o.MAC, false, now), c)
+			if src, ok := a.latest[ownedMAC{a.owner(ref.src), mac}]; ok && src != ref.src {
+				c = cmp.Or(a.get(src, mac, false, now), c)
 			}
 		}
 		if c == nil {
-			c = a.get(ref.src, o.MAC, true, now)
+			c = a.get(ref.src, mac, true, now)
 			c.outcome, c.iface = true, intern(o.Interface)
 		}
 	case PortStart:
 		// A wired port's start is its association; on Wi-Fi the line
 		// follows the association (or renews keys) and changes nothing.
-		if c = a.get(ref.src, o.MAC, false, now); c != nil && c.associated {
+		if c = a.get(ref.src, mac, false, now); c != nil && c.associated {
 			return
 		}
 		fallthrough
 	case Associated:
-		c = a.get(ref.src, o.MAC, true, now)
+		c = a.get(ref.src, mac, true, now)
 		if c.associated && !c.outcome {
 			a.endAttempt(c)
 		}
-		if k := (ownedMAC{c.owner, o.MAC}); a.latest[k] == ref.src {
+		if k := (ownedMAC{c.owner, mac}); a.latest[k] == ref.src {
 			delete(a.latest, k) // the owner may have changed since
 		}
-		*c = client{key: c.key, owner: a.owner(ref.src), elem: c.elem, list: c.list, associated: true, assocAt: ref.at,
+		*c = client{key: c.key, owner: a.owner(ref.src), prev: c.prev, next: c.next, ended: c.ended, associated: true, assocAt: ref.at,
 			att: &attempt{assocWhole: ref.whole, assocSeen: now}, iface: intern(o.Interface), bssid: intern(o.BSSID)}
 		a.latest[ownedMAC{c.owner, c.key.mac}] = ref.src
 		a.add(c, intermediate(ref, o.MAC, wnms.CategoryAssociation, wnms.TypeAssociated, 0, "associated"))
 		a.touch(c, now)
 		return
 	default:
-		c = a.get(ref.src, o.MAC, false, now)
+		c = a.get(ref.src, mac, false, now)
 		if c == nil {
 			if o.Kind == Authorized || o.Kind == KeyHandshake || o.Kind == EAPSuccess || o.Kind == KeyTimeout {
 				// Keys renewed, or an attempt whose association was not
 				// seen: nothing to make of it.
 				return
 			}
-			c = a.get(ref.src, o.MAC, true, now)
+			c = a.get(ref.src, mac, true, now)
 			c.outcome, c.iface = true, intern(o.Interface)
 		}
 	}
-	if c.bssid == "" {
+	if c.bssid == noName {
 		c.bssid = intern(o.BSSID)
 	}
 	switch o.Kind {
@@ -797,7 +858,7 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 		ip := o.IP.String()
 		e := intermediate(ref, o.MAC, wnms.CategoryNetwork, wnms.TypeDHCPLease, 0, "dhcp_ack")
 		e.IP = &ip
-		if c.iface == "" {
+		if c.iface == noName {
 			e.Interface = o.Interface
 		}
 		a.add(c, e)

@@ -168,6 +168,7 @@ func FuzzAssemble(f *testing.F) {
 			if n := a.Stats().Clients; n > 4 {
 				t.Fatalf("%d clients tracked", n)
 			}
+			checkLists(t, a)
 		}
 		// Pending attempts end, then their clients are forgotten.
 		for range 2 {
@@ -178,6 +179,7 @@ func FuzzAssemble(f *testing.F) {
 		if n := a.Stats().Clients; n != 0 {
 			t.Fatalf("%d clients left after two hours", n)
 		}
+		checkLists(t, a)
 		if n := len(a.latest); n != 0 {
 			t.Fatalf("%d latest associations left after two hours", n)
 		}
@@ -192,4 +194,34 @@ func FuzzAssemble(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkLists checks that the pending and ended lists hold every client
+// tracked once, each in the list it says, in order of touch, with their
+// links both ways.
+func checkLists(t *testing.T, a *Assembler) {
+	t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, l := range []*clientList{&a.pending, &a.ended} {
+		var prev *client
+		for c := l.front; c != nil; prev, c = c, c.next {
+			if c.prev != prev || c.ended != (l == &a.ended) || a.clients[c.key] != c {
+				t.Fatalf("client %+v out of place in its list", c.key)
+			}
+			if prev != nil && prev.touched > c.touched {
+				t.Fatalf("client %+v touched before the one ahead of it", c.key)
+			}
+			if n++; n > len(a.clients) {
+				t.Fatal("lists hold more clients than are tracked")
+			}
+		}
+		if l.back != prev {
+			t.Fatal("a list's back is not its last client")
+		}
+	}
+	if n != len(a.clients) {
+		t.Fatalf("lists hold %d clients, %d tracked", n, len(a.clients))
+	}
 }
