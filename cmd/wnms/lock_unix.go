@@ -15,9 +15,10 @@ import (
 
 // lockWait is how long lockDataDir waits out a lock held by someone else
 // before it refuses. A lock is an open file description: a child forked by
-// this or another process (a hook, a test's helper) holds a copy of it from
-// its fork until its exec closes it, so a lock just released can still be
-// held for that instant. A second server really running holds it for good.
+// the process (in practice a helper a test starts beside an in-process
+// server) holds a copy of it from its fork until its exec closes it, so a
+// lock just released can still be held for that instant. A second server
+// really running holds it for good.
 const lockWait = time.Second
 
 // flockWait takes an exclusive lock on f, retrying for lockWait while

@@ -170,6 +170,7 @@ type Assembler struct {
 	ended    clientList              // the other clients, least recently touched first
 	latest   map[ownedMAC]netip.Addr // the source of each client's latest association
 	batches  map[netip.Addr]*batch
+	epoch    time.Time // the clock's now at first use: clients' touched count from it
 	buffered int
 	stats    AssemblerStats
 }
@@ -239,12 +240,12 @@ type client struct {
 	keyAt      int64    // keys done, or the port authorized
 	eapAt      int64    // 802.1X success
 	att        *attempt // while there is no outcome (never nil then)
-	touched    int64    // when last seen (Unix ns)
+	touched    int64    // when last seen (Assembler.since)
 	associated bool     // an association started this attempt
 	outcome    bool     // Success or Failure made: the attempt is over
 	gone       bool     // disconnected
 	ended      bool     // in a.ended, not a.pending
-	failures   uint8    // the failure causes made this attempt (failBit), each made once
+	failures   uint8    // the failure causes made this attempt (bit 1<<cause), each made once
 }
 
 // clientList is a list of clients, threaded through their prev and next.
@@ -260,6 +261,7 @@ func (l *clientList) pushBack(c *client) {
 	l.back = c
 }
 
+// remove takes c out of l, which it must be in.
 func (l *clientList) remove(c *client) {
 	if c.prev != nil {
 		c.prev.next = c.next
@@ -304,25 +306,31 @@ func text(n name) string {
 	return n.Value()
 }
 
-// failCauses are the failures an attempt can make; failBit is the bit of
-// one in client.failures (0 for another, never made once only).
+// cause is a failure an attempt can make: its index in failCauses, and
+// its bit in client.failures.
+type cause uint8
+
+const (
+	causeWrongPSK cause = iota
+	causeRadiusRejected
+	causeAssocRejected
+	causeAPFull
+	causeDHCPNak
+	causeNoDHCPOffer
+)
+
+// failCauses are each cause's failure code and sub-code.
 var failCauses = [...][2]int{
-	{wnms.CategoryAuthentication, wnms.FailWrongPSK},
-	{wnms.CategoryAuthentication, wnms.FailRadiusRejected},
-	{wnms.CategoryAssociation, wnms.FailAssocRejected},
-	{wnms.CategoryAssociation, wnms.FailAPFull},
-	{wnms.CategoryNetwork, wnms.FailDHCPNak},
-	{wnms.CategoryNetwork, wnms.FailNoDHCPOffer},
+	causeWrongPSK:       {wnms.CategoryAuthentication, wnms.FailWrongPSK},
+	causeRadiusRejected: {wnms.CategoryAuthentication, wnms.FailRadiusRejected},
+	causeAssocRejected:  {wnms.CategoryAssociation, wnms.FailAssocRejected},
+	causeAPFull:         {wnms.CategoryAssociation, wnms.FailAPFull},
+	causeDHCPNak:        {wnms.CategoryNetwork, wnms.FailDHCPNak},
+	causeNoDHCPOffer:    {wnms.CategoryNetwork, wnms.FailNoDHCPOffer},
 }
 
-func failBit(code, sub int) uint8 {
-	for i, f := range failCauses {
-		if f == [2]int{code, sub} {
-			return 1 << i
-		}
-	}
-	return 0
-}
+// client.failures has a bit for each cause.
+var _ [8 - len(failCauses)]struct{}
 
 // attempt is what a connection attempt keeps until its outcome.
 type attempt struct {
@@ -361,7 +369,15 @@ func (a *Assembler) init() {
 		a.batches = map[netip.Addr]*batch{}
 		a.stats.Lines = map[string]LineStats{}
 		a.stats.Events = map[string]uint64{}
+		a.epoch = a.now()
 	})
+}
+
+// since is now as a client's touched: time since a.epoch, by the
+// monotonic clock when now has one (time.Now's do), so that a step of the
+// wall clock neither ends attempts nor forgets clients early.
+func (a *Assembler) since(now time.Time) int64 {
+	return int64(now.Sub(a.epoch))
 }
 
 func (a *Assembler) owner(src netip.Addr) int64 {
@@ -462,7 +478,7 @@ func (a *Assembler) Tick(ctx context.Context) {
 	a.mu.Lock()
 	pendingTimeout := orDefault(a.PendingTimeout, DefaultPendingTimeout)
 	for c := a.pending.front; c != nil; c = a.pending.front {
-		if now.UnixNano()-c.touched < int64(pendingTimeout) {
+		if a.since(now)-c.touched < int64(pendingTimeout) {
 			break
 		}
 		a.stats.Expired++
@@ -471,7 +487,7 @@ func (a *Assembler) Tick(ctx context.Context) {
 	}
 	stateTimeout := orDefault(a.StateTimeout, DefaultStateTimeout)
 	for c := a.ended.front; c != nil; c = a.ended.front {
-		if now.UnixNano()-c.touched < int64(stateTimeout) {
+		if a.since(now)-c.touched < int64(stateTimeout) {
 			break
 		}
 		a.forget(c)
@@ -633,13 +649,14 @@ func intermediate(ref obsRef, mac string, category, typ, sub int, kind string) C
 	return e
 }
 
-// fail makes Failure code/sub of c's attempt from ref, once an attempt.
-func (a *Assembler) fail(c *client, ref obsRef, code, sub int) {
-	bit := failBit(code, sub)
-	if c.failures&bit != 0 {
+// fail makes the Failure of cause of c's attempt from ref, once an
+// attempt.
+func (a *Assembler) fail(c *client, ref obsRef, why cause) {
+	if c.failures&(1<<why) != 0 {
 		return
 	}
-	c.failures |= bit
+	c.failures |= 1 << why
+	code, sub := failCauses[why][0], failCauses[why][1]
 	e := newEvent(ref, wnms.MACText(c.key.mac), wnms.Failure, "failure_"+strconv.Itoa(code)+"_"+strconv.Itoa(sub))
 	e.FailureCode, e.SubFailureCode = code, sub
 	if c.associated {
@@ -705,9 +722,9 @@ func (a *Assembler) endAttempt(c *client) {
 	}
 	switch {
 	case c.authAt() == 0 && c.att.keyTimeout.program != "":
-		a.fail(c, c.att.keyTimeout, wnms.CategoryAuthentication, wnms.FailWrongPSK)
+		a.fail(c, c.att.keyTimeout, causeWrongPSK)
 	case c.authAt() != 0 && c.att.dhcp.program != "":
-		a.fail(c, c.att.dhcp, wnms.CategoryNetwork, wnms.FailNoDHCPOffer)
+		a.fail(c, c.att.dhcp, causeNoDHCPOffer)
 	case c.authAt() != 0:
 		a.succeed(c, obsRef{})
 	}
@@ -731,7 +748,7 @@ func (a *Assembler) get(src netip.Addr, mac uint64, create bool, now time.Time) 
 		a.forget(oldest)
 		a.stats.Evicted++
 	}
-	c := &client{key: k, owner: a.owner(src), touched: now.UnixNano()}
+	c := &client{key: k, owner: a.owner(src), touched: a.since(now)}
 	a.pending.pushBack(c)
 	a.clients[k] = c
 	return c
@@ -749,7 +766,7 @@ func (a *Assembler) forget(c *client) {
 // of the ended one once its attempt has an outcome (and drops the
 // attempt's state), so that each list is in order of touch.
 func (a *Assembler) touch(c *client, now time.Time) {
-	c.touched = now.UnixNano()
+	c.touched = a.since(now)
 	a.list(c).remove(c)
 	if c.ended = c.outcome; c.ended {
 		c.att = nil
@@ -832,16 +849,16 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 			c.att.keyTimeout = ref
 		}
 	case PSKMismatch:
-		a.fail(c, ref, wnms.CategoryAuthentication, wnms.FailWrongPSK)
+		a.fail(c, ref, causeWrongPSK)
 		c.outcome = true
 	case EAPFailure:
-		a.fail(c, ref, wnms.CategoryAuthentication, wnms.FailRadiusRejected)
+		a.fail(c, ref, causeRadiusRejected)
 		c.outcome = true
 	case AssocRejected:
-		a.fail(c, ref, wnms.CategoryAssociation, wnms.FailAssocRejected)
+		a.fail(c, ref, causeAssocRejected)
 		c.outcome = true
 	case APFull:
-		a.fail(c, ref, wnms.CategoryAssociation, wnms.FailAPFull)
+		a.fail(c, ref, causeAPFull)
 		c.outcome = true
 	case Disconnected:
 		if c.gone {
@@ -867,9 +884,9 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 			a.succeed(c, ref)
 		}
 	case DHCPNak:
-		a.fail(c, ref, wnms.CategoryNetwork, wnms.FailDHCPNak)
+		a.fail(c, ref, causeDHCPNak)
 	case DHCPNoLease:
-		a.fail(c, ref, wnms.CategoryNetwork, wnms.FailNoDHCPOffer)
+		a.fail(c, ref, causeNoDHCPOffer)
 		c.outcome = true
 	}
 	a.touch(c, now)
