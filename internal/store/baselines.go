@@ -143,9 +143,11 @@ func (s *Store) SlotAttempts(ctx context.Context, customerID, slot int64, f func
 		return err
 	}
 	defer rows.Close()
+	// One row to scan into for the whole read (f gets a copy): a row
+	// scanned into would escape, one allocation a row.
+	var a wnms.ScopedAttempt
+	var bits int64
 	for rows.Next() {
-		var a wnms.ScopedAttempt
-		var bits int64
 		if err := rows.Scan(&a.MAC, &a.LocationID, &a.SSID, &a.Band, &bits); err != nil {
 			return err
 		}
@@ -337,9 +339,9 @@ func (s *Store) SlotSampleSums(ctx context.Context, customerID, slot int64, f fu
 		return err
 	}
 	defer rows.Close()
+	var x wnms.ScopedSums // one for the read, as SlotAttempts
+	var rssi, weakAll, beforeRSSI int64
 	for rows.Next() {
-		var x wnms.ScopedSums
-		var rssi, weakAll, beforeRSSI int64
 		if err := rows.Scan(&x.MAC, &x.LocationID, &x.SSID, &x.Band, &x.APBoxID, &x.N, &x.Rate, &x.Retry, &rssi, &weakAll,
 			&x.Better, &x.WithBetter, &x.Before.N, &x.Before.Retry, &beforeRSSI); err != nil {
 			return err

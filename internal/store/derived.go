@@ -148,18 +148,22 @@ func encodeJournal(d *derived) ([]byte, error) {
 		b = binary.AppendVarint(b, u.Timestamp-u.IPTS)
 	}
 	var buf bytes.Buffer
-	zw, _ := journalWriters.Get().(*flate.Writer)
-	if zw == nil {
+	var zw *flate.Writer
+	select {
+	case zw = <-journalWriters:
+		zw.Reset(&buf)
+	default:
 		var err error
 		if zw, err = flate.NewWriter(&buf, flate.BestSpeed); err != nil {
 			return nil, err
 		}
-	} else {
-		zw.Reset(&buf)
 	}
 	defer func() {
 		zw.Reset(io.Discard) // let go of buf
-		journalWriters.Put(zw)
+		select {
+		case journalWriters <- zw:
+		default: // as many kept as are used at once; this one goes
+		}
 	}()
 	if _, err := zw.Write(b); err != nil {
 		return nil, err
@@ -173,8 +177,13 @@ func encodeJournal(d *derived) ([]byte, error) {
 // journalWriters are compressors of journal bodies to use again: a new
 // one allocates about a megabyte of tables, and every ingest batch writes
 // a journal row, so under load new ones were most of what the server
-// allocated (and what the collector then had to sweep).
-var journalWriters sync.Pool
+// allocated (and what the collector then had to sweep). They are kept in
+// a free list of their own, not a sync.Pool: a pool is emptied by every
+// other collection, which under load comes every second or so, and a
+// sixth of what the server allocated was still new compressors. Journals
+// are written by ingest's transactions, one at a time on SQLite and a few
+// at once on PostgreSQL: two are kept (2 MB).
+var journalWriters = make(chan *flate.Writer, 2)
 
 func boolByte(v bool) byte {
 	if v {
