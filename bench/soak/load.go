@@ -580,7 +580,10 @@ func (r *run) simulator(ctx context.Context, wg *sync.WaitGroup) {
 
 // junkBurst sends at once what a broken or hostile client might: 8 MiB
 // bodies, bad JSON, and garbage datagrams to the RADIUS and syslog
-// ports. Every HTTP answer should be a 4xx.
+// ports. Every HTTP answer should be a 4xx, or a 200 that rejects every
+// record (an NDJSON line that is not JSON, a record with a field of the
+// wrong type: ingest stores the valid records of a body and rejects the
+// others one by one).
 func (r *run) junkBurst() {
 	n := 8 << 20 / 2
 	big := make([]byte, 0, 8<<20+2)
@@ -594,16 +597,27 @@ func (r *run) junkBurst() {
 	big = append(big, ']')
 	var wg sync.WaitGroup
 	var statuses sync.Map
-	count := func(s int) {
-		v, _ := statuses.LoadOrStore(s, new(atomic.Int64))
+	count := func(s int, answer []byte) {
+		key := strconv.Itoa(s)
+		if s == http.StatusOK {
+			var a struct {
+				Accepted *int `json:"accepted"`
+			}
+			if json.Unmarshal(answer, &a) != nil || a.Accepted == nil || *a.Accepted != 0 {
+				key = "200 ACCEPTING RECORDS"
+			} else {
+				key = "200 rejecting every record"
+			}
+		}
+		v, _ := statuses.LoadOrStore(key, new(atomic.Int64))
 		v.(*atomic.Int64).Add(1)
 	}
 	for range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, _, _ := r.call(context.Background(), "junk", "POST", "/V5/ingest/clientevents", big)
-			count(s)
+			s, answer, _ := r.call(context.Background(), "junk", "POST", "/V5/ingest/clientevents", big)
+			count(s, answer)
 		}()
 	}
 	for i := range 20 {
@@ -611,8 +625,8 @@ func (r *run) junkBurst() {
 		go func() {
 			defer wg.Done()
 			body := []string{`[{"eventId":"x",`, `{not json`, `[{"macAddress":42}]`, "\x00\xff\xfe"}[i%4]
-			s, _, _ := r.call(context.Background(), "junk", "POST", "/V5/ingest/clientevents", []byte(body))
-			count(s)
+			s, answer, _ := r.call(context.Background(), "junk", "POST", "/V5/ingest/clientevents", []byte(body))
+			count(s, answer)
 		}()
 	}
 	garbage := 0
@@ -633,7 +647,7 @@ func (r *run) junkBurst() {
 	wg.Wait()
 	var got []string
 	statuses.Range(func(k, v any) bool {
-		got = append(got, fmt.Sprintf("%d×%d", v.(*atomic.Int64).Load(), k))
+		got = append(got, fmt.Sprintf("%d×%s", v.(*atomic.Int64).Load(), k))
 		return true
 	})
 	sort.Strings(got)
