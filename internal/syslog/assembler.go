@@ -168,6 +168,7 @@ type Assembler struct {
 	clients  map[clientKey]*client
 	pending  clientList              // the clients whose attempt has no outcome, least recently seen first
 	ended    clientList              // the other clients, least recently touched first
+	slab     clientSlab              // where clients are made, and forgotten ones kept for reuse
 	latest   map[ownedMAC]netip.Addr // the source of each client's latest association
 	batches  map[netip.Addr]*batch
 	epoch    time.Time // the clock's now at first use: clients' touched count from it
@@ -274,6 +275,40 @@ func (l *clientList) remove(c *client) {
 		l.back = c.prev
 	}
 	c.prev, c.next = nil, nil
+}
+
+// clientSlab makes clients in chunks, and keeps the forgotten ones for
+// the next clients. A client lives for an hour while most of what the
+// server allocates lives for a request: made one by one, clients would
+// be spread over the heap's spans among the requests' objects, and keep
+// every span they are in from going back to the system long after the
+// requests' objects are gone. In chunks they are packed together. The
+// chunks made stay, as many as the most clients tracked at once needed
+// (MaxClients at most).
+type clientSlab struct {
+	free  *client  // forgotten clients, linked by next
+	chunk []client // what is left of the last chunk made
+}
+
+const clientChunk = 128 // clients a chunk (about 20 KB)
+
+func (s *clientSlab) get() *client {
+	if c := s.free; c != nil {
+		s.free, c.next = c.next, nil
+		return c
+	}
+	if len(s.chunk) == 0 {
+		s.chunk = make([]client, clientChunk)
+	}
+	c := &s.chunk[0]
+	s.chunk = s.chunk[1:]
+	return c
+}
+
+// put takes back a forgotten client, which nothing may use after.
+func (s *clientSlab) put(c *client) {
+	*c = client{next: s.free}
+	s.free = c
 }
 
 // list is the list c is in.
@@ -748,7 +783,8 @@ func (a *Assembler) get(src netip.Addr, mac uint64, create bool, now time.Time) 
 		a.forget(oldest)
 		a.stats.Evicted++
 	}
-	c := &client{key: k, owner: a.owner(src), touched: a.since(now)}
+	c := a.slab.get()
+	*c = client{key: k, owner: a.owner(src), touched: a.since(now)}
 	a.pending.pushBack(c)
 	a.clients[k] = c
 	return c
@@ -760,6 +796,7 @@ func (a *Assembler) forget(c *client) {
 	if k := (ownedMAC{c.owner, c.key.mac}); a.latest[k] == c.key.src {
 		delete(a.latest, k)
 	}
+	a.slab.put(c)
 }
 
 // touch marks c seen at now: it goes to the back of the pending list, or
