@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/wnms/wnms/internal/heaptest"
 )
 
 // BenchmarkIntake is the syslog path up to the Sink: parse a message, read
@@ -45,15 +47,9 @@ func BenchmarkClientState(b *testing.B) {
 	lines := connectionLines(clients)
 	clk := &clock{t: time.Date(2026, 11, 25, 3, 40, 0, 0, time.UTC)}
 	src, ctx := netip.MustParseAddr("10.0.0.2"), context.Background()
-	heap := func() uint64 {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
 	var perClient float64
 	for b.Loop() {
-		before := heap()
+		before := heaptest.Live()
 		a := &Assembler{Now: clk.Now, Sink: SinkFunc(func(context.Context, netip.Addr, []ClientEvent) error { return nil }),
 			MaxClients: 2 * clients, BatchSize: 1 << 30} // no batch queued for a Run: Flush emits them
 		// Each line parsed here, as the server does: what a client keeps
@@ -69,7 +65,7 @@ func BenchmarkClientState(b *testing.B) {
 		if st := a.Stats(); st.Clients != clients || st.Events["Success"] != clients {
 			b.Fatalf("%d clients tracked, %d Successes", st.Clients, st.Events["Success"])
 		}
-		perClient = float64(heap()-before) / clients
+		perClient = float64(heaptest.Live()-before) / clients
 		runtime.KeepAlive(a)
 	}
 	b.ReportMetric(perClient, "B/client")

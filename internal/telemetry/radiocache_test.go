@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+
+	"github.com/wnms/wnms/internal/heaptest"
 )
 
 // The radio cache gives back what it was given: BSSID, SSID, time, fast
@@ -56,22 +58,16 @@ func BenchmarkRadioCacheState(b *testing.B) {
 	for i := range macs {
 		macs[i] = fmt.Sprintf("02:00:00:%02X:%02X:%02X", i>>16, i>>8&255, i&255)
 	}
-	heap := func() uint64 {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
 	var perClient float64
 	for b.Loop() {
-		before := heap()
+		before := heaptest.Live()
 		c := &radioCache{}
 		for i, mac := range macs {
 			rssi := -50 - i%40
 			c.put(1, mac, lastRadio{bssid: fmt.Sprintf("AA:BB:CC:00:00:%02X", i%20), ssid: []string{"corp", "guest"}[i%2],
 				ts: int64(i), rssi: &rssi})
 		}
-		perClient = float64(heap()-before) / clients
+		perClient = float64(heaptest.Live()-before) / clients
 		runtime.KeepAlive(c)
 	}
 	b.ReportMetric(perClient, "B/client")
