@@ -37,8 +37,17 @@ func TestLockDataDirWaitsOutABriefHolder(t *testing.T) {
 			if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 				t.Fatal(err)
 			}
+			// The holder lets go from another goroutine, which must be
+			// done before the test closes the file.
+			fd, released := int(holder.Fd()), make(chan struct{})
+			defer func() { <-released }()
 			if tc.holdFor > 0 {
-				time.AfterFunc(tc.holdFor, func() { syscall.Flock(int(holder.Fd()), syscall.LOCK_UN) })
+				time.AfterFunc(tc.holdFor, func() {
+					syscall.Flock(fd, syscall.LOCK_UN)
+					close(released)
+				})
+			} else {
+				close(released)
 			}
 			release, err := lockDataDir(dir)
 			if tc.wantErr == "" {
