@@ -166,10 +166,10 @@ type Assembler struct {
 	queue    chan flush // full batches, for Run
 	mu       sync.Mutex
 	clients  map[clientKey]*client
-	pending  clientList              // the clients whose attempt has no outcome, least recently seen first
-	ended    clientList              // the other clients, least recently touched first
-	slab     clientSlab              // where clients are made, and forgotten ones kept for reuse
-	latest   map[ownedMAC]netip.Addr // the source of each client's latest association
+	pending  clientList          // the clients whose attempt has no outcome, least recently seen first
+	ended    clientList          // the other clients, least recently touched first
+	slab     clientSlab          // where clients are made, and forgotten ones kept for reuse
+	latest   map[ownedMAC]source // the source of each client's latest association
 	batches  map[netip.Addr]*batch
 	epoch    time.Time // the clock's now at first use: clients' touched count from it
 	buffered int
@@ -202,9 +202,14 @@ type AssemblerStats struct {
 }
 
 type clientKey struct {
-	src netip.Addr
+	src source
 	mac uint64 // wnms.MACBits
 }
+
+// source is a syslog source's address as clients keep it: a handle of
+// one shared copy (8 bytes where the address is 24), which keeps the
+// client, its map key and its latest association 16 bytes smaller each.
+type source = unique.Handle[netip.Addr]
 
 // ownedMAC is a client MAC as one owner's sources see it.
 type ownedMAC struct {
@@ -228,9 +233,10 @@ type obsRef struct {
 // outcome (an attempt takes seconds, a client is kept an hour): what only
 // an attempt under way needs is in att, dropped at the outcome, which
 // keeps an ended client at about half the size. The rest is kept small
-// too (about 280 bytes a client, map entries included; the bound is
-// MaxClients): the MAC as its 48 bits, names as handles of one shared
-// copy, the lists threaded through the clients themselves.
+// too (about 190 bytes a client, map entries included; the bound is
+// MaxClients): the MAC as its 48 bits, the source, interface and BSSID
+// as handles of one shared copy, the lists threaded through the clients
+// themselves.
 type client struct {
 	key        clientKey
 	owner      int64   // of key.src, when its association was seen
@@ -400,7 +406,7 @@ func (a *Assembler) init() {
 	a.once.Do(func() {
 		a.queue = make(chan flush, orDefault(a.QueueLen, DefaultQueueLen))
 		a.clients = map[clientKey]*client{}
-		a.latest = map[ownedMAC]netip.Addr{}
+		a.latest = map[ownedMAC]source{}
 		a.batches = map[netip.Addr]*batch{}
 		a.stats.Lines = map[string]LineStats{}
 		a.stats.Events = map[string]uint64{}
@@ -655,10 +661,11 @@ func (a *Assembler) add(c *client, e ClientEvent) {
 	if e.Interface == "" {
 		e.Interface = text(c.iface)
 	}
-	b := a.batches[c.key.src]
+	src := c.key.src.Value()
+	b := a.batches[src]
 	if b == nil {
 		b = &batch{first: a.now()}
-		a.batches[c.key.src] = b
+		a.batches[src] = b
 	}
 	b.events = append(b.events, e)
 	a.buffered++
@@ -767,7 +774,7 @@ func (a *Assembler) endAttempt(c *client) {
 }
 
 // get returns the client (src, mac), or with create a new one.
-func (a *Assembler) get(src netip.Addr, mac uint64, create bool, now time.Time) *client {
+func (a *Assembler) get(src source, mac uint64, create bool, now time.Time) *client {
 	k := clientKey{src, mac}
 	if c := a.clients[k]; c != nil {
 		return c
@@ -784,7 +791,7 @@ func (a *Assembler) get(src netip.Addr, mac uint64, create bool, now time.Time) 
 		a.stats.Evicted++
 	}
 	c := a.slab.get()
-	*c = client{key: k, owner: a.owner(src), touched: a.since(now)}
+	*c = client{key: k, owner: a.owner(src.Value()), touched: a.since(now)}
 	a.pending.pushBack(c)
 	a.clients[k] = c
 	return c
@@ -817,52 +824,53 @@ func (a *Assembler) observe(ref obsRef, o Observation, now time.Time) {
 	if !ok {
 		return // not a parser's (they give the stored form)
 	}
+	src := unique.Make(ref.src)
 	var c *client
 	switch o.Kind {
 	case DHCPExchange, DHCPAck, DHCPNak, DHCPNoLease:
 		// The DHCP server is often another box than the AP: a client's
 		// DHCP lines belong to its latest association at any source of
 		// the same owner.
-		c = a.get(ref.src, mac, false, now)
+		c = a.get(src, mac, false, now)
 		if c == nil || !c.associated {
-			if src, ok := a.latest[ownedMAC{a.owner(ref.src), mac}]; ok && src != ref.src {
-				c = cmp.Or(a.get(src, mac, false, now), c)
+			if at, ok := a.latest[ownedMAC{a.owner(ref.src), mac}]; ok && at != src {
+				c = cmp.Or(a.get(at, mac, false, now), c)
 			}
 		}
 		if c == nil {
-			c = a.get(ref.src, mac, true, now)
+			c = a.get(src, mac, true, now)
 			c.outcome, c.iface = true, intern(o.Interface)
 		}
 	case PortStart:
 		// A wired port's start is its association; on Wi-Fi the line
 		// follows the association (or renews keys) and changes nothing.
-		if c = a.get(ref.src, mac, false, now); c != nil && c.associated {
+		if c = a.get(src, mac, false, now); c != nil && c.associated {
 			return
 		}
 		fallthrough
 	case Associated:
-		c = a.get(ref.src, mac, true, now)
+		c = a.get(src, mac, true, now)
 		if c.associated && !c.outcome {
 			a.endAttempt(c)
 		}
-		if k := (ownedMAC{c.owner, mac}); a.latest[k] == ref.src {
+		if k := (ownedMAC{c.owner, mac}); a.latest[k] == src {
 			delete(a.latest, k) // the owner may have changed since
 		}
 		*c = client{key: c.key, owner: a.owner(ref.src), prev: c.prev, next: c.next, ended: c.ended, associated: true, assocAt: ref.at,
 			att: &attempt{assocWhole: ref.whole, assocSeen: now}, iface: intern(o.Interface), bssid: intern(o.BSSID)}
-		a.latest[ownedMAC{c.owner, c.key.mac}] = ref.src
+		a.latest[ownedMAC{c.owner, c.key.mac}] = src
 		a.add(c, intermediate(ref, o.MAC, wnms.CategoryAssociation, wnms.TypeAssociated, 0, "associated"))
 		a.touch(c, now)
 		return
 	default:
-		c = a.get(ref.src, mac, false, now)
+		c = a.get(src, mac, false, now)
 		if c == nil {
 			if o.Kind == Authorized || o.Kind == KeyHandshake || o.Kind == EAPSuccess || o.Kind == KeyTimeout {
 				// Keys renewed, or an attempt whose association was not
 				// seen: nothing to make of it.
 				return
 			}
-			c = a.get(ref.src, mac, true, now)
+			c = a.get(src, mac, true, now)
 			c.outcome, c.iface = true, intern(o.Interface)
 		}
 	}
