@@ -252,8 +252,9 @@ func (s *Service) Observers(ctx context.Context, c *wnms.Caller, boxID int64) ([
 }
 
 // maxBoxCache bounds the boxId cache; past it the cache starts afresh.
-// An entry is 24 bytes (the key holds the MAC's 48 bits, not its text):
-// with the map's own overhead 27 MB when full (53 MB with the text).
+// An entry is 16 bytes (the MAC's 48 bits, not its text, in a map per
+// customer, and the boxId): about 30 bytes a client with the maps' own
+// overhead (BenchmarkBoxIDCacheState), some 15 MB when full.
 const maxBoxCache = 500_000
 
 // clientBoxIDs gives each MAC its boxId. A client's boxId never changes,
@@ -266,7 +267,7 @@ func (s *Service) clientBoxIDs(ctx context.Context, customerID int64, macs []str
 	for _, m := range macs {
 		if k, ok := macKey(customerID, m); !ok {
 			missing = append(missing, m)
-		} else if id, ok := s.boxIDs[k]; ok {
+		} else if id, ok := s.boxIDs.get(k); ok {
 			out[m] = id
 		} else {
 			missing = append(missing, m)
@@ -282,13 +283,10 @@ func (s *Service) clientBoxIDs(ctx context.Context, customerID int64, macs []str
 	}
 	s.boxMu.Lock()
 	defer s.boxMu.Unlock()
-	if s.boxIDs == nil || len(s.boxIDs)+len(got) > maxBoxCache {
-		s.boxIDs = make(map[boxKey]int64, len(got))
-	}
 	for m, id := range got {
 		out[m] = id
 		if k, ok := macKey(customerID, m); ok {
-			s.boxIDs[k] = id
+			s.boxIDs.put(k, id, maxBoxCache)
 		}
 	}
 	return out, nil

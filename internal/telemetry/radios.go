@@ -252,19 +252,16 @@ type radioUtil struct {
 
 type utilCache struct {
 	mu sync.Mutex
-	m  map[boxKey]radioUtil
+	m  macMap[radioUtil]
 }
 
 func (u *utilCache) put(k boxKey, v radioUtil) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if cur, ok := u.m[k]; ok && cur.ts > v.ts {
+	if cur, ok := u.m.get(k); ok && cur.ts > v.ts {
 		return
 	}
-	if u.m == nil || len(u.m) >= maxRadioCache {
-		u.m = make(map[boxKey]radioUtil)
-	}
-	u.m[k] = v
+	u.m.put(k, v, maxRadioCache)
 }
 
 // busy says whether the sample's radio was busy when it was taken (nil:
@@ -275,7 +272,7 @@ func (u *utilCache) busy(customer int64, x *wnms.Sample) *bool {
 		return nil
 	}
 	u.mu.Lock()
-	v, ok := u.m[k]
+	v, ok := u.m.get(k)
 	u.mu.Unlock()
 	if !ok || x.Timestamp-v.ts > utilFresh || v.ts-x.Timestamp > utilFresh {
 		return nil

@@ -69,7 +69,7 @@ type roamStart struct {
 // radioCache is the last radio of each client this process saw.
 type radioCache struct {
 	mu sync.Mutex
-	m  map[boxKey]radioEntry
+	m  macMap[radioEntry]
 }
 
 // radioEntry is a lastRadio as the cache keeps it, one per client heard:
@@ -108,7 +108,7 @@ func (r *radioCache) get(customer int64, mac string) (lastRadio, bool) {
 		return lastRadio{}, false
 	}
 	r.mu.Lock()
-	e, ok := r.m[k]
+	e, ok := r.m.get(k)
 	r.mu.Unlock()
 	if !ok {
 		return lastRadio{}, false
@@ -125,13 +125,10 @@ func (r *radioCache) put(customer int64, mac string, heard lastRadio) {
 	e := entryOf(heard) // outside the lock: unique has its own
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if cur, ok := r.m[k]; ok && cur.ts > heard.ts {
+	if cur, ok := r.m.get(k); ok && cur.ts > heard.ts {
 		return
 	}
-	if r.m == nil || len(r.m) >= maxRadioCache {
-		r.m = make(map[boxKey]radioEntry)
-	}
-	r.m[k] = e
+	r.m.put(k, e, maxRadioCache)
 }
 
 // How an event moves its client.

@@ -39,7 +39,7 @@ type Service struct {
 	ingested, purged, droppedDays *metrics.CounterVec
 
 	boxMu  sync.Mutex
-	boxIDs map[boxKey]int64 // client boxIds known to this process
+	boxIDs macMap[int64] // client boxIds known to this process
 
 	radios radioCache // where clients were last heard: see roams.go
 	utils  utilCache  // radios' last utilisation: see radios.go
