@@ -102,8 +102,7 @@ func (s *Store) InsertClientStats(ctx context.Context, customerID int64, samples
 		rows[i] = []any{customerID, x.MacAddress, x.Timestamp, x.LocationID, box, x.BSSID, x.SSID, int64(x.Channel),
 			rssi, rate, retry, nbr, tx, rx, obs, nullInt(x.SNR), nullBool(x.Busy)}
 	}
-	d := newDerived()
-	maps.Copy(d.clients, clients)
+	d := derivedOf(clients)
 	for _, x := range samples {
 		// The slot wnms.ChangeSpan later is marked too: what its clients
 		// hear on each AP is compared with what they heard in this one

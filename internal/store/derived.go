@@ -74,6 +74,18 @@ func newDerived() *derived {
 	return &derived{clients: map[int64]wnms.ClientUpdate{}, slots: map[int64]bool{}}
 }
 
+// derivedOf is a derived state holding clients, which it takes over
+// rather than copies: an ingest batch's client updates are the largest
+// thing it holds while it is written, and a copy would double them. The
+// caller gives clients up.
+func derivedOf(clients map[int64]wnms.ClientUpdate) *derived {
+	d := newDerived()
+	if clients != nil {
+		d.clients = clients
+	}
+	return d
+}
+
 // writeBehind holds a store's pending derived state.
 type writeBehind struct {
 	owner   string // this store's name in the journal

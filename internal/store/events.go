@@ -5,10 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/wnms/wnms/internal/wnms"
 )
@@ -71,8 +71,7 @@ func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events
 	roams = append(roams, derived...)
 	rows := eventRows(customerID, events, bodies)
 
-	d := newDerived()
-	maps.Copy(d.clients, clients)
+	d := derivedOf(clients)
 	for _, e := range events {
 		if e.Type == wnms.Success || e.Type == wnms.Failure {
 			d.slots[wnms.SlotOf(e.Timestamp)] = true
@@ -109,6 +108,12 @@ func (s *Store) InsertClientEvents(ctx context.Context, customerID int64, events
 	return n, err
 }
 
+// bodyText is an event's body as its text column takes it, without a
+// copy (a batch's bodies are the largest part of its rows): a body is
+// the JSON the ingest marshalled, which nothing writes to after, and the
+// drivers copy what they bind before the call returns.
+func bodyText(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 // eventRows are the rows of client_events for events and their bodies.
 func eventRows(customerID int64, events []*wnms.ClientEvent, bodies [][]byte) [][]any {
 	rows := make([][]any, len(events))
@@ -128,7 +133,7 @@ func eventRows(customerID int64, events []*wnms.ClientEvent, bodies [][]byte) []
 			sub = int64(*e.SubCode)
 		}
 		rows[i] = []any{customerID, id, e.MacAddress, e.Timestamp, e.Type, e.LocationID, box, e.Dot11AC,
-			e.SSID, e.Protocol, code, sub, string(bodies[i])}
+			e.SSID, e.Protocol, code, sub, bodyText(bodies[i])}
 	}
 	return rows
 }

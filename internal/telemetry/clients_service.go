@@ -19,15 +19,19 @@ import (
 // what they may change depends on where each client is now, and returns
 // nil.
 func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []wnms.ClientUpdate) (map[int64]wnms.ClientUpdate, error) {
-	latest := map[string]wnms.ClientUpdate{}
-	for _, u := range updates {
-		if cur, ok := latest[u.MacAddress]; ok {
-			u = wnms.Coalesce(cur, u)
+	// Each MAC's updates are coalesced into its first (updates is the
+	// caller's, given up): a batch's updates are held once, not in a
+	// second map beside the one answered.
+	first := map[string]int{}
+	for i, u := range updates {
+		if j, ok := first[u.MacAddress]; ok {
+			updates[j] = wnms.Coalesce(updates[j], u)
+		} else {
+			first[u.MacAddress] = i
 		}
-		latest[u.MacAddress] = u
 	}
-	macs := make([]string, 0, len(latest))
-	for m := range latest {
+	macs := make([]string, 0, len(first))
+	for m := range first {
 		macs = append(macs, m)
 	}
 	slices.Sort(macs)
@@ -35,9 +39,9 @@ func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []w
 	if err != nil {
 		return nil, err
 	}
-	byBox := make(map[int64]wnms.ClientUpdate, len(latest))
-	for m, u := range latest {
-		byBox[boxes[m]] = u
+	byBox := make(map[int64]wnms.ClientUpdate, len(first))
+	for m, i := range first {
+		byBox[boxes[m]] = updates[i]
 	}
 	// A caller scoped below the root that moves a client from a location
 	// it does not see gets the client without the name, username and IP that
