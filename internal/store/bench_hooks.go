@@ -90,7 +90,9 @@ func (s *Store) ExecTelemetryForBench(ctx context.Context, query string, args ..
 }
 
 // EventRowsForBench turns events and their bodies into the rows that
-// RawInsertEventsForBench takes, as InsertClientEvents makes them.
+// RawInsertEventsForBench takes, as InsertClientEvents makes them: the
+// rows' bodies are the bytes of bodies, not copies, which must not be
+// written to while the rows are in use.
 func EventRowsForBench(customerID int64, events []*wnms.ClientEvent, bodies [][]byte) [][]any {
 	return eventRows(customerID, events, bodies)
 }

@@ -166,10 +166,10 @@ type Assembler struct {
 	queue    chan flush // full batches, for Run
 	mu       sync.Mutex
 	clients  map[clientKey]*client
-	pending  clientList          // the clients whose attempt has no outcome, least recently seen first
-	ended    clientList          // the other clients, least recently touched first
-	slab     clientSlab          // where clients are made, and forgotten ones kept for reuse
-	latest   map[ownedMAC]source // the source of each client's latest association
+	pending  clientList             // the clients whose attempt has no outcome, least recently seen first
+	ended    clientList             // the other clients, least recently touched first
+	slab     clientSlab             // where clients are made, and forgotten ones kept for reuse
+	latest   map[ownedMAC]sourceRef // the source of each client's latest association
 	batches  map[netip.Addr]*batch
 	epoch    time.Time // the clock's now at first use: clients' touched count from it
 	buffered int
@@ -202,14 +202,14 @@ type AssemblerStats struct {
 }
 
 type clientKey struct {
-	src source
+	src sourceRef
 	mac uint64 // wnms.MACBits
 }
 
-// source is a syslog source's address as clients keep it: a handle of
+// sourceRef is a syslog source's address as clients keep it: a handle of
 // one shared copy (8 bytes where the address is 24), which keeps the
 // client, its map key and its latest association 16 bytes smaller each.
-type source = unique.Handle[netip.Addr]
+type sourceRef = unique.Handle[netip.Addr]
 
 // ownedMAC is a client MAC as one owner's sources see it.
 type ownedMAC struct {
@@ -296,7 +296,7 @@ type clientSlab struct {
 	chunk []client // what is left of the last chunk made
 }
 
-const clientChunk = 128 // clients a chunk (about 20 KB)
+const clientChunk = 128 // clients a chunk (about 13 KB)
 
 func (s *clientSlab) get() *client {
 	if c := s.free; c != nil {
@@ -406,7 +406,7 @@ func (a *Assembler) init() {
 	a.once.Do(func() {
 		a.queue = make(chan flush, orDefault(a.QueueLen, DefaultQueueLen))
 		a.clients = map[clientKey]*client{}
-		a.latest = map[ownedMAC]source{}
+		a.latest = map[ownedMAC]sourceRef{}
 		a.batches = map[netip.Addr]*batch{}
 		a.stats.Lines = map[string]LineStats{}
 		a.stats.Events = map[string]uint64{}
@@ -774,7 +774,7 @@ func (a *Assembler) endAttempt(c *client) {
 }
 
 // get returns the client (src, mac), or with create a new one.
-func (a *Assembler) get(src source, mac uint64, create bool, now time.Time) *client {
+func (a *Assembler) get(src sourceRef, mac uint64, create bool, now time.Time) *client {
 	k := clientKey{src, mac}
 	if c := a.clients[k]; c != nil {
 		return c

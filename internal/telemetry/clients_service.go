@@ -17,7 +17,8 @@ import (
 // with the records (written behind, in the same commit's journal); for a
 // caller scoped below the root it records them itself, at once, because
 // what they may change depends on where each client is now, and returns
-// nil.
+// nil. It writes into updates (each MAC's updates coalesced into its
+// first): the caller gives it up.
 func (s *Service) clientUpdates(ctx context.Context, c *wnms.Caller, updates []wnms.ClientUpdate) (map[int64]wnms.ClientUpdate, error) {
 	// Each MAC's updates are coalesced into its first (updates is the
 	// caller's, given up): a batch's updates are held once, not in a
@@ -287,6 +288,7 @@ func (s *Service) clientBoxIDs(ctx context.Context, customerID int64, macs []str
 	}
 	s.boxMu.Lock()
 	defer s.boxMu.Unlock()
+	s.boxIDs.reserve(len(got), maxBoxCache)
 	for m, id := range got {
 		out[m] = id
 		if k, ok := macKey(customerID, m); ok {
@@ -296,10 +298,9 @@ func (s *Service) clientBoxIDs(ctx context.Context, customerID int64, macs []str
 	return out, nil
 }
 
-// boxKey is a MAC of a customer as the per-MAC caches key it: the MAC's
-// 48 bits rather than its text, so an entry holds no string (24 bytes of
-// key and value for the boxId cache, instead of 24 plus a 24-byte string
-// and its header).
+// boxKey is a MAC of a customer as the per-MAC caches look it up: the
+// MAC's 48 bits rather than its text, so an entry holds no string; the
+// caches (macMap) keep a map per customer keyed by the bits alone.
 type boxKey struct {
 	customer int64
 	mac      uint64 // wnms.MACBits

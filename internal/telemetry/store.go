@@ -62,7 +62,9 @@ type EventStore interface {
 	// boxId; nil: none) are recorded as UpdateClients does, and the
 	// baseline slots of the events marked out of date: both may be written
 	// behind, but are journalled in the same transaction, so a crash loses
-	// neither.
+	// neither. The store keeps clients (it reads it, never writes it; the
+	// caller must not write it after) and binds bodies without copying
+	// them (the caller must not write them while the call runs).
 	InsertClientEvents(ctx context.Context, customerID int64, events []*wnms.ClientEvent, bodies [][]byte, clients map[int64]wnms.ClientUpdate, derived ...wnms.DerivedEvent) (int, error)
 	// ClientEvents answers q newest first (ties: the later arrival first),
 	// as stored bodies, with the count of all matches when q.Count.
@@ -101,7 +103,7 @@ type ClientStore interface {
 	// InsertClientStats stores samples in one transaction and answers how
 	// many were new: a sample of a client at a timestamp already stored is
 	// a retry and is skipped. clients and the slots are recorded as by
-	// InsertClientEvents.
+	// InsertClientEvents, which keeps clients likewise.
 	InsertClientStats(ctx context.Context, customerID int64, samples []*wnms.Sample, clients map[int64]wnms.ClientUpdate) (int, error)
 	// Clients lists the clients q selects, last seen first, and how many
 	// it selects in all.
