@@ -9,7 +9,7 @@ package telemetry
 // is not safe for concurrent use: each cache holds its own lock.
 type macMap[V any] struct {
 	m map[int64]map[uint64]V
-	n int // entries, all customers
+	n int // entries counted against the bound, customers' maps included (mapCost each)
 }
 
 func (m *macMap[V]) get(k boxKey) (V, bool) {
